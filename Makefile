@@ -1,0 +1,60 @@
+# earshot — build, run and test the appliance daemon.
+# `make run` and `make test` install what is missing (Debian packages need root or sudo).
+
+SHELL       := /bin/bash
+GO          ?= go
+GOBIN       ?= $(shell $(GO) env GOPATH)/bin
+STATICCHECK := $(GOBIN)/staticcheck
+STATICCHECK_VERSION := v0.8.2
+# Debian packages the daemon and its tests need: PocketSphinx (library, en-us model, reference
+# pocketsphinx_batch for benchmarks), ffmpeg for containers, SpeexDSP, pkg-config for cgo, wrk for benchmarks.
+DEB_PKGS    := libpocketsphinx-dev pocketsphinx-en-us pocketsphinx ffmpeg libspeexdsp-dev pkg-config gcc wrk ca-certificates
+BIN         := bin/earshotd
+DATA        ?= $(CURDIR)/.data
+LISTEN      ?= 127.0.0.1:8080
+TEST_TIMEOUT ?= 20m
+
+.PHONY: all deps tools build run test lint unit bench clean
+
+all: build
+
+deps:
+	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages:$$missing"; \
+		SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@$(GO) mod download
+
+tools:
+	@[ -x $(STATICCHECK) ] || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+build: deps
+	$(GO) build -o $(BIN) ./cmd/earshotd
+
+# Set up a data dir with a first API key (kept in $(DATA)/first-key, owner-only) and start the daemon.
+run: build
+	@mkdir -p $(DATA) && chmod 700 $(DATA)
+	@[ -s $(DATA)/first-key ] || (umask 077; ./$(BIN) keys create --data-dir $(DATA) --account default > $(DATA)/first-key)
+	@echo "API key: $$(cat $(DATA)/first-key)"
+	@echo "try:  curl -s -H 'x-service-key: $$(cat $(DATA)/first-key)' -F audio=@../shared/testdata/speech/pocketsphinx-goforward.wav http://$(LISTEN)/v2/upload"
+	@echo "then: curl -s -H 'x-service-key: $$(cat $(DATA)/first-key)' -H 'content-type: application/json' -d '{\"audio_url\":\"<audio_url from above>\"}' http://$(LISTEN)/v2/pre-recorded"
+	./$(BIN) run --listen $(LISTEN) --data-dir $(DATA)
+
+lint: deps tools
+	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+
+unit: deps
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+test: lint unit
+
+bench: build
+	$(GO) run ./bench/cmd/asrbench
+
+clean:
+	rm -rf bin dist

@@ -1,0 +1,62 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/earshot-dev/earshot/daemon"
+)
+
+// errorBody is the contract's error body (SPEC.md §7).
+type errorBody struct {
+	Timestamp        string   `json:"timestamp"`
+	Path             string   `json:"path"`
+	RequestID        string   `json:"request_id"`
+	StatusCode       int      `json:"statusCode"`
+	Message          string   `json:"message"`
+	ValidationErrors []string `json:"validation_errors,omitempty"`
+}
+
+// fail writes the error body for err, mapping it to a status once, here.
+// 5xx causes go to the log; their bodies say only "internal error".
+func (s *Server) fail(ctx *fasthttp.RequestCtx, err error) {
+	status := daemon.Status(err)
+	body := errorBody{
+		Timestamp:  time.Now().UTC().Format(timeFormat),
+		Path:       string(ctx.Path()),
+		RequestID:  requestID(ctx),
+		StatusCode: status,
+		Message:    daemon.Message(err),
+	}
+	var ve *daemon.ValidationError
+	if errors.As(err, &ve) {
+		body.ValidationErrors = ve.Problems
+		if body.ValidationErrors == nil {
+			body.ValidationErrors = []string{}
+		}
+	}
+	if status >= 500 {
+		s.log.Error("request failed", "path", body.Path, "request_id", body.RequestID, "status", status, "error", err)
+	}
+	s.writeJSON(ctx, status, body)
+}
+
+// errBadRequest is a 400 for one field.
+func errBadRequest(problems ...string) error {
+	return &daemon.ValidationError{Problems: problems}
+}
+
+func (s *Server) writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		s.log.Error("encode response", "error", err)
+		status, b = 500, []byte(`{"message":"internal error"}`)
+	}
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("application/json")
+	ctx.SetBody(b)
+}
+

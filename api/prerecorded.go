@@ -1,0 +1,109 @@
+package api
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/store"
+)
+
+// readBody reads a JSON request body, at most MaxBodyBytes.
+func (s *Server) readBody(ctx *fasthttp.RequestCtx) ([]byte, error) {
+	limit := s.cfg.MaxBodyBytes
+	if n := ctx.Request.Header.ContentLength(); n > int(limit) {
+		return nil, fmt.Errorf("%w: body of %d bytes > limit %d", daemon.ErrTooLarge, n, limit)
+	}
+	var buf bytes.Buffer
+	n, err := io.Copy(&buf, io.LimitReader(ctx.RequestBodyStream(), limit+1))
+	if err != nil {
+		return nil, errBadRequest("body: could not be read")
+	}
+	if n > limit {
+		return nil, fmt.Errorf("%w: body over limit %d", daemon.ErrTooLarge, limit)
+	}
+	return buf.Bytes(), nil
+}
+
+func (s *Server) createPreRecorded(ctx *fasthttp.RequestCtx) {
+	if ct := ctx.Request.Header.ContentType(); len(ct) > 0 && !bytes.HasPrefix(bytes.ToLower(ct), []byte("application/json")) {
+		s.fail(ctx, errBadRequest("body: Content-Type must be application/json"))
+		return
+	}
+	body, err := s.readBody(ctx)
+	if err != nil {
+		s.fail(ctx, err)
+		return
+	}
+	job, err := s.svc.CreatePreRecorded(ctx, account(ctx), requestID(ctx), body)
+	if err != nil {
+		s.fail(ctx, err)
+		return
+	}
+	s.writeJSON(ctx, fasthttp.StatusCreated, struct {
+		ID        string `json:"id"`
+		ResultURL string `json:"result_url"`
+	}{job.ID, s.baseURL(ctx) + "/v2/pre-recorded/" + job.ID})
+}
+
+func pathID(ctx *fasthttp.RequestCtx) string {
+	id, _ := ctx.UserValue("id").(string)
+	return id
+}
+
+func (s *Server) getJob(kind store.Kind) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		job, err := s.svc.Job(ctx, account(ctx), kind, pathID(ctx))
+		if err != nil {
+			s.fail(ctx, err)
+			return
+		}
+		s.writeJSON(ctx, fasthttp.StatusOK, newJobRecord(job))
+	}
+}
+
+func (s *Server) deleteJob(kind store.Kind) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		if err := s.svc.DeleteJob(ctx, account(ctx), kind, pathID(ctx)); err != nil {
+			s.fail(ctx, err)
+			return
+		}
+		ctx.SetStatusCode(fasthttp.StatusAccepted)
+	}
+}
+
+// deleteTranscription is the deprecated DELETE /v2/transcription/{id}: any
+// kind; 403 for an id that cannot be one (SPEC.md 4.4).
+func (s *Server) deleteTranscription(ctx *fasthttp.RequestCtx) {
+	id := pathID(ctx)
+	if !daemon.ValidID(id) {
+		s.fail(ctx, fmt.Errorf("id %q: %w", id, daemon.ErrInvalidID))
+		return
+	}
+	if err := s.svc.DeleteJob(ctx, account(ctx), "", id); err != nil {
+		s.fail(ctx, err)
+		return
+	}
+	ctx.SetStatusCode(fasthttp.StatusAccepted)
+}
+
+func (s *Server) getJobFile(kind store.Kind) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		f, ctype, err := s.svc.OpenJobAudio(ctx, account(ctx), kind, pathID(ctx))
+		if err != nil {
+			s.fail(ctx, err)
+			return
+		}
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			s.fail(ctx, err)
+			return
+		}
+		ctx.SetContentType(ctype)
+		ctx.SetBodyStream(f, int(st.Size())) // fasthttp closes f
+	}
+}

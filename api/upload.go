@@ -1,0 +1,96 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/earshot-dev/earshot/daemon"
+)
+
+// uploadField is the multipart field that carries the audio (PROTOCOL.md).
+const uploadField = "audio"
+
+// maxSkippedParts bounds the non-audio parts an upload may carry.
+const maxSkippedParts = 16
+
+type audioMetadata struct {
+	ID               string  `json:"id"`
+	Filename         string  `json:"filename"`
+	Extension        string  `json:"extension"`
+	Size             int64   `json:"size"`
+	AudioDuration    float64 `json:"audio_duration"`
+	NumberOfChannels int     `json:"number_of_channels"`
+}
+
+// upload streams the multipart field "audio" to disk (never whole in
+// memory) and answers {audio_url, audio_metadata}.
+func (s *Server) upload(ctx *fasthttp.RequestCtx) {
+	if n := ctx.Request.Header.ContentLength(); n > int(s.cfg.MaxUploadBytes)+64<<10 {
+		s.fail(ctx, fmt.Errorf("%w: upload of %d bytes > limit %d", daemon.ErrTooLarge, n, s.cfg.MaxUploadBytes))
+		return
+	}
+	mt, mp, err := mime.ParseMediaType(string(ctx.Request.Header.ContentType()))
+	if err != nil || mt != "multipart/form-data" || mp["boundary"] == "" {
+		s.fail(ctx, errBadRequest("body: Content-Type must be multipart/form-data with a boundary"))
+		return
+	}
+	mr := multipart.NewReader(ctx.RequestBodyStream(), mp["boundary"])
+	for range maxSkippedParts + 1 {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			s.fail(ctx, errBadRequest("body: malformed multipart body"))
+			return
+		}
+		if part.FormName() != uploadField {
+			part.Close()
+			continue
+		}
+		up, err := s.svc.Upload(ctx, account(ctx), part.FileName(), part)
+		part.Close()
+		if err != nil {
+			s.fail(ctx, err)
+			return
+		}
+		s.writeJSON(ctx, fasthttp.StatusOK, struct {
+			AudioURL      string        `json:"audio_url"`
+			AudioMetadata audioMetadata `json:"audio_metadata"`
+		}{
+			AudioURL: s.baseURL(ctx) + "/v2/files/" + up.ID,
+			AudioMetadata: audioMetadata{
+				ID: up.ID, Filename: up.Filename, Extension: up.Extension, Size: up.Size,
+				AudioDuration: up.AudioDuration, NumberOfChannels: up.Channels,
+			},
+		})
+		return
+	}
+	s.fail(ctx, errBadRequest("audio is required: a multipart file field named \"audio\""))
+}
+
+// getUpload serves a service-hosted file to its owner.
+func (s *Server) getUpload(ctx *fasthttp.RequestCtx) {
+	f, up, err := s.svc.OpenUpload(ctx, account(ctx), pathID(ctx))
+	if err != nil {
+		s.fail(ctx, err)
+		return
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		s.fail(ctx, err)
+		return
+	}
+	ctype := mime.TypeByExtension("." + up.Extension)
+	if ctype == "" {
+		ctype = "application/octet-stream"
+	}
+	ctx.SetContentType(ctype)
+	ctx.SetBodyStream(f, int(st.Size()))
+}

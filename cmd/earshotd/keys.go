@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/store"
+)
+
+const keysUsage = `usage:
+  earshotd keys create --data-dir DIR --account NAME   prints only the new key
+  earshotd keys list   --data-dir DIR
+  earshotd keys revoke --data-dir DIR --id ID
+  earshotd keys secret --data-dir DIR --account NAME   prints the account's callback signing secret (hex)
+`
+
+func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, keysUsage)
+		return errors.New("keys: missing subcommand")
+	}
+	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dataDir := fs.String("data-dir", "/var/lib/earshot", "data directory")
+	acct := fs.String("account", "", "account name (create)")
+	id := fs.String("id", "", "key id (revoke)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	req := daemon.AdminRequest{Op: "keys." + args[0], Account: *acct, ID: *id}
+	switch args[0] {
+	case "create", "secret":
+		if *acct == "" {
+			return fmt.Errorf("keys %s: --account is required", args[0])
+		}
+	case "revoke":
+		if *id == "" {
+			return errors.New("keys revoke: --id is required")
+		}
+	case "list":
+	default:
+		fmt.Fprint(stderr, keysUsage)
+		return fmt.Errorf("keys: unknown subcommand %q", args[0])
+	}
+	resp, err := admin(ctx, *dataDir, req)
+	if err != nil {
+		return err
+	}
+	switch args[0] {
+	case "create", "secret":
+		fmt.Fprintln(stdout, resp.Secret)
+	case "list":
+		for _, k := range resp.Keys {
+			state := "active"
+			if !k.RevokedAt.IsZero() {
+				state = "revoked " + k.RevokedAt.Format(time.RFC3339)
+			}
+			fmt.Fprintf(stdout, "%s\t%s\t%s...\t%s\t%s\n", k.ID, k.Account, k.Prefix, k.CreatedAt.Format(time.RFC3339), state)
+		}
+	case "revoke":
+		fmt.Fprintln(stderr, "revoked", *id)
+	}
+	return nil
+}
+
+// admin runs an admin request on the store directly, or through the running
+// daemon's admin socket when the daemon holds the store.
+func admin(ctx context.Context, dataDir string, req daemon.AdminRequest) (daemon.AdminResponse, error) {
+	db, err := store.Open(dataDir, &store.Options{Timeout: 300 * time.Millisecond})
+	if errors.Is(err, store.ErrLocked) {
+		return daemon.CallAdmin(ctx, dataDir, req)
+	}
+	if err != nil {
+		return daemon.AdminResponse{}, err
+	}
+	defer db.Close()
+	resp := daemon.Admin(db, req)
+	if resp.Error != "" {
+		return resp, errors.New(resp.Error)
+	}
+	return resp, nil
+}

@@ -1,0 +1,50 @@
+// Command earshotd is the earshot appliance daemon and its administration
+// tool: run the service, manage API keys, transcribe a file offline.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `usage: earshotd <command> [flags]
+
+commands:
+  run                      start the daemon (--config FILE, --listen ADDR, --data-dir DIR, ...)
+  keys create|list|revoke  manage API keys (--data-dir DIR; works while the daemon runs)
+  transcribe FILE          transcribe a file offline and print the result JSON
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "earshotd:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("missing command")
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(ctx, args[1:], stdout, stderr)
+	case "keys":
+		return cmdKeys(ctx, args[1:], stdout, stderr)
+	case "transcribe":
+		return cmdTranscribe(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/recognizer/sphinx"
+)
+
+// cmdTranscribe runs the pre-recorded pipeline on a local file, without a
+// daemon or a store, and prints the result JSON.
+func cmdTranscribe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("transcribe", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "", "YAML config file (engine settings)")
+	decoders := fs.Int("decoders", 0, "PocketSphinx decoders (default: CPUs)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("transcribe: exactly one FILE is required")
+	}
+	path := fs.Arg(0)
+	if _, err := os.Stat(path); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(fs, *cfgPath, func(c *daemon.Config) {
+		if *decoders != 0 {
+			c.Sphinx.Decoders = *decoders
+		}
+	})
+	if err != nil {
+		return err
+	}
+	eng, err := sphinx.New(cfg.Sphinx, nil)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	tr := &daemon.Transcriber{Engine: eng, Media: media.Options{FFmpeg: cfg.FFmpeg, MaxDuration: cfg.Limits.MaxAudioDuration}}
+	p := &params.PreRecorded{AudioURL: "file://" + path, Model: "model-1"}
+	res, _, err := tr.TranscribeFile(ctx, path, p)
+	if err != nil {
+		return fmt.Errorf("transcribe %s: %w", path, err)
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(res)
+}

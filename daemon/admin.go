@@ -1,0 +1,133 @@
+package daemon
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/earshot-dev/earshot/store"
+)
+
+// AdminSocket is the name of the owner-only unix socket in the data dir
+// through which `earshotd keys ...` works while the daemon holds the store.
+const AdminSocket = "admin.sock"
+
+// AdminRequest is one line sent on the admin socket.
+type AdminRequest struct {
+	Op      string `json:"op"` // keys.create, keys.list, keys.revoke, keys.secret
+	Account string `json:"account,omitempty"`
+	ID      string `json:"id,omitempty"`
+}
+
+// AdminResponse answers an AdminRequest.
+type AdminResponse struct {
+	Error  string      `json:"error,omitempty"`
+	Secret string      `json:"secret,omitempty"`
+	Key    *store.Key  `json:"key,omitempty"`
+	Keys   []store.Key `json:"keys,omitempty"`
+}
+
+// Admin carries out an admin request on an open store; the admin socket and
+// the CLI (when no daemon runs) share it.
+func Admin(db *store.DB, req AdminRequest) AdminResponse {
+	var resp AdminResponse
+	var err error
+	switch req.Op {
+	case "keys.create":
+		var k store.Key
+		resp.Secret, k, err = db.CreateKey(req.Account)
+		resp.Key = &k
+	case "keys.list":
+		resp.Keys, err = db.Keys()
+	case "keys.revoke":
+		err = db.RevokeKey(req.ID)
+	case "keys.secret":
+		var b []byte
+		b, err = db.CallbackSecret(req.Account)
+		resp.Secret = hex.EncodeToString(b)
+	default:
+		err = fmt.Errorf("unknown op %q", req.Op)
+	}
+	if err != nil {
+		resp = AdminResponse{Error: err.Error()}
+	}
+	return resp
+}
+
+func (d *Daemon) listenAdmin() (net.Listener, error) {
+	p := filepath.Join(d.cfg.DataDir, AdminSocket)
+	// A socket left by a killed daemon: we hold the store lock, so no
+	// other daemon serves it.
+	os.Remove(p)
+	ln, err := net.Listen("unix", p)
+	if err != nil {
+		return nil, fmt.Errorf("admin socket: %w", err)
+	}
+	if err := os.Chmod(p, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("admin socket: %w", err)
+	}
+	return ln, nil
+}
+
+// serveAdmin answers admin requests, one JSON line each, until ctx ends.
+func (d *Daemon) serveAdmin(ctx context.Context, ln net.Listener) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("admin socket: %w", err)
+		}
+		wg.Go(func() {
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			var req AdminRequest
+			if err := json.NewDecoder(bufio.NewReader(io.LimitReader(c, 4096))).Decode(&req); err != nil {
+				json.NewEncoder(c).Encode(AdminResponse{Error: "bad request"})
+				return
+			}
+			resp := Admin(d.db, req)
+			if req.Op != "keys.list" {
+				d.log.Info("admin request", "op", req.Op, "account_id", req.Account, "error", resp.Error)
+			}
+			json.NewEncoder(c).Encode(resp)
+		})
+	}
+}
+
+// CallAdmin sends one request to the admin socket of a running daemon.
+func CallAdmin(ctx context.Context, dataDir string, req AdminRequest) (AdminResponse, error) {
+	var resp AdminResponse
+	var dl net.Dialer
+	c, err := dl.DialContext(ctx, "unix", filepath.Join(dataDir, AdminSocket))
+	if err != nil {
+		return resp, fmt.Errorf("admin socket: %w", err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := json.NewEncoder(c).Encode(req); err != nil {
+		return resp, err
+	}
+	if err := json.NewDecoder(c).Decode(&resp); err != nil {
+		return resp, fmt.Errorf("admin socket: %w", err)
+	}
+	if resp.Error != "" {
+		return resp, errors.New(resp.Error)
+	}
+	return resp, nil
+}

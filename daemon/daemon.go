@@ -1,0 +1,149 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/recognizer/sphinx"
+	"github.com/earshot-dev/earshot/store"
+)
+
+// Daemon is the job service: it owns the store, the engine, the pre-recorded
+// workers and the callback outbox. Doors (the HTTP API today) call its
+// methods; cmd/earshotd runs it beside them.
+type Daemon struct {
+	cfg    Config
+	log    *slog.Logger
+	db     *store.DB
+	engine *sphinx.Engine
+	tr     *Transcriber
+	caps   params.Capabilities
+	client *http.Client // callbacks
+
+	wake       chan struct{} // cap 1: a pre-recorded job was queued
+	outboxWake chan struct{} // cap 1: a delivery was enqueued
+
+	mu      sync.Mutex
+	running map[string]context.CancelFunc // guarded by mu: job id → cancel of its worker
+	closed  bool                          // guarded by mu
+}
+
+// New opens the store and loads the engine. It starts nothing; on error it
+// releases what it had opened.
+func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	db, err := store.Open(cfg.DataDir, nil)
+	if err != nil {
+		return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
+	}
+	eng, err := sphinx.New(cfg.Sphinx, logger.With("component", "recognizer"))
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("load engine: %w", err)
+	}
+	d := &Daemon{
+		cfg:    cfg,
+		log:    logger,
+		db:     db,
+		engine: eng,
+		tr: &Transcriber{Engine: eng, Media: media.Options{
+			FFmpeg: cfg.FFmpeg, MaxDuration: cfg.Limits.MaxAudioDuration,
+		}},
+		caps:       params.Capabilities{Languages: eng.Languages()},
+		client:     &http.Client{Timeout: cfg.Callbacks.Timeout},
+		wake:       make(chan struct{}, 1),
+		outboxWake: make(chan struct{}, 1),
+		running:    make(map[string]context.CancelFunc),
+	}
+	return d, nil
+}
+
+// Config returns the daemon's effective configuration.
+func (d *Daemon) Config() Config { return d.cfg }
+
+// Run recovers jobs left by a crash, then runs the workers, the outbox and
+// the admin socket until ctx ends; it returns once they have all exited.
+func (d *Daemon) Run(ctx context.Context) error {
+	rep, err := d.db.Recover()
+	if err != nil {
+		return fmt.Errorf("recover: %w", err)
+	}
+	if len(rep.Requeued) > 0 || len(rep.Live) > 0 {
+		d.log.Info("recovered jobs", "requeued", len(rep.Requeued), "live", len(rep.Live))
+	}
+	for _, id := range rep.Live {
+		// Live sessions cut by a crash end with what was received.
+		d.finishInterruptedLive(id)
+	}
+	adm, err := d.listenAdmin()
+	if err != nil {
+		return err
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	for i := range d.cfg.Workers {
+		g.Go(func() error { return d.runWorker(ctx, i) })
+	}
+	g.Go(func() error { return d.runOutbox(ctx) })
+	g.Go(func() error { return d.serveAdmin(ctx, adm) })
+	d.log.Info("daemon started", "workers", d.cfg.Workers, "decoders", d.cfg.Sphinx.Decoders, "data_dir", d.cfg.DataDir)
+	err = g.Wait()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// Close releases the engine and the store. Call it after Run returned.
+func (d *Daemon) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	d.mu.Unlock()
+	return errors.Join(d.engine.Close(), d.db.Close())
+}
+
+// Ready reports whether the daemon can serve: store open, engine loaded.
+func (d *Daemon) Ready() error {
+	if total, _ := d.engine.Stats(); total == 0 {
+		return errors.New("daemon: no decoders loaded")
+	}
+	_, err := d.db.CountJobs(store.KindPreRecorded, store.StatusQueued)
+	return err
+}
+
+// Languages lists the languages installed engines serve.
+func (d *Daemon) Languages() []string { return d.caps.Languages }
+
+func (d *Daemon) finishInterruptedLive(id string) {
+	_, err := d.db.UpdateJob(id, func(j *store.Job) ([]*store.Delivery, error) {
+		j.Status = store.StatusError
+		j.ErrorCode = 500
+		j.ErrorMessage = "session interrupted by a daemon restart"
+		j.CompletedAt = time.Now().UTC()
+		return nil, nil
+	})
+	if err != nil {
+		d.log.Error("finish interrupted live job", "job_id", id, "error", err)
+	}
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,222 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/store"
+)
+
+// Authenticate returns the account of an API key; ErrUnauthorized for a
+// missing, unknown or revoked one.
+func (d *Daemon) Authenticate(key string) (string, error) {
+	if key == "" {
+		return "", fmt.Errorf("%w: missing key", ErrUnauthorized)
+	}
+	k, err := d.db.Authenticate(key)
+	if err != nil {
+		return "", err
+	}
+	return k.Account, nil
+}
+
+// ValidID reports whether id has the form of a job or file id.
+func ValidID(id string) bool {
+	_, err := uuid.Parse(id)
+	return err == nil && len(id) == 36
+}
+
+// CreatePreRecorded validates a POST /v2/pre-recorded body and commits a
+// queued job. The returned job is on disk.
+func (d *Daemon) CreatePreRecorded(ctx context.Context, account, requestID string, body []byte) (*store.Job, error) {
+	p, err := params.DecodePreRecorded(body, d.caps)
+	if err != nil {
+		return nil, err
+	}
+	n, err := d.db.CountJobs(store.KindPreRecorded, store.StatusQueued)
+	if err != nil {
+		return nil, err
+	}
+	if n >= d.cfg.Limits.MaxQueued {
+		return nil, newError(ErrAtCapacity, nil, "%d pre-recorded jobs queued, limit %d", n, d.cfg.Limits.MaxQueued)
+	}
+	id := uuid.NewString()
+	job := &store.Job{
+		ID: id, Account: account, Kind: store.KindPreRecorded, Status: store.StatusQueued,
+		RequestID: requestID, CreatedAt: time.Now().UTC(), CustomMetadata: p.CustomMetadata,
+		PostSessionMetadata: map[string]any{},
+	}
+	if fileID, ok := localFileID(p.AudioURL); ok {
+		up, err := d.db.Upload(fileID)
+		if err != nil || up.Account != account {
+			return nil, newError(ErrCannotServe, nil, "audio_url: no uploaded file with id %s", fileID)
+		}
+		job.Blob = "job-" + id
+		if err := d.db.LinkBlob(up.Blob, job.Blob); err != nil {
+			return nil, fmt.Errorf("link upload %s: %w", fileID, err)
+		}
+		dur, ch := up.AudioDuration, up.Channels
+		job.File = &store.File{ID: up.ID, Filename: &up.Filename, Source: &p.AudioURL, AudioDuration: &dur, Channels: &ch}
+	} else {
+		src := p.AudioURL
+		job.File = &store.File{ID: uuid.NewString(), Source: &src}
+	}
+	if job.Params, err = json.Marshal(p); err != nil {
+		return nil, fmt.Errorf("encode params: %w", err)
+	}
+	if err := d.db.CreateJob(job); err != nil {
+		if job.Blob != "" {
+			d.db.RemoveBlob(job.Blob)
+		}
+		return nil, err
+	}
+	d.log.Info("job accepted", "job_id", id, "account_id", account, "kind", job.Kind)
+	signal(d.wake)
+	return job, nil
+}
+
+// localFileID recognises a service-hosted audio_url (path /v2/files/{id},
+// whatever the host).
+func localFileID(raw string) (string, bool) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", false
+	}
+	dir, id := path.Split(u.Path)
+	if dir != "/v2/files/" || !ValidID(id) {
+		return "", false
+	}
+	return id, true
+}
+
+// Job reads a job of the given kind owned by account.
+func (d *Daemon) Job(ctx context.Context, account string, kind store.Kind, id string) (*store.Job, error) {
+	if !ValidID(id) {
+		return nil, fmt.Errorf("job %q: %w", id, ErrNotFound)
+	}
+	j, err := d.db.Job(id)
+	if err != nil {
+		return nil, err
+	}
+	if j.Kind != kind && kind != "" {
+		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	if j.Account != account {
+		return nil, fmt.Errorf("job %s: %w", id, ErrNotOwner)
+	}
+	return j, nil
+}
+
+// ListJobs lists jobs newest first; q.Account and q.Kind must be set.
+func (d *Daemon) ListJobs(ctx context.Context, q store.ListQuery) ([]*store.Job, error) {
+	return d.db.ListJobs(q)
+}
+
+// DeleteJob deletes a job with its audio and result, stopping its worker if
+// it is running. kind "" accepts either kind (the deprecated alias).
+func (d *Daemon) DeleteJob(ctx context.Context, account string, kind store.Kind, id string) error {
+	if _, err := d.Job(ctx, account, kind, id); err != nil {
+		return err
+	}
+	if err := d.db.DeleteJob(id); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	if cancel, ok := d.running[id]; ok {
+		cancel()
+	}
+	d.mu.Unlock()
+	d.log.Info("job deleted", "job_id", id, "account_id", account)
+	return nil
+}
+
+// Upload stores an uploaded audio file, checking that it is audio.
+func (d *Daemon) Upload(ctx context.Context, account, filename string, r io.Reader) (*store.Upload, error) {
+	id := uuid.NewString()
+	blob := "upload-" + id
+	size, err := d.db.WriteBlob(blob, r, d.cfg.Limits.MaxUploadBytes)
+	switch {
+	case errors.Is(err, store.ErrTooLarge):
+		return nil, newError(ErrTooLarge, nil, "audio: upload exceeds %d bytes", d.cfg.Limits.MaxUploadBytes)
+	case err != nil:
+		return nil, err
+	}
+	info, err := media.Probe(ctx, d.db.BlobPath(blob), &d.tr.Media)
+	if err != nil {
+		d.db.RemoveBlob(blob)
+		if errors.Is(err, media.ErrTooLong) {
+			return nil, newError(ErrTooLarge, err, "audio: too long")
+		}
+		return nil, newError(ErrBadAudio, err, "audio: not a readable audio file")
+	}
+	name := filepath.Base(filename)
+	if name == "." || name == "/" {
+		name = ""
+	}
+	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(name)), ".")
+	if ext == "" {
+		ext = info.Format
+	}
+	up := &store.Upload{
+		ID: id, Account: account, Filename: name, Extension: ext, Size: size,
+		AudioDuration: info.Duration, Channels: info.Channels, CreatedAt: time.Now().UTC(), Blob: blob,
+	}
+	if err := d.db.PutUpload(up); err != nil {
+		d.db.RemoveBlob(blob)
+		return nil, err
+	}
+	return up, nil
+}
+
+// OpenUpload opens an uploaded file owned by account.
+func (d *Daemon) OpenUpload(ctx context.Context, account, id string) (*os.File, *store.Upload, error) {
+	if !ValidID(id) {
+		return nil, nil, fmt.Errorf("file %q: %w", id, ErrNotFound)
+	}
+	up, err := d.db.Upload(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if up.Account != account {
+		return nil, nil, fmt.Errorf("file %s: %w", id, ErrNotOwner)
+	}
+	f, err := d.db.OpenBlob(up.Blob)
+	return f, up, err
+}
+
+// OpenJobAudio opens a job's audio file and returns its content type.
+func (d *Daemon) OpenJobAudio(ctx context.Context, account string, kind store.Kind, id string) (*os.File, string, error) {
+	j, err := d.Job(ctx, account, kind, id)
+	if err != nil {
+		return nil, "", err
+	}
+	if j.Blob == "" {
+		return nil, "", fmt.Errorf("job %s has no audio yet: %w", id, ErrNotFound)
+	}
+	f, err := d.db.OpenBlob(j.Blob)
+	if err != nil {
+		return nil, "", err
+	}
+	ctype := ""
+	if j.File != nil && j.File.Filename != nil {
+		ctype = mime.TypeByExtension(strings.ToLower(filepath.Ext(*j.File.Filename)))
+	}
+	if ctype == "" {
+		ctype = "application/octet-stream"
+	}
+	return f, ctype, nil
+}

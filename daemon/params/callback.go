@@ -1,0 +1,129 @@
+package params
+
+import "strings"
+
+// Callback methods (PROTOCOL.md "Values SPEC leaves open").
+const (
+	MethodPOST = "POST"
+	MethodPUT  = "PUT"
+)
+
+// CallbackConfig is the pre-recorded callback_config: where the result is
+// sent, and how. Method is filled in (POST) whenever the object is given.
+type CallbackConfig struct {
+	URL    string `json:"url,omitempty"`
+	Method string `json:"method"`
+}
+
+// MessageSwitches are the category switches of SPEC section 6, shared by the
+// live messages_config (WebSocket) and callback_config (callback), whose
+// defaults differ: see WebSocketDefaults and CallbackDefaults.
+type MessageSwitches struct {
+	ReceivePartialTranscripts       bool `json:"receive_partial_transcripts"`
+	ReceiveFinalTranscripts         bool `json:"receive_final_transcripts"`
+	ReceiveSpeechEvents             bool `json:"receive_speech_events"`
+	ReceivePreProcessingEvents      bool `json:"receive_pre_processing_events"`
+	ReceiveRealtimeProcessingEvents bool `json:"receive_realtime_processing_events"`
+	ReceivePostProcessingEvents     bool `json:"receive_post_processing_events"`
+	ReceiveAcknowledgments          bool `json:"receive_acknowledgments"`
+	ReceiveErrors                   bool `json:"receive_errors"`
+	ReceiveLifecycleEvents          bool `json:"receive_lifecycle_events"`
+}
+
+// WebSocketDefaults returns the messages_config defaults (SPEC section 6,
+// WebSocket column).
+func WebSocketDefaults() MessageSwitches {
+	return MessageSwitches{
+		ReceivePartialTranscripts:       false,
+		ReceiveFinalTranscripts:         true,
+		ReceiveSpeechEvents:             true,
+		ReceivePreProcessingEvents:      true,
+		ReceiveRealtimeProcessingEvents: true,
+		ReceivePostProcessingEvents:     true,
+		ReceiveAcknowledgments:          true,
+		ReceiveErrors:                   true,
+		ReceiveLifecycleEvents:          false,
+	}
+}
+
+// CallbackDefaults returns the live callback_config switch defaults (SPEC
+// section 6, callback column).
+func CallbackDefaults() MessageSwitches {
+	return MessageSwitches{
+		ReceivePartialTranscripts:       false,
+		ReceiveFinalTranscripts:         true,
+		ReceiveSpeechEvents:             false,
+		ReceivePreProcessingEvents:      true,
+		ReceiveRealtimeProcessingEvents: true,
+		ReceivePostProcessingEvents:     true,
+		ReceiveAcknowledgments:          false,
+		ReceiveErrors:                   false,
+		ReceiveLifecycleEvents:          true,
+	}
+}
+
+// LiveCallbackConfig is the live callback_config: url, method and the
+// section 6 switches (callback column defaults), flattened into one object.
+type LiveCallbackConfig struct {
+	URL    string `json:"url,omitempty"`
+	Method string `json:"method"`
+	MessageSwitches
+}
+
+// decodeSwitches fills the switches present in o over defaults.
+func decodeSwitches(o *object, s *MessageSwitches) {
+	s.ReceivePartialTranscripts = o.boolean("receive_partial_transcripts", s.ReceivePartialTranscripts)
+	s.ReceiveFinalTranscripts = o.boolean("receive_final_transcripts", s.ReceiveFinalTranscripts)
+	s.ReceiveSpeechEvents = o.boolean("receive_speech_events", s.ReceiveSpeechEvents)
+	s.ReceivePreProcessingEvents = o.boolean("receive_pre_processing_events", s.ReceivePreProcessingEvents)
+	s.ReceiveRealtimeProcessingEvents = o.boolean("receive_realtime_processing_events", s.ReceiveRealtimeProcessingEvents)
+	s.ReceivePostProcessingEvents = o.boolean("receive_post_processing_events", s.ReceivePostProcessingEvents)
+	s.ReceiveAcknowledgments = o.boolean("receive_acknowledgments", s.ReceiveAcknowledgments)
+	s.ReceiveErrors = o.boolean("receive_errors", s.ReceiveErrors)
+	s.ReceiveLifecycleEvents = o.boolean("receive_lifecycle_events", s.ReceiveLifecycleEvents)
+}
+
+// decodeURLMethod reads url and method of a callback_config object; given
+// says whether url was there at all (malformed or not).
+func decodeURLMethod(o *object) (u, method string, given bool) {
+	given = o.has("url")
+	if s, path, ok := o.str("url"); ok && httpURL(o.p, path, s) {
+		u = s
+	}
+	method = MethodPOST
+	// Matched without regard to case, kept upper case.
+	if s, path, ok := o.str("method"); ok && oneOf(o.p, path, strings.ToUpper(s), MethodPOST, MethodPUT) {
+		method = strings.ToUpper(s)
+	}
+	return u, method, given
+}
+
+// requireURL reports callback_config.url missing when callback is true.
+func requireURL(p *problems, given bool) {
+	if !given {
+		p.addf("callback_config.url", "is required when callback is true")
+	}
+}
+
+func decodeCallbackConfig(parent *object) (c *CallbackConfig, urlGiven bool) {
+	o, ok := parent.object("callback_config")
+	if !ok {
+		return nil, false
+	}
+	defer o.done()
+	c = &CallbackConfig{}
+	c.URL, c.Method, urlGiven = decodeURLMethod(o)
+	return c, urlGiven
+}
+
+func decodeLiveCallbackConfig(parent *object) (c LiveCallbackConfig, urlGiven bool) {
+	c = LiveCallbackConfig{Method: MethodPOST, MessageSwitches: CallbackDefaults()}
+	o, ok := parent.object("callback_config")
+	if !ok {
+		return c, false
+	}
+	defer o.done()
+	c.URL, c.Method, urlGiven = decodeURLMethod(o)
+	decodeSwitches(o, &c.MessageSwitches)
+	return c, urlGiven
+}

@@ -1,0 +1,250 @@
+package params
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Live audio encodings (SPEC 2.3).
+const (
+	EncodingPCM  = "wav/pcm"
+	EncodingALaw = "wav/alaw"
+	EncodingULaw = "wav/ulaw"
+)
+
+// Live defaults and bounds (SPEC 2.3, 8).
+const (
+	DefaultBitDepth           = 16
+	DefaultSampleRate         = 16000
+	DefaultChannels           = 1
+	DefaultEndpointing        = 0.05
+	DefaultMaxWithoutEndpoint = 5.0
+	DefaultSpeechThreshold    = 0.6
+	MaxChannels               = 8
+)
+
+var (
+	bitDepths   = []int{8, 16, 24, 32}
+	sampleRates = []int{8000, 16000, 32000, 44100, 48000}
+)
+
+// Live is the decoded live initiation body (SPEC 2.3) with every default of
+// SPEC 2.3 and section 6 filled in: messages_config defaults are the
+// WebSocket column, callback_config defaults the callback column. It marshals
+// back to JSON (contract field names) as the job's request_params.
+type Live struct {
+	// Encoding is wav/pcm (default), wav/alaw or wav/ulaw.
+	Encoding string `json:"encoding"`
+	// BitDepth is 8, 16 (default), 24 or 32 for wav/pcm; always 8 for
+	// wav/alaw and wav/ulaw (their default; any other value is a 400).
+	BitDepth int `json:"bit_depth"`
+	// SampleRate is 8000, 16000 (default), 32000, 44100 or 48000 Hz.
+	SampleRate int `json:"sample_rate"`
+	// Channels is 1 (default) to 8, interleaved.
+	Channels int `json:"channels"`
+	// Model is model-1 (model-3 is refused with a 422).
+	Model string `json:"model"`
+	// Endpointing is the silence in seconds that ends an utterance, 0.01 to
+	// 10, default 0.05.
+	Endpointing float64 `json:"endpointing"`
+	// MaximumDurationWithoutEndpointing is the longest utterance in
+	// seconds, 5 (default) to 60.
+	MaximumDurationWithoutEndpointing float64            `json:"maximum_duration_without_endpointing"`
+	LanguageConfig                    LanguageConfig     `json:"language_config"`
+	PreProcessing                     PreProcessing      `json:"pre_processing"`
+	RealtimeProcessing                RealtimeProcessing `json:"realtime_processing"`
+	PostProcessing                    PostProcessing     `json:"post_processing"`
+	MessagesConfig                    MessageSwitches    `json:"messages_config"`
+	// Callback sends the messages selected by CallbackConfig to its URL.
+	Callback       bool               `json:"callback"`
+	CallbackConfig LiveCallbackConfig `json:"callback_config"`
+	// CustomMetadata is free-form; numbers are json.Number; nil when
+	// absent or empty.
+	CustomMetadata map[string]any `json:"custom_metadata,omitempty"`
+}
+
+// PreProcessing is the live pre_processing object.
+type PreProcessing struct {
+	AudioEnhancer bool `json:"audio_enhancer"`
+	// SpeechThreshold is 0 to 1, default 0.6; closer to 1 is stricter
+	// against background sound.
+	SpeechThreshold float64 `json:"speech_threshold"`
+}
+
+// RealtimeProcessing is the live realtime_processing object (SPEC 2.7). A
+// config is nil when not given; it is required when its switch is true.
+type RealtimeProcessing struct {
+	CustomVocabulary       bool               `json:"custom_vocabulary"`
+	CustomVocabularyConfig *VocabularyConfig  `json:"custom_vocabulary_config,omitempty"`
+	CustomSpelling         bool               `json:"custom_spelling"`
+	CustomSpellingConfig   *SpellingConfig    `json:"custom_spelling_config,omitempty"`
+	Translation            bool               `json:"translation"`
+	TranslationConfig      *TranslationConfig `json:"translation_config,omitempty"`
+	NamedEntityRecognition bool               `json:"named_entity_recognition"`
+	SentimentAnalysis      bool               `json:"sentiment_analysis"`
+}
+
+// PostProcessing is the live post_processing object.
+type PostProcessing struct {
+	Summarization       bool                `json:"summarization"`
+	SummarizationConfig SummarizationConfig `json:"summarization_config"`
+	Chapterization      bool                `json:"chapterization"`
+}
+
+// Language returns the single language to transcribe in ("" = detect).
+func (l *Live) Language() string {
+	return l.LanguageConfig.Language()
+}
+
+// CallbackTarget returns where and how messages are delivered when callback
+// is true, else ok=false.
+func (l *Live) CallbackTarget() (url, method string, ok bool) {
+	if !l.Callback || l.CallbackConfig.URL == "" {
+		return "", "", false
+	}
+	return l.CallbackConfig.URL, l.CallbackConfig.Method, true
+}
+
+// DecodeLive decodes and validates a live initiation body. It returns a
+// *ValidationError listing every malformed field (400), else an error
+// wrapping ErrCannotServe when c cannot serve the request (422: model-3, a
+// language no engine serves), else the decoded body with every default
+// filled in. An empty body is {} (all defaults).
+func DecodeLive(body []byte, c Capabilities) (*Live, error) {
+	var p problems
+	o, ok := root(&p, body)
+	if !ok {
+		return nil, p.err()
+	}
+	l := &Live{
+		Encoding:                          EncodingPCM,
+		BitDepth:                          DefaultBitDepth,
+		SampleRate:                        DefaultSampleRate,
+		Channels:                          DefaultChannels,
+		Model:                             Model1,
+		Endpointing:                       DefaultEndpointing,
+		MaximumDurationWithoutEndpointing: DefaultMaxWithoutEndpoint,
+		PreProcessing:                     PreProcessing{SpeechThreshold: DefaultSpeechThreshold},
+		PostProcessing:                    PostProcessing{SummarizationConfig: SummarizationConfig{Type: SummaryGeneral}},
+		MessagesConfig:                    WebSocketDefaults(),
+	}
+	if s, path, ok := o.str("encoding"); ok && oneOf(&p, path, s, EncodingPCM, EncodingALaw, EncodingULaw) {
+		l.Encoding = s
+	}
+	if l.Encoding != EncodingPCM {
+		l.BitDepth = 8 // G.711 is 8 bits a sample
+	}
+	if f, path, ok := o.number("bit_depth"); ok {
+		switch {
+		case l.Encoding != EncodingPCM && f != 8:
+			p.addf(path, "must be 8 for %s", l.Encoding)
+		case oneOfInt(&p, path, f, bitDepths):
+			l.BitDepth = int(f)
+		}
+	}
+	if f, path, ok := o.number("sample_rate"); ok && oneOfInt(&p, path, f, sampleRates) {
+		l.SampleRate = int(f)
+	}
+	if n, path, ok := o.integer("channels"); ok && inRange(&p, path, float64(n), 1, MaxChannels) {
+		l.Channels = n
+	}
+	if s, path, ok := o.str("model"); ok && oneOf(&p, path, s, Model1, Model3) {
+		l.Model = s
+	}
+	if f, path, ok := o.number("endpointing"); ok && inRange(&p, path, f, 0.01, 10) {
+		l.Endpointing = f
+	}
+	if f, path, ok := o.number("maximum_duration_without_endpointing"); ok && inRange(&p, path, f, 5, 60) {
+		l.MaximumDurationWithoutEndpointing = f
+	}
+	l.LanguageConfig = decodeLanguageConfig(&p, o)
+
+	if po, ok := o.object("pre_processing"); ok {
+		l.PreProcessing.AudioEnhancer = po.boolean("audio_enhancer", false)
+		if f, path, ok := po.number("speech_threshold"); ok && inRange(&p, path, f, 0, 1) {
+			l.PreProcessing.SpeechThreshold = f
+		}
+		po.done()
+	}
+	if ro, ok := o.object("realtime_processing"); ok {
+		l.RealtimeProcessing = decodeRealtime(&p, ro)
+		ro.done()
+	}
+	if po, ok := o.object("post_processing"); ok {
+		l.PostProcessing.Summarization = po.boolean("summarization", false)
+		l.PostProcessing.SummarizationConfig, _ = decodeSummarizationConfig(po)
+		l.PostProcessing.Chapterization = po.boolean("chapterization", false)
+		po.done()
+	}
+	if mo, ok := o.object("messages_config"); ok {
+		decodeSwitches(mo, &l.MessagesConfig)
+		mo.done()
+	}
+	l.Callback = o.boolean("callback", false)
+	cbPresent := o.has("callback_config")
+	cbIsObject := kindOf(o.fields["callback_config"]) == kindObject
+	var urlGiven bool
+	l.CallbackConfig, urlGiven = decodeLiveCallbackConfig(o)
+	if l.Callback && (cbIsObject || !cbPresent) {
+		requireURL(&p, urlGiven)
+	}
+	l.CustomMetadata = decodeMetadata(o)
+	o.done()
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+
+	// 422: well-formed, but not something this appliance can serve.
+	if l.Model == Model3 {
+		return nil, fmt.Errorf("%w: model-3 is not available for live (use model-1)", ErrCannotServe)
+	}
+	if err := c.checkLanguages(l.Model, l.LanguageConfig); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// decodeRealtime reads the fields of realtime_processing (SPEC 2.7).
+func decodeRealtime(p *problems, o *object) RealtimeProcessing {
+	var r RealtimeProcessing
+	required := func(on bool, present bool, name, sw string) {
+		if on && !present {
+			p.addf(child(o.path, name), "is required when %s is true", child(o.path, sw))
+		}
+	}
+	r.CustomVocabulary = o.boolean("custom_vocabulary", false)
+	present := o.has("custom_vocabulary_config")
+	r.CustomVocabularyConfig = decodeVocabularyConfig(o)
+	required(r.CustomVocabulary, present, "custom_vocabulary_config", "custom_vocabulary")
+
+	r.CustomSpelling = o.boolean("custom_spelling", false)
+	present = o.has("custom_spelling_config")
+	r.CustomSpellingConfig = decodeSpellingConfig(o)
+	required(r.CustomSpelling, present, "custom_spelling_config", "custom_spelling")
+
+	r.Translation = o.boolean("translation", false)
+	present = o.has("translation_config")
+	r.TranslationConfig = decodeTranslationConfig(o)
+	required(r.Translation, present, "translation_config", "translation")
+
+	r.NamedEntityRecognition = o.boolean("named_entity_recognition", false)
+	r.SentimentAnalysis = o.boolean("sentiment_analysis", false)
+	return r
+}
+
+// oneOfInt reports whether f is one of set, reporting a problem listing the
+// set if not.
+func oneOfInt(p *problems, path string, f float64, set []int) bool {
+	if f == float64(int(f)) && slices.Contains(set, int(f)) {
+		return true
+	}
+	list := ""
+	for i, v := range set {
+		if i > 0 {
+			list += ", "
+		}
+		list += fmt.Sprint(v)
+	}
+	p.addf(path, "must be one of %s", list)
+	return false
+}

@@ -1,0 +1,211 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"runtime/debug"
+	"time"
+
+	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/store"
+)
+
+// runWorker takes queued pre-recorded jobs from the durable queue one at a
+// time until ctx ends. A job interrupted by shutdown goes back to the queue.
+func (d *Daemon) runWorker(ctx context.Context, n int) error {
+	log := d.log.With("component", "worker", "worker", n)
+	for {
+		job, err := d.db.ClaimNext(store.KindPreRecorded)
+		switch {
+		case errors.Is(err, store.ErrEmpty):
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-d.wake:
+				continue
+			}
+		case err != nil:
+			log.Error("claim job", "error", err)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Second):
+				continue
+			}
+		}
+		// Several workers share one wake-up: pass it on, there may be more.
+		signal(d.wake)
+		d.runJob(ctx, log, job)
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
+	log = log.With("job_id", job.ID)
+	jctx, cancel := context.WithCancel(ctx)
+	d.mu.Lock()
+	d.running[job.ID] = cancel
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		delete(d.running, job.ID)
+		d.mu.Unlock()
+		cancel()
+	}()
+	if job.Attempts > d.cfg.Limits.MaxAttempts {
+		d.failJob(log, job, fmt.Errorf("job started %d times without finishing; giving up", job.Attempts-1))
+		return
+	}
+	log.Info("job processing", "attempt", job.Attempts)
+	start := time.Now()
+	res, err := d.processJob(jctx, job)
+	switch {
+	case ctx.Err() != nil:
+		// Shutdown: back to the queue, to run again after restart.
+		_, uerr := d.db.UpdateJob(job.ID, func(j *store.Job) ([]*store.Delivery, error) {
+			j.Status = store.StatusQueued
+			return nil, nil
+		})
+		if uerr != nil && !errors.Is(uerr, store.ErrNotFound) {
+			log.Error("requeue job", "error", uerr)
+		}
+		return
+	case jctx.Err() != nil:
+		return // deleted while running
+	case err != nil:
+		d.failJob(log, job, err)
+		return
+	}
+	body, err := json.Marshal(res.result)
+	if err != nil {
+		d.failJob(log, job, fmt.Errorf("encode result: %w", err))
+		return
+	}
+	_, err = d.db.UpdateJob(job.ID, func(j *store.Job) ([]*store.Delivery, error) {
+		j.Status = store.StatusDone
+		j.CompletedAt = time.Now().UTC()
+		j.Result = body
+		dur, ch := res.info.Duration, res.info.Channels
+		if j.File == nil {
+			j.File = &store.File{ID: j.ID}
+		}
+		j.File.AudioDuration, j.File.Channels = &dur, &ch
+		if res.filename != "" {
+			j.File.Filename = &res.filename
+		}
+		if res.blob != "" {
+			j.Blob = res.blob
+		}
+		j.PostSessionMetadata = map[string]any{"engine": d.engine.Name(), "attempts": j.Attempts}
+		return d.callbackDeliveries(j, "transcription.success", json.RawMessage(body))
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		log.Error("store result", "error", err)
+		return
+	}
+	signal(d.outboxWake)
+	log.Info("job done", "audio_seconds", res.info.Duration, "elapsed_ms", time.Since(start).Milliseconds())
+}
+
+type jobOutput struct {
+	result   *Result
+	info     *media.Info
+	blob     string // set when the audio was fetched by this run
+	filename string
+}
+
+// processJob gets the job's audio on disk (fetching an external audio_url)
+// and runs the pipeline. Panics are confined to the job.
+func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			d.log.Error("job panicked", "job_id", job.ID, "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("internal error")
+		}
+	}()
+	var p params.PreRecorded
+	if err := json.Unmarshal(job.Params, &p); err != nil {
+		return nil, fmt.Errorf("decode stored params: %w", err)
+	}
+	out = &jobOutput{}
+	blob := job.Blob
+	if blob == "" {
+		blob = "job-" + job.ID
+		name, err := d.fetch(ctx, p.AudioURL, blob)
+		if err != nil {
+			return nil, err
+		}
+		out.blob, out.filename = blob, name
+	}
+	res, info, err := d.tr.TranscribeFile(ctx, d.db.BlobPath(blob), &p)
+	if err != nil {
+		return nil, err
+	}
+	out.result, out.info = res, info
+	return out, nil
+}
+
+// fetch downloads an external audio_url into a blob, bounded in size and time.
+func (d *Daemon) fetch(ctx context.Context, rawURL, blob string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.Limits.FetchTimeout)
+	defer cancel()
+	rem, err := media.Fetch(ctx, rawURL, &media.FetchOptions{MaxBytes: d.cfg.Limits.MaxUploadBytes, Timeout: d.cfg.Limits.FetchTimeout})
+	switch {
+	case errors.Is(err, media.ErrTooLarge):
+		return "", newError(ErrTooLarge, err, "audio_url: too large")
+	case err != nil:
+		return "", newError(ErrFetch, err, "audio_url: fetch failed")
+	}
+	defer rem.Body.Close()
+	if _, err := d.db.WriteBlob(blob, rem.Body, d.cfg.Limits.MaxUploadBytes); err != nil {
+		if errors.Is(err, media.ErrTooLarge) || errors.Is(err, store.ErrTooLarge) {
+			return "", newError(ErrTooLarge, nil, "audio_url: body exceeds %d bytes", d.cfg.Limits.MaxUploadBytes)
+		}
+		if errors.Is(err, store.ErrNoSpace) {
+			return "", err
+		}
+		return "", newError(ErrFetch, err, "audio_url: fetch failed")
+	}
+	name := rem.Filename
+	if name == "" {
+		name = path.Base(rawURL)
+	}
+	return name, nil
+}
+
+// failJob ends a job as error with the contract status of err.
+func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) {
+	code := Status(cause)
+	if code < 400 {
+		code = 500
+	}
+	msg := Message(cause)
+	if code >= 500 {
+		log.Error("job failed", "error", cause)
+	} else {
+		log.Info("job failed", "status", code, "error", cause)
+	}
+	_, err := d.db.UpdateJob(job.ID, func(j *store.Job) ([]*store.Delivery, error) {
+		j.Status = store.StatusError
+		j.CompletedAt = time.Now().UTC()
+		j.ErrorCode = code
+		j.ErrorMessage = msg
+		if j.PostSessionMetadata == nil {
+			j.PostSessionMetadata = map[string]any{}
+		}
+		j.PostSessionMetadata["error"] = msg
+		payload := map[string]any{"error_code": code, "message": msg}
+		return d.callbackDeliveries(j, "transcription.error", payload)
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		log.Error("store job failure", "error", err)
+	}
+	signal(d.outboxWake)
+}

@@ -1,0 +1,296 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binary is the earshotd built once by TestMain.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "earshot-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "earshotd")
+	build := exec.Command("go", "build", "-o", binary, "../cmd/earshotd")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build earshotd:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// daemonProc is one running earshotd.
+type daemonProc struct {
+	t       *testing.T
+	DataDir string
+	Config  string // config file path, "" for none
+	Base    string // http://127.0.0.1:port
+	Key     string
+	cmd     *exec.Cmd
+	done    chan struct{}
+
+	mu    sync.Mutex
+	lines []string // guarded by mu: every log line so far
+	waits []chan struct{}
+}
+
+// keys creates an API key in dataDir with the CLI (the daemon may or may
+// not be running).
+func createKey(t *testing.T, dataDir, account string) string {
+	t.Helper()
+	out, err := exec.Command(binary, "keys", "create", "--data-dir", dataDir, "--account", account).Output()
+	if err != nil {
+		t.Fatalf("keys create: %v", err)
+	}
+	key := strings.TrimSpace(string(out))
+	if !strings.HasPrefix(key, "es_") || strings.ContainsAny(key, " \n") {
+		t.Fatalf("keys create printed %q, want only a key", out)
+	}
+	return key
+}
+
+// startDaemon starts earshotd on a fresh data dir (or dataDir, to restart on
+// one) with an optional YAML config, and waits for its "api listening" line.
+func startDaemon(t *testing.T, dataDir, configYAML string) *daemonProc {
+	t.Helper()
+	if dataDir == "" {
+		dataDir = t.TempDir()
+	}
+	d := &daemonProc{t: t, DataDir: dataDir, done: make(chan struct{})}
+	args := []string{"run", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--decoders", "2", "--log-level", "debug"}
+	if configYAML != "" {
+		d.Config = filepath.Join(t.TempDir(), "earshot.yaml")
+		if err := os.WriteFile(d.Config, []byte(configYAML), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--config", d.Config)
+	}
+	d.cmd = exec.Command(binary, args...)
+	d.cmd.Stderr = os.Stderr
+	stdout, err := d.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		defer close(d.done)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			var rec struct {
+				Msg  string `json:"msg"`
+				Addr string `json:"addr"`
+			}
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "api listening" {
+				addr <- rec.Addr
+			}
+			d.mu.Lock()
+			d.lines = append(d.lines, line)
+			for _, w := range d.waits {
+				select {
+				case w <- struct{}{}:
+				default:
+				}
+			}
+			d.mu.Unlock()
+		}
+		d.cmd.Wait()
+	}()
+	t.Cleanup(d.Stop)
+	select {
+	case a := <-addr:
+		d.Base = "http://" + a
+	case <-d.done:
+		t.Fatalf("earshotd exited before listening")
+	case <-time.After(60 * time.Second):
+		t.Fatalf("earshotd did not start listening within 60s")
+	}
+	return d
+}
+
+// Stop sends SIGTERM and waits for a clean exit.
+func (d *daemonProc) Stop() {
+	select {
+	case <-d.done:
+		return
+	default:
+	}
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.done:
+	case <-time.After(30 * time.Second):
+		d.cmd.Process.Kill()
+		<-d.done
+		d.t.Errorf("earshotd did not stop within 30s of SIGTERM")
+	}
+}
+
+// Kill sends SIGKILL and waits for the process to be gone.
+func (d *daemonProc) Kill() {
+	d.cmd.Process.Signal(syscall.SIGKILL)
+	<-d.done
+}
+
+// WaitLog waits until a log line contains every one of parts.
+func (d *daemonProc) WaitLog(timeout time.Duration, parts ...string) string {
+	d.t.Helper()
+	w := make(chan struct{}, 1)
+	d.mu.Lock()
+	d.waits = append(d.waits, w)
+	d.mu.Unlock()
+	deadline := time.After(timeout)
+	seen := 0
+	for {
+		d.mu.Lock()
+		lines := d.lines[seen:]
+		seen = len(d.lines)
+		d.mu.Unlock()
+		for _, l := range lines {
+			ok := true
+			for _, p := range parts {
+				ok = ok && strings.Contains(l, p)
+			}
+			if ok {
+				return l
+			}
+		}
+		select {
+		case <-w:
+		case <-d.done:
+			d.t.Fatalf("earshotd exited while waiting for log %q", parts)
+		case <-deadline:
+			d.t.Fatalf("no log line with %q within %s", parts, timeout)
+		}
+	}
+}
+
+// do sends a request with the API key (key "" sends none) and decodes a
+// JSON answer into out when out is not nil. It returns the status and body.
+func (d *daemonProc) do(method, path, key string, body io.Reader, ctype string, out any) (int, []byte) {
+	d.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, d.Base+path, body)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("x-service-key", key)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		d.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	if out != nil && len(b) > 0 {
+		if err := json.Unmarshal(b, out); err != nil {
+			d.t.Fatalf("%s %s: decode %q: %v", method, path, b, err)
+		}
+	}
+	return resp.StatusCode, b
+}
+
+func (d *daemonProc) postJSON(path, key string, v any, out any) (int, []byte) {
+	d.t.Helper()
+	var body []byte
+	switch v := v.(type) {
+	case string:
+		body = []byte(v)
+	default:
+		var err error
+		if body, err = json.Marshal(v); err != nil {
+			d.t.Fatal(err)
+		}
+	}
+	return d.do("POST", path, key, bytes.NewReader(body), "application/json", out)
+}
+
+type uploadResponse struct {
+	AudioURL      string `json:"audio_url"`
+	AudioMetadata struct {
+		ID               string  `json:"id"`
+		Filename         string  `json:"filename"`
+		Extension        string  `json:"extension"`
+		Size             int64   `json:"size"`
+		AudioDuration    float64 `json:"audio_duration"`
+		NumberOfChannels int     `json:"number_of_channels"`
+	} `json:"audio_metadata"`
+}
+
+// upload sends a file as the multipart field "audio".
+func (d *daemonProc) upload(key, path string) (int, uploadResponse, []byte) {
+	d.t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	fw, err := mw.CreateFormFile("audio", filepath.Base(path))
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	io.Copy(fw, f)
+	f.Close()
+	mw.Close()
+	var up uploadResponse
+	status, body := d.do("POST", "/v2/upload", key, &buf, mw.FormDataContentType(), nil)
+	if status == 200 {
+		if err := json.Unmarshal(body, &up); err != nil {
+			d.t.Fatalf("upload response %q: %v", body, err)
+		}
+	}
+	return status, up, body
+}
+
+// waitJob polls a job until it is done or error.
+func (d *daemonProc) waitJob(key, id string, timeout time.Duration) map[string]any {
+	d.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var rec map[string]any
+		status, body := d.do("GET", "/v2/pre-recorded/"+id, key, nil, "", &rec)
+		if status != 200 {
+			d.t.Fatalf("GET job %s: %d %s", id, status, body)
+		}
+		if s := rec["status"]; s == "done" || s == "error" {
+			return rec
+		}
+		if time.Now().After(deadline) {
+			d.t.Fatalf("job %s still %v after %s", id, rec["status"], timeout)
+		}
+		time.Sleep(100 * time.Millisecond) // polling interval against a real process, not settling
+	}
+}

@@ -1,0 +1,221 @@
+package e2e
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestRestartDuringProcessing kills the daemon mid-job; after a restart on
+// the same data dir every accepted job completes.
+func TestRestartDuringProcessing(t *testing.T) {
+	d := startDaemon(t, "", "")
+	key := createKey(t, d.DataDir, "acme")
+	longPath, _ := twoMinuteFile(t)
+	status, up, body := d.upload(key, longPath)
+	if status != 200 {
+		t.Fatalf("upload: %d %s", status, body)
+	}
+	var ids []string
+	for range 3 {
+		var created struct{ ID string }
+		if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": up.AudioURL}, &created); status != 201 {
+			t.Fatalf("create: %d %s", status, body)
+		}
+		ids = append(ids, created.ID)
+	}
+	d.WaitLog(time.Minute, `"job processing"`, ids[0])
+	d.Kill()
+
+	d2 := startDaemon(t, d.DataDir, "")
+	d2.WaitLog(time.Minute, `"recovered jobs"`)
+	for _, id := range ids {
+		rec := d2.waitJob(key, id, 5*time.Minute)
+		checkRecord(t, rec, id, "done")
+		if tr := rec["result"].(map[string]any)["transcription"].(map[string]any); tr["full_transcript"] == "" {
+			t.Errorf("job %s: empty transcript after restart", id)
+		}
+	}
+}
+
+// TestKeysWhileRunning: keys create works through the admin socket while the
+// daemon holds the store, and revocation takes effect at once.
+func TestKeysWhileRunning(t *testing.T) {
+	d := startDaemon(t, "", "")
+	key := createKey(t, d.DataDir, "acme")
+	if status, _ := d.do("GET", "/v2/pre-recorded", key, nil, "", nil); status != 200 {
+		t.Fatalf("list with new key: %d", status)
+	}
+	out, err := exec.Command(binary, "keys", "list", "--data-dir", d.DataDir).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\t")
+	if !strings.Contains(string(out), "acme") || strings.Contains(string(out), key) {
+		t.Fatalf("keys list: %q", out)
+	}
+	if err := exec.Command(binary, "keys", "revoke", "--data-dir", d.DataDir, "--id", id).Run(); err != nil {
+		t.Fatal(err)
+	}
+	var eb errBody
+	status, _ := d.do("GET", "/v2/pre-recorded", key, nil, "", &eb)
+	checkError(t, status, eb, 401, "revoked key")
+}
+
+// callbackReceiver records callbacks.
+type callbackReceiver struct {
+	mu   sync.Mutex
+	got  []callbackHit // guarded by mu
+	hit  chan struct{}
+	fail int // answer 503 to this many requests first
+}
+
+type callbackHit struct {
+	body      []byte
+	signature string
+	delivery  string
+	method    string
+}
+
+func (c *callbackReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	c.mu.Lock()
+	if c.fail > 0 {
+		c.fail--
+		c.mu.Unlock()
+		w.WriteHeader(503)
+		return
+	}
+	c.got = append(c.got, callbackHit{b, r.Header.Get("x-earshot-signature"), r.Header.Get("x-earshot-delivery"), r.Method})
+	c.mu.Unlock()
+	select {
+	case c.hit <- struct{}{}:
+	default:
+	}
+}
+
+func (c *callbackReceiver) wait(t *testing.T, n int, timeout time.Duration) []callbackHit {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		c.mu.Lock()
+		got := append([]callbackHit(nil), c.got...)
+		c.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+		select {
+		case <-c.hit:
+		case <-deadline:
+			t.Fatalf("got %d callbacks within %s, want %d", len(got), timeout, n)
+		}
+	}
+}
+
+const fastRetries = `
+callbacks:
+  min_backoff: 100ms
+  max_backoff: 500ms
+`
+
+func TestCallbacks(t *testing.T) {
+	d := startDaemon(t, "", fastRetries)
+	key := createKey(t, d.DataDir, "acme")
+	path, _ := clip(t, "pocketsphinx-goforward.wav")
+	_, up, _ := d.upload(key, path)
+
+	// Reserve a port, then leave it closed: the receiver is down at first.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	downAddr := ln.Addr().String()
+	ln.Close()
+
+	upRecv := &callbackReceiver{hit: make(chan struct{}, 1), fail: 1}
+	upSrv := &http.Server{Handler: upRecv}
+	upLn, _ := net.Listen("tcp", "127.0.0.1:0")
+	go upSrv.Serve(upLn)
+	defer upSrv.Close()
+
+	var a, b struct{ ID string }
+	d.postJSON("/v2/pre-recorded", key, map[string]any{
+		"audio_url": up.AudioURL, "callback": true,
+		"callback_config": map[string]any{"url": "http://" + upLn.Addr().String() + "/hook", "method": "PUT"},
+	}, &a)
+	d.postJSON("/v2/pre-recorded", key, map[string]any{
+		"audio_url": up.AudioURL, "callback_url": "http://" + downAddr + "/hook",
+	}, &b)
+	if a.ID == "" || b.ID == "" {
+		t.Fatal("jobs not created")
+	}
+	// Receiver up (after one 503): delivered once, signed, with the result.
+	hits := upRecv.wait(t, 1, 2*time.Minute)
+	checkCallback(t, d, key, hits[0], a.ID, "PUT")
+
+	// Receiver down: the daemon retries; bring it up on the same port.
+	d.WaitLog(time.Minute, "callback failed; will retry", b.ID)
+	downRecv := &callbackReceiver{hit: make(chan struct{}, 1)}
+	ln2, err := net.Listen("tcp", downAddr)
+	if err != nil {
+		t.Fatalf("relisten %s: %v", downAddr, err)
+	}
+	downSrv := &http.Server{Handler: downRecv}
+	go downSrv.Serve(ln2)
+	defer downSrv.Close()
+	hits = downRecv.wait(t, 1, time.Minute)
+	checkCallback(t, d, key, hits[0], b.ID, "POST")
+
+	// Exactly once: after delivery the outbox is empty and nothing repeats.
+	d.WaitLog(time.Minute, "callback delivered", b.ID)
+	if n := len(upRecv.wait(t, 1, time.Second)); n != 1 {
+		t.Errorf("receiver got %d callbacks, want 1", n)
+	}
+}
+
+func checkCallback(t *testing.T, d *daemonProc, key string, h callbackHit, id, method string) {
+	t.Helper()
+	var cb struct {
+		ID      string          `json:"id"`
+		Event   string          `json:"event"`
+		Payload json.RawMessage `json:"payload"`
+	}
+	if err := json.Unmarshal(h.body, &cb); err != nil {
+		t.Fatalf("callback body %q: %v", h.body, err)
+	}
+	if cb.ID != id || cb.Event != "transcription.success" || h.method != method || h.delivery == "" {
+		t.Errorf("callback id %s event %s method %s delivery %q", cb.ID, cb.Event, h.method, h.delivery)
+	}
+	var res struct {
+		Transcription struct {
+			FullTranscript string `json:"full_transcript"`
+		} `json:"transcription"`
+	}
+	json.Unmarshal(cb.Payload, &res)
+	if res.Transcription.FullTranscript != "go forward ten meters" {
+		t.Errorf("callback transcript %q", res.Transcription.FullTranscript)
+	}
+	// The signature verifies under the account's callback secret.
+	out, err := exec.Command(binary, "keys", "secret", "--data-dir", d.DataDir, "--account", "acme").Output()
+	if err != nil {
+		t.Fatalf("keys secret: %v", err)
+	}
+	secret, err := hex.DecodeString(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("secret %q: %v", out, err)
+	}
+	mac := hmac.New(sha256.New, secret)
+	mac.Write(h.body)
+	if want := hex.EncodeToString(mac.Sum(nil)); h.signature != want {
+		t.Errorf("signature %q, want %q", h.signature, want)
+	}
+}

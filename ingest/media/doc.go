@@ -1,0 +1,18 @@
+// Package media gets audio files into earshot: it reads WAV (PCM, float,
+// A-law, mu-law) and raw interleaved samples in Go, hands every other
+// container to an ffmpeg subprocess, fetches http(s) audio_urls with size,
+// time and destination bounds, resamples with a band-limited polyphase
+// windowed-sinc filter, and splits channels.
+//
+// It owns decoding only: it does not store audio, run voice activity
+// detection or know about jobs. It imports nothing of ours, keeps no global
+// state and starts no goroutine that outlives a call.
+//
+// Invariants:
+//   - Decode always returns 16 kHz audio, one slice per source channel, never
+//     more than 8 channels and never more than Options.MaxDuration of it.
+//   - Parsers never allocate by a length field without a cap and never loop
+//     without consuming input, so hostile files cost at most their own size.
+//   - Every ffmpeg/ffprobe run is bounded by Options.Timeout and killed when
+//     the caller's context ends.
+package media

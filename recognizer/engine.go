@@ -1,0 +1,64 @@
+package recognizer
+
+import "context"
+
+// Word is one recognised word with its times in seconds. Times are relative
+// to the start of the audio written to the Stream that produced it, until a
+// pipeline shifts them to session or file time.
+type Word struct {
+	Word       string
+	Start      float64
+	End        float64
+	Confidence float64 // 0..1
+}
+
+// Utterance is a stretch of speech on one channel: its words, their text
+// joined with single spaces, and times in seconds.
+type Utterance struct {
+	Start      float64
+	End        float64
+	Confidence float64 // 0..1, mean of the word confidences
+	Channel    int
+	Words      []Word
+	Text       string
+	Language   string
+}
+
+// Hypothesis is a decoder's current best guess for an utterance in progress.
+type Hypothesis struct {
+	Text  string
+	Words []Word
+}
+
+// StreamOptions configures one Stream.
+type StreamOptions struct {
+	// Language is the language code the stream decodes; empty means the
+	// engine's first installed language.
+	Language string
+}
+
+// Engine turns 16 kHz mono PCM into text. Engines are heavy: an
+// implementation holds a bounded pool of decoders, and NewStream waits for a
+// free one until ctx ends (then it returns an error wrapping ErrAtCapacity).
+type Engine interface {
+	// Name is a short identifier for logs and metadata ("sphinx").
+	Name() string
+	// Languages lists the language codes this engine serves.
+	Languages() []string
+	// NewStream checks out a decoder for one utterance stream.
+	NewStream(ctx context.Context, o StreamOptions) (Stream, error)
+}
+
+// Stream decodes one channel. It is not safe for concurrent use. Write feeds
+// audio, Finish ends the current utterance and returns it (the stream may be
+// written again afterwards for the next utterance, times restarting at 0),
+// Close returns the decoder to its pool.
+type Stream interface {
+	Write(pcm []int16) error     // 16 kHz mono, any length
+	Partial() (Hypothesis, bool) // cheap; false when nothing yet
+	Finish() (Utterance, error)  // end of utterance: words, times, confidence
+	Close() error                // idempotent
+}
+
+// SampleRate is the only rate streams accept.
+const SampleRate = 16000

@@ -1,0 +1,87 @@
+package sphinx
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+)
+
+// Default model locations of Debian's pocketsphinx-en-us package.
+const (
+	DefaultHMM  = "/usr/share/pocketsphinx/model/en-us/en-us"
+	DefaultDict = "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict"
+	DefaultLM   = "/usr/share/pocketsphinx/model/en-us/en-us.lm.bin"
+)
+
+// MaxDecoders bounds Config.Decoders; each decoder holds about 40 MB.
+const MaxDecoders = 64
+
+// Config selects the model files and the pool size. The zero value plus
+// SetDefaults gives Debian's US English model with one decoder per CPU.
+type Config struct {
+	// HMM is the acoustic model directory (it holds mdef, means,
+	// feat.params ...). Default DefaultHMM.
+	HMM string `yaml:"hmm"`
+	// Dict is the pronunciation dictionary. Default DefaultDict.
+	Dict string `yaml:"dict"`
+	// LM is the n-gram language model (ARPA or binary). Default DefaultLM.
+	LM string `yaml:"lm"`
+	// Decoders is the decoder pool size, 1..64: the number of streams that
+	// can decode at once. Each costs about 40 MB and a model load at New.
+	// Default runtime.NumCPU().
+	Decoders int `yaml:"decoders"`
+	// Language is the language code the model serves. Default "en".
+	Language string `yaml:"language"`
+}
+
+// SetDefaults fills zero fields with their defaults.
+func (c *Config) SetDefaults() {
+	if c.HMM == "" {
+		c.HMM = DefaultHMM
+	}
+	if c.Dict == "" {
+		c.Dict = DefaultDict
+	}
+	if c.LM == "" {
+		c.LM = DefaultLM
+	}
+	if c.Decoders == 0 {
+		c.Decoders = runtime.NumCPU()
+	}
+	if c.Language == "" {
+		c.Language = "en"
+	}
+}
+
+// Validate reports every problem at once, each naming its key. It checks
+// that the model paths exist (HMM a directory, Dict and LM files) and that
+// Decoders is in 1..MaxDecoders.
+func (c Config) Validate() error {
+	var errs []error
+	check := func(key, path string, dir bool) {
+		if path == "" {
+			errs = append(errs, fmt.Errorf("sphinx: %s: empty path", key))
+			return
+		}
+		st, err := os.Stat(path)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("sphinx: %s: %w", key, err))
+		case dir && !st.IsDir():
+			errs = append(errs, fmt.Errorf("sphinx: %s: %s is not a directory", key, path))
+		case !dir && st.IsDir():
+			errs = append(errs, fmt.Errorf("sphinx: %s: %s is a directory", key, path))
+		}
+	}
+	check("hmm", c.HMM, true)
+	check("dict", c.Dict, false)
+	check("lm", c.LM, false)
+	if c.Decoders < 1 || c.Decoders > MaxDecoders {
+		errs = append(errs, fmt.Errorf("sphinx: decoders: %d not in 1..%d", c.Decoders, MaxDecoders))
+	}
+	if c.Language == "" {
+		errs = append(errs, errors.New("sphinx: language: empty"))
+	}
+	return errors.Join(errs...)
+}

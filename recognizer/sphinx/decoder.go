@@ -1,0 +1,233 @@
+package sphinx
+
+/*
+#cgo pkg-config: pocketsphinx sphinxbase
+#include <stdlib.h>
+#include <pocketsphinx.h>
+#include <sphinxbase/err.h>
+#include <sphinxbase/cmn.h>
+#include <sphinxbase/feat.h>
+
+// Small wrappers keep struct access and macros on the C side.
+static int es_frate(ps_decoder_t *ps) {
+	return (int)cmd_ln_int_r(ps_get_config(ps), "-frate");
+}
+static int es_cepsize(ps_decoder_t *ps) {
+	return (int)feat_cepsize(ps_get_feat(ps));
+}
+static int es_cmn_type(ps_decoder_t *ps) {
+	return (int)ps_get_feat(ps)->cmn;
+}
+static void es_cmn_get(ps_decoder_t *ps, mfcc_t *vec) {
+	cmn_live_get(ps_get_feat(ps)->cmn_struct, vec);
+}
+static void es_cmn_reset(ps_decoder_t *ps, int type, mfcc_t const *vec) {
+	feat_t *f = ps_get_feat(ps);
+	f->cmn = (cmn_type_t)type;
+	cmn_live_set(f->cmn_struct, vec);
+}
+static int32 es_seg_prob(ps_seg_t *seg) {
+	return ps_seg_prob(seg, NULL, NULL, NULL);
+}
+static double es_exp(ps_decoder_t *ps, int32 p) {
+	return logmath_exp(ps_get_logmath(ps), p);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"github.com/earshot-dev/earshot/recognizer"
+)
+
+// decoder owns one ps_decoder_t. It is not safe for concurrent use; the
+// pool guarantees a single user at a time.
+type decoder struct {
+	ps       *C.ps_decoder_t
+	frate    float64    // frames per second (-frate, 100)
+	cmnType  C.int      // CMN mode after init (feat.params: batch)
+	cmnInit  []C.mfcc_t // live CMN mean after init (-cmninit)
+	inUtt    bool       // between ps_start_utt and ps_end_utt
+	nSamples int        // samples fed to the current utterance
+}
+
+// silenceLogs turns off the C library's log output. The log stream is
+// process-wide state inside sphinxbase, so this affects every decoder.
+func silenceLogs() { C.err_set_logfp(nil) }
+
+// newDecoder runs ps_init with the same arguments pocketsphinx_batch
+// would get for -hmm/-lm/-dict, plus -remove_silence no: with PocketSphinx's
+// own silence removal on, 5prealpha reports word frames on a timeline with
+// the removed frames cut out, so word times would be wrong.
+func newDecoder(cfg Config) (*decoder, error) {
+	args := []string{"earshot",
+		"-hmm", cfg.HMM,
+		"-lm", cfg.LM,
+		"-dict", cfg.Dict,
+		"-remove_silence", "no",
+	}
+	argv := make([]*C.char, len(args))
+	for i, a := range args {
+		argv[i] = C.CString(a)
+	}
+	defer func() {
+		for _, p := range argv {
+			C.free(unsafe.Pointer(p))
+		}
+	}()
+	// cmd_ln_parse_r copies the strings it keeps, so argv is freed above.
+	cargv := (**C.char)(C.malloc(C.size_t(len(argv)) * C.size_t(unsafe.Sizeof(argv[0]))))
+	defer C.free(unsafe.Pointer(cargv))
+	copy(unsafe.Slice(cargv, len(argv)), argv)
+
+	config := C.cmd_ln_parse_r(nil, C.ps_args(), C.int32(len(argv)), cargv, C.TRUE)
+	if config == nil {
+		return nil, fmt.Errorf("%w: parse arguments (hmm %s, lm %s, dict %s)", ErrInit, cfg.HMM, cfg.LM, cfg.Dict)
+	}
+	ps := C.ps_init(config)
+	C.cmd_ln_free_r(config) // ps_init holds its own reference
+	if ps == nil {
+		return nil, fmt.Errorf("%w: load model (hmm %s, lm %s, dict %s)", ErrInit, cfg.HMM, cfg.LM, cfg.Dict)
+	}
+	d := &decoder{ps: ps, frate: float64(C.es_frate(ps)), cmnType: C.es_cmn_type(ps)}
+	if d.frate <= 0 {
+		d.free()
+		return nil, fmt.Errorf("%w: frame rate %v", ErrInit, d.frate)
+	}
+	d.cmnInit = make([]C.mfcc_t, int(C.es_cepsize(ps)))
+	C.es_cmn_get(ps, &d.cmnInit[0])
+	return d, nil
+}
+
+// free releases the decoder's C memory. It must be called exactly once.
+func (d *decoder) free() {
+	if d.ps != nil {
+		C.ps_free(d.ps)
+		d.ps = nil
+	}
+}
+
+// reset forgets what earlier streams taught the decoder: it ends an open
+// utterance and restores the CMN state left by ps_init (5prealpha switches
+// a decoder to live CMN for good once it decodes incrementally, and carries
+// the live mean across utterances), so a stream's result does not depend on
+// which decoder of the pool it got.
+func (d *decoder) reset() {
+	if d.inUtt {
+		C.ps_end_utt(d.ps)
+		d.inUtt = false
+	}
+	C.es_cmn_reset(d.ps, d.cmnType, &d.cmnInit[0])
+}
+
+// start begins an utterance; ps_start_stream makes frame numbers (and so
+// word times) restart at 0 and resets the noise statistics, as
+// pocketsphinx_batch does for every file.
+func (d *decoder) start() error {
+	if d.inUtt {
+		return nil
+	}
+	if C.ps_start_stream(d.ps) < 0 || C.ps_start_utt(d.ps) < 0 {
+		return fmt.Errorf("%w: start utterance", ErrDecode)
+	}
+	d.inUtt = true
+	d.nSamples = 0
+	return nil
+}
+
+// process feeds samples to the open utterance. With full set, pcm must be
+// the whole utterance (PocketSphinx then normalises cepstra over all of
+// it, as pocketsphinx_batch does).
+func (d *decoder) process(pcm []int16, full bool) error {
+	if len(pcm) == 0 {
+		return nil
+	}
+	fu := C.int(0)
+	if full {
+		fu = 1
+	}
+	// The C side only reads pcm during the call and keeps no pointer.
+	rv := C.ps_process_raw(d.ps, (*C.int16)(unsafe.Pointer(&pcm[0])), C.size_t(len(pcm)), 0, fu)
+	if rv < 0 {
+		return fmt.Errorf("%w: process %d samples", ErrDecode, len(pcm))
+	}
+	d.nSamples += len(pcm)
+	return nil
+}
+
+// hyp returns the current best hypothesis text (cheap: no lattice).
+func (d *decoder) hyp() string {
+	var score C.int32
+	h := C.ps_get_hyp(d.ps, &score)
+	if h == nil {
+		return ""
+	}
+	return C.GoString(h)
+}
+
+// end closes the utterance and returns its words.
+func (d *decoder) end() ([]recognizer.Word, error) {
+	if !d.inUtt {
+		return nil, nil
+	}
+	d.inUtt = false
+	if C.ps_end_utt(d.ps) < 0 {
+		return nil, fmt.Errorf("%w: end utterance", ErrDecode)
+	}
+	return d.words(), nil
+}
+
+// words walks the best path of the finished utterance. Times come from
+// frame numbers; the confidence is the word's posterior probability from
+// the lattice that the bestpath pass builds.
+func (d *decoder) words() []recognizer.Word {
+	maxT := float64(d.nSamples) / recognizer.SampleRate
+	var out []recognizer.Word
+	for seg := C.ps_seg_iter(d.ps); seg != nil; seg = C.ps_seg_next(seg) {
+		w, ok := wordText(C.GoString(C.ps_seg_word(seg)))
+		if !ok {
+			continue
+		}
+		var sf, ef C.int
+		C.ps_seg_frames(seg, &sf, &ef)
+		conf := float64(C.es_exp(d.ps, C.es_seg_prob(seg)))
+		start := min(float64(sf)/d.frate, maxT)
+		end := min(float64(ef+1)/d.frate, maxT)
+		out = append(out, recognizer.Word{
+			Word:       w,
+			Start:      start,
+			End:        max(end, start),
+			Confidence: min(max(conf, 0), 1),
+		})
+	}
+	return out
+}
+
+// wordText maps a dictionary entry to the word to report: false for the
+// sentence markers, silence and fillers (<s>, </s>, <sil>, [NOISE],
+// ++GARBAGE++), and alternate pronunciations lose their suffix
+// ("read(2)" is "read").
+func wordText(w string) (string, bool) {
+	if w == "" || w[0] == '<' || w[0] == '[' || strings.HasPrefix(w, "++") {
+		return "", false
+	}
+	if i := strings.IndexByte(w, '('); i > 0 && strings.HasSuffix(w, ")") {
+		w = w[:i]
+	}
+	return w, true
+}
+
+// cleanHyp applies wordText to every word of a hypothesis string.
+func cleanHyp(h string) []string {
+	f := strings.Fields(h)
+	out := f[:0]
+	for _, w := range f {
+		if w, ok := wordText(w); ok {
+			out = append(out, w)
+		}
+	}
+	return out
+}

@@ -1,0 +1,16 @@
+// Package sphinx is the embedded speech engine: a cgo binding of Debian's
+// PocketSphinx 0.8+5prealpha (libpocketsphinx3, libsphinxbase3) behind
+// recognizer.Engine.
+//
+// It owns a fixed pool of decoders (each a ps_decoder_t holding its own copy
+// of the acoustic model, language model and dictionary, about 40 MB) and
+// hands one to each Stream until the Stream is closed. It does not segment
+// audio, detect endpoints or resample; callers feed 16 kHz mono utterances.
+//
+// Invariants: this is the only package that includes PocketSphinx headers;
+// no C type crosses its boundary; C memory is freed in Close, never by a
+// finalizer; a decoder is used by at most one goroutine at a time (the
+// Stream that checked it out). Decoders run with the same settings as
+// Debian's pocketsphinx_batch given the same -hmm/-lm/-dict, except
+// -remove_silence no (see Config), so accuracy is comparable to it.
+package sphinx

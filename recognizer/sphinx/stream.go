@@ -1,0 +1,119 @@
+package sphinx
+
+import (
+	"strings"
+
+	"github.com/earshot-dev/earshot/recognizer"
+)
+
+// Stream decodes one channel on a decoder checked out of the Engine's
+// pool. Not safe for concurrent use. Write decodes incrementally (the
+// utterance starts with the first non-empty Write), so Partial is cheap and
+// Finish only runs the final passes. Close returns the decoder.
+type Stream struct {
+	e      *Engine
+	d      *decoder // nil after Close
+	lang   string
+}
+
+var _ recognizer.Stream = (*Stream)(nil)
+
+// Write feeds 16 kHz mono samples to the current utterance.
+func (s *Stream) Write(pcm []int16) error {
+	if s.d == nil {
+		return errClosedStream
+	}
+	if len(pcm) == 0 {
+		return nil
+	}
+	if err := s.d.start(); err != nil {
+		return err
+	}
+	return s.d.process(pcm, false)
+}
+
+// Partial returns the decoder's current best guess (text only, no word
+// times), false when the utterance has no words yet.
+func (s *Stream) Partial() (recognizer.Hypothesis, bool) {
+	if s.d == nil || !s.d.inUtt {
+		return recognizer.Hypothesis{}, false
+	}
+	words := cleanHyp(s.d.hyp())
+	if len(words) == 0 {
+		return recognizer.Hypothesis{}, false
+	}
+	return recognizer.Hypothesis{Text: strings.Join(words, " ")}, true
+}
+
+// Finish ends the current utterance and returns its words with times in
+// seconds from the utterance's first sample and posterior confidences. An
+// utterance with no words (or no audio) gives an Utterance with no Words.
+// The stream may then be written again; times restart at 0.
+func (s *Stream) Finish() (recognizer.Utterance, error) {
+	if s.d == nil {
+		return recognizer.Utterance{}, errClosedStream
+	}
+	words, err := s.d.end()
+	if err != nil {
+		return recognizer.Utterance{}, err
+	}
+	return utterance(words, s.lang), nil
+}
+
+// Decode decodes pcm as one complete utterance in a single pass and returns
+// it, as Write(pcm) followed by Finish would, but with cepstral mean
+// normalisation computed over the whole utterance, as pocketsphinx_batch
+// does for a file, instead of the running estimate incremental decoding
+// must use. Batch pipelines use it when they have the whole segment. An
+// utterance left open by Write is discarded first.
+func (s *Stream) Decode(pcm []int16) (recognizer.Utterance, error) {
+	if s.d == nil {
+		return recognizer.Utterance{}, errClosedStream
+	}
+	s.d.reset()
+	if len(pcm) == 0 {
+		return utterance(nil, s.lang), nil
+	}
+	if err := s.d.start(); err != nil {
+		return recognizer.Utterance{}, err
+	}
+	if err := s.d.process(pcm, true); err != nil {
+		s.d.reset()
+		return recognizer.Utterance{}, err
+	}
+	words, err := s.d.end()
+	if err != nil {
+		return recognizer.Utterance{}, err
+	}
+	return utterance(words, s.lang), nil
+}
+
+// Close returns the decoder to the pool (discarding an unfinished
+// utterance). Idempotent.
+func (s *Stream) Close() error {
+	if s.d == nil {
+		return nil
+	}
+	d := s.d
+	s.d = nil
+	s.e.release(d)
+	return nil
+}
+
+func utterance(words []recognizer.Word, lang string) recognizer.Utterance {
+	u := recognizer.Utterance{Words: words, Language: lang}
+	if len(words) == 0 {
+		return u
+	}
+	texts := make([]string, len(words))
+	var sum float64
+	for i, w := range words {
+		texts[i] = w.Word
+		sum += w.Confidence
+	}
+	u.Start = words[0].Start
+	u.End = words[len(words)-1].End
+	u.Confidence = sum / float64(len(words))
+	u.Text = strings.Join(texts, " ")
+	return u
+}

@@ -1,0 +1,25 @@
+// Package store keeps earshot's durable state: accounts and API keys, jobs
+// with their list indexes and the pre-recorded work queue, uploads, the
+// callback outbox, and the audio blob files those records name.
+//
+// Everything lives in one directory: earshot.db (a bbolt file holding JSON
+// records in buckets) and blobs/ (one file per audio blob). The package owns
+// the schema, its migrations, its indexes and crash recovery; it knows
+// nothing of HTTP, recognition or the contract's JSON shapes beyond the File
+// record.
+//
+// Invariants:
+//   - Every method that writes returns only after its bbolt transaction has
+//     committed (and, unless Options.NoSync, been fsynced), so a 2xx answered
+//     after a store call means the change is on disk.
+//   - A job's list index, status index, status counters and queue membership
+//     are written in the same transaction as the job record; Check verifies
+//     that they agree.
+//   - A pre-recorded job is in the queue exactly while its status is queued.
+//   - A blob appears under its name only once it is complete and fsynced
+//     (written to a temporary file, then renamed).
+//
+// A DB is safe for concurrent use. bbolt serialises writers; readers run
+// in parallel with them. Only one process may hold the database open: a
+// second Open waits Options.Timeout and then returns ErrLocked.
+package store

@@ -1,0 +1,52 @@
+package store
+
+import "errors"
+
+// Lookups.
+var (
+	// ErrNotFound is returned when a job, key, upload, delivery or blob with
+	// the given id or name does not exist.
+	ErrNotFound = errors.New("store: not found")
+	// ErrUnauthorized is returned by Authenticate when the secret is unknown
+	// or its key has been revoked.
+	ErrUnauthorized = errors.New("store: unauthorized")
+)
+
+// Writes.
+var (
+	// ErrExists is returned by CreateJob when a job with the same id exists.
+	ErrExists = errors.New("store: already exists")
+	// ErrInvalid is returned when an argument breaks the record's rules: an
+	// empty id, account, kind or status, a zero CreatedAt, an account name
+	// outside [A-Za-z0-9._-]{1,64}, or an UpdateJob callback that changes an
+	// immutable field.
+	ErrInvalid = errors.New("store: invalid argument")
+	// ErrEmpty is returned by ClaimNext when no job of the kind is queued.
+	ErrEmpty = errors.New("store: queue empty")
+)
+
+// Blobs.
+var (
+	// ErrInvalidName is returned when a blob name does not satisfy ValidName.
+	ErrInvalidName = errors.New("store: invalid blob name")
+	// ErrTooLarge is returned by WriteBlob when the reader holds more than
+	// the limit; nothing is kept.
+	ErrTooLarge = errors.New("store: too large")
+	// ErrNoSpace is returned (wrapping the system error) when the disk is
+	// full while writing a blob or committing a transaction.
+	ErrNoSpace = errors.New("store: no space left on device")
+)
+
+// Opening and checking.
+var (
+	// ErrLocked is returned by Open when another process holds the database
+	// for longer than Options.Timeout.
+	ErrLocked = errors.New("store: database locked by another process")
+	// ErrSchemaTooNew is returned by Open when the file was written by a
+	// newer earshot whose schema version this build does not know.
+	ErrSchemaTooNew = errors.New("store: schema version too new")
+	// ErrCorrupt is returned by Check, joined with each inconsistency found.
+	ErrCorrupt = errors.New("store: inconsistent")
+	// ErrClosed is returned by Check after Close.
+	ErrClosed = errors.New("store: closed")
+)

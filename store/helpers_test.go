@@ -1,0 +1,42 @@
+package store_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/earshot-dev/earshot/store"
+)
+
+// t0 is an arbitrary creation time with nanoseconds and a non-UTC zone.
+var t0 = time.Date(2026, 3, 4, 5, 6, 7, 123456789, time.FixedZone("X", 3600))
+
+func newJob(id, account string, kind store.Kind, status store.Status, created time.Time) *store.Job {
+	return &store.Job{ID: id, Account: account, Kind: kind, Status: status, RequestID: "req-" + id, CreatedAt: created}
+}
+
+func mustCreate(t testing.TB, db *store.DB, jobs ...*store.Job) {
+	t.Helper()
+	for _, j := range jobs {
+		if err := db.CreateJob(j); err != nil {
+			t.Fatalf("CreateJob(%s): %v", j.ID, err)
+		}
+	}
+}
+
+func setStatus(s store.Status) func(*store.Job) ([]*store.Delivery, error) {
+	return func(j *store.Job) ([]*store.Delivery, error) {
+		j.Status = s
+		return nil, nil
+	}
+}
+
+func ids(jobs []*store.Job) []string {
+	out := make([]string, 0, len(jobs))
+	for _, j := range jobs {
+		out = append(out, j.ID)
+	}
+	return out
+}
+
+func bytesReader(s string) *strings.Reader { return strings.NewReader(s) }

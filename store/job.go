@@ -1,0 +1,438 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Kind is a job's kind, spelled as in the contract.
+type Kind string
+
+// Kinds.
+const (
+	KindPreRecorded Kind = "pre-recorded"
+	KindLive        Kind = "live"
+)
+
+func (k Kind) valid() bool { return k == KindPreRecorded || k == KindLive }
+
+// Status is a job's status, spelled as in the contract.
+type Status string
+
+// Statuses.
+const (
+	StatusQueued     Status = "queued"
+	StatusProcessing Status = "processing"
+	StatusDone       Status = "done"
+	StatusError      Status = "error"
+)
+
+func (s Status) valid() bool {
+	return s == StatusQueued || s == StatusProcessing || s == StatusDone || s == StatusError
+}
+
+// File is the contract's File record (SPEC 2.2); its JSON is the contract's,
+// with nil pointers as null.
+type File struct {
+	ID            string   `json:"id"`
+	Filename      *string  `json:"filename"`
+	Source        *string  `json:"source"`
+	AudioDuration *float64 `json:"audio_duration"`
+	Channels      *int     `json:"number_of_channels"`
+}
+
+// Job is a pre-recorded job or a live session. Its JSON is the store's own
+// record format, not the contract's.
+type Job struct {
+	ID                  string          `json:"id"`
+	Account             string          `json:"account"`
+	Kind                Kind            `json:"kind"`
+	Status              Status          `json:"status"`
+	RequestID           string          `json:"request_id,omitempty"`
+	CreatedAt           time.Time       `json:"created_at"`
+	CompletedAt         time.Time       `json:"completed_at,omitzero"` // zero until done/error
+	ErrorCode           int             `json:"error_code,omitempty"`  // 0 unless error
+	ErrorMessage        string          `json:"error_message,omitempty"`
+	CustomMetadata      map[string]any  `json:"custom_metadata"`
+	Params              json.RawMessage `json:"params,omitempty"` // request_params as the contract shows them
+	File                *File           `json:"file,omitempty"`
+	Result              json.RawMessage `json:"result,omitempty"` // nil until done
+	PostSessionMetadata map[string]any  `json:"post_session_metadata"`
+	Blob                string          `json:"blob,omitempty"`     // name of the blob holding this job's audio, "" if none
+	Attempts            int             `json:"attempts,omitempty"` // how many times processing started
+}
+
+// maxIDLen bounds job, upload and delivery ids (bbolt keys may not exceed 32 KiB).
+const maxIDLen = 256
+
+// inQueue reports whether j belongs in the durable queue.
+func (j *Job) inQueue() bool { return j.Kind == KindPreRecorded && j.Status == StatusQueued }
+
+func (j *Job) queueKey() []byte {
+	return append(appendTime(appendStr(nil, string(j.Kind)), j.CreatedAt), j.ID...)
+}
+
+// validate checks the fields every stored job must have.
+func (j *Job) validate() error {
+	switch {
+	case j.ID == "" || len(j.ID) > maxIDLen:
+		return fmt.Errorf("job id %q: %w", j.ID, ErrInvalid)
+	case j.Account == "":
+		return fmt.Errorf("job %s: empty account: %w", j.ID, ErrInvalid)
+	case !j.Kind.valid():
+		return fmt.Errorf("job %s: kind %q: %w", j.ID, j.Kind, ErrInvalid)
+	case !j.Status.valid():
+		return fmt.Errorf("job %s: status %q: %w", j.ID, j.Status, ErrInvalid)
+	case j.CreatedAt.IsZero() || j.CreatedAt.Before(minTime) || j.CreatedAt.After(maxTime):
+		return fmt.Errorf("job %s: created_at %s: %w", j.ID, j.CreatedAt, ErrInvalid)
+	}
+	return nil
+}
+
+// CreateJob stores a new job. A pre-recorded job created queued enters the
+// durable queue in the same transaction. Times are stored in UTC. A
+// duplicate ID is ErrExists; an empty ID, Account, Kind or Status or a zero
+// CreatedAt is ErrInvalid.
+func (db *DB) CreateJob(j *Job) error {
+	if j == nil {
+		return fmt.Errorf("store: create job: nil: %w", ErrInvalid)
+	}
+	rec := *j
+	rec.CreatedAt = rec.CreatedAt.UTC()
+	rec.CompletedAt = rec.CompletedAt.UTC()
+	if err := rec.validate(); err != nil {
+		return fmt.Errorf("store: create job: %w", err)
+	}
+	err := db.update(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketJobs).Get([]byte(rec.ID)) != nil {
+			return fmt.Errorf("job %s: %w", rec.ID, ErrExists)
+		}
+		return putJob(tx, nil, &rec)
+	})
+	if err != nil {
+		return fmt.Errorf("store: create job: %w", err)
+	}
+	return nil
+}
+
+// Job returns the job with the given id: one bucket read and one JSON
+// decode. An unknown id is ErrNotFound.
+func (db *DB) Job(id string) (*Job, error) {
+	j := new(Job)
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketJobs).Get([]byte(id))
+		if v == nil {
+			return fmt.Errorf("job %s: %w", id, ErrNotFound)
+		}
+		return json.Unmarshal(v, j)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	return j, nil
+}
+
+// UpdateJob reads the job, calls fn on it and writes it back, in one
+// transaction. The list index, status counters and queue membership follow
+// the new Status, and the deliveries fn returns are enqueued in the same
+// transaction (so "job done" and "callback owed" commit together; their
+// JobID and Account default to the job's, ID and CreatedAt are assigned when
+// empty). fn may not change ID, Account, Kind or CreatedAt (ErrInvalid). If
+// fn returns an error nothing is written and that error is returned as is.
+// fn runs inside the write transaction: keep it short and do not call the
+// DB from it. An unknown id is ErrNotFound.
+func (db *DB) UpdateJob(id string, fn func(j *Job) ([]*Delivery, error)) (*Job, error) {
+	var out *Job
+	var fnErr error
+	err := db.update(func(tx *bolt.Tx) error {
+		old, err := decodeStoredJob(tx, id)
+		if err != nil {
+			return err
+		}
+		j := old.clone()
+		ds, err := fn(j)
+		if err != nil {
+			fnErr = err
+			return err
+		}
+		j.CreatedAt = j.CreatedAt.UTC()
+		j.CompletedAt = j.CompletedAt.UTC()
+		if j.ID != old.ID || j.Account != old.Account || j.Kind != old.Kind || !j.CreatedAt.Equal(old.CreatedAt) {
+			return fmt.Errorf("job %s: update changed id, account, kind or created_at: %w", id, ErrInvalid)
+		}
+		if err := j.validate(); err != nil {
+			return err
+		}
+		if err := putJob(tx, old, j); err != nil {
+			return err
+		}
+		for _, d := range ds {
+			if d == nil {
+				continue
+			}
+			if d.JobID == "" {
+				d.JobID = j.ID
+			}
+			if d.Account == "" {
+				d.Account = j.Account
+			}
+			if err := putDelivery(tx, nil, d); err != nil {
+				return err
+			}
+		}
+		out = j
+		return nil
+	})
+	if fnErr != nil && err == fnErr {
+		return nil, fnErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: update job: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteJob removes the job, its index and queue entries and its pending
+// deliveries in one transaction, then (after commit) its Blob file. An
+// unknown id is ErrNotFound.
+func (db *DB) DeleteJob(id string) error {
+	var blob string
+	err := db.update(func(tx *bolt.Tx) error {
+		j, err := decodeStoredJob(tx, id)
+		if err != nil {
+			return err
+		}
+		blob = j.Blob
+		if err := deleteJobEntries(tx, j); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketJobs).Delete([]byte(id)); err != nil {
+			return err
+		}
+		return deleteJobDeliveries(tx, id)
+	})
+	if err != nil {
+		return fmt.Errorf("store: delete job: %w", err)
+	}
+	if blob != "" && ValidName(blob) {
+		if err := db.RemoveBlob(blob); err != nil {
+			return fmt.Errorf("store: delete job %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+func decodeStoredJob(tx *bolt.Tx, id string) (*Job, error) {
+	v := tx.Bucket(bucketJobs).Get([]byte(id))
+	if v == nil {
+		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	j := new(Job)
+	if err := json.Unmarshal(v, j); err != nil {
+		return nil, fmt.Errorf("job %s: %w", id, err)
+	}
+	return j, nil
+}
+
+// clone copies j deeply enough that changing the copy's fields, maps or
+// raw JSON leaves j as it was.
+func (j *Job) clone() *Job {
+	c := *j
+	c.CustomMetadata = maps.Clone(j.CustomMetadata)
+	c.PostSessionMetadata = maps.Clone(j.PostSessionMetadata)
+	c.Params = bytes.Clone(j.Params)
+	c.Result = bytes.Clone(j.Result)
+	if j.File != nil {
+		f := *j.File
+		c.File = &f
+	}
+	return &c
+}
+
+// putJob writes j and moves its index entries, counters and queue entry
+// from old's (nil for a new job). The immutable fields are the same in both.
+func putJob(tx *bolt.Tx, old, j *Job) error {
+	v, err := json.Marshal(j)
+	if err != nil {
+		return fmt.Errorf("job %s: encode: %v: %w", j.ID, err, ErrInvalid)
+	}
+	if err := tx.Bucket(bucketJobs).Put([]byte(j.ID), v); err != nil {
+		return err
+	}
+	if old != nil && old.Status == j.Status {
+		return nil
+	}
+	if old != nil {
+		if err := deleteJobEntries(tx, old); err != nil {
+			return err
+		}
+	}
+	if err := tx.Bucket(bucketJobIndex).Put(jobIndexKey(j), []byte(j.Status)); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketJobStatus).Put(statusKey(j), nil); err != nil {
+		return err
+	}
+	if err := addCount(tx, j.Kind, j.Status, 1); err != nil {
+		return err
+	}
+	if j.inQueue() {
+		return tx.Bucket(bucketQueue).Put(j.queueKey(), nil)
+	}
+	return nil
+}
+
+// deleteJobEntries removes j's index entries, counter share and queue entry.
+func deleteJobEntries(tx *bolt.Tx, j *Job) error {
+	if err := tx.Bucket(bucketJobIndex).Delete(jobIndexKey(j)); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketJobStatus).Delete(statusKey(j)); err != nil {
+		return err
+	}
+	if err := addCount(tx, j.Kind, j.Status, -1); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketQueue).Delete(j.queueKey())
+}
+
+// checkJobs verifies jobs against job_index, job_status, job_counts and
+// queue, both ways.
+func checkJobs(tx *bolt.Tx, report func(string, ...any)) {
+	jobs := tx.Bucket(bucketJobs)
+	index := tx.Bucket(bucketJobIndex)
+	status := tx.Bucket(bucketJobStatus)
+	queue := tx.Bucket(bucketQueue)
+	counts := map[string]uint64{}
+	nJobs, nQueued := 0, 0
+	_ = jobs.ForEach(func(k, v []byte) error {
+		nJobs++
+		j := new(Job)
+		if err := json.Unmarshal(v, j); err != nil {
+			report("job %s: %v", k, err)
+			return nil
+		}
+		if j.ID != string(k) {
+			report("job %s: record id %q", k, j.ID)
+			return nil
+		}
+		if err := j.validate(); err != nil {
+			report("%v", err)
+			return nil
+		}
+		if got := index.Get(jobIndexKey(j)); got == nil || Status(got) != j.Status {
+			report("job %s: index entry %q, status %s", k, got, j.Status)
+		}
+		if status.Get(statusKey(j)) == nil {
+			report("job %s: no status entry for %s/%s", k, j.Kind, j.Status)
+		}
+		inQ := queue.Get(j.queueKey()) != nil
+		if inQ != j.inQueue() {
+			report("job %s (%s, %s): in queue %t", k, j.Kind, j.Status, inQ)
+		}
+		if j.inQueue() {
+			nQueued++
+		}
+		counts[string(statusPrefix(j.Kind, j.Status))]++
+		return nil
+	})
+
+	// Every index entry points at a job with the same fields.
+	n := 0
+	_ = index.ForEach(func(k, v []byte) error {
+		n++
+		account, rest, ok1 := readStr(k)
+		kind, rest, ok2 := readStr(rest)
+		t, id, ok3 := readTimeID(rest)
+		if !ok1 || !ok2 || !ok3 {
+			report("index key %x malformed", k)
+			return nil
+		}
+		j, err := decodeJob(jobs, id)
+		if err != nil {
+			report("index entry %s/%s/%s: %v", account, kind, id, err)
+			return nil
+		}
+		if j.Account != account || string(j.Kind) != kind || encTime(j.CreatedAt) != t || string(j.Status) != string(v) {
+			report("index entry %s/%s/%s status %s does not match its job", account, kind, id, v)
+		}
+		return nil
+	})
+	if n != nJobs {
+		report("%d index entries for %d jobs", n, nJobs)
+	}
+
+	n = 0
+	_ = status.ForEach(func(k, _ []byte) error {
+		n++
+		kind, rest, ok1 := readStr(k)
+		st, rest, ok2 := readStr(rest)
+		t, id, ok3 := readTimeID(rest)
+		if !ok1 || !ok2 || !ok3 {
+			report("status key %x malformed", k)
+			return nil
+		}
+		j, err := decodeJob(jobs, id)
+		if err != nil {
+			report("status entry %s/%s/%s: %v", kind, st, id, err)
+			return nil
+		}
+		if string(j.Kind) != kind || string(j.Status) != st || encTime(j.CreatedAt) != t {
+			report("status entry %s/%s/%s does not match its job", kind, st, id)
+		}
+		return nil
+	})
+	if n != nJobs {
+		report("%d status entries for %d jobs", n, nJobs)
+	}
+
+	n = 0
+	_ = queue.ForEach(func(k, _ []byte) error {
+		n++
+		kind, rest, ok1 := readStr(k)
+		t, id, ok2 := readTimeID(rest)
+		if !ok1 || !ok2 {
+			report("queue key %x malformed", k)
+			return nil
+		}
+		j, err := decodeJob(jobs, id)
+		if err != nil {
+			report("queue entry %s: %v", id, err)
+			return nil
+		}
+		if !j.inQueue() || string(j.Kind) != kind || encTime(j.CreatedAt) != t {
+			report("queue entry %s: job is %s %s", id, j.Kind, j.Status)
+		}
+		return nil
+	})
+	if n != nQueued {
+		report("%d queue entries for %d queued pre-recorded jobs", n, nQueued)
+	}
+
+	stored := map[string]uint64{}
+	_ = tx.Bucket(bucketJobCounts).ForEach(func(k, v []byte) error {
+		if len(v) != 8 {
+			report("counter %x: %d bytes", k, len(v))
+			return nil
+		}
+		stored[string(k)] = binary.BigEndian.Uint64(v)
+		return nil
+	})
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		if stored[k] != counts[k] {
+			report("counter %q is %d, jobs %d", k, stored[k], counts[k])
+		}
+	}
+	for k, v := range stored {
+		if _, ok := counts[k]; !ok {
+			report("counter %q is %d, jobs 0", k, v)
+		}
+	}
+}

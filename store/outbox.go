@@ -1,0 +1,285 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Delivery is a callback owed to a receiver: one HTTP request the outbox
+// sends until it succeeds or the daemon gives up and deletes it.
+type Delivery struct {
+	ID          string    `json:"id"` // assigned by EnqueueDelivery / UpdateJob when empty
+	JobID       string    `json:"job_id"`
+	Account     string    `json:"account"`
+	URL         string    `json:"url"`
+	Method      string    `json:"method"` // POST or PUT
+	Body        []byte    `json:"body"`
+	Attempts    int       `json:"attempts"`
+	NextAttempt time.Time `json:"next_attempt,omitzero"` // zero = due now
+	CreatedAt   time.Time `json:"created_at"`            // set when zero
+	LastError   string    `json:"last_error,omitempty"`
+}
+
+// deliveryDueKey orders deliveries by NextAttempt (zero first), then ID.
+func deliveryDueKey(d *Delivery) []byte {
+	return append(appendTime(nil, d.NextAttempt), d.ID...)
+}
+
+func deliveryJobKey(d *Delivery) []byte {
+	return append(appendStr(nil, d.JobID), d.ID...)
+}
+
+// putDelivery writes d, replacing old's index entries (old is nil for a new
+// delivery). A new delivery gets an ID and CreatedAt when they are empty,
+// written back into d; an empty Method means POST.
+func putDelivery(tx *bolt.Tx, old, d *Delivery) error {
+	if old == nil {
+		if d.ID == "" {
+			d.ID = randomHex(16)
+		}
+		if d.CreatedAt.IsZero() {
+			d.CreatedAt = time.Now()
+		}
+		if d.Method == "" {
+			d.Method = http.MethodPost
+		}
+	}
+	d.CreatedAt = d.CreatedAt.UTC()
+	d.NextAttempt = d.NextAttempt.UTC()
+	switch {
+	case len(d.ID) > maxIDLen:
+		return fmt.Errorf("delivery id %q: %w", d.ID, ErrInvalid)
+	case d.URL == "":
+		return fmt.Errorf("delivery %s: empty url: %w", d.ID, ErrInvalid)
+	case d.Method != http.MethodPost && d.Method != http.MethodPut:
+		return fmt.Errorf("delivery %s: method %q: %w", d.ID, d.Method, ErrInvalid)
+	}
+	b := tx.Bucket(bucketDeliveries)
+	if old == nil && b.Get([]byte(d.ID)) != nil {
+		return fmt.Errorf("delivery %s: %w", d.ID, ErrExists)
+	}
+	v, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	if err := b.Put([]byte(d.ID), v); err != nil {
+		return err
+	}
+	due := tx.Bucket(bucketDeliveryDue)
+	if old != nil {
+		if err := due.Delete(deliveryDueKey(old)); err != nil {
+			return err
+		}
+	}
+	if err := due.Put(deliveryDueKey(d), nil); err != nil {
+		return err
+	}
+	if d.JobID != "" {
+		return tx.Bucket(bucketDeliveryJob).Put(deliveryJobKey(d), nil)
+	}
+	return nil
+}
+
+func decodeDelivery(tx *bolt.Tx, id string) (*Delivery, error) {
+	v := tx.Bucket(bucketDeliveries).Get([]byte(id))
+	if v == nil {
+		return nil, fmt.Errorf("delivery %s: %w", id, ErrNotFound)
+	}
+	d := new(Delivery)
+	if err := json.Unmarshal(v, d); err != nil {
+		return nil, fmt.Errorf("delivery %s: %w", id, err)
+	}
+	return d, nil
+}
+
+func deleteDelivery(tx *bolt.Tx, d *Delivery) error {
+	if err := tx.Bucket(bucketDeliveries).Delete([]byte(d.ID)); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketDeliveryDue).Delete(deliveryDueKey(d)); err != nil {
+		return err
+	}
+	if d.JobID != "" {
+		return tx.Bucket(bucketDeliveryJob).Delete(deliveryJobKey(d))
+	}
+	return nil
+}
+
+// deleteJobDeliveries removes every pending delivery of the job.
+func deleteJobDeliveries(tx *bolt.Tx, jobID string) error {
+	prefix := appendStr(nil, jobID)
+	var ids []string
+	c := tx.Bucket(bucketDeliveryJob).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		ids = append(ids, string(k[len(prefix):]))
+	}
+	for _, id := range ids {
+		d, err := decodeDelivery(tx, id)
+		if err != nil {
+			return err
+		}
+		if err := deleteDelivery(tx, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EnqueueDelivery stores a new delivery. An empty ID and zero CreatedAt are
+// filled in (and written back into d); an empty Method means POST. An empty
+// URL or a method other than POST or PUT is ErrInvalid; a duplicate ID
+// ErrExists.
+func (db *DB) EnqueueDelivery(d *Delivery) error {
+	if d == nil {
+		return fmt.Errorf("store: enqueue delivery: nil: %w", ErrInvalid)
+	}
+	err := db.update(func(tx *bolt.Tx) error { return putDelivery(tx, nil, d) })
+	if err != nil {
+		return fmt.Errorf("store: enqueue delivery: %w", err)
+	}
+	return nil
+}
+
+// DueDeliveries returns up to limit deliveries whose NextAttempt is at or
+// before now, earliest first (limit <= 0: all of them).
+func (db *DB) DueDeliveries(now time.Time, limit int) ([]*Delivery, error) {
+	end := appendTime(nil, now)
+	var out []*Delivery
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketDeliveryDue).Cursor()
+		for k, _ := c.First(); k != nil && len(k) >= 8 && bytes.Compare(k[:8], end) <= 0; k, _ = c.Next() {
+			d, err := decodeDelivery(tx, string(k[8:]))
+			if err != nil {
+				return err
+			}
+			out = append(out, d)
+			if limit > 0 && len(out) == limit {
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: due deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// NextDelivery returns the earliest NextAttempt of any pending delivery and
+// true, or false when the outbox is empty. A delivery due now has the zero
+// time.
+func (db *DB) NextDelivery() (time.Time, bool, error) {
+	var next time.Time
+	var ok bool
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		k, _ := tx.Bucket(bucketDeliveryDue).Cursor().First()
+		if k == nil {
+			return nil
+		}
+		if len(k) < 8 {
+			return fmt.Errorf("due key %x: %w", k, ErrCorrupt)
+		}
+		d, err := decodeDelivery(tx, string(k[8:]))
+		if err != nil {
+			return err
+		}
+		next, ok = d.NextAttempt, true
+		return nil
+	})
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("store: next delivery: %w", err)
+	}
+	return next, ok, nil
+}
+
+// RescheduleDelivery records a failed attempt: Attempts++, NextAttempt =
+// next, LastError = lastErr. An unknown id is ErrNotFound.
+func (db *DB) RescheduleDelivery(id string, next time.Time, lastErr string) error {
+	err := db.update(func(tx *bolt.Tx) error {
+		old, err := decodeDelivery(tx, id)
+		if err != nil {
+			return err
+		}
+		d := *old
+		d.Attempts++
+		d.NextAttempt = next
+		d.LastError = lastErr
+		return putDelivery(tx, old, &d)
+	})
+	if err != nil {
+		return fmt.Errorf("store: reschedule delivery: %w", err)
+	}
+	return nil
+}
+
+// DeleteDelivery removes a delivery (sent, or given up); a missing one is
+// not an error.
+func (db *DB) DeleteDelivery(id string) error {
+	err := db.update(func(tx *bolt.Tx) error {
+		d, err := decodeDelivery(tx, id)
+		if errors.Is(err, ErrNotFound) {
+			return nil // already gone
+		}
+		if err != nil {
+			return err
+		}
+		return deleteDelivery(tx, d)
+	})
+	if err != nil {
+		return fmt.Errorf("store: delete delivery %s: %w", id, err)
+	}
+	return nil
+}
+
+// PendingDeliveries returns how many deliveries are waiting.
+func (db *DB) PendingDeliveries() (int, error) {
+	var n int
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bucketDeliveries).Stats().KeyN
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: pending deliveries: %w", err)
+	}
+	return n, nil
+}
+
+// checkDeliveries verifies deliveries against their due and job indexes.
+func checkDeliveries(tx *bolt.Tx, report func(string, ...any)) {
+	due := tx.Bucket(bucketDeliveryDue)
+	byJob := tx.Bucket(bucketDeliveryJob)
+	n, nJob := 0, 0
+	_ = tx.Bucket(bucketDeliveries).ForEach(func(k, v []byte) error {
+		n++
+		d := new(Delivery)
+		if err := json.Unmarshal(v, d); err != nil {
+			report("delivery %s: %v", k, err)
+			return nil
+		}
+		if d.ID != string(k) {
+			report("delivery %s: record id %q", k, d.ID)
+		}
+		if due.Get(deliveryDueKey(d)) == nil {
+			report("delivery %s: no due entry", k)
+		}
+		if d.JobID != "" {
+			nJob++
+			if byJob.Get(deliveryJobKey(d)) == nil {
+				report("delivery %s: no job entry", k)
+			}
+		}
+		return nil
+	})
+	if m := due.Stats().KeyN; m != n {
+		report("%d due entries for %d deliveries", m, n)
+	}
+	if m := byJob.Stats().KeyN; m != nJob {
+		report("%d job entries for %d deliveries with a job", m, nJob)
+	}
+}

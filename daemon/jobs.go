@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"net/url"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -43,7 +41,12 @@ func ValidID(id string) bool {
 // CreatePreRecorded validates a POST /v2/pre-recorded body and commits a
 // queued job. The returned job is on disk.
 func (d *Daemon) CreatePreRecorded(ctx context.Context, account, requestID string, body []byte) (*store.Job, error) {
-	p, err := params.DecodePreRecorded(body, d.caps)
+	caps := d.caps
+	caps.LocalFile = func(id string) bool {
+		up, err := d.db.Upload(id)
+		return err == nil && up.Account == account
+	}
+	p, err := params.DecodePreRecorded(body, caps)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +63,7 @@ func (d *Daemon) CreatePreRecorded(ctx context.Context, account, requestID strin
 		RequestID: requestID, CreatedAt: time.Now().UTC(), CustomMetadata: p.CustomMetadata,
 		PostSessionMetadata: map[string]any{},
 	}
-	if fileID, ok := localFileID(p.AudioURL); ok {
+	if fileID, ok := params.FileID(p.AudioURL); ok {
 		up, err := d.db.Upload(fileID)
 		if err != nil || up.Account != account {
 			return nil, newError(ErrCannotServe, nil, "audio_url: no uploaded file with id %s", fileID)
@@ -87,20 +90,6 @@ func (d *Daemon) CreatePreRecorded(ctx context.Context, account, requestID strin
 	d.log.Info("job accepted", "job_id", id, "account_id", account, "kind", job.Kind)
 	signal(d.wake)
 	return job, nil
-}
-
-// localFileID recognises a service-hosted audio_url (path /v2/files/{id},
-// whatever the host).
-func localFileID(raw string) (string, bool) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", false
-	}
-	dir, id := path.Split(u.Path)
-	if dir != "/v2/files/" || !ValidID(id) {
-		return "", false
-	}
-	return id, true
 }
 
 // Job reads a job of the given kind owned by account.

@@ -19,8 +19,8 @@ import (
 	"time"
 )
 
-// binary is the earshotd built once by TestMain.
-var binary string
+// earshotd is the earshotd built once by TestMain.
+var earshotd string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "earshot-e2e-")
@@ -28,8 +28,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "earshotd")
-	build := exec.Command("go", "build", "-o", binary, "../cmd/earshotd")
+	earshotd = filepath.Join(dir, "earshotd")
+	build := exec.Command("go", "build", "-o", earshotd, "../cmd/earshotd")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build earshotd:", err)
@@ -59,7 +59,7 @@ type daemonProc struct {
 // not be running).
 func createKey(t *testing.T, dataDir, account string) string {
 	t.Helper()
-	out, err := exec.Command(binary, "keys", "create", "--data-dir", dataDir, "--account", account).Output()
+	out, err := exec.Command(earshotd, "keys", "create", "--data-dir", dataDir, "--account", account).Output()
 	if err != nil {
 		t.Fatalf("keys create: %v", err)
 	}
@@ -86,7 +86,7 @@ func startDaemon(t *testing.T, dataDir, configYAML string) *daemonProc {
 		}
 		args = append(args, "--config", d.Config)
 	}
-	d.cmd = exec.Command(binary, args...)
+	d.cmd = exec.Command(earshotd, args...)
 	d.cmd.Stderr = os.Stderr
 	stdout, err := d.cmd.StdoutPipe()
 	if err != nil {

@@ -55,7 +55,7 @@ func TestKeysWhileRunning(t *testing.T) {
 	if status, _ := d.do("GET", "/v2/pre-recorded", key, nil, "", nil); status != 200 {
 		t.Fatalf("list with new key: %d", status)
 	}
-	out, err := exec.Command(binary, "keys", "list", "--data-dir", d.DataDir).Output()
+	out, err := exec.Command(earshotd, "keys", "list", "--data-dir", d.DataDir).Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestKeysWhileRunning(t *testing.T) {
 	if !strings.Contains(string(out), "acme") || strings.Contains(string(out), key) {
 		t.Fatalf("keys list: %q", out)
 	}
-	if err := exec.Command(binary, "keys", "revoke", "--data-dir", d.DataDir, "--id", id).Run(); err != nil {
+	if err := exec.Command(earshotd, "keys", "revoke", "--data-dir", d.DataDir, "--id", id).Run(); err != nil {
 		t.Fatal(err)
 	}
 	var eb errBody
@@ -205,7 +205,7 @@ func checkCallback(t *testing.T, d *daemonProc, key string, h callbackHit, id, m
 		t.Errorf("callback transcript %q", res.Transcription.FullTranscript)
 	}
 	// The signature verifies under the account's callback secret.
-	out, err := exec.Command(binary, "keys", "secret", "--data-dir", d.DataDir, "--account", "acme").Output()
+	out, err := exec.Command(earshotd, "keys", "secret", "--data-dir", d.DataDir, "--account", "acme").Output()
 	if err != nil {
 		t.Fatalf("keys secret: %v", err)
 	}

@@ -264,7 +264,9 @@ func writeWAV16(t *testing.T, path string, channels int, interleaved []int16) {
 	b.WriteString("RIFF")
 	binary.Write(&b, binary.LittleEndian, uint32(36+n))
 	b.WriteString("WAVEfmt ")
-	binary.Write(&b, binary.LittleEndian, []any{uint32(16), uint16(1), uint16(channels), uint32(16000), uint32(16000 * 2 * channels), uint16(2 * channels), uint16(16)}...)
+	for _, v := range []any{uint32(16), uint16(1), uint16(channels), uint32(16000), uint32(16000 * 2 * channels), uint16(2 * channels), uint16(16)} {
+		binary.Write(&b, binary.LittleEndian, v)
+	}
 	b.WriteString("data")
 	binary.Write(&b, binary.LittleEndian, uint32(n))
 	binary.Write(&b, binary.LittleEndian, interleaved)

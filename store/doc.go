@@ -8,6 +8,11 @@
 // nothing of HTTP, recognition or the contract's JSON shapes beyond the File
 // record.
 //
+// Records are JSON, except that a job record frames its Params and Result
+// as raw bytes after a small JSON head, so reading a job (the hottest path)
+// parses only the head. Schema changes go through the migrations in db.go,
+// run in order in Open inside one transaction.
+//
 // Invariants:
 //   - Every method that writes returns only after its bbolt transaction has
 //     committed (and, unless Options.NoSync, been fsynced), so a 2xx answered

@@ -131,7 +131,7 @@ func (db *DB) Job(id string) (*Job, error) {
 		if v == nil {
 			return fmt.Errorf("job %s: %w", id, ErrNotFound)
 		}
-		return json.Unmarshal(v, j)
+		return unmarshalJob(v, j)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
@@ -200,8 +200,9 @@ func (db *DB) UpdateJob(id string, fn func(j *Job) ([]*Delivery, error)) (*Job, 
 }
 
 // DeleteJob removes the job, its index and queue entries and its pending
-// deliveries in one transaction, then (after commit) its Blob file. An
-// unknown id is ErrNotFound.
+// deliveries in one transaction, then (after commit) its Blob file. If only
+// the blob removal fails the job is gone and the error says so. An unknown
+// id is ErrNotFound.
 func (db *DB) DeleteJob(id string) error {
 	var blob string
 	err := db.update(func(tx *bolt.Tx) error {
@@ -235,7 +236,7 @@ func decodeStoredJob(tx *bolt.Tx, id string) (*Job, error) {
 		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
 	}
 	j := new(Job)
-	if err := json.Unmarshal(v, j); err != nil {
+	if err := unmarshalJob(v, j); err != nil {
 		return nil, fmt.Errorf("job %s: %w", id, err)
 	}
 	return j, nil
@@ -259,9 +260,9 @@ func (j *Job) clone() *Job {
 // putJob writes j and moves its index entries, counters and queue entry
 // from old's (nil for a new job). The immutable fields are the same in both.
 func putJob(tx *bolt.Tx, old, j *Job) error {
-	v, err := json.Marshal(j)
+	v, err := marshalJob(j)
 	if err != nil {
-		return fmt.Errorf("job %s: encode: %v: %w", j.ID, err, ErrInvalid)
+		return fmt.Errorf("job %s: %w", j.ID, err)
 	}
 	if err := tx.Bucket(bucketJobs).Put([]byte(j.ID), v); err != nil {
 		return err
@@ -315,7 +316,7 @@ func checkJobs(tx *bolt.Tx, report func(string, ...any)) {
 	_ = jobs.ForEach(func(k, v []byte) error {
 		nJobs++
 		j := new(Job)
-		if err := json.Unmarshal(v, j); err != nil {
+		if err := unmarshalJob(v, j); err != nil {
 			report("job %s: %v", k, err)
 			return nil
 		}
@@ -435,4 +436,67 @@ func checkJobs(tx *bolt.Tx, report func(string, ...any)) {
 			report("counter %q is %d, jobs 0", k, v)
 		}
 	}
+}
+
+// jobFormat is the first byte of a stored job record. The record is
+//
+//	jobFormat, uvarint n, n bytes of JSON (the Job without Params and
+//	Result), uvarint n, Params, uvarint n, Result
+//
+// so that reading a job scans only the small JSON head: a long Result is
+// copied, not parsed.
+const jobFormat = 1
+
+// marshalJob encodes j as a job record. Params and Result must be valid
+// JSON when set.
+func marshalJob(j *Job) ([]byte, error) {
+	for _, raw := range []json.RawMessage{j.Params, j.Result} {
+		if len(raw) > 0 && !json.Valid(raw) {
+			return nil, fmt.Errorf("params or result is not valid JSON: %w", ErrInvalid)
+		}
+	}
+	head := *j
+	head.Params, head.Result = nil, nil
+	h, err := json.Marshal(&head)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %v: %w", err, ErrInvalid)
+	}
+	b := make([]byte, 0, 1+3*binary.MaxVarintLen64+len(h)+len(j.Params)+len(j.Result))
+	b = append(b, jobFormat)
+	for _, part := range [][]byte{h, j.Params, j.Result} {
+		b = binary.AppendUvarint(b, uint64(len(part)))
+		b = append(b, part...)
+	}
+	return b, nil
+}
+
+// unmarshalJob decodes a job record into j, copying everything out of v
+// (which bbolt owns only for the transaction).
+func unmarshalJob(v []byte, j *Job) error {
+	if len(v) == 0 || v[0] != jobFormat {
+		return fmt.Errorf("job record format %x: %w", v[:min(len(v), 1)], ErrCorrupt)
+	}
+	var parts [3][]byte
+	rest := v[1:]
+	for i := range parts {
+		n, w := binary.Uvarint(rest)
+		if w <= 0 || uint64(len(rest)-w) < n {
+			return fmt.Errorf("job record truncated: %w", ErrCorrupt)
+		}
+		parts[i], rest = rest[w:w+int(n)], rest[w+int(n):]
+	}
+	if len(rest) != 0 {
+		return fmt.Errorf("job record has %d trailing bytes: %w", len(rest), ErrCorrupt)
+	}
+	if err := json.Unmarshal(parts[0], j); err != nil {
+		return err
+	}
+	j.Params, j.Result = nil, nil
+	if len(parts[1]) > 0 {
+		j.Params = bytes.Clone(parts[1])
+	}
+	if len(parts[2]) > 0 {
+		j.Result = bytes.Clone(parts[2])
+	}
+	return nil
 }

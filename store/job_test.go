@@ -29,6 +29,16 @@ func TestCreateJobValidation(t *testing.T) {
 		{"unknown status", newJob("x5", "a", store.KindLive, "paused", t0), store.ErrInvalid},
 		{"zero created", newJob("x6", "a", store.KindLive, store.StatusQueued, time.Time{}), store.ErrInvalid},
 		{"nil", nil, store.ErrInvalid},
+		{"bad result JSON", func() *store.Job {
+			j := newJob("x7", "a", store.KindLive, store.StatusDone, t0)
+			j.Result = json.RawMessage(`{"a":`)
+			return j
+		}(), store.ErrInvalid},
+		{"bad params JSON", func() *store.Job {
+			j := newJob("x8", "a", store.KindLive, store.StatusDone, t0)
+			j.Params = json.RawMessage(`nope`)
+			return j
+		}(), store.ErrInvalid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

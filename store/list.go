@@ -141,6 +141,9 @@ func (db *DB) ListJobs(q ListQuery) ([]*Job, error) {
 		}
 		skip := q.Offset
 		for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Prev() {
+			if len(k) < len(prefix)+8 {
+				return fmt.Errorf("index key %x: %w", k, ErrCorrupt)
+			}
 			if after != nil && bytes.Compare(k[:len(after)], after) <= 0 {
 				break
 			}
@@ -186,7 +189,7 @@ func decodeJob(jobs *bolt.Bucket, id string) (*Job, error) {
 		return nil, fmt.Errorf("job %s indexed but missing: %w", id, ErrCorrupt)
 	}
 	j := new(Job)
-	if err := json.Unmarshal(v, j); err != nil {
+	if err := unmarshalJob(v, j); err != nil {
 		return nil, fmt.Errorf("job %s: %w", id, err)
 	}
 	return j, nil

@@ -153,7 +153,7 @@ func (db *DB) DueDeliveries(now time.Time, limit int) ([]*Delivery, error) {
 	var out []*Delivery
 	err := db.bolt.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketDeliveryDue).Cursor()
-		for k, _ := c.First(); k != nil && len(k) >= 8 && bytes.Compare(k[:8], end) <= 0; k, _ = c.Next() {
+		for k, _ := c.First(); len(k) >= 8 && bytes.Compare(k[:8], end) <= 0; k, _ = c.Next() {
 			d, err := decodeDelivery(tx, string(k[8:]))
 			if err != nil {
 				return err

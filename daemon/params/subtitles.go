@@ -9,6 +9,7 @@ const (
 	maxCaptionSeconds   = 30
 	maxCharactersPerRow = 200
 	maxRowsPerCaption   = 5
+	maxFormats          = 10 // repeats are dropped; more is a mistake
 )
 
 // SubtitlesConfig is subtitles_config, defaults filled in. Rules where SPEC is
@@ -38,7 +39,7 @@ func decodeSubtitlesConfig(parent *object) *SubtitlesConfig {
 	}
 	defer o.done()
 	c := defaultSubtitlesConfig()
-	if fs, _, ok := o.strings("formats", 2*2, func(path, s string) (string, bool) {
+	if fs, _, ok := o.strings("formats", maxFormats, func(path, s string) (string, bool) {
 		return s, oneOf(o.p, path, s, SubtitlesSRT, SubtitlesVTT)
 	}); ok && len(fs) > 0 {
 		c.Formats = dedupe(fs)

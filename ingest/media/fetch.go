@@ -66,10 +66,10 @@ func Fetch(ctx context.Context, rawURL string, o *FetchOptions) (*Remote, error)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		cancel()
 		if c := context.Cause(rctx); c != nil {
-			err = c
+			err = c // the timeout or the caller's cancellation, not the symptom
 		}
+		cancel()
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // its message repeats the full URL
@@ -146,6 +146,7 @@ func newClient(deny []netip.Prefix) *http.Client {
 		Proxy:                 nil,
 		DialContext:           d.DialContext,
 		ForceAttemptHTTP2:     true,
+		DisableKeepAlives:     true, // one request per client: nothing idles after Close
 		TLSHandshakeTimeout:   30 * time.Second,
 		ResponseHeaderTimeout: 2 * time.Minute,
 		MaxIdleConns:          4,

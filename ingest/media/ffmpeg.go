@@ -130,8 +130,9 @@ func ffmpegDecode(ctx context.Context, path string, info Info, o *Options) (*PCM
 	nch := info.Channels
 	frameBytes := 2 * nch
 	maxFrames := int64(o.MaxDuration.Seconds() * OutputRate)
-	// Preallocate from the probed duration (bounded by the limit).
-	guess := min(int64(info.Duration*OutputRate)+OutputRate, maxFrames)
+	// Preallocate from the probed duration, but at most 10 minutes: a header
+	// can claim any duration, and append grows honest long files anyway.
+	guess := min(int64(info.Duration*OutputRate)+OutputRate, maxFrames, 600*OutputRate)
 	chans := make([][]int16, nch)
 	for c := range chans {
 		chans[c] = make([]int16, 0, guess)

@@ -234,19 +234,24 @@ func (r *Resampler) interpolatedPhase(p int64) []float32 {
 	return r.scr
 }
 
-// dot returns the inner product of x and h (same length), four lanes wide.
+// dot returns the inner product of x and h (same length), eight lanes wide
+// (independent sums let the CPU overlap the multiply-adds).
 func dot(x, h []float32) float32 {
 	h = h[:len(x)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		s0 += x[i] * h[i]
-		s1 += x[i+1] * h[i+1]
-		s2 += x[i+2] * h[i+2]
-		s3 += x[i+3] * h[i+3]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	for len(x) >= 8 && len(h) >= 8 {
+		s0 += x[0] * h[0]
+		s1 += x[1] * h[1]
+		s2 += x[2] * h[2]
+		s3 += x[3] * h[3]
+		s4 += x[4] * h[4]
+		s5 += x[5] * h[5]
+		s6 += x[6] * h[6]
+		s7 += x[7] * h[7]
+		x, h = x[8:], h[8:]
 	}
-	for ; i < len(x); i++ {
+	for i := range x {
 		s0 += x[i] * h[i]
 	}
-	return (s0 + s1) + (s2 + s3)
+	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 }

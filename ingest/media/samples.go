@@ -108,6 +108,9 @@ func DecodeInterleaved(f Format, b []byte, dst [][]float32) ([][]float32, error)
 		return dst, fmt.Errorf("%w: %d bytes is not a whole number of %d-byte frames", ErrCorrupt, len(b), fs)
 	}
 	frames := len(b) / fs
+	if frames == 0 {
+		return dst, nil
+	}
 	bps := f.BitDepth / 8
 	for c := range dst {
 		dst[c] = growFloat(dst[c], frames)

@@ -195,7 +195,7 @@ func TestReadWAVHeaderChunks(t *testing.T) {
 	f := Format{Encoding: LinearPCM, BitDepth: 16, SampleRate: 16000, Channels: 1}
 	data := encodeSamples(t, f, tones(1, 16000, 100, 0.5))
 	list := chunk("LIST", append([]byte("INFOISFT"), chunk("x", []byte("abc"))...)) // odd-sized inner body
-	odd := chunk("junk", []byte{1, 2, 3})                                          // padded to even
+	odd := chunk("junk", []byte{1, 2, 3})                                           // padded to even
 	tests := []struct {
 		name    string
 		file    []byte

@@ -11,9 +11,9 @@ import (
 // utterance starts with the first non-empty Write), so Partial is cheap and
 // Finish only runs the final passes. Close returns the decoder.
 type Stream struct {
-	e      *Engine
-	d      *decoder // nil after Close
-	lang   string
+	e    *Engine
+	d    *decoder // nil after Close
+	lang string
 }
 
 var _ recognizer.Stream = (*Stream)(nil)

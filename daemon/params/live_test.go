@@ -1,0 +1,258 @@
+package params
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+)
+
+func TestDecodeLiveDefaults(t *testing.T) {
+	for _, body := range []string{``, `{}`, ` { } `} {
+		l, err := DecodeLive([]byte(body), english)
+		if err != nil {
+			t.Fatalf("%q: %v", body, err)
+		}
+		b, err := json.Marshal(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// SPEC 2.3 defaults; messages_config is section 6's WebSocket column,
+		// callback_config its callback column.
+		want := `{"encoding":"wav/pcm","bit_depth":16,"sample_rate":16000,"channels":1,"model":"model-1",` +
+			`"endpointing":0.05,"maximum_duration_without_endpointing":5,` +
+			`"language_config":{"languages":[],"code_switching":false},` +
+			`"pre_processing":{"audio_enhancer":false,"speech_threshold":0.6},` +
+			`"realtime_processing":{"custom_vocabulary":false,"custom_spelling":false,"translation":false,"named_entity_recognition":false,"sentiment_analysis":false},` +
+			`"post_processing":{"summarization":false,"summarization_config":{"type":"general"},"chapterization":false},` +
+			`"messages_config":{"receive_partial_transcripts":false,"receive_final_transcripts":true,"receive_speech_events":true,` +
+			`"receive_pre_processing_events":true,"receive_realtime_processing_events":true,"receive_post_processing_events":true,` +
+			`"receive_acknowledgments":true,"receive_errors":true,"receive_lifecycle_events":false},` +
+			`"callback":false,` +
+			`"callback_config":{"method":"POST","receive_partial_transcripts":false,"receive_final_transcripts":true,"receive_speech_events":false,` +
+			`"receive_pre_processing_events":true,"receive_realtime_processing_events":true,"receive_post_processing_events":true,` +
+			`"receive_acknowledgments":false,"receive_errors":false,"receive_lifecycle_events":true}}`
+		if string(b) != want {
+			t.Errorf("%q: request_params =\n%s\nwant\n%s", body, b, want)
+		}
+	}
+}
+
+// TestLiveSwitchDefaults pins each switch of SPEC section 6, column by column.
+func TestLiveSwitchDefaults(t *testing.T) {
+	tests := []struct {
+		name               string
+		websocket, callbck bool
+	}{
+		{"receive_partial_transcripts", false, false},
+		{"receive_final_transcripts", true, true},
+		{"receive_speech_events", true, false},
+		{"receive_pre_processing_events", true, true},
+		{"receive_realtime_processing_events", true, true},
+		{"receive_post_processing_events", true, true},
+		{"receive_acknowledgments", true, false},
+		{"receive_errors", true, false},
+		{"receive_lifecycle_events", false, true},
+	}
+	l, err := DecodeLive([]byte(`{}`), english)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := fieldJSON(t, l, "messages_config."+tc.name); got != jsonBool(tc.websocket) {
+				t.Errorf("messages_config.%s = %s, want %v", tc.name, got, tc.websocket)
+			}
+			if got := fieldJSON(t, l, "callback_config."+tc.name); got != jsonBool(tc.callbck) {
+				t.Errorf("callback_config.%s = %s, want %v", tc.name, got, tc.callbck)
+			}
+			// Each switch can be flipped on its own, in both objects.
+			body := `{"messages_config":{"` + tc.name + `":` + jsonBool(!tc.websocket) + `},` +
+				`"callback_config":{"` + tc.name + `":` + jsonBool(!tc.callbck) + `}}`
+			flipped, err := DecodeLive([]byte(body), english)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fieldJSON(t, flipped, "messages_config."+tc.name); got != jsonBool(!tc.websocket) {
+				t.Errorf("flipped messages_config.%s = %s", tc.name, got)
+			}
+			if got := fieldJSON(t, flipped, "callback_config."+tc.name); got != jsonBool(!tc.callbck) {
+				t.Errorf("flipped callback_config.%s = %s", tc.name, got)
+			}
+		})
+	}
+}
+
+func jsonBool(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+func TestDecodeLiveGood(t *testing.T) {
+	tests := []struct {
+		name  string
+		body  string
+		field string
+		want  string
+	}{
+		{"ulaw is 8 bits", `{"encoding":"wav/ulaw","sample_rate":8000}`, "bit_depth", `8`},
+		{"alaw with its bit depth", `{"encoding":"wav/alaw","bit_depth":8}`, "encoding", `"wav/alaw"`},
+		{"pcm 24 bits", `{"bit_depth":24}`, "bit_depth", `24`},
+		{"sample rate", `{"sample_rate":44100}`, "sample_rate", `44100`},
+		{"sample rate as float", `{"sample_rate":48000.0}`, "sample_rate", `48000`},
+		{"channels", `{"channels":8}`, "channels", `8`},
+		{"endpointing low bound", `{"endpointing":0.01}`, "endpointing", `0.01`},
+		{"endpointing high bound", `{"endpointing":10}`, "endpointing", `10`},
+		{"max without endpointing", `{"maximum_duration_without_endpointing":60}`, "maximum_duration_without_endpointing", `60`},
+		{"model-1", `{"model":"model-1"}`, "model", `"model-1"`},
+		{"languages", `{"language_config":{"languages":["en"],"code_switching":true}}`, "language_config", `{"languages":["en"],"code_switching":true}`},
+		{"pre_processing", `{"pre_processing":{"audio_enhancer":true,"speech_threshold":1}}`, "pre_processing", `{"audio_enhancer":true,"speech_threshold":1}`},
+		{"realtime_processing", `{"realtime_processing":{"custom_vocabulary":true,"custom_vocabulary_config":{"vocabulary":["Earshot"]},` +
+			`"custom_spelling":true,"custom_spelling_config":{"spelling_dictionary":{"Go":["go lang"]}},` +
+			`"translation":true,"translation_config":{"target_languages":["fr"]},"named_entity_recognition":true,"sentiment_analysis":true}}`,
+			"realtime_processing",
+			`{"custom_vocabulary":true,"custom_vocabulary_config":{"vocabulary":[{"value":"Earshot"}]},` +
+				`"custom_spelling":true,"custom_spelling_config":{"spelling_dictionary":{"Go":["go lang"]}},` +
+				`"translation":true,"translation_config":{"target_languages":["fr"],"model":"base","match_original_utterances":true,"lipsync":true,"context_adaptation":true,"informal":false},` +
+				`"named_entity_recognition":true,"sentiment_analysis":true}`},
+		{"post_processing", `{"post_processing":{"summarization":true,"summarization_config":{"type":"concise"},"chapterization":true}}`,
+			"post_processing", `{"summarization":true,"summarization_config":{"type":"concise"},"chapterization":true}`},
+		{"callback", `{"callback":true,"callback_config":{"url":"https://crm.local/live","receive_partial_transcripts":true}}`,
+			"callback_config.receive_partial_transcripts", `true`},
+		{"callback url", `{"callback":true,"callback_config":{"url":"https://crm.local/live","method":"PUT"}}`,
+			"callback_config.url", `"https://crm.local/live"`},
+		{"metadata", `{"custom_metadata":{"call_id":"a@b","leg":2}}`, "custom_metadata", `{"call_id":"a@b","leg":2}`},
+		{"nulls are absent", `{"encoding":null,"messages_config":null,"callback_config":null,"custom_metadata":null}`, "encoding", `"wav/pcm"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := DecodeLive([]byte(tc.body), english)
+			if err != nil {
+				t.Fatalf("DecodeLive: %v", err)
+			}
+			if got := fieldJSON(t, l, tc.field); got != tc.want {
+				t.Errorf("%s = %s, want %s", tc.field, got, tc.want)
+			}
+			b, _ := json.Marshal(l)
+			again, err := DecodeLive(b, english)
+			if err != nil {
+				t.Fatalf("request_params %s does not decode: %v", b, err)
+			}
+			if b2, _ := json.Marshal(again); string(b2) != string(b) {
+				t.Errorf("round trip changed the value:\n%s\n%s", b, b2)
+			}
+		})
+	}
+}
+
+func TestLiveCallbackTarget(t *testing.T) {
+	l, err := DecodeLive([]byte(`{"callback":true,"callback_config":{"url":"http://crm.local/x","method":"put"}}`), english)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, m, ok := l.CallbackTarget(); u != "http://crm.local/x" || m != "PUT" || !ok {
+		t.Errorf("CallbackTarget = %q %q %v", u, m, ok)
+	}
+	l, err = DecodeLive([]byte(`{"callback":false,"callback_config":{"url":"http://crm.local/x"}}`), english)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := l.CallbackTarget(); ok {
+		t.Error("CallbackTarget ok with callback false")
+	}
+}
+
+func TestDecodeLiveProblems(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want []string
+	}{
+		{"not JSON", `{"encoding"`, []string{"body is not valid JSON"}},
+		{"string body", `"wav/pcm"`, []string{"body must be an object"}},
+		{"sample rate", `{"sample_rate":22050}`, []string{"sample_rate must be one of 8000, 16000, 32000, 44100, 48000"}},
+		{"sample rate fraction", `{"sample_rate":16000.5}`, []string{"sample_rate must be one of 8000, 16000, 32000, 44100, 48000"}},
+		{"sample rate wrong type", `{"sample_rate":"16000"}`, []string{"sample_rate must be a number"}},
+		{"sample rate huge", `{"sample_rate":1e999}`, []string{"sample_rate is out of range"}},
+		{"bit depth", `{"bit_depth":12}`, []string{"bit_depth must be one of 8, 16, 24, 32"}},
+		{"bit depth for ulaw", `{"encoding":"wav/ulaw","bit_depth":16}`, []string{"bit_depth must be 8 for wav/ulaw"}},
+		{"encoding", `{"encoding":"mp3"}`, []string{"encoding must be one of wav/pcm, wav/alaw, wav/ulaw"}},
+		{"channels low", `{"channels":0}`, []string{"channels must be from 1 to 8"}},
+		{"channels high", `{"channels":9}`, []string{"channels must be from 1 to 8"}},
+		{"channels fraction", `{"channels":1.5}`, []string{"channels must be an integer"}},
+		{"channels wrong type", `{"channels":true}`, []string{"channels must be an integer"}},
+		{"endpointing low", `{"endpointing":0}`, []string{"endpointing must be from 0.01 to 10"}},
+		{"endpointing high", `{"endpointing":10.5}`, []string{"endpointing must be from 0.01 to 10"}},
+		{"max without endpointing", `{"maximum_duration_without_endpointing":4.9}`, []string{"maximum_duration_without_endpointing must be from 5 to 60"}},
+		{"model", `{"model":"model-2"}`, []string{"model must be one of model-1, model-3"}},
+		{"speech threshold", `{"pre_processing":{"speech_threshold":1.2,"audio_enhancer":"on","denoise":true}}`,
+			[]string{"pre_processing.audio_enhancer must be a boolean", "pre_processing.speech_threshold must be from 0 to 1", "pre_processing.denoise is not a known field"}},
+		{"realtime configs required", `{"realtime_processing":{"custom_vocabulary":true,"custom_spelling":true,"translation":true}}`,
+			[]string{"realtime_processing.custom_vocabulary_config is required when realtime_processing.custom_vocabulary is true",
+				"realtime_processing.custom_spelling_config is required when realtime_processing.custom_spelling is true",
+				"realtime_processing.translation_config is required when realtime_processing.translation is true"}},
+		{"realtime vocabulary array form", `{"realtime_processing":{"custom_vocabulary":["a"]}}`,
+			[]string{"realtime_processing.custom_vocabulary must be a boolean"}},
+		{"realtime nested", `{"realtime_processing":{"translation":true,"translation_config":{"target_languages":["xx"]},"custom_vocabulary_config":{"vocabulary":[{"value":"a","intensity":2}]},"summarization":true}}`,
+			[]string{`realtime_processing.custom_vocabulary_config.vocabulary[0].intensity must be from 0 to 1`,
+				`realtime_processing.translation_config.target_languages[0] must be a known language code, not "xx"`,
+				"realtime_processing.summarization is not a known field"}},
+		{"post processing", `{"post_processing":{"summarization_config":{"type":"x"},"chapterization":1}}`,
+			[]string{"post_processing.summarization_config.type must be one of general, bullet_points, concise", "post_processing.chapterization must be a boolean"}},
+		{"messages config", `{"messages_config":{"receive_errors":"yes","receive_everything":true}}`,
+			[]string{"messages_config.receive_errors must be a boolean", "messages_config.receive_everything is not a known field"}},
+		{"messages config wrong type", `{"messages_config":true}`, []string{"messages_config must be an object"}},
+		{"callback without url", `{"callback":true}`, []string{"callback_config.url is required when callback is true"}},
+		{"callback config without url", `{"callback":true,"callback_config":{"receive_errors":true}}`, []string{"callback_config.url is required when callback is true"}},
+		{"callback url scheme", `{"callback":true,"callback_config":{"url":"ws://crm.local/x"}}`, []string{"callback_config.url must be an http or https URL"}},
+		{"callback config switch", `{"callback_config":{"receive_lifecycle_events":0,"method":"PATCH"}}`,
+			[]string{"callback_config.method must be one of POST, PUT", "callback_config.receive_lifecycle_events must be a boolean"}},
+		{"pre-recorded field on live", `{"audio_url":"https://x/a.wav","diarization":true}`,
+			[]string{"audio_url is not a known field", "diarization is not a known field"}},
+		{"metadata", `{"custom_metadata":"x"}`, []string{"custom_metadata must be an object"}},
+		{"several at once", `{"sample_rate":1,"channels":0,"language_config":{"languages":[1]},"messages_config":{"x":true},"y":null}`,
+			[]string{"sample_rate must be one of 8000, 16000, 32000, 44100, 48000", "channels must be from 1 to 8",
+				"language_config.languages[0] must be a string", "messages_config.x is not a known field", "y is not a known field"}},
+		{"400 before 422", `{"model":"model-3","channels":0}`, []string{"channels must be from 1 to 8"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := DecodeLive([]byte(tc.body), english)
+			if l != nil {
+				t.Error("got a value with an error")
+			}
+			if got := problemsOf(t, err); !slices.Equal(got, tc.want) {
+				t.Errorf("problems =\n%q\nwant\n%q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecodeLiveCannotServe(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		caps Capabilities
+		want string
+	}{
+		{"model-3", `{"model":"model-3","language_config":{"languages":["en"]}}`, english,
+			"cannot serve: model-3 is not available for live (use model-1)"},
+		{"language not installed", `{"language_config":{"languages":["de"]}}`, english,
+			"cannot serve: language_config.languages de is not served by this appliance (installed: en)"},
+		{"listing the installed", `{"language_config":{"languages":["ja"]}}`, Capabilities{Languages: []string{"en", "fr"}},
+			"cannot serve: language_config.languages ja is not served by this appliance (installed: en, fr)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := DecodeLive([]byte(tc.body), tc.caps)
+			if l != nil || !errors.Is(err, ErrCannotServe) {
+				t.Fatalf("got %v, %v; want ErrCannotServe", l, err)
+			}
+			if err.Error() != tc.want {
+				t.Errorf("error =\n%s\nwant\n%s", err, tc.want)
+			}
+		})
+	}
+}

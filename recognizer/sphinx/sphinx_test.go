@@ -1,0 +1,437 @@
+package sphinx
+
+import (
+	"context"
+	"errors"
+	"math"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/recognizer/recognizertest"
+)
+
+// newEngine loads an engine with n decoders and closes it at cleanup.
+func newEngine(t *testing.T, n int) *Engine {
+	t.Helper()
+	cfg := Config{Decoders: n}
+	cfg.SetDefaults()
+	e, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+func openStream(t *testing.T, e *Engine) *Stream {
+	t.Helper()
+	st, err := e.NewStream(t.Context(), recognizer.StreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st.(*Stream)
+}
+
+func clip(t *testing.T, name string) (recognizertest.Clip, []int16) {
+	t.Helper()
+	for _, c := range recognizertest.Manifest(t) {
+		if c.File == name {
+			return c, recognizertest.ReadWAV16(t, c.Path)[0]
+		}
+	}
+	t.Fatalf("clip %s not in manifest", name)
+	return recognizertest.Clip{}, nil
+}
+
+// writeChunks feeds pcm in 100 ms pieces, as a live pipeline would.
+func writeChunks(t *testing.T, st *Stream, pcm []int16) {
+	t.Helper()
+	for i := 0; i < len(pcm); i += 1600 {
+		if err := st.Write(pcm[i:min(i+1600, len(pcm))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkUtterance asserts the invariants every utterance must keep.
+func checkUtterance(t *testing.T, u recognizer.Utterance, audioSeconds float64) {
+	t.Helper()
+	if len(u.Words) == 0 {
+		t.Fatal("no words")
+	}
+	var texts []string
+	var sum float64
+	prevEnd := 0.0
+	for i, w := range u.Words {
+		texts = append(texts, w.Word)
+		sum += w.Confidence
+		if w.Start < prevEnd-1e-9 || w.End < w.Start || w.End > audioSeconds+1e-9 {
+			t.Errorf("word %d %q [%.2f, %.2f] not monotonic inside [0, %.2f] (previous end %.2f)",
+				i, w.Word, w.Start, w.End, audioSeconds, prevEnd)
+		}
+		if w.Confidence < 0 || w.Confidence > 1 || math.IsNaN(w.Confidence) {
+			t.Errorf("word %d %q confidence %v not in 0..1", i, w.Word, w.Confidence)
+		}
+		if strings.ContainsAny(w.Word, "<>[]()+") {
+			t.Errorf("word %d %q is a filler or has a pronunciation suffix", i, w.Word)
+		}
+		prevEnd = w.End
+	}
+	if got := strings.Join(texts, " "); u.Text != got {
+		t.Errorf("Text %q, words say %q", u.Text, got)
+	}
+	if want := sum / float64(len(u.Words)); math.Abs(u.Confidence-want) > 1e-9 {
+		t.Errorf("utterance confidence %v, mean of words %v", u.Confidence, want)
+	}
+	if u.Start != u.Words[0].Start || u.End != u.Words[len(u.Words)-1].End {
+		t.Errorf("utterance [%.2f, %.2f], words [%.2f, %.2f]", u.Start, u.End, u.Words[0].Start, u.Words[len(u.Words)-1].End)
+	}
+	if u.Language != "en" {
+		t.Errorf("language %q", u.Language)
+	}
+}
+
+func TestGoForward(t *testing.T) {
+	e := newEngine(t, 1)
+	c, pcm := clip(t, "pocketsphinx-goforward.wav")
+	dur := float64(len(pcm)) / recognizer.SampleRate
+	tests := []struct {
+		name   string
+		decode func(*Stream) (recognizer.Utterance, error)
+	}{
+		{"incremental", func(st *Stream) (recognizer.Utterance, error) {
+			writeChunks(t, st, pcm)
+			return st.Finish()
+		}},
+		{"whole", func(st *Stream) (recognizer.Utterance, error) { return st.Decode(pcm) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := openStream(t, e)
+			u, err := tt.decode(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u.Text != c.Transcript {
+				t.Fatalf("got %q, want %q", u.Text, c.Transcript)
+			}
+			checkUtterance(t, u, dur)
+			// "go" starts after the leading silence, "meters" ends before
+			// the trailing one (the clip has ~0.45 s before and after).
+			if u.Start < 0.2 || u.End > dur-0.2 {
+				t.Errorf("speech [%.2f, %.2f] of %.2f s audio does not leave the silences out", u.Start, u.End, dur)
+			}
+		})
+	}
+}
+
+// TestWordTimesShift checks times follow the audio: the same clip after
+// 2 s of silence has its words 2 s later (PocketSphinx's own silence
+// removal would compress them).
+func TestWordTimesShift(t *testing.T) {
+	e := newEngine(t, 1)
+	_, pcm := clip(t, "pocketsphinx-goforward.wav")
+	st := openStream(t, e)
+	a, err := st.Decode(pcm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	padded := append(make([]int16, 2*recognizer.SampleRate), pcm...)
+	writeChunks(t, st, padded)
+	b, err := st.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Words) != len(b.Words) {
+		t.Fatalf("%q vs %q", a.Text, b.Text)
+	}
+	for i := range a.Words {
+		if d := b.Words[i].Start - a.Words[i].Start; math.Abs(d-2) > 0.05 {
+			t.Errorf("word %q moved %.2f s, want 2", a.Words[i].Word, d)
+		}
+	}
+}
+
+// TestUtterancesRestart checks a stream decodes several utterances, each
+// with times from 0, and that Partial sees words before Finish.
+func TestUtterancesRestart(t *testing.T) {
+	e := newEngine(t, 1)
+	c, pcm := clip(t, "pocketsphinx-goforward.wav")
+	st := openStream(t, e)
+	if _, ok := st.Partial(); ok {
+		t.Error("partial before any audio")
+	}
+	var first recognizer.Utterance
+	for i := range 3 {
+		writeChunks(t, st, pcm[:len(pcm)*3/4])
+		h, ok := st.Partial()
+		if !ok || !strings.HasPrefix(c.Transcript, strings.Fields(h.Text)[0]) {
+			t.Errorf("utterance %d: partial %q, %v", i, h.Text, ok)
+		}
+		writeChunks(t, st, pcm[len(pcm)*3/4:])
+		u, err := st.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.Text != c.Transcript {
+			t.Errorf("utterance %d: %q", i, u.Text)
+		}
+		if i == 0 {
+			first = u
+			continue
+		}
+		if math.Abs(u.Start-first.Start) > 0.05 || math.Abs(u.End-first.End) > 0.05 {
+			t.Errorf("utterance %d at [%.2f, %.2f], first at [%.2f, %.2f]", i, u.Start, u.End, first.Start, first.End)
+		}
+	}
+	u, err := st.Finish()
+	if err != nil || len(u.Words) != 0 {
+		t.Errorf("Finish without audio: %+v, %v", u, err)
+	}
+}
+
+// TestLibriSpeechWER bounds accuracy on a read-speech clip. Measured on
+// 2026-11-21 with Debian's 0.8+5prealpha en-us model: whole 3/30 errors
+// (0.100, the same as pocketsphinx_batch), incremental 5/30 (0.167); the
+// bounds add about two words of margin.
+func TestLibriSpeechWER(t *testing.T) {
+	e := newEngine(t, 2)
+	c, pcm := clip(t, "ls-test-clean-1995-1837-0001.wav")
+	dur := float64(len(pcm)) / recognizer.SampleRate
+	tests := []struct {
+		name   string
+		maxWER float64
+		decode func(*Stream) (recognizer.Utterance, error)
+	}{
+		{"whole", 0.17, func(st *Stream) (recognizer.Utterance, error) { return st.Decode(pcm) }},
+		{"incremental", 0.24, func(st *Stream) (recognizer.Utterance, error) {
+			writeChunks(t, st, pcm)
+			return st.Finish()
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			st := openStream(t, e)
+			u, err := tt.decode(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkUtterance(t, u, dur)
+			wer := recognizertest.WER(c.Transcript, u.Text)
+			t.Logf("WER %.3f: %q", wer, u.Text)
+			if wer > tt.maxWER {
+				t.Errorf("WER %.3f > %.3f", wer, tt.maxWER)
+			}
+		})
+	}
+}
+
+// TestResultIndependentOfDecoder checks a decoder's history (another
+// stream's incremental utterances) does not change what the next stream
+// gets from it.
+func TestResultIndependentOfDecoder(t *testing.T) {
+	e := newEngine(t, 1)
+	_, pcm := clip(t, "ls-test-clean-1089-134691-0001.wav")
+	_, other := clip(t, "ljspeech-LJ001-0002.wav")
+	decode := func() recognizer.Utterance {
+		st := openStream(t, e)
+		defer st.Close()
+		writeChunks(t, st, pcm)
+		u, err := st.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	a := decode()
+	st := openStream(t, e)
+	writeChunks(t, st, other)
+	if _, err := st.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	writeChunks(t, st, other[:len(other)/2]) // left unfinished
+	st.Close()
+	if b := decode(); a.Text != b.Text || a.Confidence != b.Confidence {
+		t.Errorf("first %q (%.3f), after other use %q (%.3f)", a.Text, a.Confidence, b.Text, b.Confidence)
+	}
+}
+
+func TestPoolCapacity(t *testing.T) {
+	e := newEngine(t, 2)
+	a := openStream(t, e)
+	openStream(t, e)
+	if total, busy := e.Stats(); total != 2 || busy != 2 {
+		t.Fatalf("stats %d/%d, want 2/2", total, busy)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	_, err := e.NewStream(ctx, recognizer.StreamOptions{})
+	if !errors.Is(err, recognizer.ErrAtCapacity) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("third stream: %v, want ErrAtCapacity and DeadlineExceeded", err)
+	}
+
+	// A waiter gets the decoder a closing stream returns.
+	got := make(chan error, 1)
+	go func() {
+		st, err := e.NewStream(t.Context(), recognizer.StreamOptions{})
+		if err == nil {
+			st.Close()
+		}
+		got <- err
+	}()
+	a.Close()
+	if err := <-got; err != nil {
+		t.Fatalf("waiter: %v", err)
+	}
+	if err := a.Close(); err != nil {
+		t.Errorf("second stream Close: %v", err)
+	}
+	if total, busy := e.Stats(); total != 2 || busy != 1 {
+		t.Errorf("stats %d/%d, want 2/1", total, busy)
+	}
+}
+
+func TestLanguage(t *testing.T) {
+	e := newEngine(t, 1)
+	for _, lang := range []string{"", "en"} {
+		st, err := e.NewStream(t.Context(), recognizer.StreamOptions{Language: lang})
+		if err != nil {
+			t.Fatalf("%q: %v", lang, err)
+		}
+		st.Close()
+	}
+	if _, err := e.NewStream(t.Context(), recognizer.StreamOptions{Language: "fr"}); !errors.Is(err, recognizer.ErrLanguage) {
+		t.Errorf("fr: %v, want ErrLanguage", err)
+	}
+	if got := e.Languages(); len(got) != 1 || got[0] != "en" || e.Name() != "sphinx" {
+		t.Errorf("languages %v, name %q", got, e.Name())
+	}
+}
+
+func TestClose(t *testing.T) {
+	e := newEngine(t, 2)
+	_, pcm := clip(t, "pocketsphinx-goforward.wav")
+	held := openStream(t, e)
+	blocker := openStream(t, e)
+
+	// A NewStream waiting for a decoder ends with ErrClosed when the
+	// engine closes, whether it was already waiting or not.
+	var wg sync.WaitGroup
+	var waitErr error
+	wg.Go(func() { _, waitErr = e.NewStream(context.Background(), recognizer.StreamOptions{}) })
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if !errors.Is(waitErr, recognizer.ErrClosed) {
+		t.Errorf("waiting NewStream: %v, want ErrClosed", waitErr)
+	}
+	if err := e.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := e.NewStream(t.Context(), recognizer.StreamOptions{}); !errors.Is(err, recognizer.ErrClosed) {
+		t.Errorf("NewStream after Close: %v", err)
+	}
+	// Checked-out decoders keep working until their stream closes.
+	if total, _ := e.Stats(); total != 2 {
+		t.Errorf("total %d after Close with 2 streams open, want 2", total)
+	}
+	if u, err := held.Decode(pcm); err != nil || u.Text != "go forward ten meters" {
+		t.Errorf("stream after engine Close: %q, %v", u.Text, err)
+	}
+	blocker.Close()
+	held.Close()
+	if total, busy := e.Stats(); total != 0 || busy != 0 {
+		t.Errorf("stats %d/%d after all streams closed, want 0/0", total, busy)
+	}
+	if err := held.Write(pcm); !errors.Is(err, recognizer.ErrClosed) {
+		t.Errorf("Write after Close: %v", err)
+	}
+	if _, err := held.Finish(); !errors.Is(err, recognizer.ErrClosed) {
+		t.Errorf("Finish after Close: %v", err)
+	}
+	if _, ok := held.Partial(); ok {
+		t.Error("Partial after Close")
+	}
+}
+
+func TestConfig(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	tests := []struct {
+		name    string
+		mod     func(*Config)
+		wantErr []string
+	}{
+		{"defaults", func(*Config) {}, nil},
+		{"missing files", func(c *Config) { c.HMM, c.Dict, c.LM = missing, missing, missing }, []string{"hmm", "dict", "lm"}},
+		{"hmm not a dir", func(c *Config) { c.HMM = DefaultDict }, []string{"hmm"}},
+		{"dict is dir", func(c *Config) { c.Dict = DefaultHMM }, []string{"dict"}},
+		{"too many decoders", func(c *Config) { c.Decoders = 65 }, []string{"decoders"}},
+		{"negative decoders", func(c *Config) { c.Decoders = -1 }, []string{"decoders"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c Config
+			c.SetDefaults()
+			tt.mod(&c)
+			err := c.Validate()
+			if (err != nil) != (len(tt.wantErr) > 0) {
+				t.Fatalf("Validate: %v", err)
+			}
+			for _, key := range tt.wantErr {
+				if !strings.Contains(err.Error(), "sphinx: "+key+":") {
+					t.Errorf("error %q does not name %s", err, key)
+				}
+			}
+		})
+	}
+	var c Config
+	c.SetDefaults()
+	if c.Decoders < 1 || c.Language != "en" || c.HMM != DefaultHMM {
+		t.Errorf("defaults %+v", c)
+	}
+}
+
+// TestNewBadModel checks New fails cleanly on a model PocketSphinx cannot
+// load (a dictionary that is not one).
+func TestNewBadModel(t *testing.T) {
+	cfg := Config{Decoders: 1, Dict: DefaultLM}
+	cfg.SetDefaults()
+	_, err := New(cfg, nil)
+	if !errors.Is(err, ErrInit) {
+		t.Fatalf("New with a binary file as dictionary: %v, want ErrInit", err)
+	}
+}
+
+func TestWordText(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string
+		ok   bool
+	}{
+		{"hello", "hello", true},
+		{"read(2)", "read", true},
+		{"i'm", "i'm", true},
+		{"<s>", "", false},
+		{"</s>", "", false},
+		{"<sil>", "", false},
+		{"[NOISE]", "", false},
+		{"++GARBAGE++", "", false},
+		{"", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := wordText(tt.in)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("wordText(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+	if got := strings.Join(cleanHyp("<s> go(2) [NOISE] forward </s>"), " "); got != "go forward" {
+		t.Errorf("cleanHyp: %q", got)
+	}
+}

@@ -20,7 +20,7 @@ import (
 func TestRestartDuringProcessing(t *testing.T) {
 	d := startDaemon(t, "", "")
 	key := createKey(t, d.DataDir, "acme")
-	longPath, _ := twoMinuteFile(t)
+	longPath, _ := clip(t, "ljspeech-LJ001-0007-to-0016-long.wav")
 	status, up, body := d.upload(key, longPath)
 	if status != 200 {
 		t.Fatalf("upload: %d %s", status, body)

@@ -35,9 +35,9 @@ func clip(t *testing.T, file string) (string, string) {
 // on these clips through the daemon, 2026-11-21; the bounds add a margin of
 // a few points for run-to-run differences in segmentation, not more.
 const (
-	werLibriSpeech = 0.25 // ls-test-clean-1089-134686-0000: measured in TestPreRecordedUpload
-	werMP3         = 0.30
-	werLong        = 0.25
+	werLibriSpeech = 0.40 // ls-test-clean-1089-134686-0000: measured 0.357 through the daemon
+	werMP3         = 0.45
+	werLong        = 0.22 // two LJ Speech minutes: measured 0.175
 )
 
 func TestPreRecordedUpload(t *testing.T) {
@@ -321,7 +321,7 @@ func TestPreRecordedSources(t *testing.T) {
 		{"audio_url", srv.URL + "/audio/speech.wav", wavRef, werLibriSpeech, 10.44, 1},
 		{"mp3", uploadURL(mp3), wavRef, werMP3, 10.44, 1},
 		{"stereo", uploadURL(stereoPath), "", 0, 5.0, 2},
-		{"two-minutes", uploadURL(longPath), longRef, werLong, 132, 1},
+		{"two-minutes", uploadURL(longPath), longRef, werLong, 132.66, 1},
 	}
 	ids := map[string]string{}
 	for _, c := range cases {

@@ -30,14 +30,16 @@ type Clip struct {
 // on developer machines and in CI). The test fails if there is none.
 func SpeechDir(t testing.TB) string {
 	t.Helper()
-	dir, err := speechDir()
+	dir, err := LocateSpeechDir()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return dir
 }
 
-func speechDir() (string, error) {
+// LocateSpeechDir is SpeechDir for programs (benchmarks): it returns an
+// error instead of failing a test.
+func LocateSpeechDir() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", fmt.Errorf("recognizertest: %w", err)

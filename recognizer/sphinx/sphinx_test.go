@@ -399,13 +399,13 @@ func TestConfig(t *testing.T) {
 }
 
 // TestNewBadModel checks New fails cleanly on a model PocketSphinx cannot
-// load (a dictionary that is not one).
+// load (an empty acoustic model directory).
 func TestNewBadModel(t *testing.T) {
-	cfg := Config{Decoders: 1, Dict: DefaultLM}
+	cfg := Config{Decoders: 2, HMM: t.TempDir()}
 	cfg.SetDefaults()
 	_, err := New(cfg, nil)
 	if !errors.Is(err, ErrInit) {
-		t.Fatalf("New with a binary file as dictionary: %v, want ErrInit", err)
+		t.Fatalf("New with an empty model directory: %v, want ErrInit", err)
 	}
 }
 

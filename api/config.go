@@ -22,6 +22,8 @@ type Config struct {
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
 	// MaxConns bounds concurrent connections; default 4096.
 	MaxConns int `yaml:"max_conns"`
+	// Live bounds the WebSocket door (set from the daemon's live config).
+	Live LiveLimits `yaml:"-"`
 }
 
 // SetDefaults fills zero fields.
@@ -43,6 +45,15 @@ func (c *Config) SetDefaults() {
 	}
 	if c.MaxConns == 0 {
 		c.MaxConns = 4096
+	}
+	if c.Live.MaxFrameBytes == 0 {
+		c.Live.MaxFrameBytes = 1 << 20
+	}
+	if c.Live.MaxMessagesPerSecond == 0 {
+		c.Live.MaxMessagesPerSecond = 500
+	}
+	if c.Live.IdleTimeout == 0 {
+		c.Live.IdleTimeout = time.Minute
 	}
 }
 

@@ -50,6 +50,7 @@ type Service interface {
 	Jobs
 	Uploads
 	Readiness
+	Live
 }
 
 // Server serves the /v2 API over fasthttp.
@@ -79,6 +80,11 @@ func New(cfg Config, svc Service, logger *slog.Logger) *Server {
 	r.DELETE("/v2/pre-recorded/{id}", s.auth(s.deleteJob(store.KindPreRecorded)))
 	r.GET("/v2/pre-recorded/{id}/file", s.auth(s.getJobFile(store.KindPreRecorded)))
 	r.DELETE("/v2/transcription/{id}", s.auth(s.deleteTranscription))
+	r.POST("/v2/live", s.auth(s.createLive))
+	r.GET("/v2/live", s.liveRoot)
+	r.GET("/v2/live/{id}", s.auth(s.getJob(store.KindLive)))
+	r.DELETE("/v2/live/{id}", s.auth(s.deleteJob(store.KindLive)))
+	r.GET("/v2/live/{id}/file", s.auth(s.getJobFile(store.KindLive)))
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		s.fail(ctx, fmt.Errorf("route %s: %w", ctx.Path(), daemon.ErrNotFound))
 	}

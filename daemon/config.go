@@ -40,6 +40,8 @@ type Config struct {
 	Limits Limits `yaml:"limits"`
 	// Callbacks configures the callback outbox.
 	Callbacks CallbacksConfig `yaml:"callbacks"`
+	// Live configures live sessions.
+	Live LiveConfig `yaml:"live"`
 }
 
 // Limits bound inputs. Sizes are bytes, durations Go durations ("90s").
@@ -87,6 +89,7 @@ func (c *Config) SetDefaults() {
 		c.Workers = 1
 	}
 	c.Sphinx.SetDefaults()
+	c.Live.SetDefaults()
 	l := &c.Limits
 	if l.MaxUploadBytes == 0 {
 		l.MaxUploadBytes = 1 << 30
@@ -147,6 +150,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Sphinx.Validate(); err != nil {
 		bad("sphinx", "%v", err)
+	}
+	if err := c.Live.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	l := c.Limits
 	if l.MaxUploadBytes < 1024 {

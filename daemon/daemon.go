@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -35,6 +34,9 @@ type Daemon struct {
 	mu      sync.Mutex
 	running map[string]context.CancelFunc // guarded by mu: job id → cancel of its worker
 	closed  bool                          // guarded by mu
+
+	liveMu   sync.Mutex
+	sessions map[string]*liveSession // guarded by liveMu: live sessions not ended, at most Live.Capacity
 }
 
 // New opens the store and loads the engine. It starts nothing; on error it
@@ -65,6 +67,7 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 		wake:       make(chan struct{}, 1),
 		outboxWake: make(chan struct{}, 1),
 		running:    make(map[string]context.CancelFunc),
+		sessions:   make(map[string]*liveSession),
 	}
 	return d, nil
 }
@@ -83,8 +86,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.log.Info("recovered jobs", "requeued", len(rep.Requeued), "live", len(rep.Live))
 	}
 	for _, id := range rep.Live {
-		// Live sessions cut by a crash end with what was received.
-		d.finishInterruptedLive(id)
+		d.recoverLive(ctx, id)
 	}
 	adm, err := d.listenAdmin()
 	if err != nil {
@@ -95,6 +97,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		g.Go(func() error { return d.runWorker(ctx, i) })
 	}
 	g.Go(func() error { return d.runOutbox(ctx) })
+	g.Go(func() error { return d.runLive(ctx) })
 	g.Go(func() error { return d.serveAdmin(ctx, adm) })
 	d.log.Info("daemon started", "workers", d.cfg.Workers, "decoders", d.cfg.Sphinx.Decoders, "data_dir", d.cfg.DataDir)
 	err = g.Wait()
@@ -127,19 +130,6 @@ func (d *Daemon) Ready() error {
 
 // Languages lists the languages installed engines serve.
 func (d *Daemon) Languages() []string { return d.caps.Languages }
-
-func (d *Daemon) finishInterruptedLive(id string) {
-	_, err := d.db.UpdateJob(id, func(j *store.Job) ([]*store.Delivery, error) {
-		j.Status = store.StatusError
-		j.ErrorCode = 500
-		j.ErrorMessage = "session interrupted by a daemon restart"
-		j.CompletedAt = time.Now().UTC()
-		return nil, nil
-	})
-	if err != nil {
-		d.log.Error("finish interrupted live job", "job_id", id, "error", err)
-	}
-}
 
 func signal(c chan struct{}) {
 	select {

@@ -121,6 +121,12 @@ func (d *Daemon) DeleteJob(ctx context.Context, account string, kind store.Kind,
 	if _, err := d.Job(ctx, account, kind, id); err != nil {
 		return err
 	}
+	d.liveMu.Lock()
+	s := d.sessions[id]
+	d.liveMu.Unlock()
+	if s != nil {
+		s.stopForDelete() // a running session ends first (its client gets end_session)
+	}
 	if err := d.db.DeleteJob(id); err != nil {
 		return err
 	}
@@ -201,7 +207,9 @@ func (d *Daemon) OpenJobAudio(ctx context.Context, account string, kind store.Ki
 		return nil, "", err
 	}
 	ctype := ""
-	if j.File != nil && j.File.Filename != nil {
+	if j.Kind == store.KindLive {
+		ctype = "audio/wav"
+	} else if j.File != nil && j.File.Filename != nil {
 		ctype = mime.TypeByExtension(strings.ToLower(filepath.Ext(*j.File.Filename)))
 	}
 	if ctype == "" {

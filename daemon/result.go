@@ -25,6 +25,9 @@ type Result struct {
 	AudioToLLM             *Envelope      `json:"audio_to_llm,omitempty"`
 	Sentences              *Envelope      `json:"sentences,omitempty"`
 	Diarization            *Envelope      `json:"diarization,omitempty"`
+	Chapterization         *Envelope      `json:"chapterization,omitempty"`
+	// Messages are the live session's messages, as JSON strings (live only).
+	Messages []string `json:"messages,omitempty"`
 }
 
 // ResultMetadata is result.metadata; all four fields are required.
@@ -136,17 +139,11 @@ func buildResult(br *recognizer.BatchResult, duration float64, lang string, p *p
 	r.Metadata.BillingTime = round3(duration * float64(r.Metadata.NumberOfDistinctChannels))
 	texts := make([]string, 0, len(br.Utterances))
 	for _, u := range br.Utterances {
-		cu := Utterance{
-			Start: round3(u.Start), End: round3(u.End), Confidence: round3(u.Confidence),
-			Channel: u.Channel, Text: u.Text, Language: lang, Words: make([]Word, 0, len(u.Words)),
+		ul := u.Language
+		if ul == "" {
+			ul = lang
 		}
-		if cu.Language == "" {
-			cu.Language = lang
-		}
-		for _, w := range u.Words {
-			cu.Words = append(cu.Words, Word{Word: w.Word, Start: round3(w.Start), End: round3(w.End), Confidence: round3(w.Confidence)})
-		}
-		r.Transcription.Utterances = append(r.Transcription.Utterances, cu)
+		r.Transcription.Utterances = append(r.Transcription.Utterances, contractUtterance(u, ul))
 		texts = append(texts, u.Text)
 	}
 	r.Transcription.FullTranscript = strings.Join(slices.DeleteFunc(texts, func(s string) bool { return s == "" }), " ")

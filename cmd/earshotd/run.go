@@ -77,7 +77,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer d.Close()
-	acfg := api.Config{PublicURL: cfg.PublicURL, MaxBodyBytes: cfg.Limits.MaxBodyBytes, MaxUploadBytes: cfg.Limits.MaxUploadBytes}
+	acfg := api.Config{PublicURL: cfg.PublicURL, MaxBodyBytes: cfg.Limits.MaxBodyBytes, MaxUploadBytes: cfg.Limits.MaxUploadBytes,
+		Live: api.LiveLimits{MaxFrameBytes: cfg.Live.MaxFrameBytes, MaxMessagesPerSecond: cfg.Live.MaxMessagesPerSecond, IdleTimeout: cfg.Live.IdleTimeout}}
 	acfg.SetDefaults()
 	if err := acfg.Validate(); err != nil {
 		return err

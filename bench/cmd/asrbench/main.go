@@ -3,7 +3,7 @@
 // shared/testdata/speech) with the same model files, and prints a markdown
 // table: corpus WER, CPU seconds per audio second, wall time.
 //
-//	go run ./bench/cmd/asrbench [-speech DIR] [-stream=false]
+//	go run ./bench/cmd/asrbench [-speech DIR] [-stream=false] [-serial]
 //
 // The reference is one pocketsphinx_batch process decoding each file as
 // one utterance (its CPU is the child's rusage, model load included, about
@@ -13,7 +13,9 @@
 // daemon's pre-recorded workers would take them. Its CPU is this process's
 // getrusage delta around the run. With -stream it also decodes each file
 // through the live path (100 ms Writes, one Finish, no VAD) to show the
-// accuracy of incremental decoding.
+// accuracy of incremental decoding; with -serial it repeats the batch run
+// one file and one segment at a time, to show the CPU cost without two
+// decoders sharing the machine's cores and caches.
 package main
 
 import (
@@ -40,8 +42,9 @@ import (
 func main() {
 	speech := flag.String("speech", "", "speech test set directory (default: shared/testdata/speech found above the working directory)")
 	stream := flag.Bool("stream", true, "also measure the incremental (live) decoding path")
+	serial := flag.Bool("serial", false, "also run earshot one file and one segment at a time (CPU without core sharing)")
 	flag.Parse()
-	if err := run(context.Background(), *speech, *stream); err != nil {
+	if err := run(context.Background(), *speech, *stream, *serial); err != nil {
 		fmt.Fprintln(os.Stderr, "asrbench:", err)
 		os.Exit(1)
 	}
@@ -61,7 +64,7 @@ type row struct {
 	audioSeconds float64
 }
 
-func run(ctx context.Context, speechDir string, stream bool) error {
+func run(ctx context.Context, speechDir string, stream, serial bool) error {
 	if speechDir == "" {
 		d, err := recognizertest.LocateSpeechDir()
 		if err != nil {
@@ -87,19 +90,25 @@ func run(ctx context.Context, speechDir string, stream bool) error {
 		return err
 	}
 	ref.audioSeconds = audio
-	ours, err := runEarshot(ctx, cfg, clips, false)
+	ours, err := runEarshot(ctx, cfg, clips, modeBatch)
 	if err != nil {
 		return err
 	}
 	ours.audioSeconds = audio
 	rows := []row{ref, ours}
-	if stream {
-		s, err := runEarshot(ctx, cfg, clips, true)
+	for _, m := range []struct {
+		on   bool
+		mode mode
+	}{{serial, modeSerial}, {stream, modeStream}} {
+		if !m.on {
+			continue
+		}
+		r, err := runEarshot(ctx, cfg, clips, m.mode)
 		if err != nil {
 			return err
 		}
-		s.audioSeconds = audio
-		rows = append(rows, s)
+		r.audioSeconds = audio
+		rows = append(rows, r)
 	}
 
 	fmt.Println("| engine | WER | errors / ref words | CPU s | CPU s per audio s | wall s | wall / CPU |")
@@ -219,25 +228,46 @@ func addErrors(r *row, ref, hyp string) {
 	r.words += len(rw)
 }
 
-func runEarshot(ctx context.Context, cfg sphinx.Config, clips []clip, stream bool) (row, error) {
+// mode selects how runEarshot decodes.
+type mode int
+
+const (
+	modeBatch  mode = iota // Transcribe, files and segments in parallel
+	modeSerial             // Transcribe, one file and one segment at a time
+	modeStream             // live path: Write 100 ms pieces, Finish
+)
+
+func (m mode) String() string {
+	return [...]string{
+		"earshot Transcribe (VAD + sphinx)",
+		"earshot Transcribe, serial",
+		"earshot live path (100 ms writes, no VAD)",
+	}[m]
+}
+
+func runEarshot(ctx context.Context, cfg sphinx.Config, clips []clip, m mode) (row, error) {
 	e, err := sphinx.New(cfg, nil)
 	if err != nil {
 		return row{}, err
 	}
 	defer e.Close()
+	workers := runtime.NumCPU()
+	if m == modeSerial {
+		workers = 1
+	}
 	texts := make([]string, len(clips))
 	cpu0 := cpuTime()
 	start := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.NumCPU())
+	g.SetLimit(workers)
 	for i, c := range clips {
 		g.Go(func() error {
 			var err error
-			if stream {
+			if m == modeStream {
 				texts[i], err = decodeStreaming(gctx, e, c.pcm[0])
 				return err
 			}
-			res, err := recognizer.Transcribe(gctx, e, c.pcm, recognizer.BatchOptions{})
+			res, err := recognizer.Transcribe(gctx, e, c.pcm, recognizer.BatchOptions{Concurrency: workers})
 			if err != nil {
 				return err
 			}
@@ -252,10 +282,7 @@ func runEarshot(ctx context.Context, cfg sphinx.Config, clips []clip, stream boo
 	if err := g.Wait(); err != nil {
 		return row{}, err
 	}
-	r := row{name: "earshot Transcribe (VAD + sphinx)", wall: time.Since(start), cpu: cpuTime() - cpu0}
-	if stream {
-		r.name = "earshot live path (100 ms writes, no VAD)"
-	}
+	r := row{name: m.String(), wall: time.Since(start), cpu: cpuTime() - cpu0}
 	for i, c := range clips {
 		addErrors(&r, c.Transcript, texts[i])
 	}

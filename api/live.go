@@ -1,0 +1,269 @@
+package api
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fasthttp/websocket"
+	"github.com/valyala/fasthttp"
+
+	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/store"
+)
+
+// Live is what the API needs of the job service for live sessions.
+type Live interface {
+	CreateLive(ctx context.Context, account, requestID string, body []byte, region string) (*store.Job, string, error)
+	AttachLive(ctx context.Context, token string, out func([]byte) bool, kick func()) (*daemon.Attachment, error)
+}
+
+// LiveLimits bound the WebSocket door.
+type LiveLimits struct {
+	MaxFrameBytes        int           // largest audio frame
+	MaxMessagesPerSecond int           // client frames per second
+	IdleTimeout          time.Duration // read deadline between frames
+}
+
+// WebSocket close codes (PROTOCOL.md).
+const (
+	closeNormal     = 1000
+	closeInternal   = 1011
+	closeBadToken   = 4401
+	closeNoSession  = 4404
+	closeTooLarge   = 4413
+	closeBadMessage = 4400
+)
+
+// closeCode maps a job-service error to the WebSocket close code: the one
+// mapping for this door.
+func closeCode(err error) int {
+	switch daemon.Status(err) {
+	case 401:
+		return closeBadToken
+	case 404:
+		return closeNoSession
+	case 413:
+		return closeTooLarge
+	case 400:
+		return closeBadMessage
+	}
+	if errors.Is(err, daemon.ErrBadMessage) {
+		return closeBadMessage
+	}
+	return closeInternal
+}
+
+func (s *Server) createLive(ctx *fasthttp.RequestCtx) {
+	if ct := ctx.Request.Header.ContentType(); len(ct) > 0 && !strings.HasPrefix(strings.ToLower(string(ct)), "application/json") {
+		s.fail(ctx, errBadRequest("body: Content-Type must be application/json"))
+		return
+	}
+	body, err := s.readBody(ctx)
+	if err != nil {
+		s.fail(ctx, err)
+		return
+	}
+	job, tok, err := s.svc.CreateLive(ctx, account(ctx), requestID(ctx), body, string(ctx.QueryArgs().Peek("region")))
+	if err != nil {
+		s.fail(ctx, err)
+		return
+	}
+	base := s.baseURL(ctx)
+	ws := "ws" + strings.TrimPrefix(base, "http")
+	s.writeJSON(ctx, fasthttp.StatusCreated, struct {
+		ID        string `json:"id"`
+		CreatedAt string `json:"created_at"`
+		URL       string `json:"url"`
+	}{job.ID, formatTime(job.CreatedAt), ws + "/v2/live?token=" + tok})
+}
+
+// liveRoot is GET /v2/live: the WebSocket when a token and an upgrade come,
+// else the list of live jobs.
+func (s *Server) liveRoot(ctx *fasthttp.RequestCtx) {
+	if tok := ctx.QueryArgs().Peek("token"); tok != nil && websocket.FastHTTPIsWebSocketUpgrade(ctx) {
+		s.liveSocket(ctx, string(tok))
+		return
+	}
+	s.auth(s.list(store.KindLive))(ctx)
+}
+
+type wsClose struct {
+	code int
+	text string
+}
+
+func (s *Server) liveSocket(ctx *fasthttp.RequestCtx, token string) {
+	up := websocket.FastHTTPUpgrader{
+		ReadBufferSize:  32 << 10,
+		WriteBufferSize: 32 << 10,
+		// The session token authenticates; pages from any origin may connect.
+		CheckOrigin: func(*fasthttp.RequestCtx) bool { return true },
+	}
+	lim := s.cfg.Live
+	err := up.Upgrade(ctx, func(conn *websocket.Conn) {
+		defer conn.Close()
+		// A text frame carries base64 audio: allow for its growth.
+		conn.SetReadLimit(int64(lim.MaxFrameBytes)*4/3 + 4096)
+		s.serveLive(conn, token, lim)
+	})
+	if err != nil {
+		s.log.Debug("websocket upgrade failed", "error", err)
+	}
+}
+
+// serveLive runs one WebSocket connection: this goroutine reads, a writer
+// goroutine it waits for sends; the session ends the socket with 1000 after
+// end_session.
+func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits) {
+	log := s.log.With("remote_addr", conn.RemoteAddr().String())
+	out := make(chan []byte, 4096)
+	closeReq := make(chan wsClose, 1)
+	kicked := make(chan struct{})
+	var kickOnce sync.Once
+	readerDone := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	att, err := s.svc.AttachLive(ctx, token,
+		func(b []byte) bool {
+			select {
+			case out <- b:
+				return true
+			default:
+				return false
+			}
+		},
+		func() { kickOnce.Do(func() { close(kicked) }) })
+	if err != nil {
+		writeClose(conn, closeCode(err), daemon.Message(err))
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		send := func(b []byte) bool {
+			conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			return conn.WriteMessage(websocket.TextMessage, b) == nil
+		}
+		for {
+			select {
+			case b := <-out:
+				if !send(b) {
+					conn.Close()
+					return
+				}
+			case <-att.Done():
+				for {
+					select {
+					case b := <-out:
+						send(b)
+						continue
+					default:
+					}
+					break
+				}
+				writeClose(conn, closeNormal, "session ended")
+				conn.Close()
+				return
+			case <-kicked:
+				writeClose(conn, closeNoSession, "another connection took over this session")
+				conn.Close()
+				return
+			case c := <-closeReq:
+				writeClose(conn, c.code, c.text)
+				conn.Close()
+				return
+			case <-readerDone:
+				return
+			}
+		}
+	})
+	defer wg.Wait()
+	defer close(readerDone)
+	defer att.Detach()
+
+	closeWith := func(code int, text string) {
+		select {
+		case closeReq <- wsClose{code, text}:
+		default:
+		}
+	}
+	bucket, refill := lim.MaxMessagesPerSecond, time.Now()
+	for {
+		conn.SetReadDeadline(time.Now().Add(lim.IdleTimeout + 5*time.Second))
+		mt, data, err := conn.ReadMessage()
+		if err != nil {
+			if errors.Is(err, websocket.ErrReadLimit) {
+				closeWith(closeTooLarge, "frame over the size limit")
+			}
+			return
+		}
+		if now := time.Now(); now.Sub(refill) >= time.Second {
+			bucket, refill = lim.MaxMessagesPerSecond, now
+		}
+		if bucket--; bucket < 0 {
+			closeWith(closeBadMessage, "message rate over the limit")
+			return
+		}
+		switch mt {
+		case websocket.BinaryMessage:
+			err = att.Write(ctx, data)
+		case websocket.TextMessage:
+			err = s.liveText(ctx, att, data)
+		}
+		if err != nil {
+			code := closeCode(err)
+			if code == closeInternal {
+				log.Error("live session failed", "error", err)
+			}
+			closeWith(code, daemon.Message(err))
+			return
+		}
+	}
+}
+
+// clientMessage is a text frame from the client (PROTOCOL.md).
+type clientMessage struct {
+	Type string `json:"type"`
+	Data *struct {
+		Chunk string `json:"chunk"`
+	} `json:"data"`
+}
+
+func (s *Server) liveText(ctx context.Context, att *daemon.Attachment, data []byte) error {
+	var m clientMessage
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return badMessage("message is not valid JSON of a known shape: " + err.Error())
+	}
+	switch m.Type {
+	case "audio_chunk":
+		if m.Data == nil {
+			return badMessage("audio_chunk needs data.chunk")
+		}
+		audio, err := base64.StdEncoding.DecodeString(m.Data.Chunk)
+		if err != nil {
+			return badMessage("data.chunk is not base64")
+		}
+		return att.Write(ctx, audio)
+	case "stop_recording":
+		return att.Stop(ctx)
+	}
+	return badMessage("type must be audio_chunk or stop_recording")
+}
+
+func badMessage(text string) error {
+	return &daemon.Error{Kind: daemon.ErrBadMessage, Msg: text}
+}
+
+func writeClose(conn *websocket.Conn, code int, text string) {
+	if len(text) > 120 {
+		text = text[:120]
+	}
+	conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text), time.Now().Add(time.Second))
+}

@@ -1,0 +1,164 @@
+package daemon
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/store"
+)
+
+// tokenSecretAccount names the store secret that signs session tokens; the
+// "/" keeps it apart from every real account name.
+const tokenSecretAccount = "/session-token"
+
+// ErrTokenInvalid is returned for a session token that is malformed, forged
+// or expired (WebSocket close 4401).
+var ErrTokenInvalid = newError(ErrUnauthorized, nil, "invalid or expired session token")
+
+// CreateLive validates a POST /v2/live body, commits a queued live job and
+// returns it with the session token for its WebSocket URL.
+func (d *Daemon) CreateLive(ctx context.Context, account, requestID string, body []byte, region string) (*store.Job, string, error) {
+	p, err := params.DecodeLive(body, d.caps)
+	if err != nil {
+		return nil, "", err
+	}
+	if region != "" && region != "us-west" && region != "eu-west" {
+		return nil, "", &ValidationError{Problems: []string{"region must be one of us-west, eu-west"}}
+	}
+	d.liveMu.Lock()
+	n := len(d.sessions)
+	d.liveMu.Unlock()
+	if n >= d.cfg.Live.Capacity {
+		return nil, "", newError(ErrAtCapacity, nil, "%d live sessions open, capacity %d", n, d.cfg.Live.Capacity)
+	}
+	id := uuid.NewString()
+	now := time.Now().UTC()
+	psm := map[string]any{}
+	if region != "" {
+		psm["region"] = region
+	}
+	job := &store.Job{
+		ID: id, Account: account, Kind: store.KindLive, Status: store.StatusQueued,
+		RequestID: requestID, CreatedAt: now, CustomMetadata: p.CustomMetadata,
+		PostSessionMetadata: psm, Blob: "live-" + id + ".wav",
+	}
+	if job.Params, err = json.Marshal(p); err != nil {
+		return nil, "", fmt.Errorf("encode params: %w", err)
+	}
+	s, err := d.newSession(job, p)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := d.db.CreateJob(job); err != nil {
+		s.closeFile()
+		d.db.RemoveBlob(job.Blob)
+		return nil, "", err
+	}
+	d.liveMu.Lock()
+	d.sessions[id] = s
+	d.liveMu.Unlock()
+	tok, err := d.token(id, s.expires)
+	if err != nil {
+		return nil, "", err
+	}
+	d.log.Info("live session created", "session_id", id, "account_id", account)
+	return job, tok, nil
+}
+
+// token signs "id.expiry" with the daemon's persisted token secret.
+func (d *Daemon) token(id string, exp time.Time) (string, error) {
+	key, err := d.db.CallbackSecret(tokenSecretAccount)
+	if err != nil {
+		return "", err
+	}
+	payload := id + "." + strconv.FormatInt(exp.Unix(), 10)
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(payload))
+	return payload + "." + hex.EncodeToString(mac.Sum(nil)), nil
+}
+
+// checkToken returns the session id a valid, unexpired token names.
+func (d *Daemon) checkToken(tok string) (string, error) {
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 || !ValidID(parts[0]) {
+		return "", ErrTokenInvalid
+	}
+	exp, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil {
+		return "", ErrTokenInvalid
+	}
+	want, err := d.token(parts[0], time.Unix(exp, 0))
+	if err != nil {
+		return "", err
+	}
+	if subtle.ConstantTimeCompare([]byte(want), []byte(tok)) != 1 || time.Now().Unix() > exp {
+		return "", ErrTokenInvalid
+	}
+	return parts[0], nil
+}
+
+// AttachLive connects a client to the session its token names. out sends
+// one server message to the client (false when it cannot); kick closes the
+// client's connection (a newer connection took over or the session ended).
+func (d *Daemon) AttachLive(ctx context.Context, tok string, out func([]byte) bool, kick func()) (*Attachment, error) {
+	id, err := d.checkToken(tok)
+	if err != nil {
+		return nil, err
+	}
+	d.liveMu.Lock()
+	s := d.sessions[id]
+	d.liveMu.Unlock()
+	if s == nil {
+		return nil, newError(ErrNotFound, nil, "session %s has ended or does not exist", id)
+	}
+	return s.attach(ctx, out, kick)
+}
+
+// runLive finalises sessions that time out: never connected before their
+// token expired (error 408), disconnected past the reconnect grace, or idle
+// past the idle timeout (as if stop_recording had come). On shutdown it
+// finalises every running session with what it received.
+func (d *Daemon) runLive(ctx context.Context) error {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			for _, s := range d.liveSessions() {
+				s.expire(context.Background(), time.Now(), true)
+			}
+			return nil
+		case now := <-t.C:
+			for _, s := range d.liveSessions() {
+				s.expire(ctx, now, false)
+			}
+		}
+	}
+}
+
+func (d *Daemon) liveSessions() []*liveSession {
+	d.liveMu.Lock()
+	defer d.liveMu.Unlock()
+	out := make([]*liveSession, 0, len(d.sessions))
+	for _, s := range d.sessions {
+		out = append(out, s)
+	}
+	return out
+}
+
+func (d *Daemon) dropSession(id string) {
+	d.liveMu.Lock()
+	delete(d.sessions, id)
+	d.liveMu.Unlock()
+}

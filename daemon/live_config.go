@@ -1,0 +1,82 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// LiveConfig configures live sessions.
+type LiveConfig struct {
+	// Capacity is how many live sessions may exist at once (created and not
+	// ended); beyond it POST /v2/live answers 503; default 16.
+	Capacity int `yaml:"capacity"`
+	// TokenTTL is how long the WebSocket URL's token stays valid; default 1h.
+	TokenTTL time.Duration `yaml:"token_ttl"`
+	// IdleTimeout finalises a connected session that sent nothing this long; default 60s.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// ReconnectGrace finalises a session whose client went away and did not
+	// come back this long; default 30s.
+	ReconnectGrace time.Duration `yaml:"reconnect_grace"`
+	// MaxFrameBytes bounds one WebSocket frame; default 1 MiB.
+	MaxFrameBytes int `yaml:"max_frame_bytes"`
+	// MaxMessagesPerSecond bounds client frames per second per connection
+	// (averaged over a 1 s bucket of that size); default 500.
+	MaxMessagesPerSecond int `yaml:"max_messages_per_second"`
+	// DecoderWait bounds the wait for a free decoder at speech start; default 3s.
+	DecoderWait time.Duration `yaml:"decoder_wait"`
+	// PartialInterval is the cadence of partial transcripts; default 250ms.
+	PartialInterval time.Duration `yaml:"partial_interval"`
+}
+
+// SetDefaults fills zero fields.
+func (c *LiveConfig) SetDefaults() {
+	if c.Capacity == 0 {
+		c.Capacity = 16
+	}
+	if c.TokenTTL == 0 {
+		c.TokenTTL = time.Hour
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = time.Minute
+	}
+	if c.ReconnectGrace == 0 {
+		c.ReconnectGrace = 30 * time.Second
+	}
+	if c.MaxFrameBytes == 0 {
+		c.MaxFrameBytes = 1 << 20
+	}
+	if c.MaxMessagesPerSecond == 0 {
+		c.MaxMessagesPerSecond = 500
+	}
+	if c.DecoderWait == 0 {
+		c.DecoderWait = 3 * time.Second
+	}
+	if c.PartialInterval == 0 {
+		c.PartialInterval = 250 * time.Millisecond
+	}
+}
+
+// Validate checks the live settings.
+func (c LiveConfig) Validate() error {
+	var errs []error
+	if c.Capacity < 1 || c.Capacity > 10000 {
+		errs = append(errs, fmt.Errorf("live.capacity: must be 1 to 10000, not %d", c.Capacity))
+	}
+	if c.TokenTTL < time.Second {
+		errs = append(errs, errors.New("live.token_ttl: must be at least 1s"))
+	}
+	if c.IdleTimeout < 100*time.Millisecond || c.ReconnectGrace < 0 {
+		errs = append(errs, errors.New("live.idle_timeout: must be at least 100ms; live.reconnect_grace >= 0"))
+	}
+	if c.MaxFrameBytes < 1024 || c.MaxFrameBytes > 64<<20 {
+		errs = append(errs, errors.New("live.max_frame_bytes: must be 1 KiB to 64 MiB"))
+	}
+	if c.MaxMessagesPerSecond < 1 {
+		errs = append(errs, errors.New("live.max_messages_per_second: must be at least 1"))
+	}
+	if c.PartialInterval <= 0 || c.PartialInterval > 500*time.Millisecond {
+		errs = append(errs, errors.New("live.partial_interval: must be > 0 and <= 500ms"))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,99 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/store"
+)
+
+// recoverLive handles a live job a crash or restart left open: one never
+// connected gets its session back (its token stays valid); one that was
+// running ends as done, its recording transcribed by the batch pipeline, or
+// as error when that is impossible.
+func (d *Daemon) recoverLive(ctx context.Context, id string) {
+	log := d.log.With("component", "live", "session_id", id)
+	j, err := d.db.Job(id)
+	if err != nil {
+		log.Error("recover live job", "error", err)
+		return
+	}
+	var p params.Live
+	if err := json.Unmarshal(j.Params, &p); err != nil {
+		d.endRecovered(log, j, nil, "session interrupted by a restart; its parameters are unreadable")
+		return
+	}
+	if j.Status == store.StatusQueued {
+		if time.Now().After(j.CreatedAt.Add(d.cfg.Live.TokenTTL)) {
+			d.endRecovered(log, j, nil, "never connected before the session token expired")
+			return
+		}
+		s := &liveSession{
+			d: d, id: j.ID, account: j.Account, p: &p, format: liveFormat(&p),
+			expires: j.CreatedAt.Add(d.cfg.Live.TokenTTL), log: log, done: make(chan struct{}),
+		}
+		s.file, err = createRecording(d.db.BlobPath(j.Blob), s.format)
+		if err != nil {
+			d.endRecovered(log, j, nil, "session interrupted by a restart")
+			return
+		}
+		d.liveMu.Lock()
+		d.sessions[id] = s
+		d.liveMu.Unlock()
+		return
+	}
+	// It was running: transcribe what was received.
+	res, info, err := d.tr.TranscribeFile(ctx, d.db.BlobPath(j.Blob), &params.PreRecorded{LanguageConfig: p.LanguageConfig})
+	if err != nil {
+		if errors.Is(err, ErrBadAudio) {
+			// Nothing usable was recorded.
+			res, info, err = nil, nil, nil
+		} else {
+			d.endRecovered(log, j, nil, "session interrupted by a restart: "+Message(err))
+			return
+		}
+	}
+	d.endRecovered(log, j, func(j *store.Job) {
+		s := &liveSession{id: j.ID, format: liveFormat(&p)}
+		dur := 0.0
+		if info != nil {
+			dur = info.Duration
+		}
+		j.File = s.fileRecord(round3(dur))
+		if res == nil {
+			res = &Result{Transcription: Transcription{Languages: []string{d.engine.Languages()[0]}, Utterances: []Utterance{}}}
+		}
+		res.Messages = []string{}
+		j.Result, _ = json.Marshal(res)
+		j.PostSessionMetadata["recovered"] = "session interrupted by a restart; transcribed from its recording"
+	}, "")
+}
+
+// endRecovered ends a recovered live job as done (fill != nil) or error.
+func (d *Daemon) endRecovered(log interface{ Error(string, ...any) }, j *store.Job, fill func(*store.Job), failure string) {
+	_, err := d.db.UpdateJob(j.ID, func(j *store.Job) ([]*store.Delivery, error) {
+		j.CompletedAt = time.Now().UTC()
+		if j.PostSessionMetadata == nil {
+			j.PostSessionMetadata = map[string]any{}
+		}
+		if fill != nil {
+			j.Status = store.StatusDone
+			fill(j)
+			return nil, nil
+		}
+		j.ErrorCode = 500
+		if j.Status == store.StatusQueued {
+			j.ErrorCode = 408
+		}
+		j.Status = store.StatusError
+		j.ErrorMessage = failure
+		j.PostSessionMetadata["error"] = failure
+		return nil, nil
+	})
+	if err != nil {
+		log.Error("end recovered live job", "error", err)
+	}
+}

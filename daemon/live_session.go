@@ -1,0 +1,711 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/ingest"
+	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/store"
+)
+
+// maxSessionMessages bounds the messages one session keeps for
+// result.messages; later ones are still sent but not kept.
+const maxSessionMessages = 100000
+
+// wavHeaderLen is the size of the header earshot writes before live audio.
+const wavHeaderLen = 44
+
+// Live session errors, each mapped by the WebSocket door to a close code.
+var (
+	// ErrSessionEnded is returned when audio or a stop arrives for a
+	// session that has ended (close 4404).
+	ErrSessionEnded = newError(ErrNotFound, nil, "session has ended")
+	// ErrBadMessage is returned for a client message that is not one of the
+	// protocol's (close 4400).
+	ErrBadMessage = errors.New("daemon: bad message")
+)
+
+type liveState int
+
+const (
+	stateWaiting  liveState = iota // created, never connected
+	stateAttached                  // a client is connected
+	stateDetached                  // the client went away; may reconnect
+	stateEnded                     // finalised
+)
+
+// liveSession is one live job while it runs. Its state is guarded by mu and
+// changed only by the connected client's goroutine (Write, Stop), the
+// reaper (expire) and DELETE; emit runs under mu.
+type liveSession struct {
+	d       *Daemon
+	id      string
+	account string
+	p       *params.Live
+	format  media.Format
+	expires time.Time
+	log     *slog.Logger
+	done    chan struct{}
+
+	mu       sync.Mutex
+	state    liveState                 // guarded by mu
+	gen      int                       // guarded by mu: attachment generation
+	sink     func([]byte) bool         // guarded by mu: current client, nil when none
+	kick     func()                    // guarded by mu
+	lastSeen time.Time                 // guarded by mu
+	received int64                     // guarded by mu: bytes taken in, header included
+	header   int64                     // guarded by mu: WAV header bytes skipped at the start
+	carry    []byte                    // guarded by mu: bytes short of a whole frame
+	file     *os.File                  // guarded by mu: the recording, a WAV file
+	audio    int64                     // guarded by mu: audio bytes in file
+	live     *recognizer.Live          // guarded by mu
+	dec      [][]float32               // guarded by mu: scratch
+	rs       []*media.Resampler        // guarded by mu
+	pcm      [][]int16                 // guarded by mu: scratch
+	finals   []recognizer.Utterance    // guarded by mu
+	messages []string                  // guarded by mu
+	nextUtt  int                       // guarded by mu
+	stopped  bool                      // guarded by mu
+	lastSync time.Time                 // guarded by mu
+	sessErr  error                     // guarded by mu: first pipeline error
+	started  time.Time                 // guarded by mu: first connection
+}
+
+func liveFormat(p *params.Live) media.Format {
+	f := media.Format{Encoding: media.LinearPCM, BitDepth: p.BitDepth, SampleRate: p.SampleRate, Channels: p.Channels}
+	switch p.Encoding {
+	case params.EncodingALaw:
+		f.Encoding, f.BitDepth = media.ALaw, 8
+	case params.EncodingULaw:
+		f.Encoding, f.BitDepth = media.MuLaw, 8
+	}
+	return f
+}
+
+// newSession prepares a session and its recording file.
+func (d *Daemon) newSession(job *store.Job, p *params.Live) (*liveSession, error) {
+	s := &liveSession{
+		d: d, id: job.ID, account: job.Account, p: p, format: liveFormat(p),
+		expires: job.CreatedAt.Add(d.cfg.Live.TokenTTL),
+		log:     d.log.With("component", "live", "session_id", job.ID),
+		done:    make(chan struct{}),
+	}
+	f, err := createRecording(d.db.BlobPath(job.Blob), s.format)
+	if err != nil {
+		return nil, err
+	}
+	s.file = f
+	return s, nil
+}
+
+// createRecording creates (truncating) a session's WAV file with a header
+// of unknown length, ready for appending.
+func createRecording(path string, f media.Format) (*os.File, error) {
+	file, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err == nil {
+		_, err = file.Write(wavHeader(f, -1))
+		if err != nil {
+			file.Close()
+		}
+	}
+	if errors.Is(err, syscall.ENOSPC) {
+		return nil, fmt.Errorf("%w: %w", ErrNoSpace, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create recording: %w", err)
+	}
+	return file, nil
+}
+
+func (s *liveSession) closeFile() {
+	if s.file != nil {
+		s.file.Close()
+		s.file = nil
+	}
+}
+
+// wavHeader is a canonical 44-byte header; dataLen < 0 writes the
+// "unknown length" sizes readers treat as "to the end of the file".
+func wavHeader(f media.Format, dataLen int64) []byte {
+	tag := uint16(1)
+	switch f.Encoding {
+	case media.ALaw:
+		tag = 6
+	case media.MuLaw:
+		tag = 7
+	}
+	riff, data := uint32(0xFFFFFFFF), uint32(0xFFFFFFFF)
+	if dataLen >= 0 {
+		riff, data = uint32(36+dataLen), uint32(dataLen)
+	}
+	var b bytes.Buffer
+	b.WriteString("RIFF")
+	binary.Write(&b, binary.LittleEndian, riff)
+	b.WriteString("WAVEfmt ")
+	bpf := f.FrameSize()
+	for _, v := range []any{uint32(16), tag, uint16(f.Channels), uint32(f.SampleRate), uint32(f.SampleRate * bpf), uint16(bpf), uint16(f.BitDepth)} {
+		binary.Write(&b, binary.LittleEndian, v)
+	}
+	b.WriteString("data")
+	binary.Write(&b, binary.LittleEndian, data)
+	return b.Bytes()
+}
+
+// Attachment is one client connection to a live session; it implements the
+// door contract.
+type Attachment struct {
+	s   *liveSession
+	gen int
+}
+
+var _ ingest.Session = (*Attachment)(nil)
+
+func (s *liveSession) attach(ctx context.Context, out func([]byte) bool, kick func()) (*Attachment, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == stateEnded {
+		return nil, ErrSessionEnded
+	}
+	if s.kick != nil {
+		s.kick() // a newer connection takes over
+	}
+	s.gen++
+	s.sink, s.kick = out, kick
+	s.lastSeen = time.Now()
+	// Bytes short of a whole frame were never acked: the client resends them.
+	s.carry = s.carry[:0]
+	first := s.state == stateWaiting
+	s.state = stateAttached
+	if first {
+		s.started = time.Now()
+		if err := s.startLocked(); err != nil {
+			return nil, err
+		}
+	}
+	s.log.Info("client attached", "generation", s.gen)
+	return &Attachment{s: s, gen: s.gen}, nil
+}
+
+// startLocked marks the job processing and starts the recogniser.
+func (s *liveSession) startLocked() error {
+	if _, err := s.d.db.UpdateJob(s.id, func(j *store.Job) ([]*store.Delivery, error) {
+		j.Status = store.StatusProcessing
+		return nil, nil
+	}); err != nil {
+		return err
+	}
+	cfg := recognizer.LiveConfig{
+		Channels:              s.p.Channels,
+		Language:              s.p.Language(),
+		Endpointing:           time.Duration(s.p.Endpointing * float64(time.Second)),
+		MaxWithoutEndpointing: time.Duration(s.p.MaximumDurationWithoutEndpointing * float64(time.Second)),
+		SpeechThreshold:       s.p.PreProcessing.SpeechThreshold,
+		AudioEnhancer:         s.p.PreProcessing.AudioEnhancer,
+		Partials:              s.p.MessagesConfig.ReceivePartialTranscripts || s.p.Callback && s.p.CallbackConfig.ReceivePartialTranscripts,
+		PartialInterval:       s.d.cfg.Live.PartialInterval,
+		DecoderWait:           s.d.cfg.Live.DecoderWait,
+	}
+	cfg.SetDefaults()
+	live, err := recognizer.NewLive(s.d.engine, cfg, s.onEvent)
+	if err != nil {
+		return fmt.Errorf("start recogniser: %w", err)
+	}
+	s.live = live
+	s.dec = make([][]float32, s.format.Channels)
+	s.pcm = make([][]int16, s.format.Channels)
+	if s.format.SampleRate != recognizer.SampleRate {
+		for range s.format.Channels {
+			r, err := media.NewResampler(s.format.SampleRate, recognizer.SampleRate)
+			if err != nil {
+				return err
+			}
+			s.rs = append(s.rs, r)
+		}
+	}
+	s.sendLocked(msg("start_session", s.id, nil))
+	s.sendLocked(msg("start_recording", s.id, nil))
+	return nil
+}
+
+// Done is closed when the session has ended.
+func (a *Attachment) Done() <-chan struct{} { return a.s.done }
+
+// Detach records that this connection went away; the session waits for a
+// reconnect until the grace period ends.
+func (a *Attachment) Detach() {
+	s := a.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gen != a.gen || s.state != stateAttached {
+		return
+	}
+	s.state = stateDetached
+	s.sink, s.kick = nil, nil
+	s.lastSeen = time.Now()
+	s.log.Info("client detached")
+}
+
+// Write takes raw audio in the session's format, runs it through the
+// pipeline, stores it and acks it.
+func (a *Attachment) Write(ctx context.Context, audio []byte) error {
+	s := a.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := a.currentLocked(); err != nil {
+		return err
+	}
+	if len(audio) > s.d.cfg.Live.MaxFrameBytes {
+		return newError(ErrTooLarge, nil, "frame of %d bytes > limit %d", len(audio), s.d.cfg.Live.MaxFrameBytes)
+	}
+	s.lastSeen = time.Now()
+	if s.stopped {
+		s.sendLocked(errorMsg(s.id, "audio_chunk", "audio after stop_recording is ignored"))
+		return nil
+	}
+	from := s.received
+	s.received += int64(len(audio))
+	if from == 0 && bytes.HasPrefix(audio, []byte("RIFF")) {
+		n, err := s.skipHeaderLocked(audio)
+		if err != nil {
+			s.received = from
+			s.sendLocked(errorMsg(s.id, "audio_chunk", err.Error()))
+			return nil
+		}
+		s.header = n
+		audio = audio[n:]
+	}
+	buf := append(s.carry, audio...)
+	fs := s.format.FrameSize()
+	whole := len(buf) - len(buf)%fs
+	if err := s.processLocked(ctx, buf[:whole]); err != nil {
+		return err
+	}
+	s.carry = append(s.carry[:0], buf[whole:]...)
+	if s.p.MessagesConfig.ReceiveAcknowledgments || s.p.Callback && s.p.CallbackConfig.ReceiveAcknowledgments {
+		to := s.received - int64(len(s.carry))
+		m := msg("audio_chunk", s.id, map[string]any{
+			"byte_range": []int64{from, to},
+			"time_range": []float64{s.secondsAt(from), s.secondsAt(to)},
+		})
+		m["acknowledged"], m["error"] = true, nil
+		s.sendLocked(m)
+	}
+	return nil
+}
+
+// skipHeaderLocked parses a WAV header at the very start of the stream.
+func (s *liveSession) skipHeaderLocked(b []byte) (int64, error) {
+	r := bytes.NewReader(b)
+	f, _, err := media.ReadWAVHeader(r)
+	if err != nil {
+		return 0, fmt.Errorf("a WAV header must fit in the first frame: %v", err)
+	}
+	if f.Channels != s.format.Channels || f.SampleRate != s.format.SampleRate || f.Encoding != s.format.Encoding || f.BitDepth != s.format.BitDepth {
+		return 0, fmt.Errorf("WAV header says %v %d bit %d Hz %d channels, the session was opened for %s %d bit %d Hz %d channels",
+			f.Encoding, f.BitDepth, f.SampleRate, f.Channels, s.p.Encoding, s.p.BitDepth, s.p.SampleRate, s.p.Channels)
+	}
+	return int64(len(b) - r.Len()), nil
+}
+
+// secondsAt converts a whole-session byte offset to seconds of audio.
+func (s *liveSession) secondsAt(off int64) float64 {
+	off -= s.header
+	if off < 0 {
+		off = 0
+	}
+	return round3(float64(off/int64(s.format.FrameSize())) / float64(s.format.SampleRate))
+}
+
+// processLocked stores whole frames and feeds them to the recogniser.
+func (s *liveSession) processLocked(ctx context.Context, frames []byte) error {
+	if len(frames) == 0 {
+		return nil
+	}
+	if _, err := s.file.Write(frames); err != nil {
+		if errors.Is(err, syscall.ENOSPC) {
+			return fmt.Errorf("%w: %w", ErrNoSpace, err)
+		}
+		return fmt.Errorf("store audio: %w", err)
+	}
+	s.audio += int64(len(frames))
+	if time.Since(s.lastSync) > time.Second {
+		s.file.Sync()
+		s.lastSync = time.Now()
+	}
+	for c := range s.dec {
+		s.dec[c] = s.dec[c][:0]
+	}
+	dec, err := media.DecodeInterleaved(s.format, frames, s.dec)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrBadMessage, err)
+	}
+	s.dec = dec
+	for c := range dec {
+		in := dec[c]
+		if s.rs != nil {
+			in = s.rs[c].Process(in, nil)
+		}
+		s.pcm[c] = media.ToInt16(in, s.pcm[c][:0])
+	}
+	if err := s.live.Write(ctx, s.pcm); err != nil {
+		return fmt.Errorf("recognise: %w", err)
+	}
+	return nil
+}
+
+func (a *Attachment) currentLocked() error {
+	s := a.s
+	if s.state == stateEnded {
+		return ErrSessionEnded
+	}
+	if s.gen != a.gen {
+		return newError(ErrNotFound, nil, "a newer connection took over this session")
+	}
+	return nil
+}
+
+// Stop ends the recording: ack, remaining finals, post-processing, result,
+// end_session. Later stops are acked and ignored.
+func (a *Attachment) Stop(ctx context.Context) error {
+	s := a.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := a.currentLocked(); err != nil {
+		return err
+	}
+	s.lastSeen = time.Now()
+	s.stopLocked(ctx)
+	return nil
+}
+
+func (s *liveSession) stopLocked(ctx context.Context) {
+	dur := s.secondsAt(s.received - int64(len(s.carry)))
+	if s.stopped {
+		m := msg("stop_recording", s.id, map[string]any{"recording_duration": dur, "recording_left_to_process": 0})
+		m["acknowledged"], m["error"] = true, nil
+		s.sendLocked(m)
+		return
+	}
+	s.stopped = true
+	if s.p.MessagesConfig.ReceiveAcknowledgments || s.p.Callback && s.p.CallbackConfig.ReceiveAcknowledgments {
+		m := msg("stop_recording", s.id, map[string]any{"recording_duration": dur, "recording_left_to_process": 0})
+		m["acknowledged"], m["error"] = true, nil
+		s.sendLocked(m)
+	}
+	s.finishLocked(ctx, "")
+}
+
+// finishLocked runs the end of the session once: flush, messages, result,
+// job record. failure != "" ends the job as error instead.
+func (s *liveSession) finishLocked(ctx context.Context, failure string) {
+	if s.state == stateEnded {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("live finish panicked", "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	if len(s.carry) > 0 {
+		s.sendLocked(errorMsg(s.id, "", fmt.Sprintf("%d trailing bytes do not make a whole sample frame of %d bytes; discarded", len(s.carry), s.format.FrameSize())))
+		s.carry = s.carry[:0]
+	}
+	if s.live != nil {
+		if s.rs != nil {
+			for c := range s.rs {
+				s.pcm[c] = media.ToInt16(s.rs[c].Flush(nil), s.pcm[c][:0])
+			}
+			s.live.Write(ctx, s.pcm)
+		}
+		if err := s.live.Flush(ctx); err != nil {
+			s.sendLocked(errorMsg(s.id, "", "recogniser: "+err.Error()))
+		}
+	}
+	dur := s.secondsAt(s.received)
+	if s.started.IsZero() && failure == "" {
+		failure = "session never connected"
+	}
+	s.state = stateEnded
+	if s.live != nil {
+		s.live.Close()
+	}
+	s.finalizeFileLocked()
+	if failure != "" {
+		s.failLocked(failure)
+		return
+	}
+	s.sendLocked(msg("end_recording", s.id, map[string]any{"recording_duration": dur}))
+	res := s.resultLocked(dur)
+	s.sendLocked(msg("post_transcript", s.id, res.Transcription))
+	if s.p.PostProcessing.Summarization {
+		m := msg("post_summarization", s.id, map[string]any{"results": nil})
+		m["error"] = notConfigured("summarization").Error
+		res.Summarization = notConfigured("summarization")
+		s.sendLocked(m)
+	}
+	if s.p.PostProcessing.Chapterization {
+		m := msg("post_chapterization", s.id, map[string]any{"results": nil})
+		m["error"] = notConfigured("chapterization").Error
+		res.Chapterization = notConfigured("chapterization")
+		s.sendLocked(m)
+	}
+	s.sendLocked(msg("post_final_transcript", s.id, res))
+	s.sendLocked(msg("end_session", s.id, nil))
+	res.Messages = s.messages
+	body, err := json.Marshal(res)
+	if err != nil {
+		s.failLocked("encode result: " + err.Error())
+		return
+	}
+	_, err = s.d.db.UpdateJob(s.id, func(j *store.Job) ([]*store.Delivery, error) {
+		j.Status = store.StatusDone
+		j.CompletedAt = time.Now().UTC()
+		j.Result = body
+		j.File = s.fileRecord(dur)
+		return nil, nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.log.Error("store live result", "error", err)
+	}
+	s.endLocked()
+	s.log.Info("live session ended", "audio_seconds", dur)
+}
+
+func (s *liveSession) fileRecord(dur float64) *store.File {
+	name := s.id + ".wav"
+	ch := s.format.Channels
+	return &store.File{ID: s.id, Filename: &name, AudioDuration: &dur, Channels: &ch}
+}
+
+// failLocked ends the job as error (408 when it never connected).
+func (s *liveSession) failLocked(reason string) {
+	code := 500
+	if s.started.IsZero() {
+		code = 408
+	}
+	_, err := s.d.db.UpdateJob(s.id, func(j *store.Job) ([]*store.Delivery, error) {
+		j.Status = store.StatusError
+		j.CompletedAt = time.Now().UTC()
+		j.ErrorCode = code
+		j.ErrorMessage = reason
+		if j.PostSessionMetadata == nil {
+			j.PostSessionMetadata = map[string]any{}
+		}
+		j.PostSessionMetadata["error"] = reason
+		return nil, nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.log.Error("store live failure", "error", err)
+	}
+	s.log.Info("live session failed", "status", code, "error", reason)
+	s.endLocked()
+}
+
+func (s *liveSession) endLocked() {
+	if s.kick != nil {
+		// The door closes the socket after end_session; kicking here would
+		// race it. It watches Done instead.
+		s.kick = nil
+	}
+	s.sink = nil
+	close(s.done)
+	s.d.dropSession(s.id)
+}
+
+// finalizeFileLocked writes the real sizes into the WAV header and syncs.
+func (s *liveSession) finalizeFileLocked() {
+	if s.file == nil {
+		return
+	}
+	if _, err := s.file.WriteAt(wavHeader(s.format, s.audio), 0); err != nil {
+		s.log.Error("finalise recording header", "error", err)
+	}
+	s.file.Sync()
+	s.closeFile()
+}
+
+// resultLocked builds the live result from the finals so far.
+func (s *liveSession) resultLocked(dur float64) *Result {
+	lang := s.p.Language()
+	if lang == "" {
+		lang = s.d.engine.Languages()[0]
+	}
+	distinct := s.format.Channels
+	br := &recognizer.BatchResult{Utterances: s.finals, DistinctChannels: distinct, Language: lang}
+	r := buildResult(br, dur, lang, &params.PreRecorded{})
+	return r
+}
+
+// expire is the reaper's check; shutdown finalises whatever runs.
+func (s *liveSession) expire(ctx context.Context, now time.Time, shutdown bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.state == stateEnded:
+	case s.state == stateWaiting && (shutdown || now.After(s.expires)):
+		if shutdown {
+			// Never connected: it stays queued, and its token may still be
+			// used after the restart (Recover reloads it).
+			s.closeFile()
+			close(s.done)
+			s.d.dropSession(s.id)
+			return
+		}
+		s.state = stateEnded
+		s.closeFile()
+		s.failLocked("never connected before the session token expired")
+	case shutdown:
+		s.stopped = true
+		s.finishLocked(ctx, "")
+	case s.state == stateDetached && now.Sub(s.lastSeen) > s.d.cfg.Live.ReconnectGrace:
+		s.log.Info("client did not reconnect; finalising")
+		s.stopped = true
+		s.finishLocked(ctx, "")
+	case s.state == stateAttached && now.Sub(s.lastSeen) > s.d.cfg.Live.IdleTimeout:
+		s.log.Info("idle timeout; finalising")
+		s.stopped = true
+		s.finishLocked(ctx, "")
+	}
+}
+
+// stopForDelete ends a running session before its job is deleted.
+func (s *liveSession) stopForDelete() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == stateEnded {
+		return
+	}
+	s.stopped = true
+	s.finishLocked(context.Background(), "")
+}
+
+// onEvent turns recogniser events into protocol messages (runs under mu).
+func (s *liveSession) onEvent(ev recognizer.Event) {
+	switch ev.Kind {
+	case recognizer.EventSpeechStart, recognizer.EventSpeechEnd:
+		s.sendLocked(msg(ev.Kind.String(), s.id, map[string]any{"time": round3(ev.Time), "channel": ev.Channel}))
+	case recognizer.EventPartial, recognizer.EventFinal:
+		u := ev.Utterance
+		if u.Language == "" {
+			u.Language = s.p.Language()
+			if u.Language == "" {
+				u.Language = s.d.engine.Languages()[0]
+			}
+		}
+		if ev.Kind == recognizer.EventFinal {
+			if len(u.Words) == 0 {
+				return
+			}
+			s.finals = append(s.finals, u)
+		}
+		s.sendLocked(msg("transcript", s.id, map[string]any{
+			"id":        fmt.Sprintf("%s_%d", s.id[:8], ev.ID),
+			"is_final":  ev.Kind == recognizer.EventFinal,
+			"utterance": contractUtterance(u, u.Language),
+		}))
+	case recognizer.EventError:
+		if s.sessErr == nil {
+			s.sessErr = ev.Err
+		}
+		s.sendLocked(errorMsg(s.id, "", "recogniser: "+Message(ev.Err)+": "+ev.Err.Error()))
+	}
+}
+
+// msg builds a server message {type, session_id, created_at, data}.
+func msg(typ, session string, data any) map[string]any {
+	m := map[string]any{"type": typ, "session_id": session, "created_at": time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00")}
+	if data != nil {
+		m["data"] = data
+	}
+	return m
+}
+
+// errorMsg is an `error` message, or the named message's failed ack.
+func errorMsg(session, ackType, text string) map[string]any {
+	if ackType != "" {
+		m := msg(ackType, session, nil)
+		m["acknowledged"], m["error"] = false, map[string]any{"message": text}
+		return m
+	}
+	m := msg("error", session, nil)
+	m["error"] = map[string]any{"message": text}
+	return m
+}
+
+// wsSwitch and the callback switches decide who gets a message.
+func switchFor(sw params.MessageSwitches, m map[string]any) bool {
+	switch m["type"] {
+	case "audio_chunk", "stop_recording":
+		return sw.ReceiveAcknowledgments
+	case "start_session", "start_recording", "end_recording", "end_session":
+		return sw.ReceiveLifecycleEvents
+	case "speech_start", "speech_end":
+		return sw.ReceiveSpeechEvents
+	case "transcript":
+		if d, _ := m["data"].(map[string]any); d != nil && d["is_final"] == true {
+			return sw.ReceiveFinalTranscripts
+		}
+		return sw.ReceivePartialTranscripts
+	case "translation", "named_entity_recognition", "sentiment_analysis":
+		return sw.ReceiveRealtimeProcessingEvents
+	case "post_transcript", "post_final_transcript", "post_summarization", "post_chapterization":
+		return sw.ReceivePostProcessingEvents
+	case "error":
+		return sw.ReceiveErrors
+	}
+	return false
+}
+
+// sendLocked delivers a message to the client (per messages_config), keeps
+// it for result.messages, and queues it for the callback (per
+// callback_config).
+func (s *liveSession) sendLocked(m map[string]any) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		s.log.Error("encode message", "error", err)
+		return
+	}
+	typ, _ := m["type"].(string)
+	if switchFor(s.p.MessagesConfig, m) {
+		if len(s.messages) < maxSessionMessages {
+			s.messages = append(s.messages, string(b))
+		}
+		if s.sink != nil && !s.sink(b) {
+			s.log.Warn("client too slow; message dropped", "type", typ)
+		}
+	}
+	if url, method, ok := s.p.CallbackTarget(); ok && switchFor(s.p.CallbackConfig.MessageSwitches, m) {
+		body, err := json.Marshal(callbackBody{ID: s.id, Event: "live." + typ, Payload: json.RawMessage(b)})
+		if err == nil {
+			err = s.d.db.EnqueueDelivery(&store.Delivery{JobID: s.id, Account: s.account, URL: url, Method: method, Body: body})
+		}
+		if err != nil {
+			s.log.Error("queue live callback", "error", err)
+		}
+		signal(s.d.outboxWake)
+	}
+}
+
+// contractUtterance shapes a recogniser utterance for the contract.
+func contractUtterance(u recognizer.Utterance, lang string) Utterance {
+	cu := Utterance{Start: round3(u.Start), End: round3(u.End), Confidence: round3(u.Confidence), Channel: u.Channel,
+		Text: u.Text, Language: lang, Words: make([]Word, 0, len(u.Words))}
+	for _, w := range u.Words {
+		cu.Words = append(cu.Words, Word{Word: strings.TrimSpace(w.Word), Start: round3(w.Start), End: round3(w.End), Confidence: round3(w.Confidence)})
+	}
+	return cu
+}

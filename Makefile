@@ -58,3 +58,9 @@ bench: build
 
 clean:
 	rm -rf bin dist
+
+# Debian package (dpkg-deb; packaging/build-deb.sh): earshot_<version>_<arch>.deb in $(DEB_OUT).
+DEB_OUT ?= dist
+.PHONY: deb
+deb: build
+	DEB_OUT=$(abspath $(DEB_OUT)) ./packaging/build-deb.sh $(BIN)

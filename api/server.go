@@ -51,6 +51,7 @@ type Service interface {
 	Uploads
 	Readiness
 	Live
+	Metrics
 }
 
 // Server serves the /v2 API over fasthttp.
@@ -59,6 +60,7 @@ type Server struct {
 	svc Service
 	log *slog.Logger
 	srv *fasthttp.Server
+	rm  *requestMetrics
 }
 
 // New builds a Server; it binds and starts nothing.
@@ -66,11 +68,13 @@ func New(cfg Config, svc Service, logger *slog.Logger) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, svc: svc, log: logger}
+	s := &Server{cfg: cfg, svc: svc, log: logger, rm: newRequestMetrics(svc.Metrics())}
 	r := router.New()
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
+	r.SaveMatchedRoutePath = true
 	r.GET("/healthz", s.healthz)
+	r.GET("/metrics", s.rm.handler)
 	r.GET("/readyz", s.readyz)
 	r.POST("/v2/upload", s.auth(s.upload))
 	r.GET("/v2/files/{id}", s.auth(s.getUpload))
@@ -142,6 +146,7 @@ func (s *Server) withRequestID(h fasthttp.RequestHandler) fasthttp.RequestHandle
 		ctx.SetUserValue(keyRequestID, uuid.NewString())
 		start := time.Now()
 		h(ctx)
+		s.rm.observe(ctx)
 		if s.log.Enabled(context.Background(), slog.LevelDebug) {
 			s.log.Debug("request", "method", string(ctx.Method()), "path", string(ctx.Path()),
 				"status", ctx.Response.StatusCode(), "elapsed_ms", time.Since(start).Milliseconds(),

@@ -26,6 +26,7 @@ type AdminRequest struct {
 	Op      string `json:"op"` // keys.create, keys.list, keys.revoke, keys.secret
 	Account string `json:"account,omitempty"`
 	ID      string `json:"id,omitempty"`
+	Path    string `json:"path,omitempty"` // store.backup: where to write
 }
 
 // AdminResponse answers an AdminRequest.
@@ -50,6 +51,8 @@ func Admin(db *store.DB, req AdminRequest) AdminResponse {
 		resp.Keys, err = db.Keys()
 	case "keys.revoke":
 		err = db.RevokeKey(req.ID)
+	case AdminOpBackup:
+		err = adminBackup(db, req.Path)
 	case "keys.secret":
 		var b []byte
 		b, err = db.CallbackSecret(req.Account)
@@ -95,11 +98,15 @@ func (d *Daemon) serveAdmin(ctx context.Context, ln net.Listener) error {
 		}
 		wg.Go(func() {
 			defer c.Close()
-			c.SetDeadline(time.Now().Add(10 * time.Second))
+			c.SetReadDeadline(time.Now().Add(10 * time.Second))
 			var req AdminRequest
 			if err := json.NewDecoder(bufio.NewReader(io.LimitReader(c, 4096))).Decode(&req); err != nil {
 				json.NewEncoder(c).Encode(AdminResponse{Error: "bad request"})
 				return
+			}
+			c.SetReadDeadline(time.Time{})
+			if req.Op != AdminOpBackup {
+				c.SetWriteDeadline(time.Now().Add(10 * time.Second))
 			}
 			resp := Admin(d.db, req)
 			if req.Op != "keys.list" {

@@ -42,6 +42,8 @@ type Config struct {
 	Callbacks CallbacksConfig `yaml:"callbacks"`
 	// Live configures live sessions.
 	Live LiveConfig `yaml:"live"`
+	// Retention says how long finished jobs and uploads are kept.
+	Retention RetentionConfig `yaml:"retention"`
 }
 
 // Limits bound inputs. Sizes are bytes, durations Go durations ("90s").
@@ -90,6 +92,7 @@ func (c *Config) SetDefaults() {
 	}
 	c.Sphinx.SetDefaults()
 	c.Live.SetDefaults()
+	c.Retention.SetDefaults()
 	l := &c.Limits
 	if l.MaxUploadBytes == 0 {
 		l.MaxUploadBytes = 1 << 30
@@ -152,6 +155,9 @@ func (c *Config) Validate() error {
 		bad("sphinx", "%v", err)
 	}
 	if err := c.Live.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Retention.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	l := c.Limits

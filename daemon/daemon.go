@@ -27,6 +27,7 @@ type Daemon struct {
 	tr     *Transcriber
 	caps   params.Capabilities
 	client *http.Client // callbacks
+	metrics *metrics
 
 	wake       chan struct{} // cap 1: a pre-recorded job was queued
 	outboxWake chan struct{} // cap 1: a delivery was enqueued
@@ -69,6 +70,7 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 		running:    make(map[string]context.CancelFunc),
 		sessions:   make(map[string]*liveSession),
 	}
+	d.metrics = newMetrics(d)
 	return d, nil
 }
 
@@ -98,6 +100,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	g.Go(func() error { return d.runOutbox(ctx) })
 	g.Go(func() error { return d.runLive(ctx) })
+	g.Go(func() error { return RunRetention(ctx, d.db, d.cfg.Retention, d.log.With("component", "retention")) })
 	g.Go(func() error { return d.serveAdmin(ctx, adm) })
 	d.log.Info("daemon started", "workers", d.cfg.Workers, "decoders", d.cfg.Sphinx.Decoders, "data_dir", d.cfg.DataDir)
 	err = g.Wait()

@@ -105,9 +105,11 @@ func (d *Daemon) attempt(ctx context.Context, del *store.Delivery) {
 		if err := d.db.DeleteDelivery(del.ID); err != nil {
 			log.Error("delete delivery", "error", err)
 		}
+		d.metrics.callbackAttempts.WithLabelValues("delivered").Inc()
 		log.Info("callback delivered", "status", status, "attempts", del.Attempts+1)
 		return
 	case err == nil && status >= 400 && status < 500 && status != 429:
+		d.metrics.callbackAttempts.WithLabelValues("refused").Inc()
 		log.Warn("callback refused; not retried", "status", status)
 		if err := d.db.DeleteDelivery(del.ID); err != nil {
 			log.Error("delete delivery", "error", err)
@@ -119,12 +121,14 @@ func (d *Daemon) attempt(ctx context.Context, del *store.Delivery) {
 		reason = err.Error()
 	}
 	if time.Since(del.CreatedAt) > d.cfg.Callbacks.MaxAge {
+		d.metrics.callbackAttempts.WithLabelValues("expired").Inc()
 		log.Error("callback expired undelivered", "attempts", del.Attempts+1, "error", reason)
 		if err := d.db.DeleteDelivery(del.ID); err != nil {
 			log.Error("delete delivery", "error", err)
 		}
 		return
 	}
+	d.metrics.callbackAttempts.WithLabelValues("retry").Inc()
 	next := time.Now().Add(d.backoff(del.Attempts))
 	log.Warn("callback failed; will retry", "attempts", del.Attempts+1, "error", reason, "retry_at", next)
 	if err := d.db.RescheduleDelivery(del.ID, next, reason); err != nil {

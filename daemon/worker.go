@@ -111,6 +111,10 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 		return
 	}
 	signal(d.outboxWake)
+	d.metrics.jobsFinished.WithLabelValues(string(job.Kind), string(store.StatusDone)).Inc()
+	if res.info.Duration > 0 {
+		d.metrics.rtf.Observe(time.Since(start).Seconds() / res.info.Duration)
+	}
 	log.Info("job done", "audio_seconds", res.info.Duration, "elapsed_ms", time.Since(start).Milliseconds())
 }
 
@@ -207,5 +211,6 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) {
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		log.Error("store job failure", "error", err)
 	}
+	d.metrics.jobsFinished.WithLabelValues(string(job.Kind), string(store.StatusError)).Inc()
 	signal(d.outboxWake)
 }

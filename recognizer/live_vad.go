@@ -18,7 +18,7 @@ const (
 
 	// liveHysteresis is how much lower than the start margin a frame may
 	// be and still count as speech once an utterance is open (dB).
-	liveHysteresis = 3.0
+	liveHysteresis = 6.0
 	// liveVoicedZCR is the zero-crossing rate (crossings per sample) below
 	// which a frame counts as voiced. Vowels and voiced consonants sit
 	// well below it (their energy is under 1.5 kHz); white noise is near

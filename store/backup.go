@@ -78,7 +78,8 @@ func (db *DB) BackupFile(path string) (int64, error) {
 // knows (else ErrSchemaTooNew) and pass Check (else ErrCorrupt); only then
 // is the current earshot.db renamed to earshot.db.bak (replacing an older
 // .bak) and the copy renamed to earshot.db. On any error before the swap dir
-// is left as it was. Blob files are not touched: a restored job whose audio
+// is left as it was. Run as root, the new earshot.db gets the data
+// directory's owner and group. Blob files are not touched: a restored job whose audio
 // blob is gone still has its result, and blobs of jobs the backup does not
 // know stay until removed by hand.
 func Restore(dir, src string) error {
@@ -113,6 +114,9 @@ func Restore(dir, src string) error {
 		return fmt.Errorf("store: restore from %s: %w", src, err)
 	}
 	defer os.Remove(tmp) // a no-op once renamed
+	if err := chownLike(tmp, abs); err != nil {
+		return fmt.Errorf("store: restore: %w", err)
+	}
 	if err := checkFile(tmp); err != nil {
 		return fmt.Errorf("store: restore from %s: %w", src, err)
 	}
@@ -128,6 +132,24 @@ func Restore(dir, src string) error {
 		return fmt.Errorf("store: restore: %w", err)
 	}
 	return nil
+}
+
+// chownLike gives path the owner and group of dir when running as root, so
+// that a restore run by root leaves a database the daemon's own user (who
+// owns the data directory) can open.
+func chownLike(path, dir string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	return os.Chown(path, int(sys.Uid), int(sys.Gid))
 }
 
 // copyToTemp copies src to a new fsynced temporary file in dir and returns
@@ -159,6 +181,11 @@ func copyToTemp(src, dir string) (string, error) {
 // checkFile opens the bbolt file at path read-only and runs the schema
 // version check and Check on it.
 func checkFile(path string) error {
+	// bbolt maps the file and trusts its page numbers: a page past the end
+	// of a truncated file would fault (SIGBUS) instead of failing.
+	if err := checkFileSize(path); err != nil {
+		return err
+	}
 	b, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: DefaultTimeout})
 	if err != nil {
 		return fmt.Errorf("not a database: %w: %w", ErrCorrupt, err)
@@ -185,6 +212,53 @@ func checkFile(path string) error {
 		return fmt.Errorf("file schema %d > supported %d: %w", v, n, ErrSchemaTooNew)
 	}
 	return db.Check()
+}
+
+// bbolt's on-disk meta page (bbolt internal/common/meta.go), in the
+// machine's byte order: a 16-byte page header, then magic, version,
+// page size, flags, root bucket (16), freelist page, high-water page id.
+const (
+	boltMagic      = 0xED0CDAED
+	boltMetaOffset = 16
+	boltMetaSize   = 64
+)
+
+// checkFileSize reads both meta pages of the bbolt file at path and checks
+// that the file holds every page up to the high-water mark they record.
+func checkFileSize(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	var need uint64
+	pageSize := uint64(0)
+	for i := range 2 {
+		// Meta page 1 sits at the page size that meta page 0 declares.
+		buf := make([]byte, boltMetaOffset+boltMetaSize)
+		if _, err := f.ReadAt(buf, int64(i)*int64(pageSize)); err != nil {
+			return fmt.Errorf("meta page %d: %w: %w", i, ErrCorrupt, err)
+		}
+		m := buf[boltMetaOffset:]
+		e := binary.NativeEndian
+		if e.Uint32(m[0:]) != boltMagic {
+			return fmt.Errorf("meta page %d: not a bbolt file: %w", i, ErrCorrupt)
+		}
+		ps := uint64(e.Uint32(m[8:]))
+		if ps < 512 || ps > 1<<20 || (i == 1 && ps != pageSize) {
+			return fmt.Errorf("meta page %d: page size %d: %w", i, ps, ErrCorrupt)
+		}
+		pageSize = ps
+		need = max(need, e.Uint64(m[40:])*ps)
+	}
+	if uint64(st.Size()) < need {
+		return fmt.Errorf("file is %d bytes, its pages need %d (truncated): %w", st.Size(), need, ErrCorrupt)
+	}
+	return nil
 }
 
 // syncDir fsyncs the directory dir, making renames in it durable.

@@ -17,6 +17,11 @@ commands:
   run                      start the daemon (--config FILE, --listen ADDR, --data-dir DIR, ...)
   keys create|list|revoke  manage API keys (--data-dir DIR; works while the daemon runs)
   transcribe FILE          transcribe a file offline and print the result JSON
+  config check [FILE]      check a config file: "ok" or each problem with its key and line
+  service install|uninstall|start|stop|status [--root DIR]
+                           install earshotd.service (hardened systemd unit) and manage it
+  backup --data-dir DIR FILE   write a consistent copy of the database (works while the daemon runs)
+  restore --data-dir DIR FILE  replace the database with a backup (daemon stopped; keeps earshot.db.bak)
 `
 
 func main() {
@@ -36,11 +41,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	switch args[0] {
 	case "run":
-		return cmdRun(ctx, args[1:], stdout, stderr)
+		return runManaged(ctx, args[1:], stdout, stderr)
 	case "keys":
 		return cmdKeys(ctx, args[1:], stdout, stderr)
 	case "transcribe":
 		return cmdTranscribe(ctx, args[1:], stdout, stderr)
+	case "config":
+		return cmdConfig(ctx, args[1:], stdout, stderr)
+	case "service":
+		return cmdService(ctx, args[1:], stdout, stderr)
+	case "backup":
+		return cmdBackup(ctx, args[1:], stdout, stderr)
+	case "restore":
+		return cmdRestore(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -24,6 +24,7 @@ var errRequestTimeout = errors.New("remote: request deadline")
 
 // request is one transcription or translation to send.
 type request struct {
+	action   string  // "transcribe", "translate" or "partial", for errors and logs
 	path     string  // "/audio/transcriptions" or "/audio/translations"
 	pcm      []int16 // 16 kHz mono; read only
 	language string  // "" lets the server detect it (never sent for translations)
@@ -62,24 +63,25 @@ func (e *Engine) body(r request) (contentType string, body []byte) {
 
 // send posts r, retrying up to retries times after connection errors and
 // retryable statuses with exponential backoff from 200ms (or the server's
-// Retry-After, at most 10s), while the breaker allows. ctx bounds the
+// Retry-After, at most 10s), until the breaker opens. ctx bounds the
 // whole call; each attempt is also bounded by Config.Timeout.
 func (e *Engine) send(ctx context.Context, r request, retries int) (*verboseJSON, error) {
 	contentType, body := e.body(r)
 	audio := float64(len(r.pcm)) / recognizer.SampleRate
+	what := fmt.Sprintf("%s %.2fs of audio", r.action, audio)
 	for attempt := 0; ; attempt++ {
 		if err := e.breaker.allow(); err != nil {
-			return nil, fmt.Errorf("remote: %s: %w: %w", r.path, ErrUnavailable, err)
+			return nil, fmt.Errorf("%s: %w: %w", what, ErrUnavailable, err)
 		}
 		start := time.Now()
-		res, retryAfter, out, err := e.attempt(ctx, r.path, contentType, body)
-		e.record(out, err)
-		e.logger.Debug("remote request", "path", r.path, "attempt", attempt+1, "audio_seconds", audio,
+		res, retryAfter, out, err := e.attempt(ctx, what, r.path, contentType, body)
+		open := e.record(out, err) == breakerOpen
+		e.logger.Debug("remote request", "action", r.action, "attempt", attempt+1, "audio_seconds", audio,
 			"elapsed_ms", time.Since(start).Milliseconds(), "error", err)
 		if err == nil {
 			return res, nil
 		}
-		if out != outcomeFailure || errors.Is(err, ErrTimeout) || attempt >= retries {
+		if out != outcomeFailure || errors.Is(err, ErrTimeout) || attempt >= retries || open {
 			return nil, err
 		}
 		wait := max(firstBackoff<<attempt, min(retryAfter, maxRetryAfter))
@@ -88,13 +90,14 @@ func (e *Engine) send(ctx context.Context, r request, retries int) (*verboseJSON
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("remote: %s: wait to retry: %w (after %w)", r.path, context.Cause(ctx), err)
+			return nil, fmt.Errorf("%s: wait to retry: %w (after %w)", what, context.Cause(ctx), err)
 		}
 	}
 }
 
 // attempt makes one request and classifies its outcome for the breaker.
-func (e *Engine) attempt(ctx context.Context, path, contentType string, body []byte) (
+// what names the request in errors.
+func (e *Engine) attempt(ctx context.Context, what, path, contentType string, body []byte) (
 	res *verboseJSON, retryAfter time.Duration, out outcome, err error) {
 	actx, cancel := context.WithTimeoutCause(ctx, e.cfg.Timeout, errRequestTimeout)
 	defer cancel()
@@ -102,15 +105,15 @@ func (e *Engine) attempt(ctx context.Context, path, contentType string, body []b
 	failed := func(action string, err error) (*verboseJSON, time.Duration, outcome, error) {
 		switch {
 		case ctx.Err() != nil:
-			return nil, 0, outcomeNeutral, fmt.Errorf("remote: %s: %w", path, context.Cause(ctx))
+			return nil, 0, outcomeNeutral, fmt.Errorf("%s: %w", what, context.Cause(ctx))
 		case actx.Err() != nil:
-			return nil, 0, outcomeFailure, fmt.Errorf("remote: %s: %w after %v", path, ErrTimeout, e.cfg.Timeout)
+			return nil, 0, outcomeFailure, fmt.Errorf("%s: %w after %v", what, ErrTimeout, e.cfg.Timeout)
 		}
-		return nil, 0, outcomeFailure, fmt.Errorf("remote: %s: %s: %w: %w", path, action, ErrUnavailable, err)
+		return nil, 0, outcomeFailure, fmt.Errorf("%s: %s: %w: %w", what, action, ErrUnavailable, err)
 	}
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, e.baseURL+path, bytes.NewReader(body))
 	if err != nil { // the URL was validated in New
-		return nil, 0, outcomeNeutral, fmt.Errorf("remote: %s: %w", path, err)
+		return nil, 0, outcomeNeutral, fmt.Errorf("%s: %w", what, err)
 	}
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Accept", "application/json")
@@ -130,16 +133,16 @@ func (e *Engine) attempt(ctx context.Context, path, contentType string, body []b
 		serr := &StatusError{StatusCode: resp.StatusCode, Message: errorMessage(data)}
 		if retryableStatus(resp.StatusCode) {
 			return nil, parseRetryAfter(resp.Header.Get("Retry-After")), outcomeFailure,
-				fmt.Errorf("remote: %s: %w", path, serr)
+				fmt.Errorf("%s: %w", what, serr)
 		}
-		return nil, 0, outcomeSuccess, fmt.Errorf("remote: %s: %w", path, serr)
+		return nil, 0, outcomeSuccess, fmt.Errorf("%s: %w", what, serr)
 	}
 	if len(data) > maxResponseBytes {
-		return nil, 0, outcomeSuccess, fmt.Errorf("remote: %s: %w: %w over %d bytes", path, ErrBadResponse, errTooLarge, maxResponseBytes)
+		return nil, 0, outcomeSuccess, fmt.Errorf("%s: %w: %w over %d bytes", what, ErrBadResponse, errTooLarge, maxResponseBytes)
 	}
 	res, err = parseResponse(data)
 	if err != nil {
-		return nil, 0, outcomeSuccess, fmt.Errorf("remote: %s: %w", path, err)
+		return nil, 0, outcomeSuccess, fmt.Errorf("%s: %w", what, err)
 	}
 	return res, 0, outcomeSuccess, nil
 }
@@ -154,8 +157,9 @@ func parseRetryAfter(v string) time.Duration {
 	return min(time.Duration(n)*time.Second, maxRetryAfter)
 }
 
-// record feeds an attempt's outcome to the breaker and logs transitions.
-func (e *Engine) record(out outcome, err error) {
+// record feeds an attempt's outcome to the breaker, logs transitions and
+// returns the breaker's new state.
+func (e *Engine) record(out outcome, err error) breakerState {
 	from, to := e.breaker.done(out)
 	switch {
 	case from == to:
@@ -165,4 +169,5 @@ func (e *Engine) record(out outcome, err error) {
 	case to == breakerClosed:
 		e.logger.Info("remote server answering again, circuit closed", "url", e.cfg.URL)
 	}
+	return to
 }

@@ -39,7 +39,9 @@ type Preprocessor struct {
 // New creates a preprocessor for frames of frameSize samples at
 // sampleRate Hz (8000..48000; a frame must be 5..50 ms, 10 or 20 ms is
 // best). Invalid cfg fields give an error naming them; zero fields should
-// be filled with SetDefaults first. SpeexDSP's VAD is left off.
+// be filled with SetDefaults first. SpeexDSP's VAD and dereverb stay off
+// (the VAD is off by default; setting it, even to off, makes the library
+// print a warning on stderr, so New leaves it alone).
 func New(frameSize, sampleRate int, cfg Config) (*Preprocessor, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -72,7 +74,6 @@ func New(frameSize, sampleRate int, cfg Config) (*Preprocessor, error) {
 		{"agc_max_gain_db", C.es_set_int(st, C.SPEEX_PREPROCESS_SET_AGC_MAX_GAIN, C.int(cfg.AGCMaxGainDB))},
 		{"agc_increment_db", C.es_set_int(st, C.SPEEX_PREPROCESS_SET_AGC_INCREMENT, C.int(cfg.AGCIncrementDB))},
 		{"agc_decrement_db", C.es_set_int(st, C.SPEEX_PREPROCESS_SET_AGC_DECREMENT, C.int(cfg.AGCDecrementDB))},
-		{"vad", C.es_set_int(st, C.SPEEX_PREPROCESS_SET_VAD, 0)},
 		{"dereverb", C.es_set_int(st, C.SPEEX_PREPROCESS_SET_DEREVERB, 0)},
 	}
 	for _, s := range settings {

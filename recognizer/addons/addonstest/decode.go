@@ -1,6 +1,9 @@
 package addonstest
 
 import (
+	"fmt"
+
+	"golang.org/x/sync/errgroup"
 	"testing"
 
 	"github.com/earshot-dev/earshot/recognizer"
@@ -32,18 +35,26 @@ func Decode(t testing.TB, names ...string) []Transcript {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	out := make([]Transcript, 0, len(names))
-	for _, n := range names {
+	out := make([]Transcript, len(names))
+	g, ctx := errgroup.WithContext(t.Context())
+	g.SetLimit(cfg.Decoders) // clips of one segment each would otherwise use one core
+	for i, n := range names {
 		c, ok := byName[n]
 		if !ok {
 			t.Fatalf("addonstest: clip %s not in manifest", n)
 		}
 		pcm := recognizertest.ReadWAV16(t, c.Path)
-		res, err := recognizer.Transcribe(t.Context(), e, pcm, recognizer.BatchOptions{})
-		if err != nil {
-			t.Fatalf("addonstest: transcribe %s: %v", n, err)
-		}
-		out = append(out, Transcript{Clip: c, Utterances: res.Utterances})
+		g.Go(func() error {
+			res, err := recognizer.Transcribe(ctx, e, pcm, recognizer.BatchOptions{})
+			if err != nil {
+				return fmt.Errorf("addonstest: transcribe %s: %w", n, err)
+			}
+			out[i] = Transcript{Clip: c, Utterances: res.Utterances}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

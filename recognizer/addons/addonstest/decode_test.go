@@ -8,12 +8,28 @@ import (
 	"github.com/earshot-dev/earshot/recognizer"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata from the engine's output")
+var (
+	update = flag.Bool("update", false, "rewrite testdata from the engine's output")
+	all    = flag.Bool("golden.all", false, "check every golden clip, not only the short ones")
+)
 
-// TestGolden decodes every golden clip with the real engine and compares
-// the words, times and confidences with the stored output.
+// spotCheck are the golden clips TestGolden decodes by default (about 10 s
+// of audio): decoding all of them takes a minute of CPU.
+var spotCheck = []string{
+	"stereo-two-speaker-librispeech.wav",
+	"ls-test-clean-1089-134686-0001.wav",
+	"ljspeech-LJ001-0002.wav",
+}
+
+// TestGolden decodes golden clips with the real engine and compares the
+// words, times and confidences with the stored output: a few short ones by
+// default, all with -golden.all, and rewrites them all with -update.
 func TestGolden(t *testing.T) {
-	for _, tr := range Decode(t, GoldenClips...) {
+	clips := spotCheck
+	if *update || *all {
+		clips = GoldenClips
+	}
+	for _, tr := range Decode(t, clips...) {
 		if *update {
 			if err := writeGolden(tr.Clip.File, tr.Utterances); err != nil {
 				t.Fatal(err)

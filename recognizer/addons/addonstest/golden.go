@@ -13,7 +13,7 @@ import (
 
 // GoldenClips are the clips whose engine output is kept in testdata: the
 // 66 s long-form LJ Speech clip, LJ001-0001..0006, a two-channel
-// recording and a LibriSpeech sentence. TestGolden decodes them again with
+// recording and five LibriSpeech sentences. TestGolden decodes them again with
 // the real engine and fails when the stored output no longer matches;
 // `go test ./recognizer/addons/addonstest -update` rewrites them.
 var GoldenClips = []string{
@@ -26,6 +26,10 @@ var GoldenClips = []string{
 	"ljspeech-LJ001-0006.wav",
 	"stereo-two-speaker-librispeech.wav",
 	"ls-dev-clean-2412-153948-0000.wav",
+	"ls-test-clean-1089-134686-0000.wav",
+	"ls-test-clean-1089-134686-0001.wav",
+	"ls-test-clean-1995-1837-0001.wav",
+	"ls-test-clean-1089-134691-0001.wav",
 }
 
 // Load returns the stored engine output of a clip in GoldenClips (see

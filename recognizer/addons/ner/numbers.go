@@ -217,13 +217,13 @@ func digitString(toks []string, i int) (digits string, end int) {
 		if j+1 < len(toks) {
 			next = toks[j+1]
 		}
-		if next == "hundred" || scaleWords[next] > 0 || (w == "a" && (next == "hundred" || scaleWords[next] > 0)) {
-			if v, e := cardinal(toks, j); e > j {
-				b.WriteString(strconv.FormatInt(v, 10))
-				real = true
-				j = e
-				continue
-			}
+		// "eight hundred", "twenty five thousand three hundred": a
+		// cardinal with a multiplier is read whole.
+		if v, e := cardinal(toks, j); e > j+1 && hasMultiplier(toks[j:e]) {
+			b.WriteString(strconv.FormatInt(v, 10))
+			real = true
+			j = e
+			continue
 		}
 		if u, ok := unitWords[w]; ok {
 			b.WriteByte(byte('0' + u))
@@ -256,6 +256,15 @@ func digitString(toks []string, i int) (digits string, end int) {
 		return "", i
 	}
 	return b.String(), j
+}
+
+func hasMultiplier(toks []string) bool {
+	for _, w := range toks {
+		if w == "hundred" || scaleWords[w] > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // ordinal reads an ordinal ("third", "twenty first", "thirtieth") and

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/store"
+)
+
+// parseDataDirFile parses `--data-dir DIR FILE` for backup and restore.
+func parseDataDirFile(name string, args []string, stderr io.Writer) (dataDir, file string, err error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("data-dir", "/var/lib/earshot", "data directory")
+	if err := fs.Parse(args); err != nil {
+		return "", "", err
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "usage: earshotd %s --data-dir DIR FILE\n", name)
+		return "", "", fmt.Errorf("%s: want one FILE, got %d arguments", name, fs.NArg())
+	}
+	dataDir, err = filepath.Abs(*dir)
+	if err != nil {
+		return "", "", err
+	}
+	file, err = filepath.Abs(fs.Arg(0))
+	return dataDir, file, err
+}
+
+// cmdBackup writes a consistent copy of DIR/earshot.db to FILE. When the
+// daemon holds the store it asks it over the admin socket to write the copy
+// into DIR (the only place the sandboxed daemon may write) and then moves
+// it to FILE; otherwise it opens the store itself.
+func cmdBackup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	dataDir, file, err := parseDataDirFile("backup", args, stderr)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "earshot.db")); err != nil {
+		return fmt.Errorf("backup: no database in %s: %w", dataDir, err)
+	}
+	db, err := store.Open(dataDir, &store.Options{Timeout: 300 * time.Millisecond})
+	var n int64
+	switch {
+	case errors.Is(err, store.ErrLocked):
+		n, err = backupThroughDaemon(ctx, dataDir, file)
+	case err != nil:
+		return fmt.Errorf("backup: %w", err)
+	default:
+		n, err = db.BackupFile(file)
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	fmt.Fprintf(stdout, "%s\t%d bytes\n", file, n)
+	return nil
+}
+
+// backupThroughDaemon has the running daemon write the backup to
+// DIR/backup-<random>.db and moves it to file.
+func backupThroughDaemon(ctx context.Context, dataDir, file string) (int64, error) {
+	var b [8]byte
+	rand.Read(b[:])
+	tmp := filepath.Join(dataDir, "backup-"+hex.EncodeToString(b[:])+".db")
+	defer os.Remove(tmp) // gone once moved
+	if err := daemon.CallBackup(ctx, dataDir, tmp); err != nil {
+		return 0, err
+	}
+	st, err := os.Stat(tmp)
+	if err != nil {
+		return 0, err
+	}
+	if err := moveFile(tmp, file); err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
+}
+
+// moveFile renames src to dst, or copies it (through a temporary file
+// beside dst, fsynced, then renamed) when they are on different file
+// systems.
+func moveFile(src, dst string) error {
+	err := os.Rename(src, dst)
+	if !errors.Is(err, syscall.EXDEV) {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.CreateTemp(filepath.Dir(dst), ".earshot-backup-*")
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Chmod(0o600)
+	}
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(out.Name(), dst)
+	}
+	if err != nil {
+		os.Remove(out.Name())
+	}
+	return err
+}
+
+// cmdRestore replaces DIR/earshot.db with the backup FILE after checking
+// it; the daemon must be stopped.
+func cmdRestore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	dataDir, file, err := parseDataDirFile("restore", args, stderr)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("restore: %w", err)
+	}
+	if err := store.Restore(dataDir, file); err != nil {
+		if errors.Is(err, store.ErrLocked) {
+			return fmt.Errorf("restore: the daemon is running on %s; stop it first (systemctl stop earshotd): %w", dataDir, err)
+		}
+		return fmt.Errorf("restore: %w", err)
+	}
+	old := filepath.Join(dataDir, "earshot.db"+store.RestoreBackupSuffix)
+	if _, err := os.Stat(old); err == nil {
+		fmt.Fprintf(stdout, "restored %s into %s; the previous database is %s\n", file, dataDir, old)
+	} else {
+		fmt.Fprintf(stdout, "restored %s into %s\n", file, dataDir)
+	}
+	return nil
+}

@@ -1,0 +1,66 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+
+	"github.com/earshot-dev/earshot/store"
+)
+
+// AdminOpBackup is the admin-socket op that makes the running daemon write
+// a backup of its store (`earshotd backup` while the daemon holds it).
+// Request: {"op":"store.backup","path":"<data dir>/backup-<name>.db"}.
+const AdminOpBackup = "store.backup"
+
+// adminBackup carries out AdminOpBackup: it writes a consistent copy of
+// the store to path (store.DB.BackupFile: atomic, 0600). The daemon runs
+// sandboxed (ProtectSystem=strict), where only its data directory is
+// writable, so path must name a file directly in db.Dir() called
+// backup-*.db; the CLI then moves it where the operator asked. This also
+// keeps the op from ever replacing earshot.db or a blob.
+func adminBackup(db *store.DB, path string) error {
+	name := filepath.Base(path)
+	if !filepath.IsAbs(path) || filepath.Dir(path) != db.Dir() ||
+		!strings.HasPrefix(name, "backup-") || !strings.HasSuffix(name, ".db") || !store.ValidName(name) {
+		return fmt.Errorf("backup: path %q must be %s/backup-*.db", path, db.Dir())
+	}
+	_, err := db.BackupFile(path)
+	return err
+}
+
+// CallBackup asks the daemon running on dataDir, through its admin socket,
+// to write a backup of its store to path (see adminBackup for what path
+// may be). It waits as long as the backup takes, bounded only by ctx.
+func CallBackup(ctx context.Context, dataDir, path string) error {
+	var dl net.Dialer
+	c, err := dl.DialContext(ctx, "unix", filepath.Join(dataDir, AdminSocket))
+	if err != nil {
+		return fmt.Errorf("admin socket: %w", err)
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	req := struct {
+		Op   string `json:"op"`
+		Path string `json:"path"`
+	}{AdminOpBackup, path}
+	if err := json.NewEncoder(c).Encode(req); err != nil {
+		return fmt.Errorf("admin socket: %w", err)
+	}
+	var resp AdminResponse
+	if err := json.NewDecoder(c).Decode(&resp); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("admin socket: %w", err)
+	}
+	if resp.Error != "" {
+		return errors.New(resp.Error)
+	}
+	return nil
+}

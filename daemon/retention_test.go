@@ -1,0 +1,176 @@
+package daemon_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/store/storetest"
+)
+
+func TestRetentionConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     daemon.RetentionConfig
+		wantErr []string // keys named in the error
+	}{
+		{"defaults", daemon.RetentionConfig{}, nil},
+		{"all set", daemon.RetentionConfig{PreRecordedDays: 30, LiveDays: 7, UploadDays: 1, Interval: 10 * time.Minute}, nil},
+		{"negative", daemon.RetentionConfig{PreRecordedDays: -1, LiveDays: -2, UploadDays: -3},
+			[]string{"retention.pre_recorded_days", "retention.live_days", "retention.upload_days"}},
+		{"too long", daemon.RetentionConfig{UploadDays: 40000}, []string{"retention.upload_days"}},
+		{"interval too short", daemon.RetentionConfig{Interval: time.Second}, []string{"retention.interval"}},
+		{"interval negative", daemon.RetentionConfig{Interval: -time.Hour}, []string{"retention.interval"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.cfg
+			c.SetDefaults()
+			if tc.cfg.Interval == 0 && c.Interval != time.Hour {
+				t.Errorf("default interval %s, want 1h", c.Interval)
+			}
+			err := c.Validate()
+			if len(tc.wantErr) == 0 {
+				if err != nil {
+					t.Fatalf("Validate = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate = nil, want errors naming %v", tc.wantErr)
+			}
+			for _, key := range tc.wantErr {
+				if !strings.Contains(err.Error(), key+":") {
+					t.Errorf("Validate = %v; does not name %s", err, key)
+				}
+			}
+		})
+	}
+}
+
+// TestRunRetention runs the retention loop in a synctest bubble: the first
+// pass at start deletes what is already old, the next one an hour later
+// what has aged past the limit since, and nothing else is ever touched.
+func TestRunRetention(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db := storetest.Open(t)
+		now := time.Now()
+		day := 24 * time.Hour
+		job := func(id string, kind store.Kind, st store.Status, age time.Duration) {
+			t.Helper()
+			j := &store.Job{ID: id, Account: "acme", Kind: kind, Status: st, CreatedAt: now.Add(-age), Blob: "b-" + id}
+			if _, err := db.WriteBlob(j.Blob, strings.NewReader("audio"), 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.CreateJob(j); err != nil {
+				t.Fatal(err)
+			}
+		}
+		upload := func(id string, age time.Duration) {
+			t.Helper()
+			if err := db.PutUpload(&store.Upload{ID: id, Account: "acme", CreatedAt: now.Add(-age), Blob: "b-" + id}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		job("pre-old", store.KindPreRecorded, store.StatusDone, 8*day)
+		job("pre-old-error", store.KindPreRecorded, store.StatusError, 7*day+time.Minute)
+		job("pre-ages", store.KindPreRecorded, store.StatusDone, 7*day-30*time.Minute)
+		job("pre-new", store.KindPreRecorded, store.StatusDone, 6*day)
+		job("pre-queued", store.KindPreRecorded, store.StatusQueued, 30*day)
+		job("pre-processing", store.KindPreRecorded, store.StatusProcessing, 30*day)
+		job("live-old", store.KindLive, store.StatusDone, 365*day) // live_days 0: forever
+		upload("up-old", 2*day)
+		upload("up-ages", day-30*time.Minute)
+		upload("up-new", time.Hour)
+
+		var logs bytes.Buffer
+		log := slog.New(slog.NewJSONHandler(&logs, nil))
+		cfg := daemon.RetentionConfig{PreRecordedDays: 7, UploadDays: 1}
+		cfg.SetDefaults()
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- daemon.RunRetention(ctx, db, cfg, log) }()
+
+		exists := func(id string) bool {
+			if strings.HasPrefix(id, "up-") {
+				_, err := db.Upload(id)
+				return !errors.Is(err, store.ErrNotFound)
+			}
+			_, err := db.Job(id)
+			return !errors.Is(err, store.ErrNotFound)
+		}
+		check := func(when string, gone ...string) {
+			t.Helper()
+			all := []string{"pre-old", "pre-old-error", "pre-ages", "pre-new", "pre-queued", "pre-processing",
+				"live-old", "up-old", "up-ages", "up-new"}
+			for _, id := range all {
+				want := true
+				for _, g := range gone {
+					if g == id {
+						want = false
+					}
+				}
+				if got := exists(id); got != want {
+					t.Errorf("%s: %s exists %t, want %t", when, id, got, want)
+				}
+			}
+		}
+
+		synctest.Wait() // first pass, at start
+		check("at start", "pre-old", "pre-old-error", "up-old")
+		time.Sleep(59 * time.Minute)
+		synctest.Wait()
+		check("after 59m", "pre-old", "pre-old-error", "up-old")
+		time.Sleep(time.Minute)
+		synctest.Wait() // second pass, 1h after the first
+		check("after 1h", "pre-old", "pre-old-error", "up-old", "pre-ages", "up-ages")
+
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("RunRetention = %v, want nil after cancel", err)
+		}
+		var counts []map[string]any
+		for line := range strings.Lines(logs.String()) {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Fatal(err)
+			}
+			if m["level"] != "INFO" || m["msg"] != "retention deleted expired records" {
+				t.Errorf("unexpected log line %s", line)
+				continue
+			}
+			counts = append(counts, m)
+		}
+		if len(counts) != 2 || counts[0]["pre_recorded"] != 2.0 || counts[0]["uploads"] != 1.0 ||
+			counts[1]["pre_recorded"] != 1.0 || counts[1]["uploads"] != 1.0 || counts[1]["live"] != 0.0 {
+			t.Errorf("logged counts %v; want 2 pre-recorded + 1 upload, then 1 + 1", counts)
+		}
+	})
+}
+
+// TestRunRetentionDisabled: with every day count 0 nothing is deleted and
+// the loop returns at once.
+func TestRunRetentionDisabled(t *testing.T) {
+	db := storetest.Open(t)
+	j := &store.Job{ID: "old", Account: "acme", Kind: store.KindPreRecorded, Status: store.StatusDone,
+		CreatedAt: time.Now().Add(-1000 * 24 * time.Hour)}
+	if err := db.CreateJob(j); err != nil {
+		t.Fatal(err)
+	}
+	cfg := daemon.RetentionConfig{}
+	cfg.SetDefaults()
+	if err := daemon.RunRetention(t.Context(), db, cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Job("old"); err != nil {
+		t.Errorf("job deleted with retention disabled: %v", err)
+	}
+}

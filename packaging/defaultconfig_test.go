@@ -1,0 +1,80 @@
+package packaging
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/earshot-dev/earshot/daemon"
+)
+
+// TestDefaultConfigMatchesDaemon: earshot.yaml loads as the daemon loads
+// it (unknown keys are errors), gives exactly SetDefaults' values, and
+// spells out every key of daemon.Config.
+func TestDefaultConfigMatchesDaemon(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "earshot.yaml")
+	if err := os.WriteFile(path, DefaultConfig(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := daemon.LoadConfig(path, nil)
+	if err != nil {
+		t.Fatalf("earshot.yaml does not load (add the key to daemon.Config or drop it here): %v", err)
+	}
+	got.SetDefaults()
+	var want daemon.Config
+	want.SetDefaults()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("earshot.yaml + SetDefaults:\n%+v\nSetDefaults alone:\n%+v", got, want)
+	}
+
+	var doc yaml.Node
+	if err := yaml.Unmarshal(DefaultConfig(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	inFile := map[string]bool{}
+	var walk func(n *yaml.Node, prefix string)
+	walk = func(n *yaml.Node, prefix string) {
+		for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+			k := prefix + n.Content[i].Value
+			inFile[k] = true
+			walk(n.Content[i+1], k+".")
+		}
+	}
+	walk(doc.Content[0], "")
+	for _, k := range configKeys(reflect.TypeFor[daemon.Config](), "") {
+		if !inFile[k] {
+			t.Errorf("earshot.yaml does not document %s", k)
+		}
+	}
+	// Every top-level key carries a comment saying what it is.
+	top := doc.Content[0]
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		if k := top.Content[i]; strings.TrimSpace(k.HeadComment) == "" {
+			t.Errorf("earshot.yaml: %s (line %d) has no comment", k.Value, k.Line)
+		}
+	}
+}
+
+// configKeys lists the dotted YAML keys of struct t.
+func configKeys(t reflect.Type, prefix string) []string {
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		out = append(out, prefix+name)
+		if f.Type.Kind() == reflect.Struct && f.Type.PkgPath() != "time" {
+			out = append(out, configKeys(f.Type, prefix+name+".")...)
+		}
+	}
+	return out
+}

@@ -1,0 +1,133 @@
+package ner
+
+import (
+	"strings"
+)
+
+// codeRule is a number announced by a cue: "my account number is ...",
+// "the security code is ...". Digits are read with digitString; when
+// letters is true, spelled letters ("a b one two three") are read too.
+type codeRule struct {
+	typ            string
+	cues           []string
+	minLen, maxLen int
+	letters        bool
+}
+
+var codeRules = []codeRule{
+	{CVV, []string{"cvv", "cvc", "cvv2", "security code", "verification code", "card code", "three digits on the back"}, 3, 4, false},
+	{RoutingNumber, []string{"routing", "routing number", "aba", "sort code", "transit number"}, 6, 9, false},
+	{BankAccount, []string{"bank account", "checking account", "savings account", "iban", "bank account number"}, 6, 34, true},
+	{AccountNumber, []string{"account number", "account", "account no", "customer number", "member number", "policy number", "customer id", "reference number", "order number", "invoice number"}, 4, 20, true},
+	{PassportNumber, []string{"passport", "passport number", "passport no"}, 6, 12, true},
+	{DriverLicense, []string{"driver's license", "drivers license", "driver license", "driving licence", "driving license", "license number", "licence number", "dl number"}, 5, 16, true},
+	{HealthcareNumber, []string{"medical record", "medical record number", "mrn", "health card", "health card number", "health insurance number", "insurance number", "insurance id", "medicare", "medicare number", "medicaid", "medicaid number", "member id", "patient id", "patient number", "nhs number", "health number", "ramq"}, 5, 16, true},
+	{LocationZip, []string{"zip", "zip code", "postal code", "postcode", "post code"}, 5, 9, true},
+	{SSN, []string{"social security", "social security number", "social", "ssn", "social insurance number", "sin", "sin number"}, 9, 9, false},
+	{CreditCard, []string{"card number", "credit card", "debit card", "card", "visa", "mastercard", "amex", "american express", "discover"}, 13, 19, false},
+}
+
+// codeFillers may sit between a cue and its number.
+var codeFillers = setOf(`is it's number no was of my the your his her uh um um
+	code id colon ending in`)
+
+// phoneCues make a 9-digit run a phone number rather than an SSN.
+var phoneCues = []string{"phone", "number", "call", "cell", "mobile", "telephone", "fax",
+	"reach me", "reach me at", "text me", "extension", "dial"}
+
+// alnumRun reads digits and spelled letters ("a b one two three").
+func alnumRun(toks []string, i int, letters bool) (string, int) {
+	var b strings.Builder
+	j := i
+	for j < len(toks) {
+		if d, e := digitString(toks, j); e > j {
+			b.WriteString(d)
+			j = e
+			continue
+		}
+		w := toks[j]
+		if letters && len(w) == 1 && w[0] >= 'a' && w[0] <= 'z' && (w != "a" || j+1 < len(toks) && (len(toks[j+1]) == 1 || isNumberWord(toks[j+1]))) {
+			b.WriteString(strings.ToUpper(w))
+			j++
+			continue
+		}
+		break
+	}
+	return b.String(), j
+}
+
+// detectCodes finds numbers introduced by a cue (codeRules). The cue is
+// not part of the entity.
+func detectCodes(toks []string) []cand {
+	var cs []cand
+	for _, r := range codeRules {
+		for _, cue := range r.cues {
+			ph := strings.Fields(cue)
+			for i := range toks {
+				if !hasAt(toks, i, ph...) {
+					continue
+				}
+				j := i + len(ph)
+				for k := 0; k < 3 && j < len(toks) && codeFillers[toks[j]]; k++ {
+					j++
+				}
+				v, e := alnumRun(toks, j, r.letters)
+				if e == j || len(v) < r.minLen || len(v) > r.maxLen {
+					continue
+				}
+				if r.letters && !strings.ContainsAny(v, "0123456789") {
+					continue
+				}
+				cs = append(cs, cand{typ: r.typ, first: j, end: e, value: v})
+			}
+		}
+	}
+	return cs
+}
+
+// detectNumbers classifies runs of spoken digits by length: payment card
+// numbers (13..19 digits passing the Luhn check), social security numbers
+// (9 digits of a valid SSN shape), phone numbers (7..11 digits, up to 15
+// after "plus").
+func detectNumbers(toks []string) []cand {
+	var cs []cand
+	for i := 0; i < len(toks); i++ {
+		if !isNumberWord(toks[i]) && toks[i] != "plus" {
+			continue
+		}
+		start := i
+		plus := false
+		if toks[i] == "plus" {
+			plus = true
+			i++
+		}
+		d, e := digitString(toks, i)
+		if e == i {
+			i = start
+			continue
+		}
+		n := len(d)
+		switch {
+		case n >= 13 && n <= 19 && luhn(d):
+			cs = append(cs, cand{typ: CreditCard, first: i, end: e, value: d})
+		case n == 9 && ssnShape(d) && !cueBefore(toks, start, 4, phoneCues...):
+			cs = append(cs, cand{typ: SSN, first: i, end: e, value: d})
+		case n >= 7 && n <= 11, plus && n >= 7 && n <= 15:
+			if plus {
+				d = "+" + d
+			}
+			cs = append(cs, cand{typ: PhoneNumber, first: start, end: e, value: d})
+		}
+		i = e - 1
+	}
+	return cs
+}
+
+// ssnShape reports whether d (9 digits) can be a US social security
+// number: area not 000, 666 or 9xx; group not 00; serial not 0000.
+func ssnShape(d string) bool {
+	if len(d) != 9 {
+		return false
+	}
+	return d[:3] != "000" && d[:3] != "666" && d[0] != '9' && d[3:5] != "00" && d[5:] != "0000"
+}

@@ -59,4 +59,3 @@ func (s *Server) writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
 	ctx.SetContentType("application/json")
 	ctx.SetBody(b)
 }
-

@@ -103,19 +103,19 @@ func New(cfg Config, svc Service, logger *slog.Logger) *Server {
 		s.fail(ctx, fmt.Errorf("panic: %v", v))
 	}
 	s.srv = &fasthttp.Server{
-		Handler:               s.withRequestID(r.Handler),
-		Name:                  "earshot",
-		ReadTimeout:           cfg.ReadTimeout,
-		WriteTimeout:          cfg.WriteTimeout,
-		IdleTimeout:           cfg.IdleTimeout,
-		MaxConnsPerIP:         0,
-		Concurrency:           cfg.MaxConns,
-		MaxRequestBodySize:    int(cfg.MaxUploadBytes + 1<<20),
-		StreamRequestBody:     true,
+		Handler:                      s.withRequestID(r.Handler),
+		Name:                         "earshot",
+		ReadTimeout:                  cfg.ReadTimeout,
+		WriteTimeout:                 cfg.WriteTimeout,
+		IdleTimeout:                  cfg.IdleTimeout,
+		MaxConnsPerIP:                0,
+		Concurrency:                  cfg.MaxConns,
+		MaxRequestBodySize:           int(cfg.MaxUploadBytes + 1<<20),
+		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
-		NoDefaultContentType:  true,
-		CloseOnShutdown:       true,
-		Logger:                fasthttpLogger{s.log},
+		NoDefaultContentType:         true,
+		CloseOnShutdown:              true,
+		Logger:                       fasthttpLogger{s.log},
 	}
 	return s
 }

@@ -20,13 +20,13 @@ import (
 // workers and the callback outbox. Doors (the HTTP API today) call its
 // methods; cmd/earshotd runs it beside them.
 type Daemon struct {
-	cfg    Config
-	log    *slog.Logger
-	db     *store.DB
-	engine *sphinx.Engine
-	tr     *Transcriber
-	caps   params.Capabilities
-	client *http.Client // callbacks
+	cfg     Config
+	log     *slog.Logger
+	db      *store.DB
+	engine  *sphinx.Engine
+	tr      *Transcriber
+	caps    params.Capabilities
+	client  *http.Client // callbacks
 	metrics *metrics
 
 	wake       chan struct{} // cap 1: a pre-recorded job was queued

@@ -62,27 +62,27 @@ type liveSession struct {
 	done    chan struct{}
 
 	mu       sync.Mutex
-	state    liveState                 // guarded by mu
-	gen      int                       // guarded by mu: attachment generation
-	sink     func([]byte) bool         // guarded by mu: current client, nil when none
-	kick     func()                    // guarded by mu
-	lastSeen time.Time                 // guarded by mu
-	received int64                     // guarded by mu: bytes taken in, header included
-	header   int64                     // guarded by mu: WAV header bytes skipped at the start
-	carry    []byte                    // guarded by mu: bytes short of a whole frame
-	file     *os.File                  // guarded by mu: the recording, a WAV file
-	audio    int64                     // guarded by mu: audio bytes in file
-	live     *recognizer.Live          // guarded by mu
-	dec      [][]float32               // guarded by mu: scratch
-	rs       []*media.Resampler        // guarded by mu
-	pcm      [][]int16                 // guarded by mu: scratch
-	finals   []recognizer.Utterance    // guarded by mu
-	messages []string                  // guarded by mu
-	nextUtt  int                       // guarded by mu
-	stopped  bool                      // guarded by mu
-	lastSync time.Time                 // guarded by mu
-	sessErr  error                     // guarded by mu: first pipeline error
-	started  time.Time                 // guarded by mu: first connection
+	state    liveState              // guarded by mu
+	gen      int                    // guarded by mu: attachment generation
+	sink     func([]byte) bool      // guarded by mu: current client, nil when none
+	kick     func()                 // guarded by mu
+	lastSeen time.Time              // guarded by mu
+	received int64                  // guarded by mu: bytes taken in, header included
+	header   int64                  // guarded by mu: WAV header bytes skipped at the start
+	carry    []byte                 // guarded by mu: bytes short of a whole frame
+	file     *os.File               // guarded by mu: the recording, a WAV file
+	audio    int64                  // guarded by mu: audio bytes in file
+	live     *recognizer.Live       // guarded by mu
+	dec      [][]float32            // guarded by mu: scratch
+	rs       []*media.Resampler     // guarded by mu
+	pcm      [][]int16              // guarded by mu: scratch
+	finals   []recognizer.Utterance // guarded by mu
+	messages []string               // guarded by mu
+	nextUtt  int                    // guarded by mu
+	stopped  bool                   // guarded by mu
+	lastSync time.Time              // guarded by mu
+	sessErr  error                  // guarded by mu: first pipeline error
+	started  time.Time              // guarded by mu: first connection
 }
 
 func liveFormat(p *params.Live) media.Format {

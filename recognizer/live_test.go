@@ -3,6 +3,7 @@ package recognizer_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -398,6 +399,22 @@ func TestLiveGoForward(t *testing.T) {
 	}
 }
 
+// TestLiveStartsInSpeech: a session whose first sample is already speech
+// (no silence to learn the noise floor from) still transcribes it.
+func TestLiveStartsInSpeech(t *testing.T) {
+	t.Parallel()
+	e := liveEngine(t, 1)
+	_, gf := liveClip(t, "pocketsphinx-goforward.wav")
+	start := recognizer.SampleRate * 48 / 100 // speech_start of the whole clip is at 0.50 s
+	evs := runLive(t, e, recognizer.LiveConfig{}, [][]int16{gf[0][start:]})
+	if got := finals(evs, 0); got != "go forward ten meters" {
+		t.Errorf("finals %q", got)
+	}
+	if evs[0].Kind != recognizer.EventSpeechStart || evs[0].Time > 0.1 {
+		t.Errorf("first event %v at %.2f s, want speech_start at once", evs[0].Kind, evs[0].Time)
+	}
+}
+
 // checkPartialCadence asserts the requirement (a partial at least every
 // 500 ms of speech once the decoder has words) and the configured cadence
 // (partials at interval multiples; at least half as many as the speech
@@ -449,25 +466,27 @@ func TestLiveEndpointing(t *testing.T) {
 	if long.starts >= short.starts || long.mean <= short.mean {
 		t.Errorf("endpointing 1s: %d utterances of %.2f s; 50ms: %d of %.2f s; want fewer, longer", long.starts, long.mean, short.starts, short.mean)
 	}
-	// Measured 2026-11-21: 50ms 0.300, 1s 0.167 (whole-clip batch decode 0.100).
-	if short.wer > 0.4 || long.wer > 0.3 {
-		t.Errorf("WER %.3f (50ms), %.3f (1s); want <= 0.4, 0.3", short.wer, long.wer)
+	// Measured 2026-11-21: 50ms 0.300..0.367 (6..8 utterances, varying
+	// with VAD tuning), 1s 0.167 (whole-clip batch decode 0.100); the
+	// bounds add about two words of 30.
+	if short.wer > 0.43 || long.wer > 0.24 {
+		t.Errorf("WER %.3f (50ms), %.3f (1s); want <= 0.43, 0.24", short.wer, long.wer)
 	}
 }
 
-// TestLiveMaxWithoutEndpointing streams 18 s of speech whose pauses are
+// TestLiveMaxWithoutEndpointing streams 11.5 s of speech whose pauses are
 // shorter than the endpointing: utterances are cut at the 5 s limit.
 func TestLiveMaxWithoutEndpointing(t *testing.T) {
 	t.Parallel()
 	e := liveEngine(t, 1)
-	a, pa := liveClip(t, "ls-test-clean-1995-1837-0001.wav")
-	b, pb := liveClip(t, "ljspeech-LJ001-0001.wav")
+	a, pa := liveClip(t, "ljspeech-LJ001-0001.wav")
+	b, pb := liveClip(t, "ljspeech-LJ001-0002.wav")
 	pcm := [][]int16{cat(pa[0], pb[0])}
 	maxUtt := 5 * time.Second
 	evs := runLive(t, e, recognizer.LiveConfig{Endpointing: 2 * time.Second, MaxWithoutEndpointing: maxUtt}, pcm)
 	nFinal, nStart := count(evs, recognizer.EventFinal), count(evs, recognizer.EventSpeechStart)
 	if nFinal < 3 || nStart >= nFinal {
-		t.Errorf("%d finals, %d speech starts; want >= 3 finals (18 s cut at 5 s), more than speech starts", nFinal, nStart)
+		t.Errorf("%d finals, %d speech starts; want >= 3 finals (11.5 s cut at 5 s), more than speech starts", nFinal, nStart)
 	}
 	for _, ev := range evs {
 		if ev.Kind == recognizer.EventFinal && ev.Utterance.End-ev.Utterance.Start > maxUtt.Seconds() {
@@ -644,44 +663,108 @@ func TestLiveCancel(t *testing.T) {
 	}
 }
 
-// TestLiveEnhancer measures the SpeexDSP enhancer on a clip, clean and
-// with white noise at 10 dB SNR: it must help on the noisy one and not
-// hurt on the clean one.
+// TestLiveEnhancer measures the SpeexDSP enhancer on two clips, clean and
+// with white noise at 10 dB SNR, counting word errors over both: it must
+// help on the noisy audio and not hurt on the clean audio.
 func TestLiveEnhancer(t *testing.T) {
 	t.Parallel()
 	e := liveEngine(t, 2)
-	c, pcm := liveClip(t, "ls-test-clean-1995-1837-0001.wav")
-	pad := make([]int16, recognizer.SampleRate/2) // digital silence around the clip
-	clean := cat(pad, pcm[0], pad)
-	noisy := liveMix(clean, liveHiss(len(clean), 1000, 6), 10)
-	tests := []struct {
-		name string
-		pcm  []int16
-		enh  bool
-		wer  float64
-	}{{"clean", clean, false, 0}, {"clean+enhancer", clean, true, 0}, {"noisy", noisy, false, 0}, {"noisy+enhancer", noisy, true, 0}}
+	type run struct {
+		clip, cond string
+		pcm        []int16
+		enh        bool
+		ref        []string
+		errs       int
+	}
+	var runs []*run
+	for i, file := range []string{"ls-test-clean-1995-1837-0001.wav", "ls-test-clean-1089-134691-0001.wav"} {
+		c, pcm := liveClip(t, file)
+		pad := make([]int16, recognizer.SampleRate/2) // digital silence around the clip
+		clean := cat(pad, pcm[0], pad)
+		noisy := liveMix(clean, liveHiss(len(clean), 1000, uint64(6+i)), 10)
+		ref := recognizertest.Normalize(c.Transcript)
+		for _, enh := range []bool{false, true} {
+			runs = append(runs, &run{file, "clean", clean, enh, ref, 0}, &run{file, "noisy", noisy, enh, ref, 0})
+		}
+	}
 	t.Run("run", func(t *testing.T) {
-		for i := range tests {
-			tt := &tests[i]
-			t.Run(tt.name, func(t *testing.T) {
+		for _, r := range runs {
+			t.Run(fmt.Sprintf("%s/%s/enhancer=%v", r.clip, r.cond, r.enh), func(t *testing.T) {
 				t.Parallel()
-				evs := runLive(t, e, recognizer.LiveConfig{Endpointing: 300 * time.Millisecond, AudioEnhancer: tt.enh, DecoderWait: time.Minute}, [][]int16{tt.pcm})
-				tt.wer = recognizertest.WER(c.Transcript, finals(evs, 0))
-				t.Logf("WER %.3f %q", tt.wer, finals(evs, 0))
+				cfg := recognizer.LiveConfig{Endpointing: 300 * time.Millisecond, AudioEnhancer: r.enh, DecoderWait: time.Minute}
+				hyp := finals(runLive(t, e, cfg, [][]int16{r.pcm}), 0)
+				r.errs = recognizertest.EditDistance(r.ref, recognizertest.Normalize(hyp))
+				t.Logf("%d/%d errors: %q", r.errs, len(r.ref), hyp)
 			})
 		}
 	})
-	wer := map[string]float64{}
-	for _, tt := range tests {
-		wer[tt.name] = tt.wer
+	wer := map[string]float64{} // "clean", "clean+enhancer", ...: over both clips
+	words := map[string]int{}
+	for _, r := range runs {
+		k := r.cond
+		if r.enh {
+			k += "+enhancer"
+		}
+		wer[k] += float64(r.errs)
+		words[k] += len(r.ref)
 	}
-	// Measured 2026-11-21: clean 0.200, clean+enhancer 0.167, noisy
-	// 0.967, noisy+enhancer 0.600. (Babble from four other clips at
-	// 10 dB: 0.867 without, 0.933 with; PocketSphinx fails either way.)
+	for k := range wer {
+		wer[k] /= float64(words[k])
+	}
+	t.Logf("WER over %d words: clean %.3f, clean+enhancer %.3f, noisy %.3f, noisy+enhancer %.3f",
+		words["clean"], wer["clean"], wer["clean+enhancer"], wer["noisy"], wer["noisy+enhancer"])
+	// Measured 2026-11-21 (errors of 30 + 17 words): clean 6+3 (0.191),
+	// clean+enhancer 5+1 (0.128), noisy 29+15 (0.936), noisy+enhancer
+	// 19+13 (0.681). With another noise seed the second clip went 12 -> 13
+	// errors: the gain comes mostly from the first clip. (Babble from four
+	// other clips at 10 dB on the first clip: 0.867 without, 0.933 with;
+	// PocketSphinx fails either way.)
 	if wer["noisy+enhancer"] >= wer["noisy"]-0.1 {
 		t.Errorf("noisy: WER %.3f with the enhancer, %.3f without; want at least 0.1 better", wer["noisy+enhancer"], wer["noisy"])
 	}
-	if wer["clean+enhancer"] > wer["clean"]+0.07 {
+	if wer["clean+enhancer"] > wer["clean"]+0.045 {
 		t.Errorf("clean: WER %.3f with the enhancer, %.3f without; want at most 2 words worse", wer["clean+enhancer"], wer["clean"])
+	}
+}
+
+// TestLiveChunking: how the audio is cut into Writes does not change the
+// events (the VAD and the decoder work in whole 10 ms frames).
+func TestLiveChunking(t *testing.T) {
+	t.Parallel()
+	e := liveEngine(t, 1)
+	_, gf := liveClip(t, "pocketsphinx-goforward.wav")
+	pcm := gf[0]
+	run := func(chunk int) []recognizer.Event {
+		var evs []recognizer.Event
+		l, err := recognizer.NewLive(e, recognizer.LiveConfig{Partials: true}, func(ev recognizer.Event) { evs = append(evs, ev) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		for i := 0; i < len(pcm); i += chunk {
+			if err := l.Write(t.Context(), [][]int16{pcm[i:min(i+chunk, len(pcm))]}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l.Flush(t.Context())
+		return evs
+	}
+	want := run(liveChunk)
+	if count(want, recognizer.EventFinal) == 0 || count(want, recognizer.EventPartial) == 0 {
+		t.Fatalf("reference run: %d events, want finals and partials", len(want))
+	}
+	for _, chunk := range []int{7, 333, len(pcm)} {
+		got := run(chunk)
+		if len(got) != len(want) {
+			t.Errorf("chunks of %d: %d events, want %d", chunk, len(got), len(want))
+			continue
+		}
+		for i := range got {
+			g, w := got[i], want[i]
+			if g.Kind != w.Kind || g.Time != w.Time || g.ID != w.ID || g.Utterance.Text != w.Utterance.Text {
+				t.Errorf("chunks of %d: event %d %v %.2f %q, want %v %.2f %q", chunk, i, g.Kind, g.Time, g.Utterance.Text, w.Kind, w.Time, w.Utterance.Text)
+				break
+			}
+		}
 	}
 }

@@ -36,6 +36,10 @@ const (
 	liveFloorRiseQuiet = 0.05
 	liveFloorRiseLoud  = 0.01
 	liveFloorMin       = -70.0 // dBFS; digital silence does not make hiss look like speech
+	// liveFloorInit caps the first floor estimate (dBFS), so a session
+	// that starts in the middle of speech still detects it; quiet and
+	// unvoiced noise pull the floor to its level at 5 dB/s.
+	liveFloorInit = -45.0
 )
 
 // liveMargin maps SpeechThreshold (0..1) to the decibels a frame's energy
@@ -84,7 +88,7 @@ func (v *liveVAD) frame(pcm []int16, inSpeech bool) (speech, started bool, start
 	e := max(db((ms+v.prevMS)/2), liveFloorMin) // smoothed over 20 ms
 	v.prevMS = ms
 	if !v.primed {
-		v.floor, v.primed = e, true
+		v.floor, v.primed = min(e, liveFloorInit), true
 	}
 
 	loud := e > v.floor+v.margin
@@ -92,12 +96,13 @@ func (v *liveVAD) frame(pcm []int16, inSpeech bool) (speech, started bool, start
 	if inSpeech {
 		speech = e > v.floor+v.keep
 	}
-	voiced := loud && float64(crossings)/float64(len(pcm)) < liveVoicedZCR
+	periodic := float64(crossings)/float64(len(pcm)) < liveVoicedZCR
+	voiced := loud && periodic
 
 	switch {
 	case e < v.floor:
 		v.floor += liveFloorFall * (e - v.floor)
-	case speech:
+	case speech && periodic:
 		v.floor += min(e-v.floor, liveFloorRiseLoud)
 	default:
 		v.floor += min(e-v.floor, liveFloorRiseQuiet)

@@ -26,18 +26,20 @@ type received struct {
 
 // standIn is an OpenAI-compatible chat-completions server for tests: it
 // records requests and answers each with reply(n, req), n counting from 1.
+// A reply that blocks on stall is released when the test ends.
 type standIn struct {
 	t     *testing.T
 	srv   *httptest.Server
-	reply func(n int, req request, w http.ResponseWriter)
+	stall chan struct{} // closed at cleanup, before the server closes
+	reply func(n int, req request, w http.ResponseWriter, stall <-chan struct{})
 
 	mu   sync.Mutex
 	reqs []received // guarded by mu
 }
 
-func newStandIn(t *testing.T, reply func(n int, req request, w http.ResponseWriter)) *standIn {
+func newStandIn(t *testing.T, reply func(n int, req request, w http.ResponseWriter, stall <-chan struct{})) *standIn {
 	t.Helper()
-	s := &standIn{t: t, reply: reply}
+	s := &standIn{t: t, reply: reply, stall: make(chan struct{})}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req request
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
@@ -48,9 +50,10 @@ func newStandIn(t *testing.T, reply func(n int, req request, w http.ResponseWrit
 		s.reqs = append(s.reqs, received{r.URL.Path, r.Header.Get("Authorization"), r.Header.Get("Content-Type"), req})
 		n := len(s.reqs)
 		s.mu.Unlock()
-		s.reply(n, req, w)
+		s.reply(n, req, w, s.stall)
 	}))
 	t.Cleanup(s.srv.Close)
+	t.Cleanup(func() { close(s.stall) })
 	return s
 }
 
@@ -70,22 +73,12 @@ func answer(w http.ResponseWriter, content string) {
 	})
 }
 
-// client returns a client of the stand-in with fast retries; it checks at
-// cleanup that no goroutine is left behind.
-func client(t *testing.T, s *standIn, mod func(*Config)) *Client {
+// checkLeaks, called first in a test, checks at the very end (after the
+// stand-in servers closed) that no goroutine is left behind.
+func checkLeaks(t *testing.T) {
 	t.Helper()
 	before := runtime.NumGoroutine()
-	cfg := Config{URL: s.srv.URL + "/v1/", Model: "test-model", APIKey: "sekret", Backoff: time.Millisecond, Timeout: 5 * time.Second}
-	if mod != nil {
-		mod(&cfg)
-	}
-	c, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		c.Close()
-		s.srv.CloseClientConnections()
 		deadline := time.Now().Add(5 * time.Second)
 		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
 			runtime.Gosched()
@@ -95,11 +88,27 @@ func client(t *testing.T, s *standIn, mod func(*Config)) *Client {
 			t.Errorf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
 		}
 	})
+}
+
+// client returns a client of the stand-in with fast retries, closed at
+// cleanup.
+func client(t *testing.T, s *standIn, mod func(*Config)) *Client {
+	t.Helper()
+	cfg := Config{URL: s.srv.URL + "/v1/", Model: "test-model", APIKey: "sekret", Backoff: time.Millisecond, Timeout: 5 * time.Second}
+	if mod != nil {
+		mod(&cfg)
+	}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
 	return c
 }
 
 func TestComplete(t *testing.T) {
-	s := newStandIn(t, func(n int, req request, w http.ResponseWriter) { answer(w, "  bonjour \n") })
+	checkLeaks(t)
+	s := newStandIn(t, func(n int, req request, w http.ResponseWriter, _ <-chan struct{}) { answer(w, "  bonjour \n") })
 	c := client(t, s, nil)
 	got, err := c.Complete(t.Context(), "be brief", "say hello")
 	if err != nil || got != "bonjour" {
@@ -118,55 +127,54 @@ func TestComplete(t *testing.T) {
 }
 
 func TestCompleteFailures(t *testing.T) {
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
 	tests := []struct {
 		name     string
-		reply    func(n int, req request, w http.ResponseWriter)
+		reply    func(n int, req request, w http.ResponseWriter, _ <-chan struct{})
 		mod      func(*Config)
 		want     error
 		status   int
 		requests int
 		answer   string
 	}{
-		{name: "500 then 200", reply: func(n int, _ request, w http.ResponseWriter) {
+		{name: "500 then 200", reply: func(n int, _ request, w http.ResponseWriter, _ <-chan struct{}) {
 			if n == 1 {
-				http.Error(w, `{"error":{"message":"overloaded"}}`, 500)
+				http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusInternalServerError)
 				return
 			}
 			answer(w, "ok")
 		}, requests: 2, answer: "ok"},
-		{name: "429 with retry-after then 200", reply: func(n int, _ request, w http.ResponseWriter) {
+		{name: "429 with retry-after then 200", reply: func(n int, _ request, w http.ResponseWriter, _ <-chan struct{}) {
 			if n == 1 {
 				w.Header().Set("Retry-After", "0")
-				w.WriteHeader(429)
+				w.WriteHeader(http.StatusTooManyRequests)
 				return
 			}
 			answer(w, "ok")
 		}, requests: 2, answer: "ok"},
-		{name: "500 until retries run out", reply: func(int, request, http.ResponseWriter) {}, // 200 without body
+		{name: "empty 200 body", reply: func(int, request, http.ResponseWriter, <-chan struct{}) {},
 			want: ErrMalformed, requests: 1},
-		{name: "503 always", reply: func(_ int, _ request, w http.ResponseWriter) {
-			http.Error(w, `{"error":{"message":"model loading"}}`, 503)
+		{name: "503 always", reply: func(_ int, _ request, w http.ResponseWriter, _ <-chan struct{}) {
+			http.Error(w, `{"error":{"message":"model loading"}}`, http.StatusServiceUnavailable)
 		}, want: ErrBackend, status: 503, requests: 3},
-		{name: "400 not retried", reply: func(_ int, _ request, w http.ResponseWriter) {
-			http.Error(w, `{"error":{"message":"context length exceeded"}}`, 400)
+		{name: "400 not retried", reply: func(_ int, _ request, w http.ResponseWriter, _ <-chan struct{}) {
+			http.Error(w, `{"error":{"message":"context length exceeded"}}`, http.StatusBadRequest)
 		}, want: ErrBackend, status: 400, requests: 1},
-		{name: "malformed json", reply: func(_ int, _ request, w http.ResponseWriter) {
+		{name: "malformed json", reply: func(_ int, _ request, w http.ResponseWriter, _ <-chan struct{}) {
 			w.Write([]byte(`{"choices": [`))
 		}, want: ErrMalformed, requests: 1},
-		{name: "no choices", reply: func(_ int, _ request, w http.ResponseWriter) {
+		{name: "no choices", reply: func(_ int, _ request, w http.ResponseWriter, _ <-chan struct{}) {
 			w.Write([]byte(`{"choices": []}`))
 		}, want: ErrMalformed, requests: 1},
-		{name: "response too large", reply: func(_ int, _ request, w http.ResponseWriter) {
+		{name: "response too large", reply: func(_ int, _ request, w http.ResponseWriter, _ <-chan struct{}) {
 			answer(w, strings.Repeat("x", 5000))
 		}, mod: func(c *Config) { c.MaxResponseBytes = 2048 }, want: ErrMalformed, requests: 1},
-		{name: "slow server", reply: func(_ int, req request, w http.ResponseWriter) {
-			<-release
+		{name: "slow server", reply: func(_ int, req request, w http.ResponseWriter, stall <-chan struct{}) {
+			<-stall
 		}, mod: func(c *Config) { c.Timeout = 50 * time.Millisecond; c.Retries = 1 }, want: ErrTimeout, requests: 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			checkLeaks(t)
 			s := newStandIn(t, tc.reply)
 			c := client(t, s, tc.mod)
 			got, err := c.Complete(t.Context(), "", "q")
@@ -191,7 +199,8 @@ func TestCompleteFailures(t *testing.T) {
 }
 
 func TestServerDown(t *testing.T) {
-	s := newStandIn(t, func(int, request, http.ResponseWriter) {})
+	checkLeaks(t)
+	s := newStandIn(t, func(int, request, http.ResponseWriter, <-chan struct{}) {})
 	c := client(t, s, nil)
 	s.srv.Close()
 	_, err := c.Complete(t.Context(), "", "q")
@@ -201,9 +210,8 @@ func TestServerDown(t *testing.T) {
 }
 
 func TestBudgetAndCancel(t *testing.T) {
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	s := newStandIn(t, func(_ int, _ request, w http.ResponseWriter) { <-release })
+	checkLeaks(t)
+	s := newStandIn(t, func(_ int, _ request, w http.ResponseWriter, stall <-chan struct{}) { <-stall })
 	c := client(t, s, func(c *Config) { c.Budget = 100 * time.Millisecond })
 
 	_, err := AbstractiveSummary(t.Context(), c, "some words", SummaryConcise)
@@ -252,9 +260,9 @@ func TestConfig(t *testing.T) {
 
 // translator answers translation requests line by line, upper-casing each
 // line as its "translation" (dropping the last line when drop is set).
-func translator(drop bool) func(int, request, http.ResponseWriter) {
+func translator(drop bool) func(int, request, http.ResponseWriter, <-chan struct{}) {
 	line := regexp.MustCompile(`(?m)^\[(\d+)\] (.*)$`)
-	return func(_ int, req request, w http.ResponseWriter) {
+	return func(_ int, req request, w http.ResponseWriter, _ <-chan struct{}) {
 		var out []string
 		for _, m := range line.FindAllStringSubmatch(req.Messages[len(req.Messages)-1].Content, -1) {
 			out = append(out, "["+m[1]+"] "+strings.ToUpper(m[2]))
@@ -267,6 +275,7 @@ func translator(drop bool) func(int, request, http.ResponseWriter) {
 }
 
 func TestTranslate(t *testing.T) {
+	checkLeaks(t)
 	tr := addonstest.Load(t, "ljspeech-LJ001-0007-to-0016-long.wav")
 	utts := append(tr.Utterances, addonstest.Load(t, "stereo-two-speaker-librispeech.wav").Utterances...)
 	utts = append(utts, recognizer.Utterance{Start: 70, End: 71})
@@ -318,10 +327,11 @@ func TestTranslate(t *testing.T) {
 }
 
 func TestAnswerPrompts(t *testing.T) {
-	s := newStandIn(t, func(_ int, req request, w http.ResponseWriter) {
+	checkLeaks(t)
+	s := newStandIn(t, func(_ int, req request, w http.ResponseWriter, _ <-chan struct{}) {
 		user := req.Messages[len(req.Messages)-1].Content
 		if strings.Contains(user, "Request: fail") {
-			http.Error(w, `{"error":{"message":"refused"}}`, 400)
+			http.Error(w, `{"error":{"message":"refused"}}`, http.StatusBadRequest)
 			return
 		}
 		_, p, _ := strings.Cut(user, "Request: ")
@@ -348,7 +358,8 @@ func TestAnswerPrompts(t *testing.T) {
 }
 
 func TestAbstractiveSummary(t *testing.T) {
-	s := newStandIn(t, func(_ int, req request, w http.ResponseWriter) {
+	checkLeaks(t)
+	s := newStandIn(t, func(_ int, req request, w http.ResponseWriter, _ <-chan struct{}) {
 		user := req.Messages[len(req.Messages)-1].Content
 		switch {
 		case strings.Contains(user, "(part)"):

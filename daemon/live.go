@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/ingest"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -74,6 +75,47 @@ func (d *Daemon) CreateLive(ctx context.Context, account, requestID string, body
 	}
 	d.log.Info("live session created", "session_id", id, "account_id", account)
 	return job, tok, nil
+}
+
+// OpenLive opens a live session for a door without an HTTP request of its
+// own (SIP): the job is created as by POST /v2/live and attached at once,
+// with no WebSocket listener (messages still reach result.messages and the
+// callback). Ending the door's call must Stop the session.
+func (d *Daemon) OpenLive(ctx context.Context, req ingest.LiveRequest) (ingest.Session, error) {
+	job, _, err := d.CreateLive(ctx, req.Account, "", req.Params, "")
+	if err != nil {
+		return nil, err
+	}
+	if len(req.Metadata) > 0 || req.Source != "" {
+		_, err = d.db.UpdateJob(job.ID, func(j *store.Job) ([]*store.Delivery, error) {
+			if j.CustomMetadata == nil {
+				j.CustomMetadata = map[string]any{}
+			}
+			for k, v := range req.Metadata {
+				j.CustomMetadata[k] = v
+			}
+			j.PostSessionMetadata["source"] = req.Source
+			return nil, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	d.liveMu.Lock()
+	s := d.sessions[job.ID]
+	d.liveMu.Unlock()
+	if s == nil {
+		return nil, ErrSessionEnded
+	}
+	return s.attach(ctx, nil, nil)
+}
+
+// AttachAudio attaches an audio-only door (WHIP) to the session a token
+// names, keeping any WebSocket client as the listener of its messages. The
+// listener should connect first: a later WebSocket attach takes over the
+// session, audio included.
+func (d *Daemon) AttachAudio(ctx context.Context, tok string) (ingest.Session, error) {
+	return d.AttachLive(ctx, tok, nil, nil)
 }
 
 // token signs "id.expiry" with the daemon's persisted token secret.

@@ -180,11 +180,13 @@ func (s *liveSession) attach(ctx context.Context, out func([]byte) bool, kick fu
 	if s.state == stateEnded {
 		return nil, ErrSessionEnded
 	}
-	if s.kick != nil {
-		s.kick() // a newer connection takes over
+	if out != nil {
+		if s.kick != nil {
+			s.kick() // a newer connection takes over
+		}
+		s.sink, s.kick = out, kick
 	}
 	s.gen++
-	s.sink, s.kick = out, kick
 	s.lastSeen = time.Now()
 	// Bytes short of a whole frame were never acked: the client resends them.
 	s.carry = s.carry[:0]
@@ -243,6 +245,9 @@ func (s *liveSession) startLocked() error {
 
 // Done is closed when the session has ended.
 func (a *Attachment) Done() <-chan struct{} { return a.s.done }
+
+// ID is the live job's id.
+func (a *Attachment) ID() string { return a.s.id }
 
 // Detach records that this connection went away; the session waits for a
 // reconnect until the grace period ends.

@@ -9,7 +9,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -30,6 +29,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/earshot-dev/earshot/bench/internal/benchd"
 )
 
 func main() {
@@ -44,33 +45,12 @@ func main() {
 }
 
 func run(duration time.Duration, rate int, speech string) error {
-	tmp, err := os.MkdirTemp("", "httpbench-")
+	d, err := benchd.Start("", "--decoders", "2", "--log-level", "info")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "earshotd")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/earshotd").CombinedOutput(); err != nil {
-		return fmt.Errorf("build: %v %s", err, out)
-	}
-	data := filepath.Join(tmp, "data")
-	out, err := exec.Command(bin, "keys", "create", "--data-dir", data, "--account", "bench").Output()
-	if err != nil {
-		return fmt.Errorf("keys: %w", err)
-	}
-	key := strings.TrimSpace(string(out))
-	cmd := exec.Command(bin, "run", "--listen", "127.0.0.1:0", "--data-dir", data, "--decoders", "2", "--log-level", "info")
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	addr, err := waitListening(stdout)
-	if err != nil {
-		return err
-	}
-	base := "http://" + addr
+	defer d.Stop()
+	base, key := d.Base, d.Key
 
 	audioURL, err := upload(base, key, speech)
 	if err != nil {
@@ -84,7 +64,7 @@ func run(duration time.Duration, rate int, speech string) error {
 	if err != nil {
 		return err
 	}
-	rss := rssMB(cmd.Process.Pid)
+	rss := d.RSSMB()
 
 	// Reference: fasthttp answering the same bytes with no work at all.
 	refLn, _ := net.Listen("tcp", "127.0.0.1:0")
@@ -112,29 +92,6 @@ func run(duration time.Duration, rate int, speech string) error {
 	fmt.Printf("| POST errors | %d | | | 0 |\n", errs)
 	fmt.Printf("| daemon RSS after a job, 2 decoders (MB) | %.0f | | | ≤ 350 MB |\n", rss)
 	return nil
-}
-
-var listeningRE = regexp.MustCompile(`"addr":"([^"]+)"`)
-
-func waitListening(r io.Reader) (string, error) {
-	sc := bufio.NewScanner(r)
-	found := make(chan string, 1)
-	go func() {
-		for sc.Scan() {
-			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil && strings.Contains(sc.Text(), "api listening") {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	select {
-	case a := <-found:
-		return a, nil
-	case <-time.After(time.Minute):
-		return "", fmt.Errorf("daemon did not start")
-	}
 }
 
 func upload(base, key, path string) (string, error) {
@@ -264,19 +221,4 @@ loop:
 	}
 	pct := func(p float64) float64 { return lats[min(len(lats)-1, int(p*float64(len(lats))))] }
 	return [3]float64{pct(0.5), pct(0.99), lats[len(lats)-1]}, errs
-}
-
-func rssMB(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
-			f := strings.Fields(line)
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb / 1024
-		}
-	}
-	return 0
 }

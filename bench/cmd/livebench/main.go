@@ -1,0 +1,290 @@
+// Command livebench measures live transcription on the real daemon: N
+// WebSocket sessions stream speech at real time at once; it reports the
+// latency from the end of an utterance's audio to its final transcript, the
+// gaps between partial transcripts, CPU per session-second next to
+// pocketsphinx_batch's on the same audio, and memory per idle and per
+// streaming session.
+//
+//	go run ./bench/cmd/livebench [-n 1,2,4,6,8] [-speech DIR]
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fasthttp/websocket"
+
+	"github.com/earshot-dev/earshot/bench/internal/benchd"
+)
+
+var clips = []string{
+	"ls-test-clean-1089-134686-0000.wav",
+	"ls-dev-clean-2412-153948-0000.wav",
+	"ls-test-clean-1995-1837-0001.wav",
+}
+
+func main() {
+	ns := flag.String("n", "1,2,4,6,8", "session counts to run")
+	speech := flag.String("speech", "../shared/testdata/speech", "speech clips")
+	flag.Parse()
+	if err := run(*ns, *speech); err != nil {
+		fmt.Fprintln(os.Stderr, "livebench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ns, dir string) error {
+	var audio []byte
+	for _, c := range clips {
+		b, err := os.ReadFile(filepath.Join(dir, c))
+		if err != nil {
+			return err
+		}
+		audio = append(audio, b[bytes.Index(b, []byte("data"))+8:]...)
+	}
+	audioSec := float64(len(audio)) / 32000
+	ref, err := refCPU(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("audio per session: %.1f s; pocketsphinx_batch on the same clips: %.3f CPU s per audio s\n\n", audioSec, ref)
+	fmt.Println("| sessions | decoders | finals | latency p50 ms | p95 ms | max ms | partial gap p95 / max ms | CPU s per session-s | ratio to pocketsphinx_batch | RSS per streaming session MB | errors |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, f := range strings.Split(ns, ",") {
+		n, _ := strconv.Atoi(f)
+		r, err := runN(n, audio)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("| %d | %d | %d | %.0f | %.0f | %.0f | %.0f / %.0f | %.3f | %.2f | %.1f | %d |\n",
+			n, r.decoders, len(r.lat), pct(r.lat, 0.5), pct(r.lat, 0.95), pct(r.lat, 1), pct(r.gaps, 0.95), pct(r.gaps, 1),
+			r.cpu/(float64(n)*audioSec), r.cpu/(float64(n)*audioSec)/ref, r.rssPer, r.errors)
+	}
+	idle, err := idleRSS(50)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nmemory per idle connected session (50 sessions): %.2f MB\n", idle)
+	return nil
+}
+
+type result struct {
+	decoders int
+	lat      []float64 // ms
+	gaps     []float64 // ms between partials of one utterance
+	cpu      float64
+	rssPer   float64
+	errors   int
+}
+
+func runN(n int, audio []byte) (*result, error) {
+	dec := max(2, n)
+	d, err := benchd.Start(fmt.Sprintf("live:\n  capacity: 64\n"), "--decoders", strconv.Itoa(dec), "--log-level", "info")
+	if err != nil {
+		return nil, err
+	}
+	defer d.Stop()
+	base := d.RSSMB()
+	r := &result{decoders: dec}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	cpu0 := d.CPUSeconds()
+	peak := 0.0
+	stopPeak := make(chan struct{})
+	go func() {
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopPeak:
+				return
+			case <-t.C:
+				mu.Lock()
+				peak = max(peak, d.RSSMB())
+				mu.Unlock()
+			}
+		}
+	}()
+	for i := range n {
+		// Each session starts at another point of the audio.
+		off := (len(audio) / n * i) &^ 1
+		a := append(append([]byte{}, audio[off:]...), audio[:off]...)
+		wg.Go(func() {
+			lat, gaps, errs := session(d, a)
+			mu.Lock()
+			r.lat = append(r.lat, lat...)
+			r.gaps = append(r.gaps, gaps...)
+			r.errors += errs
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	close(stopPeak)
+	r.cpu = d.CPUSeconds() - cpu0
+	r.rssPer = (peak - base) / float64(n)
+	slices.Sort(r.lat)
+	slices.Sort(r.gaps)
+	return r, nil
+}
+
+// session streams audio at real time and returns final latencies, partial
+// gaps and the number of error messages.
+func session(d *benchd.Daemon, audio []byte) (lat, gaps []float64, errs int) {
+	url, err := create(d, `{"messages_config":{"receive_partial_transcripts":true}}`)
+	if err != nil {
+		return nil, nil, 1
+	}
+	c, _, err := websocket.DefaultDialer.Dial(url, nil)
+	if err != nil {
+		return nil, nil, 1
+	}
+	defer c.Close()
+	var t0 time.Time
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		lastPartial := map[string]time.Time{}
+		for {
+			_, b, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			now := time.Now()
+			var m struct {
+				Type string `json:"type"`
+				Data struct {
+					ID        string `json:"id"`
+					IsFinal   bool   `json:"is_final"`
+					Utterance struct {
+						End float64 `json:"end"`
+					} `json:"utterance"`
+				} `json:"data"`
+			}
+			json.Unmarshal(b, &m)
+			switch m.Type {
+			case "error":
+				errs++
+			case "transcript":
+				if prev, ok := lastPartial[m.Data.ID]; ok {
+					gaps = append(gaps, float64(now.Sub(prev).Milliseconds()))
+				}
+				if m.Data.IsFinal {
+					delete(lastPartial, m.Data.ID)
+					lat = append(lat, float64(now.Sub(t0.Add(time.Duration(m.Data.Utterance.End*float64(time.Second)))).Milliseconds()))
+				} else {
+					lastPartial[m.Data.ID] = now
+				}
+			}
+		}
+	}()
+	const chunk = 640 // 20 ms
+	t0 = time.Now()
+	for i, n := 0, 0; i < len(audio); i, n = i+chunk, n+1 {
+		if err := c.WriteMessage(websocket.BinaryMessage, audio[i:min(i+chunk, len(audio))]); err != nil {
+			return lat, gaps, errs + 1
+		}
+		if d := time.Until(t0.Add(time.Duration(n+1) * 20 * time.Millisecond)); d > 0 {
+			time.Sleep(d)
+		}
+	}
+	c.WriteJSON(map[string]string{"type": "stop_recording"})
+	<-done
+	return lat, gaps, errs
+}
+
+func create(d *benchd.Daemon, body string) (string, error) {
+	req, _ := http.NewRequest("POST", d.Base+"/v2/live", strings.NewReader(body))
+	req.Header.Set("x-service-key", d.Key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var s struct{ URL string }
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, &s); err != nil || resp.StatusCode != 201 {
+		return "", fmt.Errorf("POST /v2/live: %d %s", resp.StatusCode, b)
+	}
+	return s.URL, nil
+}
+
+// idleRSS connects n sessions that send nothing and returns the RSS growth
+// per session.
+func idleRSS(n int) (float64, error) {
+	d, err := benchd.Start("live:\n  capacity: 128\n", "--decoders", "2")
+	if err != nil {
+		return 0, err
+	}
+	defer d.Stop()
+	base := d.RSSMB()
+	var conns []*websocket.Conn
+	for range n {
+		url, err := create(d, `{}`)
+		if err != nil {
+			return 0, err
+		}
+		c, _, err := websocket.DefaultDialer.Dial(url, nil)
+		if err != nil {
+			return 0, err
+		}
+		conns = append(conns, c)
+	}
+	time.Sleep(time.Second) // let the connections settle before reading RSS
+	per := (d.RSSMB() - base) / float64(n)
+	for _, c := range conns {
+		c.Close()
+	}
+	return per, nil
+}
+
+// refCPU runs pocketsphinx_batch on the clips and returns its CPU seconds
+// per audio second.
+func refCPU(dir string) (float64, error) {
+	tmp, err := os.MkdirTemp("", "livebench-ref-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(tmp)
+	var ctl strings.Builder
+	audioSec := 0.0
+	for _, c := range clips {
+		ctl.WriteString(strings.TrimSuffix(c, ".wav") + "\n")
+		st, err := os.Stat(filepath.Join(dir, c))
+		if err != nil {
+			return 0, err
+		}
+		audioSec += float64(st.Size()-44) / 32000
+	}
+	os.WriteFile(filepath.Join(tmp, "ctl"), []byte(ctl.String()), 0o600)
+	m := "/usr/share/pocketsphinx/model/en-us/"
+	cmd := exec.Command("pocketsphinx_batch", "-hmm", m+"en-us", "-lm", m+"en-us.lm.bin", "-dict", m+"cmudict-en-us.dict",
+		"-adcin", "yes", "-adchdr", "44", "-cepext", ".wav", "-cepdir", dir, "-ctl", filepath.Join(tmp, "ctl"),
+		"-hyp", filepath.Join(tmp, "hyp"), "-logfn", "/dev/null")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("pocketsphinx_batch: %v %s", err, out)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	return cpu / audioSec, nil
+}
+
+func pct(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	return v[min(len(v)-1, int(p*float64(len(v))))]
+}

@@ -1,0 +1,115 @@
+// Package benchd starts a real earshotd for the benchmarks: it builds the
+// binary, creates a key, starts the daemon on a loopback port and reads its
+// CPU and memory from /proc.
+package benchd
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Daemon is a running earshotd.
+type Daemon struct {
+	Base string // http://127.0.0.1:port
+	Key  string
+	Dir  string
+	cmd  *exec.Cmd
+}
+
+var addrRE = regexp.MustCompile(`"msg":"api listening".*"addr":"([^"]+)"`)
+
+// Start builds ./cmd/earshotd into a temp dir (run from the repo root) and
+// starts it with the given extra flags and YAML config.
+func Start(configYAML string, flags ...string) (*Daemon, error) {
+	dir, err := os.MkdirTemp("", "earshot-bench-")
+	if err != nil {
+		return nil, err
+	}
+	bin := filepath.Join(dir, "earshotd")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/earshotd").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build: %v %s", err, out)
+	}
+	data := filepath.Join(dir, "data")
+	out, err := exec.Command(bin, "keys", "create", "--data-dir", data, "--account", "bench").Output()
+	if err != nil {
+		return nil, fmt.Errorf("keys create: %w", err)
+	}
+	cfg := filepath.Join(dir, "earshot.yaml")
+	if err := os.WriteFile(cfg, []byte(configYAML), 0o600); err != nil {
+		return nil, err
+	}
+	args := append([]string{"run", "--listen", "127.0.0.1:0", "--data-dir", data, "--config", cfg}, flags...)
+	cmd := exec.Command(bin, args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	d := &Daemon{Key: strings.TrimSpace(string(out)), Dir: dir, cmd: cmd}
+	select {
+	case a := <-found:
+		d.Base = "http://" + a
+		return d, nil
+	case <-time.After(time.Minute):
+		d.Stop()
+		return nil, fmt.Errorf("daemon did not start")
+	}
+}
+
+// Stop kills the daemon and removes its files.
+func (d *Daemon) Stop() {
+	d.cmd.Process.Kill()
+	d.cmd.Wait()
+	os.RemoveAll(d.Dir)
+}
+
+// CPUSeconds is the daemon's user+system CPU time so far.
+func (d *Daemon) CPUSeconds() float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100 // USER_HZ
+}
+
+// RSSMB is the daemon's resident memory in MB.
+func (d *Daemon) RSSMB() float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			kb, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}

@@ -1,0 +1,65 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/store"
+)
+
+// TestStatus pins each contract error to its status: SPEC.md §7 (400, 401,
+// 403, 404, 422) and PROTOCOL.md (413, 503, 507, 500).
+func TestStatus(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"nil", nil, 200},
+		{"validation", &ValidationError{Problems: []string{"audio_url is required"}}, 400},
+		{"wrapped validation", fmt.Errorf("decode: %w", &params.ValidationError{}), 400},
+		{"unknown key", store.ErrUnauthorized, 401},
+		{"other account", fmt.Errorf("job x: %w", ErrNotOwner), 401},
+		{"bad token", ErrTokenInvalid, 401},
+		{"invalid id on DELETE /v2/transcription", ErrInvalidID, 403},
+		{"not found", fmt.Errorf("job x: %w", store.ErrNotFound), 404},
+		{"ended session", ErrSessionEnded, 404},
+		{"too large", newError(ErrTooLarge, nil, "audio: upload exceeds 10 bytes"), 413},
+		{"cannot serve", fmt.Errorf("%w: model-3 is not available for live", params.ErrCannotServe), 422},
+		{"bad audio", newError(ErrBadAudio, errors.New("media: corrupt"), "audio: unreadable"), 422},
+		{"fetch", newError(ErrFetch, errors.New("status 404"), "audio_url: fetch failed"), 422},
+		{"capacity", newError(ErrAtCapacity, nil, "16 live sessions"), 503},
+		{"no decoder", fmt.Errorf("stream: %w", recognizer.ErrAtCapacity), 503},
+		{"disk full", fmt.Errorf("write: %w", store.ErrNoSpace), 507},
+		{"anything else", errors.New("boom"), 500},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Status(tt.err); got != tt.want {
+				t.Errorf("Status(%v) = %d, want %d", tt.err, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestMessage: client messages name the field, hide 5xx causes and keep
+// lower causes reachable for errors.Is.
+func TestMessage(t *testing.T) {
+	cause := errors.New("media: truncated data chunk")
+	err := newError(ErrBadAudio, cause, "audio: unreadable")
+	if got := Message(err); got != "audio: unreadable: media: truncated data chunk" {
+		t.Errorf("Message = %q", got)
+	}
+	if !errors.Is(err, cause) || !errors.Is(err, ErrBadAudio) {
+		t.Error("errors.Is lost the kind or the cause")
+	}
+	if got := Message(fmt.Errorf("%w: model-3 is not available for live", params.ErrCannotServe)); got != "model-3 is not available for live" {
+		t.Errorf("422 message = %q", got)
+	}
+	if got := Message(fmt.Errorf("open /secret/path: %w", errors.New("permission denied"))); got != "internal error" {
+		t.Errorf("500 message leaks the cause: %q", got)
+	}
+}

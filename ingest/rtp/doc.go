@@ -1,0 +1,10 @@
+// Package rtp receives the media of one call: RTP over UDP (RFC 3550) with
+// pion/rtp, a jitter buffer that reorders and conceals loss with silence,
+// SSRC changes, RFC 4733 telephone events skipped, RTCP receiver reports and
+// an inactivity timeout. It owns the UDP port pairs of a configured range.
+//
+// G.711 is carried as raw bytes: a Receiver writes PCMU or PCMA frames, one
+// byte per sample per channel, interleaved frame by frame when a call has
+// several streams (SIPREC); decoding to PCM happens behind the live session.
+// It does no VAD, resampling or recognition, and does not import a door.
+package rtp

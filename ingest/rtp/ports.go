@@ -1,0 +1,97 @@
+package rtp
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+)
+
+// Ports hands out RTP/RTCP port pairs (RTP on an even port, RTCP on the
+// next, RFC 3550 section 11) from a fixed range on one local address. It
+// is safe for concurrent use.
+type Ports struct {
+	ip     netip.Addr
+	lo, hi int // even lo, inclusive hi
+
+	mu   sync.Mutex
+	used map[int]bool // guarded by mu: RTP ports handed out
+	next int          // guarded by mu: where the next search starts
+}
+
+// NewPorts returns an allocator for [lo, hi] on ip (unspecified for every
+// interface). lo is rounded up to even; a pair needs hi >= lo+1.
+func NewPorts(ip netip.Addr, lo, hi int) (*Ports, error) {
+	if lo%2 == 1 {
+		lo++
+	}
+	if lo < 1024 || hi > 65535 || hi < lo+1 {
+		return nil, fmt.Errorf("rtp: port range %d-%d holds no pair", lo, hi)
+	}
+	return &Ports{ip: ip, lo: lo, hi: hi, used: map[int]bool{}, next: lo}, nil
+}
+
+// Pairs is how many pairs the range holds.
+func (p *Ports) Pairs() int { return (p.hi - p.lo + 1) / 2 }
+
+// Pair is one bound RTP/RTCP socket pair. Close releases it to its Ports.
+type Pair struct {
+	// RTP receives media (and RTCP too with rtcp-mux, RFC 5761).
+	RTP *net.UDPConn
+	// RTCP is bound on Port+1.
+	RTCP *net.UDPConn
+	// Port is the RTP port for the SDP answer.
+	Port int
+
+	ports *Ports
+	once  sync.Once
+}
+
+// Listen binds the next free pair, skipping ports other programs hold.
+func (p *Ports) Listen() (*Pair, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := p.Pairs()
+	for range n {
+		port := p.next
+		p.next += 2
+		if p.next+1 > p.hi {
+			p.next = p.lo
+		}
+		if p.used[port] {
+			continue
+		}
+		rtpConn, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(p.ip, uint16(port))))
+		if err != nil {
+			continue
+		}
+		rtcpConn, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(p.ip, uint16(port+1))))
+		if err != nil {
+			rtpConn.Close()
+			continue
+		}
+		p.used[port] = true
+		return &Pair{RTP: rtpConn, RTCP: rtcpConn, Port: port, ports: p}, nil
+	}
+	return nil, fmt.Errorf("%w in %d-%d", ErrNoPorts, p.lo, p.hi)
+}
+
+// InUse is how many pairs are handed out.
+func (p *Ports) InUse() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.used)
+}
+
+// Close closes both sockets and returns the pair; it is idempotent.
+func (pr *Pair) Close() error {
+	var err error
+	pr.once.Do(func() {
+		err = pr.RTP.Close()
+		pr.RTCP.Close()
+		pr.ports.mu.Lock()
+		delete(pr.ports.used, pr.Port)
+		pr.ports.mu.Unlock()
+	})
+	return err
+}

@@ -44,6 +44,8 @@ type Config struct {
 	Live LiveConfig `yaml:"live"`
 	// Retention says how long finished jobs and uploads are kept.
 	Retention RetentionConfig `yaml:"retention"`
+	// Addons configures the add-ons, chiefly their language-model backend.
+	Addons AddonsConfig `yaml:"addons"`
 }
 
 // Limits bound inputs. Sizes are bytes, durations Go durations ("90s").
@@ -93,6 +95,7 @@ func (c *Config) SetDefaults() {
 	c.Sphinx.SetDefaults()
 	c.Live.SetDefaults()
 	c.Retention.SetDefaults()
+	c.Addons.SetDefaults()
 	l := &c.Limits
 	if l.MaxUploadBytes == 0 {
 		l.MaxUploadBytes = 1 << 30
@@ -158,6 +161,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.Retention.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Addons.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	l := c.Limits

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/ingest"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/store"
 )
@@ -23,7 +24,7 @@ var (
 	// cannot serve (a language no engine has, model-3 on live...).
 	ErrCannotServe = params.ErrCannotServe
 	// ErrAtCapacity is returned when a bounded queue or pool is full.
-	ErrAtCapacity = errors.New("daemon: at capacity")
+	ErrAtCapacity = ingest.ErrAtCapacity
 	// ErrTooLarge is returned when a body, file or frame exceeds its limit.
 	ErrTooLarge = errors.New("daemon: too large")
 	// ErrInvalidID is returned for an id that cannot be one of ours.

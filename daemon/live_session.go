@@ -83,6 +83,7 @@ type liveSession struct {
 	lastSync time.Time              // guarded by mu
 	sessErr  error                  // guarded by mu: first pipeline error
 	started  time.Time              // guarded by mu: first connection
+	addons   *liveAddons            // guarded by mu: realtime add-ons, nil until used (live_addons.go)
 }
 
 func liveFormat(p *params.Live) media.Format {
@@ -277,6 +278,7 @@ func (a *Attachment) Write(ctx context.Context, audio []byte) error {
 		return newError(ErrTooLarge, nil, "frame of %d bytes > limit %d", len(audio), s.d.cfg.Live.MaxFrameBytes)
 	}
 	s.lastSeen = time.Now()
+	s.pumpAddonsLocked()
 	if s.stopped {
 		s.sendLocked(errorMsg(s.id, "audio_chunk", "audio after stop_recording is ignored"))
 		return nil
@@ -456,18 +458,7 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 	s.sendLocked(msg("end_recording", s.id, map[string]any{"recording_duration": dur}))
 	res := s.resultLocked(dur)
 	s.sendLocked(msg("post_transcript", s.id, res.Transcription))
-	if s.p.PostProcessing.Summarization {
-		m := msg("post_summarization", s.id, map[string]any{"results": nil})
-		m["error"] = notConfigured("summarization").Error
-		res.Summarization = notConfigured("summarization")
-		s.sendLocked(m)
-	}
-	if s.p.PostProcessing.Chapterization {
-		m := msg("post_chapterization", s.id, map[string]any{"results": nil})
-		m["error"] = notConfigured("chapterization").Error
-		res.Chapterization = notConfigured("chapterization")
-		s.sendLocked(m)
-	}
+	s.postProcessLocked(ctx, res)
 	s.sendLocked(msg("post_final_transcript", s.id, res))
 	s.sendLocked(msg("end_session", s.id, nil))
 	res.Messages = s.messages
@@ -611,6 +602,7 @@ func (s *liveSession) onEvent(ev recognizer.Event) {
 				u.Language = s.d.engine.Languages()[0]
 			}
 		}
+		u = s.spellLocked(u)
 		if ev.Kind == recognizer.EventFinal {
 			if len(u.Words) == 0 {
 				return
@@ -622,6 +614,9 @@ func (s *liveSession) onEvent(ev recognizer.Event) {
 			"is_final":  ev.Kind == recognizer.EventFinal,
 			"utterance": contractUtterance(u, u.Language),
 		}))
+		if ev.Kind == recognizer.EventFinal {
+			s.realtimeLocked(ev.ID, u)
+		}
 	case recognizer.EventError:
 		if s.sessErr == nil {
 			s.sessErr = ev.Err

@@ -104,6 +104,9 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 			j.Blob = res.blob
 		}
 		j.PostSessionMetadata = map[string]any{"engine": d.engine.Name(), "attempts": j.Attempts}
+		for k, v := range res.result.PostSessionMetadata {
+			j.PostSessionMetadata[k] = v
+		}
 		return d.callbackDeliveries(j, "transcription.success", json.RawMessage(body))
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {

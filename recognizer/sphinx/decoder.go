@@ -69,6 +69,9 @@ func newDecoder(cfg Config) (*decoder, error) {
 		"-dict", cfg.Dict,
 		"-remove_silence", "no",
 	}
+	if cfg.FastSearch {
+		args = append(args, "-fwdflat", "no")
+	}
 	argv := make([]*C.char, len(args))
 	for i, a := range args {
 		argv[i] = C.CString(a)

@@ -11,6 +11,11 @@
 // no C type crosses its boundary; C memory is freed in Close, never by a
 // finalizer; a decoder is used by at most one goroutine at a time (the
 // Stream that checked it out). Decoders run with the same settings as
-// Debian's pocketsphinx_batch given the same -hmm/-lm/-dict, except
-// -remove_silence no (see Config), so accuracy is comparable to it.
+// Debian's pocketsphinx_batch given the same -hmm/-lm/-dict, so accuracy is
+// comparable to it, except -remove_silence no: with PocketSphinx's own
+// silence removal, 5prealpha reports word frames on a timeline with the
+// removed frames cut out, so word times would be wrong. Batch callers get
+// the reference's accuracy from Stream.Decode (one pass, cepstral mean over
+// the whole utterance); incremental Write/Finish uses a running mean and is
+// a few points worse.
 package sphinx

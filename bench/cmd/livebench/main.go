@@ -30,6 +30,9 @@ import (
 	"github.com/earshot-dev/earshot/bench/internal/benchd"
 )
 
+// extraConfig is appended to every daemon's YAML.
+var extraConfig string
+
 var clips = []string{
 	"ls-test-clean-1089-134686-0000.wav",
 	"ls-dev-clean-2412-153948-0000.wav",
@@ -39,7 +42,11 @@ var clips = []string{
 func main() {
 	ns := flag.String("n", "1,2,4,6,8", "session counts to run")
 	speech := flag.String("speech", "../shared/testdata/speech", "speech clips")
+	fast := flag.Bool("fast", false, "run the daemon with sphinx.fast_search: true")
 	flag.Parse()
+	if *fast {
+		extraConfig = "sphinx:\n  fast_search: true\n"
+	}
 	if err := run(*ns, *speech); err != nil {
 		fmt.Fprintln(os.Stderr, "livebench:", err)
 		os.Exit(1)
@@ -92,7 +99,7 @@ type result struct {
 
 func runN(n int, audio []byte) (*result, error) {
 	dec := max(2, n)
-	d, err := benchd.Start(fmt.Sprintf("live:\n  capacity: 64\n"), "--decoders", strconv.Itoa(dec), "--log-level", "info")
+	d, err := benchd.Start("live:\n  capacity: 64\n"+extraConfig, "--decoders", strconv.Itoa(dec), "--log-level", "info")
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,442 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/recognizer/addons/diarization"
+	"github.com/earshot-dev/earshot/recognizer/addons/llm"
+	"github.com/earshot-dev/earshot/recognizer/addons/ner"
+	"github.com/earshot-dev/earshot/recognizer/addons/pii"
+	"github.com/earshot-dev/earshot/recognizer/addons/punctuation"
+	"github.com/earshot-dev/earshot/recognizer/addons/sentences"
+	"github.com/earshot-dev/earshot/recognizer/addons/sentiment"
+	"github.com/earshot-dev/earshot/recognizer/addons/spelling"
+	"github.com/earshot-dev/earshot/recognizer/addons/subtitles"
+	"github.com/earshot-dev/earshot/recognizer/addons/summarize"
+)
+
+// AddonsConfig configures the add-ons of SPEC 2.4 and 2.7. Every add-on that
+// rules can do runs on the box without settings; the ones that need a
+// language model (translation, audio_to_llm, abstractive summarization) use
+// the LLM backend when its url is set, and otherwise report 501
+// NotConfigured in their envelope while the job succeeds.
+type AddonsConfig struct {
+	// LLM is an OpenAI-compatible chat-completions server (llama.cpp
+	// server, vLLM, Ollama). Default: none.
+	LLM LLMConfig `yaml:"llm"`
+}
+
+// LLMConfig is the addons.llm section. An empty url means no backend.
+type LLMConfig struct {
+	// URL is the API base, e.g. "http://gpu:8000/v1"; requests go to
+	// URL/chat/completions. Default "" (no backend).
+	URL string `yaml:"url"`
+	// Model is the model name sent with each request; required with url.
+	Model string `yaml:"model"`
+	// APIKey is sent as a bearer token when set. Never logged.
+	APIKey Secret `yaml:"api_key"`
+	// Timeout bounds one request attempt. Default 60s.
+	Timeout time.Duration `yaml:"timeout"`
+	// Retries is how often a failed attempt (5xx, 429, connection error,
+	// timeout) is repeated, 0 to 10; -1 means never. Default 2.
+	Retries int `yaml:"retries"`
+	// Budget bounds all requests of one add-on on one job (every batch of
+	// a translation, every prompt of audio_to_llm). Default 5m.
+	Budget time.Duration `yaml:"budget"`
+}
+
+// Secret is a configured credential. It prints, logs and marshals as
+// REDACTED (empty when unset); only the code that uses it reads string(s).
+type Secret string
+
+const redacted = "REDACTED"
+
+func (s Secret) show() string {
+	if s == "" {
+		return ""
+	}
+	return redacted
+}
+
+// LogValue implements slog.LogValuer: REDACTED.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.show()) }
+
+// String returns REDACTED, so %v and %s never print the secret.
+func (s Secret) String() string { return s.show() }
+
+// GoString returns REDACTED, so %#v never prints the secret.
+func (s Secret) GoString() string { return s.show() }
+
+// MarshalText returns REDACTED, so a config written as JSON or YAML
+// carries no secret.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.show()), nil }
+
+// Configured reports whether a backend is set.
+func (c LLMConfig) Configured() bool { return c.URL != "" }
+
+// LogValue prints the section with the key redacted.
+func (c LLMConfig) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("url", c.URL), slog.String("model", c.Model), slog.Any("api_key", c.APIKey),
+		slog.Duration("timeout", c.Timeout), slog.Int("retries", c.Retries), slog.Duration("budget", c.Budget))
+}
+
+// SetDefaults fills zero fields.
+func (c *AddonsConfig) SetDefaults() {
+	l := &c.LLM
+	if l.Timeout == 0 {
+		l.Timeout = 60 * time.Second
+	}
+	if l.Retries == 0 {
+		l.Retries = 2
+	}
+	if l.Budget == 0 {
+		l.Budget = 5 * time.Minute
+	}
+}
+
+// Validate checks the section without I/O, joining every problem, each
+// naming its key.
+func (c *AddonsConfig) Validate() error {
+	var errs []error
+	bad := func(key, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("addons.llm.%s: %s", key, fmt.Sprintf(format, a...)))
+	}
+	l := c.LLM
+	if l.URL == "" {
+		if l.Model != "" || l.APIKey != "" {
+			bad("url", "required when model or api_key is set")
+		}
+	} else {
+		if u, err := url.Parse(l.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("url", "%q is not an http(s) URL", l.URL)
+		}
+		if l.Model == "" {
+			bad("model", "required when url is set")
+		}
+	}
+	if l.Timeout <= 0 {
+		bad("timeout", "must be > 0, not %s", l.Timeout)
+	}
+	if l.Retries < -1 || l.Retries > 10 {
+		bad("retries", "must be -1 (never) to 10, not %d", l.Retries)
+	}
+	if l.Budget <= 0 {
+		bad("budget", "must be > 0, not %s", l.Budget)
+	}
+	return errors.Join(errs...)
+}
+
+func (c LLMConfig) client(model string) llm.Config {
+	if model == "" {
+		model = c.Model
+	}
+	return llm.Config{URL: c.URL, Model: model, APIKey: string(c.APIKey), Timeout: c.Timeout, Retries: c.Retries, Budget: c.Budget}
+}
+
+// The add-on families the daemon consumes. Each has a built-in
+// implementation (or, for the language-model ones, the backend's); a site
+// can swap any of them in Addons before the daemon uses it.
+type (
+	// Speller writes the variants of a spelling dictionary as their key
+	// (custom_spelling).
+	Speller interface {
+		Spell(utts []recognizer.Utterance, dict map[string][]string) []recognizer.Utterance
+	}
+	// Punctuator restores punctuation and capitals (punctuation_enhanced).
+	Punctuator interface {
+		Punctuate(utts []recognizer.Utterance) []recognizer.Utterance
+	}
+	// SentenceSplitter cuts a transcript into sentences (sentences).
+	SentenceSplitter interface {
+		Sentences(utts []recognizer.Utterance) []sentences.Sentence
+	}
+	// SubtitleWriter builds subtitle files (subtitles).
+	SubtitleWriter interface {
+		Subtitles(utts []recognizer.Utterance, c subtitles.Config) ([]subtitles.File, error)
+	}
+	// Diarizer returns a speaker per utterance (diarization); channels is
+	// the 16 kHz audio per source channel.
+	Diarizer interface {
+		Diarize(channels [][]int16, utts []recognizer.Utterance, distinctChannels bool, c diarization.Config) ([]int, error)
+	}
+	// EntityFinder finds entities of the given types, empty meaning all,
+	// and names the types it cannot detect (named_entity_recognition,
+	// pii_redaction).
+	EntityFinder interface {
+		Entities(utts []recognizer.Utterance, types []string) (ents []ner.Entity, unsupported []string)
+	}
+	// Redactor replaces entities' words (pii_redaction); it returns one
+	// utterance per input utterance.
+	Redactor interface {
+		Redact(utts []recognizer.Utterance, ents []ner.Entity, mode string) []recognizer.Utterance
+	}
+	// SentimentAnalyzer labels each utterance (sentiment_analysis).
+	SentimentAnalyzer interface {
+		Sentiment(utts []recognizer.Utterance) []sentiment.Result
+	}
+	// Summarizer summarises a transcript as general, bullet_points or
+	// concise (summarization).
+	Summarizer interface {
+		Summarize(ctx context.Context, utts []recognizer.Utterance, typ string) (string, error)
+	}
+	// Chapterizer splits a transcript into chapters (chapterization).
+	Chapterizer interface {
+		Chapters(ctx context.Context, utts []recognizer.Utterance) ([]summarize.Chapter, error)
+	}
+	// Translator translates utterances into a target language keeping
+	// their times (translation).
+	Translator interface {
+		Translate(ctx context.Context, utts []recognizer.Utterance, target string, o llm.TranslationOptions) ([]recognizer.Utterance, error)
+	}
+	// PromptAnswerer answers prompts about a transcript (audio_to_llm);
+	// model "" is the backend's default.
+	PromptAnswerer interface {
+		Answer(ctx context.Context, model, transcript string, prompts []string) ([]llm.PromptAnswer, error)
+	}
+)
+
+// Addons holds one implementation per add-on family. NewAddons fills every
+// field; Translation and Prompts stay nil without an LLM backend, and their
+// add-ons then report 501 NotConfigured. Fields may be replaced before the
+// value is shared; afterwards it is read-only and safe for concurrent use.
+type Addons struct {
+	Spelling    Speller
+	Punctuation Punctuator
+	Sentences   SentenceSplitter
+	Subtitles   SubtitleWriter
+	Diarization Diarizer
+	Entities    EntityFinder
+	Redaction   Redactor
+	Sentiment   SentimentAnalyzer
+	// Summary is extractive (TextRank) without a backend, abstractive with.
+	Summary  Summarizer
+	Chapters Chapterizer
+	// Translation and Prompts are nil without a backend.
+	Translation Translator
+	Prompts     PromptAnswerer
+
+	log    *slog.Logger
+	client *llm.Client // nil without a backend
+}
+
+// NewAddons wires the add-ons from cfg (after SetDefaults and Validate). It
+// does no I/O; logger may be nil (silent). Close releases the backend's
+// connections.
+func NewAddons(cfg AddonsConfig, logger *slog.Logger) (*Addons, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	a := builtinAddons()
+	a.log = logger
+	if cfg.LLM.Configured() {
+		c, err := llm.New(cfg.LLM.client(""))
+		if err != nil {
+			return nil, fmt.Errorf("addons: llm backend: %w", err)
+		}
+		b := &backend{c: c, cfg: cfg.LLM}
+		a.client = c
+		a.Summary, a.Translation, a.Prompts = b, b, b
+	}
+	return a, nil
+}
+
+// builtinAddons is every built-in, no backend, silent.
+func builtinAddons() *Addons {
+	var b builtin
+	return &Addons{
+		Spelling: b, Punctuation: b, Sentences: b, Subtitles: b, Diarization: b,
+		Entities: b, Redaction: b, Sentiment: b, Summary: b, Chapters: b,
+		log: slog.New(slog.DiscardHandler),
+	}
+}
+
+// Close releases the backend's idle connections. Idempotent; nil-safe.
+func (a *Addons) Close() error {
+	if a == nil || a.client == nil {
+		return nil
+	}
+	return a.client.Close()
+}
+
+// builtin implements every family that needs no backend with the packages
+// under recognizer/addons.
+type builtin struct{}
+
+var (
+	_ Speller           = builtin{}
+	_ Punctuator        = builtin{}
+	_ SentenceSplitter  = builtin{}
+	_ SubtitleWriter    = builtin{}
+	_ Diarizer          = builtin{}
+	_ EntityFinder      = builtin{}
+	_ Redactor          = builtin{}
+	_ SentimentAnalyzer = builtin{}
+	_ Summarizer        = builtin{}
+	_ Chapterizer       = builtin{}
+)
+
+func (builtin) Spell(utts []recognizer.Utterance, dict map[string][]string) []recognizer.Utterance {
+	return spelling.Apply(utts, dict)
+}
+
+func (builtin) Punctuate(utts []recognizer.Utterance) []recognizer.Utterance {
+	return punctuation.Restore(utts)
+}
+
+func (builtin) Sentences(utts []recognizer.Utterance) []sentences.Sentence { return sentences.Split(utts) }
+
+func (builtin) Subtitles(utts []recognizer.Utterance, c subtitles.Config) ([]subtitles.File, error) {
+	return subtitles.Build(utts, c)
+}
+
+func (builtin) Diarize(channels [][]int16, utts []recognizer.Utterance, distinct bool, c diarization.Config) ([]int, error) {
+	return diarization.Diarize(channels, utts, distinct, c)
+}
+
+func (builtin) Entities(utts []recognizer.Utterance, types []string) ([]ner.Entity, []string) {
+	return ner.Find(utts, types)
+}
+
+func (builtin) Redact(utts []recognizer.Utterance, ents []ner.Entity, mode string) []recognizer.Utterance {
+	return pii.Redact(utts, ents, mode)
+}
+
+func (builtin) Sentiment(utts []recognizer.Utterance) []sentiment.Result { return sentiment.Analyze(utts) }
+
+// Summarize is the extractive summary.
+func (builtin) Summarize(_ context.Context, utts []recognizer.Utterance, typ string) (string, error) {
+	return summarize.Summarize(utts, typ), nil
+}
+
+func (builtin) Chapters(_ context.Context, utts []recognizer.Utterance) ([]summarize.Chapter, error) {
+	return summarize.Chapters(utts), nil
+}
+
+// backend implements the families that need a language model with the
+// configured chat-completions server.
+type backend struct {
+	c   *llm.Client
+	cfg LLMConfig
+}
+
+var (
+	_ Summarizer     = (*backend)(nil)
+	_ Translator     = (*backend)(nil)
+	_ PromptAnswerer = (*backend)(nil)
+)
+
+// Summarize is the abstractive summary of the transcript's text.
+func (b *backend) Summarize(ctx context.Context, utts []recognizer.Utterance, typ string) (string, error) {
+	return llm.AbstractiveSummary(ctx, b.c, joinText(utts), typ)
+}
+
+func (b *backend) Translate(ctx context.Context, utts []recognizer.Utterance, target string, o llm.TranslationOptions) ([]recognizer.Utterance, error) {
+	return llm.Translate(ctx, b.c, utts, target, o)
+}
+
+// Answer uses the configured model, or a request's own model through a
+// client made for this call.
+func (b *backend) Answer(ctx context.Context, model, transcript string, prompts []string) ([]llm.PromptAnswer, error) {
+	c := b.c
+	if model != "" && model != b.cfg.Model {
+		var err error
+		if c, err = llm.New(b.cfg.client(model)); err != nil {
+			return nil, err
+		}
+		defer c.Close()
+	}
+	return llm.AnswerPrompts(ctx, c, transcript, prompts)
+}
+
+// addonError maps an add-on failure to the envelope's AddonError. Messages
+// carry no transcript and no credential (the llm package's errors do not).
+func addonError(err error) *AddonError {
+	var be *llm.BackendError
+	switch {
+	case errors.Is(err, recognizer.ErrNotConfigured):
+		return &AddonError{StatusCode: 501, Exception: "NotConfigured", Message: err.Error()}
+	case errors.As(err, &be):
+		return &AddonError{StatusCode: 502, Exception: "BackendError", Message: err.Error()}
+	case errors.Is(err, llm.ErrUnavailable):
+		return &AddonError{StatusCode: 503, Exception: "BackendUnavailable", Message: err.Error()}
+	case errors.Is(err, llm.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		return &AddonError{StatusCode: 504, Exception: "Timeout", Message: err.Error()}
+	case errors.Is(err, llm.ErrMalformed):
+		return &AddonError{StatusCode: 502, Exception: "MalformedResponse", Message: err.Error()}
+	case errors.Is(err, llm.ErrTooLarge):
+		return &AddonError{StatusCode: 413, Exception: "InputTooLarge", Message: err.Error()}
+	case errors.Is(err, subtitles.ErrInvalidConfig), errors.Is(err, diarization.ErrConfig):
+		return &AddonError{StatusCode: 400, Exception: "InvalidConfig", Message: err.Error()}
+	case errors.Is(err, context.Canceled):
+		return &AddonError{StatusCode: 499, Exception: "Cancelled", Message: err.Error()}
+	case errors.Is(err, errUnsupportedTypes):
+		return &AddonError{StatusCode: 422, Exception: "UnsupportedEntityType", Message: err.Error()}
+	case errors.Is(err, errAddonPanic):
+		return &AddonError{StatusCode: 500, Exception: "InternalError", Message: "internal error"}
+	}
+	return &AddonError{StatusCode: 500, Exception: "InternalError", Message: err.Error()}
+}
+
+// errAddonPanic is returned by an add-on run that panicked.
+var errAddonPanic = errors.New("daemon: add-on panicked")
+
+// backendDown reports whether err means the LLM backend failed (worth a
+// warning to the operator) rather than the request.
+func backendDown(err error) bool {
+	var be *llm.BackendError
+	return errors.As(err, &be) || errors.Is(err, llm.ErrUnavailable) || errors.Is(err, llm.ErrTimeout) || errors.Is(err, llm.ErrMalformed)
+}
+
+// envelope runs one add-on with a panic guard and timing and shapes its
+// outcome: f returns the results, whether they are empty, and an error
+// (results may still be set with an error, e.g. a partial translation).
+func (a *Addons) envelope(name string, f func() (any, bool, error)) (env *Envelope) {
+	start := time.Now()
+	defer func() {
+		if r := recover(); r != nil {
+			a.log.Error("add-on panicked", "addon", name, "panic", r)
+			env = &Envelope{IsEmpty: true, Error: addonError(errAddonPanic)}
+		}
+		env.ExecTime = round3(time.Since(start).Seconds())
+	}()
+	results, empty, err := f()
+	env = &Envelope{Success: err == nil, IsEmpty: empty, Results: results}
+	if err != nil {
+		env.Error = addonError(err)
+		if backendDown(err) {
+			a.log.Warn("add-on backend failed", "addon", name, "error", err)
+		}
+	}
+	return env
+}
+
+// guard runs a transforming add-on that has no envelope (spelling,
+// punctuation, redaction), keeping in on a panic or a result of the wrong
+// length; the failure is returned for post_session_metadata.
+func (a *Addons) guard(name string, in []recognizer.Utterance, f func([]recognizer.Utterance) []recognizer.Utterance) (out []recognizer.Utterance, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			a.log.Error("add-on panicked", "addon", name, "panic", r)
+			out, err = in, errAddonPanic
+		}
+	}()
+	out = f(in)
+	if len(out) != len(in) {
+		return in, fmt.Errorf("daemon: %s returned %d utterances for %d", name, len(out), len(in))
+	}
+	return out, nil
+}
+
+// orBuiltin returns a, or the built-ins without a backend when a is nil.
+func (a *Addons) orBuiltin() *Addons {
+	if a == nil {
+		return builtinAddons()
+	}
+	return a
+}

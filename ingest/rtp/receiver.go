@@ -1,0 +1,422 @@
+package rtp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/rtcp"
+	pionrtp "github.com/pion/rtp"
+)
+
+// ClockRate is the RTP clock and sample rate of G.711 (RFC 3551).
+const ClockRate = 8000
+
+// tick is the receiver's clock: the 20 ms frame of G.711 telephony.
+const tick = 20 * time.Millisecond
+
+// Writer takes the call's audio: G.711 bytes of the receiver's codec,
+// channels interleaved frame by frame. ingest.Session implements it.
+type Writer interface {
+	Write(ctx context.Context, audio []byte) error
+}
+
+// ReceiverConfig sets a Receiver's clocks. Zero fields take defaults.
+type ReceiverConfig struct {
+	// Codec is the law Write gets; packets of the other law are
+	// transcoded (a codec change by re-INVITE).
+	Codec Codec
+	// Timeout ends Run with ErrTimeout when no RTP arrived on any stream
+	// for this long and the call is not on hold; default 30s.
+	Timeout time.Duration
+	// ReportInterval is the RTCP receiver report cadence; default 5s.
+	ReportInterval time.Duration
+	// PadAfter is how long a channel may send nothing before it is padded
+	// with silence: up to the other channels, or up to wall-clock time
+	// when all are quiet (hold, silence suppression); default 200ms.
+	PadAfter time.Duration
+	// Jitter sizes each stream's jitter buffer.
+	Jitter JitterConfig
+}
+
+// SetDefaults fills zero fields.
+func (c *ReceiverConfig) SetDefaults() {
+	if c.Timeout == 0 {
+		c.Timeout = 30 * time.Second
+	}
+	if c.ReportInterval == 0 {
+		c.ReportInterval = 5 * time.Second
+	}
+	if c.PadAfter == 0 {
+		c.PadAfter = 200 * time.Millisecond
+	}
+	c.Jitter.SetDefaults()
+}
+
+// Stream is one m= line of a call: a bound pair and what its SDP said.
+type Stream struct {
+	// Pair receives the stream; the caller closes it after Run.
+	Pair *Pair
+	// Codecs maps the stream's payload types to G.711 laws; packets of
+	// other types (telephone-event, comfort noise) take their sequence
+	// number and are skipped.
+	Codecs map[uint8]Codec
+	// RemoteRTCP is where receiver reports go (the SDP's a=rtcp or
+	// port+1); the source of RTCP received replaces it (symmetric RTCP).
+	RemoteRTCP *net.UDPAddr
+	// Mux says RTCP shares the RTP port (rtcp-mux, RFC 5761).
+	Mux bool
+	// Allow lists the source addresses media is taken from (the SDP c=
+	// and the signalling peer); empty takes any.
+	Allow []netip.Addr
+}
+
+// StreamStats is what one stream received.
+type StreamStats struct {
+	Packets     int // RTP packets accepted
+	Dropped     int // packets dropped: foreign source, malformed, queue full
+	SSRCChanges int
+	LossRatio   float64 // cumulative, of the current SSRC
+	Jitter      JitterStats
+}
+
+type input struct {
+	stream int
+	rtcp   bool
+	buf    []byte
+	from   netip.AddrPort
+	at     time.Time
+}
+
+type streamState struct {
+	Stream
+	jb       *Jitter
+	recv     *reception
+	ssrc     uint32
+	seen     bool
+	last     time.Time
+	emit     Emit
+	stats    StreamStats
+	dropped  atomic.Int64
+	reported JitterStats
+}
+
+// Receiver turns the RTP streams of one call into interleaved G.711 for a
+// Writer on a 20 ms clock. Run owns all its state; Update may be called
+// from any goroutine while Run runs.
+type Receiver struct {
+	cfg     ReceiverConfig
+	log     *slog.Logger
+	streams []*streamState
+	in      chan input
+	ssrc    uint32
+
+	mu     sync.Mutex
+	hold   bool              // guarded by mu
+	codecs []map[uint8]Codec // guarded by mu: new maps from Update
+	upd    atomic.Bool
+	stats  []StreamStats // guarded by mu: set when Run returns
+}
+
+// NewReceiver prepares a receiver for streams (channel i is streams[i]).
+// It starts nothing; log may be nil.
+func NewReceiver(cfg ReceiverConfig, streams []Stream, log *slog.Logger) (*Receiver, error) {
+	cfg.SetDefaults()
+	if err := cfg.Jitter.Validate(); err != nil {
+		return nil, err
+	}
+	if len(streams) == 0 {
+		return nil, errors.New("rtp: a receiver needs at least one stream")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	r := &Receiver{cfg: cfg, log: log, in: make(chan input, 256*len(streams)), ssrc: rand.Uint32()}
+	for _, s := range streams {
+		if s.Pair == nil {
+			return nil, errors.New("rtp: stream without a port pair")
+		}
+		r.streams = append(r.streams, &streamState{Stream: s, jb: NewJitter(cfg.Jitter)})
+	}
+	return r, nil
+}
+
+// Update applies a re-INVITE: new payload type maps per stream (nil keeps
+// a stream's) and whether the call is on hold (no RTP expected: the
+// timeout is suspended and silence fills the time).
+func (r *Receiver) Update(codecs []map[uint8]Codec, hold bool) {
+	r.mu.Lock()
+	r.hold = hold
+	r.codecs = codecs
+	r.mu.Unlock()
+	r.upd.Store(true)
+}
+
+// Stats returns per-stream counts; valid after Run returned.
+func (r *Receiver) Stats() []StreamStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats
+}
+
+// Run receives until ctx ends (BYE, CANCEL: returns nil after writing
+// what it holds), the timeout passes (ErrTimeout) or w fails. It does not
+// close the pairs.
+func (r *Receiver) Run(ctx context.Context, w Writer) error {
+	rctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for i, s := range r.streams {
+		wg.Go(func() { r.read(rctx, i, s.Pair.RTP, false) })
+		wg.Go(func() { r.read(rctx, i, s.Pair.RTCP, true) })
+	}
+	defer func() {
+		stop()
+		for _, s := range r.streams {
+			s.Pair.RTP.SetReadDeadline(time.Unix(1, 0))
+			s.Pair.RTCP.SetReadDeadline(time.Unix(1, 0))
+		}
+		wg.Wait()
+		r.mu.Lock()
+		r.stats = make([]StreamStats, len(r.streams))
+		for i, s := range r.streams {
+			s.stats.Dropped += int(s.dropped.Load())
+			s.stats.Jitter = s.jb.Stats()
+			if s.recv != nil {
+				s.stats.LossRatio = s.recv.lossRatio()
+			}
+			r.stats[i] = s.stats
+		}
+		r.mu.Unlock()
+	}()
+
+	start := time.Now()
+	m := newMixer(len(r.streams), r.cfg.Codec.Silence())
+	for i, s := range r.streams {
+		c := m.ch[i]
+		s.last = start
+		s.emit = func(audio []byte, silence int) {
+			if silence > 0 {
+				c.fill(silence)
+			} else {
+				c.audio(audio)
+			}
+		}
+	}
+	lastAny := start
+	hold := false
+	nextReport := start.Add(r.cfg.ReportInterval)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			for _, s := range r.streams {
+				s.jb.Flush(s.emit)
+			}
+			most := m.most()
+			for c := range m.ch {
+				m.padTo(c, most)
+			}
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if b := m.take(); len(b) > 0 {
+				if err := w.Write(wctx, b); err != nil {
+					return fmt.Errorf("rtp: write audio: %w", err)
+				}
+			}
+			return nil
+		case in := <-r.in:
+			if r.upd.Swap(false) {
+				hold = r.takeUpdate()
+			}
+			if r.handle(in) {
+				lastAny = in.at
+			}
+		case now := <-t.C:
+			if r.upd.Swap(false) {
+				hold = r.takeUpdate()
+			}
+			for _, s := range r.streams {
+				s.jb.Pop(now, s.emit)
+			}
+			r.pad(m, start, now)
+			if b := m.take(); len(b) > 0 {
+				if err := w.Write(ctx, b); err != nil {
+					if ctx.Err() != nil {
+						continue
+					}
+					return fmt.Errorf("rtp: write audio: %w", err)
+				}
+			}
+			if now.After(nextReport) {
+				nextReport = now.Add(r.cfg.ReportInterval)
+				r.report(now)
+			}
+			if hold {
+				lastAny = now
+			} else if now.Sub(lastAny) > r.cfg.Timeout {
+				return fmt.Errorf("%w: no RTP for %s", ErrTimeout, now.Sub(lastAny).Round(time.Millisecond))
+			}
+		}
+	}
+}
+
+// takeUpdate applies the pending Update in Run's goroutine.
+func (r *Receiver) takeUpdate() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, c := range r.codecs {
+		if c != nil && i < len(r.streams) {
+			r.streams[i].Codecs = c
+		}
+	}
+	r.codecs = nil
+	return r.hold
+}
+
+// pad fills quiet channels with silence: up to the busiest channel, and up
+// to wall-clock time less PadAfter when every channel is quiet.
+func (r *Receiver) pad(m *mixer, start, now time.Time) {
+	quiet := 0
+	for _, s := range r.streams {
+		if s.jb.Len() == 0 && now.Sub(s.last) > r.cfg.PadAfter {
+			quiet++
+		}
+	}
+	if quiet == 0 {
+		return
+	}
+	target := m.most()
+	if quiet == len(r.streams) {
+		wall := int64(now.Sub(start)-r.cfg.PadAfter) * ClockRate / int64(time.Second)
+		target = max(target, wall)
+	}
+	for i, s := range r.streams {
+		if s.jb.Len() == 0 && now.Sub(s.last) > r.cfg.PadAfter {
+			m.padTo(i, target)
+		}
+	}
+}
+
+// handle takes one datagram; it reports whether it was RTP of the call.
+func (r *Receiver) handle(in input) bool {
+	s := r.streams[in.stream]
+	if len(s.Allow) > 0 && !allowed(s.Allow, in.from.Addr()) {
+		s.stats.Dropped++
+		return false
+	}
+	if in.rtcp || (s.Mux && len(in.buf) > 1 && in.buf[1] >= 192 && in.buf[1] <= 223) {
+		r.handleRTCP(s, in)
+		return false
+	}
+	var p pionrtp.Packet
+	if err := p.Unmarshal(in.buf); err != nil || p.Version != 2 {
+		s.stats.Dropped++
+		return false
+	}
+	if !s.seen || p.SSRC != s.ssrc {
+		if s.seen {
+			s.jb.Flush(s.emit)
+			s.jb.Reset()
+			s.stats.SSRCChanges++
+			r.log.Debug("rtp ssrc changed", "channel", in.stream)
+		}
+		s.seen, s.ssrc = true, p.SSRC
+		s.recv = newReception(p.SSRC, ClockRate)
+	}
+	s.recv.packet(p.SequenceNumber, p.Timestamp, in.at)
+	s.stats.Packets++
+	s.last = in.at
+	codec, ok := s.Codecs[p.PayloadType]
+	if ok && codec != r.cfg.Codec {
+		transcode(p.Payload, codec, r.cfg.Codec)
+	}
+	s.jb.Push(Packet{Seq: p.SequenceNumber, Timestamp: p.Timestamp, Payload: p.Payload, Skip: !ok}, in.at, s.emit)
+	s.jb.Pop(in.at, s.emit)
+	return true
+}
+
+func (r *Receiver) handleRTCP(s *streamState, in input) {
+	pkts, err := rtcp.Unmarshal(in.buf)
+	if err != nil {
+		return // baresip's APP packets before ACK and other noise
+	}
+	s.RemoteRTCP = net.UDPAddrFromAddrPort(in.from)
+	for _, p := range pkts {
+		if sr, ok := p.(*rtcp.SenderReport); ok && s.recv != nil && sr.SSRC == s.ssrc {
+			s.recv.senderReport(sr.NTPTime, in.at)
+		}
+	}
+}
+
+// report sends an RTCP receiver report (RFC 3550 section 6.4.2) for each
+// stream that has a source and a known RTCP address.
+func (r *Receiver) report(now time.Time) {
+	for i, s := range r.streams {
+		if s.recv == nil || s.RemoteRTCP == nil {
+			continue
+		}
+		rr := rtcp.ReceiverReport{SSRC: r.ssrc + uint32(i), Reports: []rtcp.ReceptionReport{s.recv.block(now)}}
+		b, err := rr.Marshal()
+		if err != nil {
+			continue
+		}
+		conn := s.Pair.RTCP
+		if s.Mux {
+			conn = s.Pair.RTP
+		}
+		if _, err := conn.WriteToUDP(b, s.RemoteRTCP); err != nil {
+			r.log.Debug("rtcp report not sent", "channel", i, "error", err)
+		}
+		js := s.jb.Stats()
+		if lost := js.Lost - s.reported.Lost; lost > 0 && float64(lost) > 0.05*float64(js.Released-s.reported.Released+lost) {
+			r.log.Warn("rtp loss over 5%", "channel", i, "lost", lost, "released", js.Released-s.reported.Released)
+		}
+		s.reported = js
+	}
+}
+
+// read feeds one socket's datagrams to Run until ctx ends.
+func (r *Receiver) read(ctx context.Context, stream int, conn *net.UDPConn, isRTCP bool) {
+	buf := make([]byte, 1500)
+	s := r.streams[stream]
+	for {
+		n, from, err := conn.ReadFromUDPAddrPort(buf)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		in := input{stream: stream, rtcp: isRTCP, buf: append([]byte(nil), buf[:n]...), from: from, at: time.Now()}
+		select {
+		case r.in <- in:
+		default:
+			s.dropped.Add(1)
+		}
+	}
+}
+
+func allowed(list []netip.Addr, a netip.Addr) bool {
+	a = a.Unmap()
+	for _, b := range list {
+		if b.Unmap() == a {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,209 @@
+package sip
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/earshot-dev/earshot/ingest/rtp"
+)
+
+// Config is the `sip:` section of the daemon's config file.
+type Config struct {
+	// Listen is the UDP and TCP address of the door (host:port, e.g.
+	// 0.0.0.0:5060); empty turns the door off. Default empty.
+	Listen string `yaml:"listen"`
+	// RTPPorts is the inclusive UDP port range media is received on, as
+	// "low-high"; each stream takes an even port and the next (RTCP).
+	// Default 20000-20999.
+	RTPPorts string `yaml:"rtp_ports"`
+	// Allow lists the networks (CIDR, or single addresses) that may place
+	// calls and send OPTIONS; any other source gets 403. Required when
+	// Listen is set.
+	Allow []string `yaml:"allow"`
+	// AdvertiseIP is the c= address of SDP answers and the Contact host.
+	// Default: the listen IP if it is not unspecified, else the first
+	// non-loopback interface address.
+	AdvertiseIP string `yaml:"advertise_ip"`
+	// RTPTimeout ends a call when no RTP arrived for this long while it is
+	// not on hold; default 30s.
+	RTPTimeout time.Duration `yaml:"rtp_timeout"`
+	// MaxCalls bounds concurrent calls on the door; beyond it 486 Busy
+	// Here. Default 16; two RTP pairs per call (SIPREC) must fit RTPPorts.
+	MaxCalls int `yaml:"max_calls"`
+	// RingTime sends 180 Ringing and waits this long before answering
+	// (a CANCEL in that time creates no job); default 0.
+	RingTime time.Duration `yaml:"ring_time"`
+	// Headers names extra SIP headers of the INVITE copied into
+	// custom_metadata as sip_header_<lower-case name>; From, To and
+	// Call-ID are always copied (sip_from, sip_to, sip_call_id).
+	Headers []string `yaml:"headers"`
+	// Jitter sizes each stream's jitter buffer (depth, delay, max_gap,
+	// capacity); defaults 5 packets, 80ms, 16000 samples, 64 packets.
+	Jitter rtp.JitterConfig `yaml:"jitter"`
+	// Routes choose the account and live options of a call by its
+	// request-URI user, first match wins; a call no route matches gets 404.
+	Routes []Route `yaml:"routes"`
+}
+
+// Route maps calls to one account and its live options.
+type Route struct {
+	// User is the request-URI user (sip:USER@host); "*" matches any.
+	User string `yaml:"user"`
+	// Account owns the jobs (as in `earshotd keys create --account`).
+	Account string `yaml:"account"`
+	// Live holds any POST /v2/live body fields (language_config,
+	// messages_config, callback, callback_config, custom_metadata, ...);
+	// encoding, bit_depth, sample_rate and channels are set by the door.
+	Live map[string]any `yaml:"live"`
+	// Options is another name for Live; set one of them.
+	Options map[string]any `yaml:"options"`
+	// Source optionally narrows the route to these networks (CIDR).
+	Source []string `yaml:"source"`
+	// MaxCalls bounds this route's concurrent calls (486 beyond); 0 means
+	// only the door's limit.
+	MaxCalls int `yaml:"max_calls"`
+}
+
+// doorFields are the live options the door sets from the SDP.
+var doorFields = []string{"encoding", "bit_depth", "sample_rate", "channels"}
+
+// SetDefaults fills zero fields.
+func (c *Config) SetDefaults() {
+	if c.RTPPorts == "" {
+		c.RTPPorts = "20000-20999"
+	}
+	if c.RTPTimeout == 0 {
+		c.RTPTimeout = 30 * time.Second
+	}
+	if c.MaxCalls == 0 {
+		c.MaxCalls = 16
+	}
+	c.Jitter.SetDefaults()
+}
+
+// Validate checks the section without I/O and joins every problem, each
+// naming its key.
+func (c Config) Validate() error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if c.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+			add("sip.listen: %q is not host:port", c.Listen)
+		}
+		if len(c.Allow) == 0 {
+			add("sip.allow: list the networks that may place calls (e.g. [10.0.0.0/8])")
+		}
+	}
+	lo, hi, err := parsePorts(c.RTPPorts)
+	if err != nil {
+		add("sip.rtp_ports: %v", err)
+	} else if pairs := (hi - lo + 1) / 2; c.MaxCalls*2 > pairs {
+		add("sip.rtp_ports: %d port pairs cannot carry max_calls %d with two streams each", pairs, c.MaxCalls)
+	}
+	if _, err := parseNets(c.Allow); err != nil {
+		add("sip.allow: %v", err)
+	}
+	if c.AdvertiseIP != "" {
+		if _, err := netip.ParseAddr(c.AdvertiseIP); err != nil {
+			add("sip.advertise_ip: %q is not an IP address", c.AdvertiseIP)
+		}
+	}
+	if c.RTPTimeout < time.Second {
+		add("sip.rtp_timeout: %s is under 1s", c.RTPTimeout)
+	}
+	if c.MaxCalls < 1 || c.MaxCalls > 10000 {
+		add("sip.max_calls: must be 1 to 10000, not %d", c.MaxCalls)
+	}
+	if c.RingTime < 0 || c.RingTime > time.Minute {
+		add("sip.ring_time: must be 0 to 1m, not %s", c.RingTime)
+	}
+	for _, h := range c.Headers {
+		if h == "" || strings.ContainsAny(h, " :\t\r\n") {
+			add("sip.headers: %q is not a header name", h)
+		}
+	}
+	if err := c.Jitter.Validate(); err != nil {
+		add("sip.jitter: %v", err)
+	}
+	users := map[string]bool{}
+	for i, r := range c.Routes {
+		key := fmt.Sprintf("sip.routes[%d]", i)
+		if r.User == "" {
+			add("%s.user: required (\"*\" matches any)", key)
+		}
+		if users[r.User] && len(r.Source) == 0 {
+			add("%s.user: %q repeats an earlier route", key, r.User)
+		}
+		users[r.User] = true
+		if r.Account == "" {
+			add("%s.account: required", key)
+		}
+		if r.Live != nil && r.Options != nil {
+			add("%s: set live or options, not both", key)
+		}
+		for _, f := range doorFields {
+			if _, ok := r.options()[f]; ok {
+				add("%s.live.%s: set by the SIP door from the call's SDP", key, f)
+			}
+		}
+		if _, err := parseNets(r.Source); err != nil {
+			add("%s.source: %v", key, err)
+		}
+		if r.MaxCalls < 0 {
+			add("%s.max_calls: must be >= 0", key)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (r Route) options() map[string]any {
+	if r.Live != nil {
+		return r.Live
+	}
+	return r.Options
+}
+
+func parsePorts(s string) (int, int, error) {
+	a, b, ok := strings.Cut(s, "-")
+	lo, err1 := strconv.Atoi(strings.TrimSpace(a))
+	hi, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if !ok || err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("%q is not low-high", s)
+	}
+	if lo < 1024 || hi > 65535 || hi < lo+1 {
+		return 0, 0, fmt.Errorf("%q must lie in 1024-65535 and hold a pair", s)
+	}
+	return lo, hi, nil
+}
+
+func parseNets(list []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	var errs []error
+	for _, s := range list {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		if a, err := netip.ParseAddr(s); err == nil {
+			out = append(out, netip.PrefixFrom(a, a.BitLen()))
+			continue
+		}
+		errs = append(errs, fmt.Errorf("%q is not a CIDR or address", s))
+	}
+	return out, errors.Join(errs...)
+}
+
+func inNets(nets []netip.Prefix, a netip.Addr) bool {
+	a = a.Unmap()
+	for _, n := range nets {
+		if n.Contains(a) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,54 @@
+package sip
+
+import (
+	"errors"
+
+	"github.com/earshot-dev/earshot/ingest"
+)
+
+var (
+	// ErrNoCodec is returned when an offer has no audio stream with PCMU
+	// or PCMA at 8 kHz over RTP/AVP (488 Not Acceptable Here).
+	ErrNoCodec = errors.New("sip: no acceptable codec")
+
+	// ErrBadOffer is returned when the SDP or SIPREC body cannot be parsed
+	// (400 Bad Request).
+	ErrBadOffer = errors.New("sip: malformed offer")
+
+	// ErrNoRoute is returned when no route matches the request-URI user
+	// and source (404 Not Found).
+	ErrNoRoute = errors.New("sip: no route")
+
+	// ErrForbidden is returned for a source outside sip.allow (403).
+	ErrForbidden = errors.New("sip: source not allowed")
+
+	// ErrBusy is returned when the door's or the route's call limit is
+	// reached (486 Busy Here).
+	ErrBusy = errors.New("sip: call limit reached")
+
+	// ErrUnsupportedMedia is returned for an INVITE body that is neither
+	// application/sdp nor SIPREC multipart/mixed (415).
+	ErrUnsupportedMedia = errors.New("sip: unsupported body")
+)
+
+// reply maps an error to the SIP final response the caller gets; it is the
+// door's one mapping of the daemon's sentinels.
+func reply(err error) (int, string) {
+	switch {
+	case errors.Is(err, ErrNoCodec):
+		return 488, "Not Acceptable Here"
+	case errors.Is(err, ErrBadOffer):
+		return 400, "Bad Request"
+	case errors.Is(err, ErrNoRoute):
+		return 404, "Not Found"
+	case errors.Is(err, ErrForbidden):
+		return 403, "Forbidden"
+	case errors.Is(err, ErrBusy):
+		return 486, "Busy Here"
+	case errors.Is(err, ErrUnsupportedMedia):
+		return 415, "Unsupported Media Type"
+	case errors.Is(err, ingest.ErrAtCapacity):
+		return 503, "Service Unavailable"
+	}
+	return 500, "Server Internal Error"
+}

@@ -1,0 +1,261 @@
+package sip
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/pion/sdp/v3"
+
+	"github.com/earshot-dev/earshot/ingest/rtp"
+)
+
+// maxStreams is how many audio streams one call may carry (SIPREC's
+// caller and callee); further audio m= lines are declined with port 0.
+const maxStreams = 2
+
+// offer is what an SDP offer (RFC 3264 section 5) asks of the door.
+type offer struct {
+	media   []*sdp.MediaDescription // every m= line, answered in order
+	streams []offerStream           // accepted audio lines: channel i
+}
+
+// offerStream is one accepted audio m= line.
+type offerStream struct {
+	index  int                 // m= line number
+	pt     uint8               // chosen payload type
+	codec  rtp.Codec           // its law
+	codecs map[uint8]rtp.Codec // every G.711 type offered
+	tePT   int                 // telephone-event type, -1 if none
+	teFmtp string              // its fmtp, echoed
+	rtp    netip.AddrPort      // where the peer sends from (c= and port)
+	rtcp   netip.AddrPort      // where its RTCP goes (a=rtcp or port+1)
+	mux    bool                // a=rtcp-mux
+	dir    string              // sendrecv, sendonly, recvonly, inactive
+	label  string              // a=label (SIPREC stream label)
+	protos []string            // RTP/AVP or RTP/AVPF
+}
+
+// hold reports whether the peer will send no audio on this stream.
+func (s offerStream) hold() bool {
+	return s.dir == "inactive" || s.dir == "recvonly" || !s.rtp.Addr().IsValid() || s.rtp.Addr().IsUnspecified()
+}
+
+// parseOffer reads an SDP offer. prefer, when set (a re-INVITE), is the
+// call's law, chosen over the offer's order if offered. It returns
+// ErrBadOffer or ErrNoCodec.
+func parseOffer(body []byte, prefer *rtp.Codec) (*offer, error) {
+	var sd sdp.SessionDescription
+	if err := sd.Unmarshal(body); err != nil {
+		return nil, fmt.Errorf("%w: sdp: %v", ErrBadOffer, err)
+	}
+	if len(sd.MediaDescriptions) > 16 {
+		return nil, fmt.Errorf("%w: %d m= lines", ErrBadOffer, len(sd.MediaDescriptions))
+	}
+	o := &offer{media: sd.MediaDescriptions}
+	sessAddr := connAddr(sd.ConnectionInformation)
+	sessDir := direction(sd.Attributes)
+	for i, m := range sd.MediaDescriptions {
+		if len(o.streams) == maxStreams || m.MediaName.Media != "audio" || m.MediaName.Port.Value == 0 {
+			continue
+		}
+		if p := strings.Join(m.MediaName.Protos, "/"); p != "RTP/AVP" && p != "RTP/AVPF" {
+			continue
+		}
+		s, ok := chooseCodec(m, prefer)
+		if !ok {
+			continue
+		}
+		s.index, s.protos = i, m.MediaName.Protos
+		addr := sessAddr
+		if a := connAddr(m.ConnectionInformation); a.IsValid() {
+			addr = a
+		}
+		port := m.MediaName.Port.Value
+		if port < 1 || port > 65535 {
+			continue
+		}
+		s.rtp = netip.AddrPortFrom(addr, uint16(port))
+		s.rtcp = netip.AddrPortFrom(addr, uint16(min(port+1, 65535)))
+		if v, ok := m.Attribute("rtcp"); ok {
+			s.rtcp = rtcpAttr(v, s.rtcp)
+		}
+		_, s.mux = m.Attribute("rtcp-mux")
+		s.dir = direction(m.Attributes)
+		if s.dir == "" {
+			s.dir = sessDir
+		}
+		if s.dir == "" {
+			s.dir = "sendrecv"
+		}
+		s.label, _ = m.Attribute("label")
+		o.streams = append(o.streams, s)
+	}
+	if len(o.streams) == 0 {
+		return nil, ErrNoCodec
+	}
+	return o, nil
+}
+
+// chooseCodec picks the first PCMU or PCMA payload type of an m= line (or
+// prefer when offered) and notes telephone-event.
+func chooseCodec(m *sdp.MediaDescription, prefer *rtp.Codec) (offerStream, bool) {
+	s := offerStream{tePT: -1, codecs: map[uint8]rtp.Codec{}}
+	maps := map[int]string{}
+	fmtps := map[int]string{}
+	for _, a := range m.Attributes {
+		pt, rest, ok := strings.Cut(a.Value, " ")
+		n, err := strconv.Atoi(pt)
+		if !ok || err != nil || n < 0 || n > 127 {
+			continue
+		}
+		switch a.Key {
+		case "rtpmap":
+			maps[n] = strings.ToLower(strings.TrimSpace(rest))
+		case "fmtp":
+			fmtps[n] = strings.TrimSpace(rest)
+		}
+	}
+	first := true
+	for _, f := range m.MediaName.Formats {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 0 || n > 127 {
+			continue
+		}
+		enc, mapped := maps[n]
+		if !mapped {
+			switch n {
+			case 0:
+				enc = "pcmu/8000"
+			case 8:
+				enc = "pcma/8000"
+			}
+		}
+		enc = strings.TrimSuffix(enc, "/1")
+		var c rtp.Codec
+		switch enc {
+		case "pcmu/8000":
+			c = rtp.PCMU
+		case "pcma/8000":
+			c = rtp.PCMA
+		case "telephone-event/8000":
+			if s.tePT < 0 {
+				s.tePT, s.teFmtp = n, fmtps[n]
+			}
+			continue
+		default:
+			continue
+		}
+		s.codecs[uint8(n)] = c
+		if first || (prefer != nil && c == *prefer && s.codec != *prefer) {
+			s.pt, s.codec, first = uint8(n), c, false
+		}
+	}
+	return s, !first
+}
+
+func connAddr(c *sdp.ConnectionInformation) netip.Addr {
+	if c == nil || c.Address == nil {
+		return netip.Addr{}
+	}
+	a, err := netip.ParseAddr(c.Address.Address)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return a.Unmap()
+}
+
+// rtcpAttr reads a=rtcp:port [IN IP4 addr] (RFC 3605).
+func rtcpAttr(v string, def netip.AddrPort) netip.AddrPort {
+	f := strings.Fields(v)
+	if len(f) == 0 {
+		return def
+	}
+	port, err := strconv.Atoi(f[0])
+	if err != nil || port < 1 || port > 65535 {
+		return def
+	}
+	addr := def.Addr()
+	if len(f) == 4 {
+		if a, err := netip.ParseAddr(f[3]); err == nil {
+			addr = a.Unmap()
+		}
+	}
+	return netip.AddrPortFrom(addr, uint16(port))
+}
+
+func direction(attrs []sdp.Attribute) string {
+	for _, a := range attrs {
+		switch a.Key {
+		case "sendrecv", "sendonly", "recvonly", "inactive":
+			return a.Key
+		}
+	}
+	return ""
+}
+
+// answer builds the SDP answer: every accepted stream on its port with the
+// chosen law (plus telephone-event when offered), receive-only or inactive;
+// every other m= line declined with port 0 (RFC 3264 section 6).
+func (o *offer) answer(ip netip.Addr, ports []int, sessID, version uint64) ([]byte, error) {
+	addrType := "IP4"
+	if ip.Is6() && !ip.Is4In6() {
+		addrType = "IP6"
+	}
+	conn := &sdp.ConnectionInformation{NetworkType: "IN", AddressType: addrType, Address: &sdp.Address{Address: ip.Unmap().String()}}
+	sd := &sdp.SessionDescription{
+		Origin: sdp.Origin{Username: "earshot", SessionID: sessID, SessionVersion: version,
+			NetworkType: "IN", AddressType: addrType, UnicastAddress: ip.Unmap().String()},
+		SessionName:           "earshot",
+		ConnectionInformation: conn,
+		TimeDescriptions:      []sdp.TimeDescription{{}},
+	}
+	k := 0
+	for i, m := range o.media {
+		if k < len(o.streams) && o.streams[k].index == i {
+			s := o.streams[k]
+			md := &sdp.MediaDescription{MediaName: sdp.MediaName{Media: "audio", Port: sdp.RangedPort{Value: ports[k]},
+				Protos: s.protos, Formats: []string{strconv.Itoa(int(s.pt))}}}
+			md.Attributes = append(md.Attributes, sdp.NewAttribute("rtpmap", fmt.Sprintf("%d %s/8000", s.pt, s.codec)))
+			if s.tePT >= 0 {
+				md.MediaName.Formats = append(md.MediaName.Formats, strconv.Itoa(s.tePT))
+				md.Attributes = append(md.Attributes, sdp.NewAttribute("rtpmap", fmt.Sprintf("%d telephone-event/8000", s.tePT)))
+				if s.teFmtp != "" {
+					md.Attributes = append(md.Attributes, sdp.NewAttribute("fmtp", fmt.Sprintf("%d %s", s.tePT, s.teFmtp)))
+				}
+			}
+			md.Attributes = append(md.Attributes, sdp.NewAttribute("ptime", "20"))
+			if s.mux {
+				md.Attributes = append(md.Attributes, sdp.NewPropertyAttribute("rtcp-mux"))
+			}
+			if s.label != "" {
+				md.Attributes = append(md.Attributes, sdp.NewAttribute("label", s.label))
+			}
+			dir := "recvonly"
+			if s.hold() {
+				dir = "inactive"
+			}
+			md.Attributes = append(md.Attributes, sdp.NewPropertyAttribute(dir))
+			sd.MediaDescriptions = append(sd.MediaDescriptions, md)
+			k++
+			continue
+		}
+		formats := m.MediaName.Formats
+		if len(formats) == 0 {
+			formats = []string{"0"}
+		}
+		sd.MediaDescriptions = append(sd.MediaDescriptions, &sdp.MediaDescription{MediaName: sdp.MediaName{
+			Media: m.MediaName.Media, Port: sdp.RangedPort{Value: 0}, Protos: m.MediaName.Protos, Formats: formats}})
+	}
+	return sd.Marshal()
+}
+
+// udpAddr converts for the rtp package.
+func udpAddr(a netip.AddrPort) *net.UDPAddr {
+	if !a.Addr().IsValid() || a.Addr().IsUnspecified() {
+		return nil
+	}
+	return net.UDPAddrFromAddrPort(a)
+}

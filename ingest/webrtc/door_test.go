@@ -1,0 +1,441 @@
+package webrtc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pion/rtp"
+	pionwebrtc "github.com/pion/webrtc/v4"
+
+	"github.com/earshot-dev/earshot/ingest"
+	"github.com/earshot-dev/earshot/ingest/media"
+)
+
+// recSession is the door contract's session as a recording: the daemon's
+// is exercised by e2e/webrtc_test.go.
+type recSession struct {
+	id     string
+	format media.Format
+	done   chan struct{}
+
+	mu    sync.Mutex
+	audio []byte // guarded by mu
+	stops int    // guarded by mu
+	wrote chan struct{}
+}
+
+func newRecSession(id string, f media.Format) *recSession {
+	return &recSession{id: id, format: f, done: make(chan struct{}), wrote: make(chan struct{}, 1)}
+}
+
+func (s *recSession) ID() string            { return s.id }
+func (s *recSession) Format() media.Format  { return s.format }
+func (s *recSession) Done() <-chan struct{} { return s.done }
+
+func (s *recSession) Write(_ context.Context, b []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stops > 0 {
+		return errors.New("session has ended")
+	}
+	s.audio = append(s.audio, b...)
+	select {
+	case s.wrote <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (s *recSession) Stop(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stops++
+	if s.stops == 1 {
+		close(s.done)
+	}
+	return nil
+}
+
+func (s *recSession) snapshot() ([]byte, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Clone(s.audio), s.stops
+}
+
+// waitBytes waits until the session holds at least n bytes.
+func (s *recSession) waitBytes(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		if a, _ := s.snapshot(); len(a) >= n {
+			return
+		}
+		select {
+		case <-s.wrote:
+		case <-deadline:
+			a, _ := s.snapshot()
+			t.Fatalf("session has %d bytes, want %d", len(a), n)
+		}
+	}
+}
+
+// sessions attaches tokens "<id>.<anything>" to registered sessions.
+type sessions struct {
+	mu sync.Mutex
+	m  map[string]*recSession
+}
+
+var errUnknownToken = errors.New("unknown token")
+
+func (a *sessions) AttachAudio(_ context.Context, tok string) (ingest.Session, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	id, _, _ := strings.Cut(tok, ".")
+	s := a.m[id]
+	if s == nil || !strings.HasSuffix(tok, ".good") {
+		return nil, errUnknownToken
+	}
+	return s, nil
+}
+
+var (
+	ulaw8k = media.Format{Encoding: media.MuLaw, BitDepth: 8, SampleRate: 8000, Channels: 1}
+	alaw8k = media.Format{Encoding: media.ALaw, BitDepth: 8, SampleRate: 8000, Channels: 1}
+	pcm16k = media.Format{Encoding: media.LinearPCM, BitDepth: 16, SampleRate: 16000, Channels: 1}
+)
+
+func newDoor(t *testing.T, grace time.Duration, ss ...*recSession) *Door {
+	t.Helper()
+	cfg := Config{IncludeLoopback: true, DisconnectGrace: grace, UDPPorts: "41000-41999"}
+	cfg.SetDefaults()
+	att := &sessions{m: map[string]*recSession{}}
+	for _, s := range ss {
+		att.m[s.id] = s
+	}
+	d, err := New(cfg, att, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		d.Close()
+		checkNoPeerGoroutines(t)
+	})
+	return d
+}
+
+// checkNoPeerGoroutines fails when a goroutine of this package outlives
+// Close.
+func checkNoPeerGoroutines(t *testing.T) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	n := runtime.Stack(buf, true)
+	for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+		if strings.Contains(g, "ingest/webrtc.(*peer)") {
+			t.Errorf("goroutine left after Close:\n%s", g)
+		}
+	}
+}
+
+// offerer is a pion peer sending one audio track, as a WHIP client does.
+type offerer struct {
+	pc    *pionwebrtc.PeerConnection
+	track *pionwebrtc.TrackLocalStaticRTP
+	up    chan struct{}
+}
+
+// newOfferer offers the given codecs (mime types) and returns the peer and
+// its complete offer.
+func newOfferer(t *testing.T, codecs ...pionwebrtc.RTPCodecParameters) (*offerer, []byte) {
+	t.Helper()
+	me := &pionwebrtc.MediaEngine{}
+	for _, c := range codecs {
+		if err := me.RegisterCodec(c, pionwebrtc.RTPCodecTypeAudio); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var se pionwebrtc.SettingEngine
+	se.SetIncludeLoopbackCandidate(true)
+	se.SetNetworkTypes([]pionwebrtc.NetworkType{pionwebrtc.NetworkTypeUDP4})
+	api := pionwebrtc.NewAPI(pionwebrtc.WithMediaEngine(me), pionwebrtc.WithSettingEngine(se))
+	pc, err := api.NewPeerConnection(pionwebrtc.Configuration{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	o := &offerer{pc: pc, up: make(chan struct{})}
+	var once sync.Once
+	pc.OnConnectionStateChange(func(s pionwebrtc.PeerConnectionState) {
+		if s == pionwebrtc.PeerConnectionStateConnected {
+			once.Do(func() { close(o.up) })
+		}
+	})
+	o.track, err = pionwebrtc.NewTrackLocalStaticRTP(codecs[0].RTPCodecCapability, "audio", "earshot-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pc.AddTransceiverFromTrack(o.track, pionwebrtc.RTPTransceiverInit{Direction: pionwebrtc.RTPTransceiverDirectionSendonly}); err != nil {
+		t.Fatal(err)
+	}
+	offer, err := pc.CreateOffer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gathered := pionwebrtc.GatheringCompletePromise(pc)
+	if err := pc.SetLocalDescription(offer); err != nil {
+		t.Fatal(err)
+	}
+	<-gathered
+	return o, []byte(pc.LocalDescription().SDP)
+}
+
+func (o *offerer) answer(t *testing.T, sdp []byte) {
+	t.Helper()
+	if err := o.pc.SetRemoteDescription(pionwebrtc.SessionDescription{Type: pionwebrtc.SDPTypeAnswer, SDP: string(sdp)}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-o.up:
+	case <-time.After(10 * time.Second):
+		t.Fatal("offerer did not connect within 10s")
+	}
+}
+
+// send writes one RTP packet of 160 bytes of value v.
+func (o *offerer) send(t *testing.T, pt uint8, seq uint16, ts uint32, v byte) {
+	t.Helper()
+	err := o.track.WriteRTP(&rtp.Packet{
+		Header:  rtp.Header{Version: 2, PayloadType: pt, SequenceNumber: seq, Timestamp: ts, SSRC: 1234},
+		Payload: bytes.Repeat([]byte{v}, 160),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+var opusParams = pionwebrtc.RTPCodecParameters{
+	RTPCodecCapability: pionwebrtc.RTPCodecCapability{MimeType: pionwebrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2},
+	PayloadType:        111,
+}
+
+func TestOfferStreamsPayloadsUntilEnd(t *testing.T) {
+	tests := []struct {
+		name   string
+		format media.Format
+		offer  []pionwebrtc.RTPCodecParameters
+		law    string
+	}{
+		{"ulaw session, PCMU offer", ulaw8k, []pionwebrtc.RTPCodecParameters{pcmuParams}, "PCMU"},
+		{"alaw session, opus+PCMU+PCMA offer", alaw8k, []pionwebrtc.RTPCodecParameters{pcmaParams, opusParams, pcmuParams}, "PCMA"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newRecSession("s1", tc.format)
+			d := newDoor(t, 10*time.Second, s)
+			o, offer := newOfferer(t, tc.offer...)
+			answer, res, err := d.Offer(t.Context(), "s1", "s1.123.good", offer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res) != 32 {
+				t.Errorf("resource %q, want 32 hex digits", res)
+			}
+			if !strings.Contains(string(answer), tc.law+"/8000") || strings.Contains(strings.ToLower(string(answer)), "opus") {
+				t.Errorf("answer does not negotiate only %s:\n%s", tc.law, answer)
+			}
+			if !strings.Contains(string(answer), "a=candidate:") || !strings.Contains(string(answer), "a=end-of-candidates") {
+				t.Errorf("answer carries no complete candidate list:\n%s", answer)
+			}
+			if d.Peers() != 1 {
+				t.Errorf("Peers() = %d, want 1", d.Peers())
+			}
+			o.answer(t, answer)
+			pt := uint8(pcmuParams.PayloadType)
+			if tc.law == "PCMA" {
+				pt = uint8(pcmaParams.PayloadType)
+			}
+			// 10 packets, then 2 lost (320 samples of silence expected),
+			// a duplicate, then 5 more. (The local track rewrites the payload type,
+			// so filtering of other types is not exercised here.)
+			var want []byte
+			seq, ts := uint16(65530), uint32(4294967000) // both wrap
+			for i := range 10 {
+				o.send(t, pt, seq, ts, byte(i+1))
+				want = append(want, bytes.Repeat([]byte{byte(i + 1)}, 160)...)
+				seq, ts = seq+1, ts+160
+				if i == 0 {
+					s.waitBytes(t, 160) // the track is up
+				}
+			}
+			s.waitBytes(t, len(want))
+			seq, ts = seq+2, ts+320
+			want = append(want, bytes.Repeat([]byte{codecByName(tc.law).silence()}, 320)...)
+			for i := range 5 {
+				o.send(t, pt, seq, ts, byte(100+i))
+				if i == 0 {
+					o.send(t, pt, seq, ts, byte(100+i)) // duplicate
+				}
+				want = append(want, bytes.Repeat([]byte{byte(100 + i)}, 160)...)
+				seq, ts = seq+1, ts+160
+			}
+			s.waitBytes(t, len(want))
+			if err := d.End(t.Context(), "s1", "wrong"); !errors.Is(err, ErrNoResource) {
+				t.Errorf("End with a wrong resource: %v, want ErrNoResource", err)
+			}
+			if err := d.End(t.Context(), "s1", res); err != nil {
+				t.Fatal(err)
+			}
+			got, stops := s.snapshot()
+			if !bytes.Equal(got, want) {
+				t.Errorf("session got %d bytes, want %d (first difference at %d)", len(got), len(want), firstDiff(got, want))
+			}
+			if stops != 1 {
+				t.Errorf("Stop called %d times, want 1", stops)
+			}
+			if err := d.End(t.Context(), "s1", res); !errors.Is(err, ErrNoResource) {
+				t.Errorf("second End: %v, want ErrNoResource", err)
+			}
+			if d.Peers() != 0 {
+				t.Errorf("Peers() = %d after End, want 0", d.Peers())
+			}
+		})
+	}
+}
+
+func codecByName(n string) codec {
+	if n == "PCMA" {
+		return codecPCMA
+	}
+	return codecPCMU
+}
+
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+func TestOfferRejects(t *testing.T) {
+	_, pcmuOffer := newOfferer(t, pcmuParams)
+	_, pcmaOffer := newOfferer(t, pcmaParams)
+	_, opusOffer := newOfferer(t, opusParams)
+	tests := []struct {
+		name     string
+		session  string
+		token    string
+		offer    []byte
+		want     error
+		attached bool // the failure comes after AttachAudio
+	}{
+		{"malformed sdp", "ulaw", "ulaw.1.good", []byte("v=0\r\nthis is not sdp\r\n"), ErrBadOffer, false},
+		{"empty offer", "ulaw", "ulaw.1.good", nil, ErrBadOffer, false},
+		{"opus only", "ulaw", "ulaw.1.good", opusOffer, ErrNoG711, false},
+		{"token of another session", "ulaw", "alaw.1.good", pcmuOffer, ErrBadToken, false},
+		{"token without dots", "ulaw", "ulaw", pcmuOffer, ErrBadToken, false},
+		{"forged token", "ulaw", "ulaw.1.bad", pcmuOffer, errUnknownToken, false},
+		{"PCMA offer for a ulaw session", "ulaw", "ulaw.1.good", pcmaOffer, ErrNoG711, true},
+		{"linear16 session", "pcm", "pcm.1.good", pcmuOffer, ErrFormat, true},
+		{"too large", "ulaw", "ulaw.1.good", append(bytes.Repeat([]byte("a=x\r\n"), 20000), pcmuOffer...), ErrBadOffer, false},
+	}
+	ss := []*recSession{newRecSession("ulaw", ulaw8k), newRecSession("alaw", alaw8k), newRecSession("pcm", pcm16k)}
+	d := newDoor(t, 10*time.Second, ss...)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := d.Offer(t.Context(), tc.session, tc.token, tc.offer)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("Offer: %v, want %v", err, tc.want)
+			}
+			if d.Peers() != 0 {
+				t.Errorf("a failed offer left a peer")
+			}
+			if tc.want == ErrFormat && !strings.Contains(err.Error(), "encoding") {
+				t.Errorf("error %q does not name the field", err)
+			}
+		})
+	}
+	for _, s := range ss {
+		if _, stops := s.snapshot(); stops != 0 {
+			t.Errorf("session %s was stopped by a rejected offer", s.id)
+		}
+	}
+}
+
+func TestSecondOfferConflicts(t *testing.T) {
+	s := newRecSession("s1", ulaw8k)
+	d := newDoor(t, 10*time.Second, s)
+	_, offer := newOfferer(t, pcmuParams)
+	if _, _, err := d.Offer(t.Context(), "s1", "s1.1.good", offer); err != nil {
+		t.Fatal(err)
+	}
+	_, offer2 := newOfferer(t, pcmuParams)
+	if _, _, err := d.Offer(t.Context(), "s1", "s1.1.good", offer2); !errors.Is(err, ErrConnected) {
+		t.Fatalf("second offer: %v, want ErrConnected", err)
+	}
+	if d.Peers() != 1 {
+		t.Errorf("Peers() = %d, want the first peer kept", d.Peers())
+	}
+	if _, stops := s.snapshot(); stops != 0 {
+		t.Errorf("the conflict stopped the session")
+	}
+}
+
+func TestPeerEnds(t *testing.T) {
+	tests := []struct {
+		name      string
+		end       func(d *Door, s *recSession, o *offerer)
+		wantStops int
+	}{
+		{"no audio for the grace period", func(*Door, *recSession, *offerer) {}, 1},
+		{"client closes its connection", func(_ *Door, _ *recSession, o *offerer) { o.pc.Close() }, 1},
+		{"session ends elsewhere", func(_ *Door, s *recSession, _ *offerer) { s.Stop(context.Background()) }, 1},
+		{"door closes", func(d *Door, _ *recSession, _ *offerer) { d.Close() }, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newRecSession("s1", ulaw8k)
+			d := newDoor(t, 400*time.Millisecond, s)
+			o, offer := newOfferer(t, pcmuParams)
+			answer, _, err := d.Offer(t.Context(), "s1", "s1.1.good", offer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.answer(t, answer)
+			o.send(t, 0, 1, 160, 7)
+			s.waitBytes(t, 160)
+			tc.end(d, s, o)
+			select {
+			case <-s.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatal("session not stopped within 10s")
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for d.Peers() != 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("peer not removed within 10s")
+				}
+				runtime.Gosched()
+			}
+			if _, stops := s.snapshot(); stops != tc.wantStops {
+				t.Errorf("Stop called %d times, want %d", stops, tc.wantStops)
+			}
+		})
+	}
+}
+
+func TestOfferAfterClose(t *testing.T) {
+	s := newRecSession("s1", ulaw8k)
+	d := newDoor(t, time.Second, s)
+	d.Close()
+	_, offer := newOfferer(t, pcmuParams)
+	if _, _, err := d.Offer(t.Context(), "s1", "s1.1.good", offer); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Offer after Close: %v, want ErrClosed", err)
+	}
+}

@@ -90,10 +90,10 @@ func parseListQuery(args *fasthttp.Args) (listQuery, error) {
 			q.After = t
 		}
 	}
-	args.VisitAll(func(key, value []byte) {
+	for key, value := range args.All() {
 		k := string(key)
 		if !strings.HasPrefix(k, "custom_metadata[") || !strings.HasSuffix(k, "]") {
-			return
+			continue
 		}
 		name := k[len("custom_metadata[") : len(k)-1]
 		if q.Metadata == nil {
@@ -101,11 +101,11 @@ func parseListQuery(args *fasthttp.Args) (listQuery, error) {
 		}
 		if name == "" || len(q.Metadata) >= maxMetaKeys {
 			bad("custom_metadata filters must name a key, at most %d keys", maxMetaKeys)
-			return
+			continue
 		}
 		q.Metadata[name] = string(value)
 		q.links.Set(k, string(value))
-	})
+	}
 	if len(problems) > 0 {
 		return q, errBadRequest(problems...)
 	}

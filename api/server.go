@@ -56,11 +56,12 @@ type Service interface {
 
 // Server serves the /v2 API over fasthttp.
 type Server struct {
-	cfg Config
-	svc Service
-	log *slog.Logger
-	srv *fasthttp.Server
-	rm  *requestMetrics
+	cfg  Config
+	svc  Service
+	log  *slog.Logger
+	srv  *fasthttp.Server
+	rm   *requestMetrics
+	whip WHIP // the WebRTC door, set by SetWHIP before Run; nil answers 404
 }
 
 // New builds a Server; it binds and starts nothing.
@@ -89,6 +90,13 @@ func New(cfg Config, svc Service, logger *slog.Logger) *Server {
 	r.GET("/v2/live/{id}", s.auth(s.getJob(store.KindLive)))
 	r.DELETE("/v2/live/{id}", s.auth(s.deleteJob(store.KindLive)))
 	r.GET("/v2/live/{id}/file", s.auth(s.getJobFile(store.KindLive)))
+	r.POST("/v2/live/{id}/whip", s.whipOffer)
+	r.OPTIONS("/v2/live/{id}/whip", s.whipOptions("POST, OPTIONS"))
+	r.DELETE("/v2/live/{id}/whip/{resource}", s.whipDelete)
+	r.PATCH("/v2/live/{id}/whip/{resource}", s.whipPatch)
+	r.OPTIONS("/v2/live/{id}/whip/{resource}", s.whipOptions("DELETE, PATCH, OPTIONS"))
+	r.GET("/console", s.console)
+	r.GET("/console/{file}", s.console)
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		s.fail(ctx, fmt.Errorf("route %s: %w", ctx.Path(), daemon.ErrNotFound))
 	}

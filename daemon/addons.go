@@ -289,7 +289,9 @@ func (builtin) Punctuate(utts []recognizer.Utterance) []recognizer.Utterance {
 	return punctuation.Restore(utts)
 }
 
-func (builtin) Sentences(utts []recognizer.Utterance) []sentences.Sentence { return sentences.Split(utts) }
+func (builtin) Sentences(utts []recognizer.Utterance) []sentences.Sentence {
+	return sentences.Split(utts)
+}
 
 func (builtin) Subtitles(utts []recognizer.Utterance, c subtitles.Config) ([]subtitles.File, error) {
 	return subtitles.Build(utts, c)
@@ -307,7 +309,9 @@ func (builtin) Redact(utts []recognizer.Utterance, ents []ner.Entity, mode strin
 	return pii.Redact(utts, ents, mode)
 }
 
-func (builtin) Sentiment(utts []recognizer.Utterance) []sentiment.Result { return sentiment.Analyze(utts) }
+func (builtin) Sentiment(utts []recognizer.Utterance) []sentiment.Result {
+	return sentiment.Analyze(utts)
+}
 
 // Summarize is the extractive summary.
 func (builtin) Summarize(_ context.Context, utts []recognizer.Utterance, typ string) (string, error) {

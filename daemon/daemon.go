@@ -55,12 +55,18 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 		db.Close()
 		return nil, fmt.Errorf("load engine: %w", err)
 	}
+	addons, err := NewAddons(cfg.Addons, logger.With("component", "addons"))
+	if err != nil {
+		eng.Close()
+		db.Close()
+		return nil, fmt.Errorf("wire add-ons: %w", err)
+	}
 	d := &Daemon{
 		cfg:    cfg,
 		log:    logger,
 		db:     db,
 		engine: eng,
-		tr: &Transcriber{Engine: eng, Media: media.Options{
+		tr: &Transcriber{Engine: eng, Addons: addons, Media: media.Options{
 			FFmpeg: cfg.FFmpeg, MaxDuration: cfg.Limits.MaxAudioDuration,
 		}},
 		caps:       params.Capabilities{Languages: eng.Languages()},
@@ -119,7 +125,7 @@ func (d *Daemon) Close() error {
 	}
 	d.closed = true
 	d.mu.Unlock()
-	return errors.Join(d.engine.Close(), d.db.Close())
+	return errors.Join(d.engine.Close(), d.db.Close(), d.tr.Addons.Close())
 }
 
 // Ready reports whether the daemon can serve: store open, engine loaded.

@@ -26,9 +26,6 @@ import (
 // result.messages; later ones are still sent but not kept.
 const maxSessionMessages = 100000
 
-// wavHeaderLen is the size of the header earshot writes before live audio.
-const wavHeaderLen = 44
-
 // Live session errors, each mapped by the WebSocket door to a close code.
 var (
 	// ErrSessionEnded is returned when audio or a stop arrives for a
@@ -78,7 +75,6 @@ type liveSession struct {
 	pcm      [][]int16              // guarded by mu: scratch
 	finals   []recognizer.Utterance // guarded by mu
 	messages []string               // guarded by mu
-	nextUtt  int                    // guarded by mu
 	stopped  bool                   // guarded by mu
 	lastSync time.Time              // guarded by mu
 	sessErr  error                  // guarded by mu: first pipeline error
@@ -249,6 +245,10 @@ func (a *Attachment) Done() <-chan struct{} { return a.s.done }
 
 // ID is the live job's id.
 func (a *Attachment) ID() string { return a.s.id }
+
+// Format is the audio format the session was opened for (what Write takes);
+// the WebRTC door negotiates its codec from it.
+func (a *Attachment) Format() media.Format { return a.s.format }
 
 // Detach records that this connection went away; the session waits for a
 // reconnect until the grace period ends.

@@ -1,0 +1,370 @@
+package sip
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"github.com/emiago/sipgo"
+	sipmsg "github.com/emiago/sipgo/sip"
+
+	"github.com/earshot-dev/earshot/ingest"
+	"github.com/earshot-dev/earshot/ingest/rtp"
+)
+
+// Opener opens a live session for a call; the daemon implements it.
+type Opener interface {
+	OpenLive(ctx context.Context, req ingest.LiveRequest) (ingest.Session, error)
+}
+
+// route is a configured route, parsed.
+type route struct {
+	Route
+	nets   []netip.Prefix
+	active int // guarded by Server.mu
+}
+
+// Server is the SIP door. New provisions it, Run serves bound sockets
+// until its context ends, Close is a no-op kept for the lifecycle.
+type Server struct {
+	cfg       Config
+	opener    Opener
+	log       *slog.Logger
+	allow     []netip.Prefix
+	routes    []*route
+	ports     *rtp.Ports
+	advertise netip.Addr
+
+	// Set by Run before serving, read-only after.
+	base    context.Context
+	dialogs *sipgo.DialogUA
+	contact sipmsg.ContactHeader
+
+	mu      sync.Mutex
+	calls   map[string]*call // guarded by mu: by dialog id
+	active  int              // guarded by mu: calls set up or running
+	closing bool             // guarded by mu: Run is shutting down
+	wg      sync.WaitGroup   // call goroutines; Add only under mu while !closing
+}
+
+// New checks cfg (after SetDefaults) and prepares the door; it binds
+// nothing and starts nothing. log may be nil.
+func New(cfg Config, opener Opener, log *slog.Logger) (*Server, error) {
+	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opener == nil {
+		return nil, errors.New("sip: no live session opener")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, opener: opener, log: log, calls: map[string]*call{}}
+	s.allow, _ = parseNets(cfg.Allow)
+	for _, r := range cfg.Routes {
+		nets, _ := parseNets(r.Source)
+		s.routes = append(s.routes, &route{Route: r, nets: nets})
+	}
+	bind := netip.IPv4Unspecified()
+	if host, _, err := net.SplitHostPort(cfg.Listen); err == nil {
+		if a, err := netip.ParseAddr(host); err == nil {
+			bind = a.Unmap()
+		}
+	}
+	s.advertise = advertiseIP(cfg.AdvertiseIP, bind)
+	lo, hi, _ := parsePorts(cfg.RTPPorts)
+	ports, err := rtp.NewPorts(bind, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	s.ports = ports
+	return s, nil
+}
+
+// advertiseIP is the configured address, else the listen address if
+// specified, else the first up non-loopback interface address.
+func advertiseIP(cfg string, bind netip.Addr) netip.Addr {
+	if a, err := netip.ParseAddr(cfg); err == nil {
+		return a.Unmap()
+	}
+	if bind.IsValid() && !bind.IsUnspecified() {
+		return bind
+	}
+	ifs, _ := net.Interfaces()
+	for _, ifc := range ifs {
+		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, _ := ifc.Addrs()
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok {
+				if ip, ok := netip.AddrFromSlice(n.IP); ok && ip.Unmap().Is4() {
+					return ip.Unmap()
+				}
+			}
+		}
+	}
+	return netip.MustParseAddr("127.0.0.1")
+}
+
+// Run serves SIP on the bound sockets (either may be nil, not both) until
+// ctx ends; then it hangs up every call (BYE), finalises their sessions
+// and returns nil. The sockets are closed on return.
+func (s *Server) Run(ctx context.Context, udp net.PacketConn, tcp net.Listener) error {
+	if udp == nil && tcp == nil {
+		return errors.New("sip: no socket to serve")
+	}
+	slogger := s.log.With("component", "sip")
+	ua, err := sipgo.NewUA(sipgo.WithUserAgent("earshot"),
+		sipgo.WithUserAgentTransportLayerOptions(sipmsg.WithTransportLayerLogger(slogger)),
+		sipgo.WithUserAgentTransactionLayerOptions(sipmsg.WithTransactionLayerLogger(slogger)))
+	if err != nil {
+		return fmt.Errorf("sip: user agent: %w", err)
+	}
+	srv, err := sipgo.NewServer(ua, sipgo.WithServerLogger(slogger))
+	if err != nil {
+		ua.Close()
+		return fmt.Errorf("sip: server: %w", err)
+	}
+	client, err := sipgo.NewClient(ua, sipgo.WithClientLogger(slogger))
+	if err != nil {
+		ua.Close()
+		return fmt.Errorf("sip: client: %w", err)
+	}
+	port := 5060
+	var addrs []string
+	if udp != nil {
+		port = udpPort(udp.LocalAddr())
+		addrs = append(addrs, udp.LocalAddr().String())
+	}
+	if tcp != nil {
+		if udp == nil {
+			port = udpPort(tcp.Addr())
+		}
+		addrs = append(addrs, tcp.Addr().String())
+	}
+	s.base = ctx
+	s.contact = sipmsg.ContactHeader{Address: sipmsg.Uri{Scheme: "sip", User: "earshot", Host: s.advertise.String(), Port: port}}
+	s.dialogs = &sipgo.DialogUA{Client: client, ContactHDR: s.contact}
+	srv.OnInvite(s.guard(s.onInvite))
+	srv.OnAck(s.guard(s.onAck))
+	srv.OnBye(s.guard(s.onBye))
+	srv.OnCancel(s.guard(s.onCancel))
+	srv.OnOptions(s.guard(s.onOptions))
+	srv.OnUpdate(s.guard(s.onUpdate))
+	srv.OnInfo(s.guard(s.onInfo))
+
+	var serving sync.WaitGroup
+	if udp != nil {
+		serving.Go(func() { srv.ServeUDP(udp) })
+	}
+	if tcp != nil {
+		serving.Go(func() { srv.ServeTCP(tcp) })
+	}
+	s.log.Info("sip listening", "addr", addrs[0], "addrs", addrs, "advertise", s.advertise.String(), "rtp_ports", s.cfg.RTPPorts)
+	<-ctx.Done()
+
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	s.wg.Wait() // calls hang up through the still-running transport
+	ua.Close()
+	if udp != nil {
+		udp.Close()
+	}
+	if tcp != nil {
+		tcp.Close()
+	}
+	serving.Wait()
+	s.log.Info("sip stopped")
+	return nil
+}
+
+// Close releases nothing more than Run does; it exists for the New, Run,
+// Close lifecycle and is safe to call at any time.
+func (s *Server) Close() error { return nil }
+
+// Calls is how many calls are being set up or running.
+func (s *Server) Calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active
+}
+
+func udpPort(a net.Addr) int {
+	if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+		return int(ap.Port())
+	}
+	return 5060
+}
+
+// guard confines a panic to one request: logged with its stack, answered
+// 500 when possible.
+func (s *Server) guard(h sipgo.RequestHandler) sipgo.RequestHandler {
+	return func(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
+		defer func() {
+			if v := recover(); v != nil {
+				s.log.Error("sip handler panic", "error", fmt.Sprint(v), "stack", string(debug.Stack()))
+				if tx != nil && !req.IsAck() {
+					tx.Respond(sipmsg.NewResponseFromRequest(req, 500, "Server Internal Error", nil))
+				}
+			}
+		}()
+		h(req, tx)
+	}
+}
+
+// source is the request's transport source address.
+func source(req *sipmsg.Request) netip.Addr {
+	ap, err := netip.ParseAddrPort(req.Source())
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr().Unmap()
+}
+
+func (s *Server) respond(req *sipmsg.Request, tx sipmsg.ServerTransaction, code int, reason string) {
+	if tx == nil {
+		return
+	}
+	if err := tx.Respond(sipmsg.NewResponseFromRequest(req, code, reason, nil)); err != nil {
+		s.log.Debug("sip respond failed", "status", code, "error", err)
+	}
+}
+
+func (s *Server) respondErr(req *sipmsg.Request, tx sipmsg.ServerTransaction, err error) {
+	code, reason := reply(err)
+	s.respond(req, tx, code, reason)
+}
+
+func (s *Server) onOptions(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
+	if !inNets(s.allow, source(req)) {
+		s.respondErr(req, tx, ErrForbidden)
+		return
+	}
+	res := sipmsg.NewResponseFromRequest(req, 200, "OK", nil)
+	res.AppendHeader(sipmsg.NewHeader("Allow", "INVITE, ACK, BYE, CANCEL, OPTIONS, UPDATE, INFO"))
+	res.AppendHeader(sipmsg.NewHeader("Accept", "application/sdp, multipart/mixed, application/rs-metadata+xml"))
+	tx.Respond(res)
+}
+
+func (s *Server) onInfo(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
+	if s.lookup(req) == nil {
+		s.respond(req, tx, 481, "Call/Transaction Does Not Exist")
+		return
+	}
+	s.respond(req, tx, 200, "OK") // SIP INFO DTMF is not recorded
+}
+
+func (s *Server) onCancel(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
+	// A CANCEL matching a pending INVITE is answered by the transaction
+	// layer (200, then 487 to the INVITE); one reaching here matched none.
+	s.respond(req, tx, 481, "Call/Transaction Does Not Exist")
+}
+
+func (s *Server) onAck(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
+	if c := s.lookup(req); c != nil {
+		c.dlg.ReadAck(req, tx) // an ACK of a re-INVITE does not match; harmless
+	}
+}
+
+func (s *Server) onBye(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
+	c := s.lookup(req)
+	if c == nil {
+		s.respond(req, tx, 481, "Call/Transaction Does Not Exist")
+		return
+	}
+	if err := c.dlg.ReadBye(req, tx); err != nil {
+		s.respond(req, tx, 400, "Bad Request")
+		return
+	}
+	c.hangup(errRemoteBye)
+}
+
+// onUpdate takes session refreshes (RFC 4028) and, with a body, an offer
+// like a re-INVITE's.
+func (s *Server) onUpdate(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
+	c := s.lookup(req)
+	if c == nil {
+		s.respond(req, tx, 481, "Call/Transaction Does Not Exist")
+		return
+	}
+	if len(req.Body()) == 0 {
+		s.respond(req, tx, 200, "OK")
+		return
+	}
+	c.reinvite(req, tx)
+}
+
+func (s *Server) lookup(req *sipmsg.Request) *call {
+	id, err := sipmsg.DialogIDFromRequestUAS(req)
+	if err != nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[id]
+}
+
+// match finds the first route for the request-URI user and source.
+func (s *Server) match(user string, src netip.Addr) *route {
+	for _, r := range s.routes {
+		if r.User != "*" && !strings.EqualFold(r.User, user) {
+			continue
+		}
+		if len(r.nets) > 0 && !inNets(r.nets, src) {
+			continue
+		}
+		return r
+	}
+	return nil
+}
+
+// reserve takes a call slot on the door and the route.
+func (s *Server) reserve(r *route) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closing:
+		return fmt.Errorf("%w: shutting down", ingest.ErrAtCapacity)
+	case s.active >= s.cfg.MaxCalls:
+		return fmt.Errorf("%w: %d calls, max_calls %d", ErrBusy, s.active, s.cfg.MaxCalls)
+	case r.MaxCalls > 0 && r.active >= r.MaxCalls:
+		return fmt.Errorf("%w: route %q has %d calls, max_calls %d", ErrBusy, r.User, r.active, r.MaxCalls)
+	}
+	s.active++
+	r.active++
+	return nil
+}
+
+func (s *Server) release(r *route) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.active--
+	r.active--
+}
+
+// start registers a call and runs it; false when the server is closing.
+func (s *Server) start(c *call) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.calls[c.id] = c
+	s.wg.Go(c.run)
+	return true
+}
+
+func (s *Server) remove(c *call) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.calls, c.id)
+}

@@ -379,6 +379,8 @@ func addonError(err error) *AddonError {
 		return &AddonError{StatusCode: 400, Exception: "InvalidConfig", Message: err.Error()}
 	case errors.Is(err, context.Canceled):
 		return &AddonError{StatusCode: 499, Exception: "Cancelled", Message: err.Error()}
+	case errors.Is(err, ErrAtCapacity):
+		return &AddonError{StatusCode: 503, Exception: "AtCapacity", Message: err.Error()}
 	case errors.Is(err, errUnsupportedTypes):
 		return &AddonError{StatusCode: 422, Exception: "UnsupportedEntityType", Message: err.Error()}
 	case errors.Is(err, errAddonPanic):

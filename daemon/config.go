@@ -13,6 +13,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/earshot-dev/earshot/ingest/sip"
+	"github.com/earshot-dev/earshot/ingest/webrtc"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
 )
 
@@ -46,6 +48,10 @@ type Config struct {
 	Retention RetentionConfig `yaml:"retention"`
 	// Addons configures the add-ons, chiefly their language-model backend.
 	Addons AddonsConfig `yaml:"addons"`
+	// SIP configures the telephony door (off unless sip.listen is set).
+	SIP sip.Config `yaml:"sip"`
+	// WebRTC configures the browser door (WHIP); on unless webrtc.disabled.
+	WebRTC webrtc.Config `yaml:"webrtc"`
 }
 
 // Limits bound inputs. Sizes are bytes, durations Go durations ("90s").
@@ -96,6 +102,11 @@ func (c *Config) SetDefaults() {
 	c.Live.SetDefaults()
 	c.Retention.SetDefaults()
 	c.Addons.SetDefaults()
+	c.SIP.SetDefaults()
+	if c.WebRTC.DisconnectGrace == 0 {
+		c.WebRTC.DisconnectGrace = c.Live.ReconnectGrace // the same grace as a dropped WebSocket
+	}
+	c.WebRTC.SetDefaults()
 	l := &c.Limits
 	if l.MaxUploadBytes == 0 {
 		l.MaxUploadBytes = 1 << 30
@@ -164,6 +175,12 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.Addons.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.SIP.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.WebRTC.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	l := c.Limits

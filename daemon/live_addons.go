@@ -223,15 +223,18 @@ func (s *liveSession) pumpAddonsLocked() {
 }
 
 // finishLocked stops the worker: it lets queued translations finish for
-// up to drain, then cancels the rest, and waits for the worker to exit.
-func (la *liveAddons) finishLocked(drain time.Duration) {
+// up to drain or until ctx ends (a shutdown), then cancels the rest, and
+// waits for the worker to exit.
+func (la *liveAddons) finishLocked(ctx context.Context, drain time.Duration) {
 	if la.queue == nil {
 		return
 	}
 	close(la.queue)
 	t := time.AfterFunc(drain, la.cancel)
+	stop := context.AfterFunc(ctx, la.cancel)
 	la.wg.Wait()
 	t.Stop()
+	stop()
 	la.cancel()
 	la.queue = nil
 }
@@ -242,7 +245,7 @@ func (la *liveAddons) finishLocked(drain time.Duration) {
 // message and its envelope in the result.
 func (s *liveSession) postProcessLocked(ctx context.Context, res *Result) {
 	if s.addons != nil {
-		s.addons.finishLocked(liveTranslationDrain)
+		s.addons.finishLocked(ctx, liveTranslationDrain)
 		s.pumpAddonsLocked()
 	}
 	pp := s.p.PostProcessing

@@ -348,6 +348,11 @@ func (a *Addons) apply(ctx context.Context, r *Result, utts []recognizer.Utteran
 		r.AudioToLLM = a.promptsEnvelope(ctx, joinText(utts), p.AudioToLLMConfig)
 	}
 	r.Transcription.Utterances, r.Transcription.FullTranscript = contractUtterances(utts, j.lang, speakers)
+	if r.Diarization != nil && r.Diarization.Success {
+		// The diarization envelope lists the final utterances (respelled,
+		// punctuated, redacted), as the transcription does.
+		r.Diarization.Results = r.Transcription.Utterances
+	}
 	if len(notes) > 0 {
 		r.PostSessionMetadata = notes
 	}

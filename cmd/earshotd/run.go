@@ -14,6 +14,8 @@ import (
 
 	"github.com/earshot-dev/earshot/api"
 	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/ingest/sip"
+	"github.com/earshot-dev/earshot/ingest/webrtc"
 )
 
 // loadConfig reads --config, then EARSHOT_* variables, then the given flags
@@ -88,9 +90,35 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("listen: %w", err)
 	}
 	srv := api.New(acfg, d, log.With("component", "api"))
+	if !cfg.WebRTC.Disabled {
+		door, err := webrtc.New(cfg.WebRTC, d, log.With("component", "webrtc"))
+		if err != nil {
+			return err
+		}
+		defer door.Close() // after the daemon has finalised its sessions
+		srv.SetWHIP(door)
+	}
+	var sipSrv *sip.Server // the SIP door, when sip.listen is set
+	var sipUDP net.PacketConn
+	var sipTCP net.Listener
+	if cfg.SIP.Listen != "" {
+		if sipSrv, err = sip.New(cfg.SIP, d, log); err != nil {
+			return err
+		}
+		if sipUDP, err = net.ListenPacket("udp", cfg.SIP.Listen); err != nil {
+			return fmt.Errorf("sip listen: %w", err)
+		}
+		if sipTCP, err = net.Listen("tcp", sipUDP.LocalAddr().String()); err != nil {
+			sipUDP.Close()
+			return fmt.Errorf("sip listen: %w", err)
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return d.Run(gctx) })
 	g.Go(func() error { return srv.Run(gctx, ln) })
+	if sipSrv != nil {
+		g.Go(func() error { return sipSrv.Run(gctx, sipUDP, sipTCP) })
+	}
 	log.Info("api listening", "addr", ln.Addr().String())
 	err = g.Wait()
 	log.Info("daemon stopped")

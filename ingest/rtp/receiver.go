@@ -19,6 +19,9 @@ import (
 // ClockRate is the RTP clock and sample rate of G.711 (RFC 3551).
 const ClockRate = 8000
 
+// maxQueued bounds the chunks waiting for a slow Writer (10 s of ticks).
+const maxQueued = 500
+
 // tick is the receiver's clock: the 20 ms frame of G.711 telephony.
 const tick = 20 * time.Millisecond
 
@@ -85,6 +88,9 @@ type StreamStats struct {
 	SSRCChanges int
 	LossRatio   float64 // cumulative, of the current SSRC
 	Jitter      JitterStats
+	// Overflow is audio bytes of the call dropped because the session
+	// could not take them (the same for every stream of a call).
+	Overflow int
 }
 
 type input struct {
@@ -122,7 +128,10 @@ type Receiver struct {
 	hold   bool              // guarded by mu
 	codecs []map[uint8]Codec // guarded by mu: new maps from Update
 	upd    atomic.Bool
-	stats  []StreamStats // guarded by mu: set when Run returns
+	// overflow counts audio bytes dropped because the session fell
+	// maxQueued ticks behind.
+	overflow atomic.Int64
+	stats    []StreamStats // guarded by mu: set when Run returns
 }
 
 // NewReceiver prepares a receiver for streams (channel i is streams[i]).
@@ -188,6 +197,7 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 		for i, s := range r.streams {
 			s.stats.Dropped += int(s.dropped.Load())
 			s.stats.Jitter = s.jb.Stats()
+			s.stats.Overflow = int(r.overflow.Load())
 			if s.recv != nil {
 				s.stats.LossRatio = s.recv.lossRatio()
 			}
@@ -195,6 +205,42 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 		}
 		r.mu.Unlock()
 	}()
+
+	// The writer goroutine keeps a slow session (a decoder busy) from
+	// stalling the packet clock; its queue holds maxQueued ticks.
+	out := make(chan []byte, maxQueued)
+	werr := make(chan error, 1)
+	var writer sync.WaitGroup
+	writer.Go(func() {
+		wctx := context.WithoutCancel(ctx)
+		for b := range out {
+			if err := w.Write(wctx, b); err != nil {
+				werr <- err
+				for range out {
+				}
+				return
+			}
+		}
+	})
+	defer writer.Wait()
+	closed := false
+	closeOut := func() {
+		if !closed {
+			closed = true
+			close(out)
+		}
+	}
+	defer closeOut()
+	send := func(b []byte) {
+		if len(b) == 0 {
+			return
+		}
+		select {
+		case out <- append([]byte(nil), b...):
+		default:
+			r.overflow.Add(int64(len(b)))
+		}
+	}
 
 	start := time.Now()
 	m := newMixer(len(r.streams), r.cfg.Codec.Silence())
@@ -217,6 +263,7 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 	for {
 		select {
 		case <-ctx.Done():
+			r.drain()
 			for _, s := range r.streams {
 				s.jb.Flush(s.emit)
 			}
@@ -224,14 +271,17 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 			for c := range m.ch {
 				m.padTo(c, most)
 			}
-			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			if b := m.take(); len(b) > 0 {
-				if err := w.Write(wctx, b); err != nil {
-					return fmt.Errorf("rtp: write audio: %w", err)
-				}
+			send(m.take())
+			closeOut()
+			writer.Wait()
+			select {
+			case err := <-werr:
+				return fmt.Errorf("rtp: write audio: %w", err)
+			default:
 			}
 			return nil
+		case err := <-werr:
+			return fmt.Errorf("rtp: write audio: %w", err)
 		case in := <-r.in:
 			if r.upd.Swap(false) {
 				hold = r.takeUpdate()
@@ -247,14 +297,7 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 				s.jb.Pop(now, s.emit)
 			}
 			r.pad(m, start, now)
-			if b := m.take(); len(b) > 0 {
-				if err := w.Write(ctx, b); err != nil {
-					if ctx.Err() != nil {
-						continue
-					}
-					return fmt.Errorf("rtp: write audio: %w", err)
-				}
-			}
+			send(m.take())
 			if now.After(nextReport) {
 				nextReport = now.Add(r.cfg.ReportInterval)
 				r.report(now)
@@ -264,6 +307,26 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 			} else if now.Sub(lastAny) > r.cfg.Timeout {
 				return fmt.Errorf("%w: no RTP for %s", ErrTimeout, now.Sub(lastAny).Round(time.Millisecond))
 			}
+		}
+	}
+}
+
+// drain takes the packets that arrived before the hang-up (the BYE may
+// overtake the last packets in the socket buffers): until none came for
+// 40 ms, at most 500 ms.
+func (r *Receiver) drain() {
+	limit := time.After(500 * time.Millisecond)
+	quiet := time.NewTimer(40 * time.Millisecond)
+	defer quiet.Stop()
+	for {
+		select {
+		case in := <-r.in:
+			r.handle(in)
+			quiet.Reset(40 * time.Millisecond)
+		case <-quiet.C:
+			return
+		case <-limit:
+			return
 		}
 	}
 }

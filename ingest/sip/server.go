@@ -36,6 +36,7 @@ type Server struct {
 	cfg       Config
 	opener    Opener
 	log       *slog.Logger
+	rtpLog    *slog.Logger
 	allow     []netip.Prefix
 	routes    []*route
 	ports     *rtp.Ports
@@ -66,7 +67,7 @@ func New(cfg Config, opener Opener, log *slog.Logger) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, opener: opener, log: log, calls: map[string]*call{}}
+	s := &Server{cfg: cfg, opener: opener, log: log.With("component", "sip"), rtpLog: log.With("component", "rtp"), calls: map[string]*call{}}
 	s.allow, _ = parseNets(cfg.Allow)
 	for _, r := range cfg.Routes {
 		nets, _ := parseNets(r.Source)
@@ -121,7 +122,7 @@ func (s *Server) Run(ctx context.Context, udp net.PacketConn, tcp net.Listener) 
 	if udp == nil && tcp == nil {
 		return errors.New("sip: no socket to serve")
 	}
-	slogger := s.log.With("component", "sip")
+	slogger := s.log
 	ua, err := sipgo.NewUA(sipgo.WithUserAgent("earshot"),
 		sipgo.WithUserAgentTransportLayerOptions(sipmsg.WithTransportLayerLogger(slogger)),
 		sipgo.WithUserAgentTransactionLayerOptions(sipmsg.WithTransactionLayerLogger(slogger)))

@@ -113,18 +113,16 @@ type Metadata struct {
 // channels 0, 1... in order.
 func parseMetadata(b []byte, labels []string) (*Metadata, error) {
 	var rec recording
-	d := xml.NewDecoder(bytes.NewReader(b))
-	d.Strict = false
-	if err := d.Decode(&rec); err != nil {
+	if err := xml.NewDecoder(bytes.NewReader(b)).Decode(&rec); err != nil {
 		return nil, fmt.Errorf("%w: rs-metadata: %v", ErrBadOffer, err)
 	}
 	md := &Metadata{Labels: map[string]int{}}
-	for _, s := range rec.Sessions {
+	if len(rec.Sessions) > 0 {
+		s := rec.Sessions[0]
 		md.SessionID = clip(s.ID)
 		if len(s.SIPSessionID) > 0 {
 			md.SessionID = clip(strings.TrimSpace(s.SIPSessionID[0]))
 		}
-		break
 	}
 	streamLabel := map[string]string{} // stream id -> label
 	for _, s := range rec.Streams {
@@ -153,12 +151,12 @@ func parseMetadata(b []byte, labels []string) (*Metadata, error) {
 			id = p.OldID
 		}
 		out := Participant{ID: clip(id), Channel: -1}
-		for _, n := range p.NameID {
+		if len(p.NameID) > 0 {
+			n := p.NameID[0]
 			out.AOR = clip(strings.TrimSpace(n.AOR))
 			if len(n.Name) > 0 {
 				out.Name = clip(strings.TrimSpace(n.Name[0]))
 			}
-			break
 		}
 		if out.AOR == "" && len(p.AOR) > 0 {
 			out.AOR = clip(strings.TrimSpace(p.AOR[0]))

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -115,7 +116,18 @@ func (d *Door) newAPI() (*pionwebrtc.API, error) {
 	se.SetNetworkTypes([]pionwebrtc.NetworkType{pionwebrtc.NetworkTypeUDP4, pionwebrtc.NetworkTypeUDP6})
 	se.SetIncludeLoopbackCandidate(d.cfg.IncludeLoopback)
 	if d.cfg.PublicIP != "" {
-		se.SetNAT1To1IPs([]string{d.cfg.PublicIP}, pionwebrtc.ICECandidateTypeHost)
+		// NAT 1:1: host candidates of the public IP's family carry it instead.
+		nt := pionwebrtc.NetworkTypeUDP6
+		if net.ParseIP(d.cfg.PublicIP).To4() != nil {
+			nt = pionwebrtc.NetworkTypeUDP4
+		}
+		err := se.SetICEAddressRewriteRules(pionwebrtc.ICEAddressRewriteRule{
+			External: []string{d.cfg.PublicIP}, AsCandidateType: pionwebrtc.ICECandidateTypeHost,
+			Mode: pionwebrtc.ICEAddressRewriteReplace, Networks: []pionwebrtc.NetworkType{nt},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("webrtc: public_ip: %w", err)
+		}
 	}
 	return pionwebrtc.NewAPI(pionwebrtc.WithMediaEngine(me), pionwebrtc.WithSettingEngine(se)), nil
 }

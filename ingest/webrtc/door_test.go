@@ -439,3 +439,28 @@ func TestOfferAfterClose(t *testing.T) {
 		t.Fatalf("Offer after Close: %v, want ErrClosed", err)
 	}
 }
+
+func TestPublicIPInAnswer(t *testing.T) {
+	s := newRecSession("s1", ulaw8k)
+	cfg := Config{PublicIP: "203.0.113.7", UDPPorts: "41000-41999"}
+	cfg.SetDefaults()
+	d, err := New(cfg, &sessions{m: map[string]*recSession{"s1": s}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	_, offer := newOfferer(t, pcmuParams)
+	answer, _, err := d.Offer(t.Context(), "s1", "s1.1.good", offer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(answer), "\r\n") {
+		// a=candidate:<foundation> <component> <transport> <priority> <address> ...
+		if f := strings.Fields(line); strings.HasPrefix(line, "a=candidate:") && len(f) > 4 && !strings.Contains(f[4], ":") && f[4] != "203.0.113.7" {
+			t.Errorf("IPv4 candidate without the public IP: %s", line)
+		}
+	}
+	if !strings.Contains(string(answer), " 203.0.113.7 ") {
+		t.Errorf("answer has no candidate on the public IP:\n%s", answer)
+	}
+}

@@ -14,6 +14,14 @@ import (
 	"github.com/earshot-dev/earshot/ingest"
 )
 
+// After DELETE, packets that had already arrived still reach the
+// recording: the peer closes once its reader has been idle for drainQuiet
+// (three packet times), or after maxDrain at most.
+const (
+	drainQuiet = 60 * time.Millisecond
+	maxDrain   = time.Second
+)
+
 // maxGapSamples bounds the silence written for one RTP timestamp gap (1 s
 // at 8 kHz); a larger jump is a new timeline, not loss.
 const maxGapSamples = 8000
@@ -34,7 +42,8 @@ type peer struct {
 	endOnce sync.Once
 	ended   chan struct{} // closed when supervise has finished
 	stopErr error         // written by supervise before ended is closed
-	lastRTP atomic.Int64  // unix nanoseconds of the last audio packet (or of the answer)
+	lastRTP atomic.Int64  // unix nanoseconds of the last audio packet handled (or of the answer)
+	busy    atomic.Bool   // the reader is writing to the session
 	packets atomic.Int64  // audio packets written
 }
 
@@ -96,6 +105,7 @@ loop:
 			break loop
 		case <-p.end:
 			reason = "resource deleted"
+			p.drain()
 			break loop
 		case <-p.d.closing:
 			reason = "door closed"
@@ -177,8 +187,7 @@ func (p *peer) read(t *pionwebrtc.TrackRemote) {
 				for range missing {
 					gap = append(gap, p.law.silence())
 				}
-				if err := p.sess.Write(ctx, gap); err != nil {
-					p.log.Debug("session refused audio", "error", err)
+				if !p.write(ctx, gap) {
 					return
 				}
 			}
@@ -186,10 +195,35 @@ func (p *peer) read(t *pionwebrtc.TrackRemote) {
 		started = true
 		lastSeq = pkt.SequenceNumber
 		next = pkt.Timestamp + uint32(len(pkt.Payload))
-		p.lastRTP.Store(time.Now().UnixNano())
 		p.packets.Add(1)
-		if err := p.sess.Write(ctx, pkt.Payload); err != nil {
-			p.log.Debug("session refused audio", "error", err)
+		if !p.write(ctx, pkt.Payload) {
+			return
+		}
+	}
+}
+
+// write passes audio to the session; false when the session refused it
+// (it has ended, or another connection took it over).
+func (p *peer) write(ctx context.Context, b []byte) bool {
+	p.busy.Store(true)
+	err := p.sess.Write(ctx, b)
+	p.lastRTP.Store(time.Now().UnixNano())
+	p.busy.Store(false)
+	if err != nil {
+		p.log.Debug("session refused audio", "error", err)
+		return false
+	}
+	return true
+}
+
+// drain waits until the reader has been idle for drainQuiet, at most
+// maxDrain.
+func (p *peer) drain() {
+	deadline := time.Now().Add(maxDrain)
+	t := time.NewTicker(drainQuiet / 6)
+	defer t.Stop()
+	for now := range t.C {
+		if now.After(deadline) || !p.busy.Load() && now.Sub(time.Unix(0, p.lastRTP.Load())) > drainQuiet {
 			return
 		}
 	}

@@ -1,0 +1,639 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/earshot-dev/earshot/recognizer/recognizertest"
+)
+
+// addonTurns alternate the LJ Speech reader (a woman) and LibriSpeech
+// speaker 1089 (a man): the mono two-speaker file for diarization by voice.
+var addonTurns = []struct {
+	speaker int
+	file    string
+}{
+	{0, "ljspeech-LJ001-0001.wav"},
+	{1, "ls-test-clean-1089-134686-0000.wav"},
+	{0, "ljspeech-LJ001-0003.wav"},
+	{1, "ls-test-clean-1089-134691-0001.wav"},
+	{0, "ljspeech-LJ001-0005.wav"},
+}
+
+// turnSpan is where one clip of the built file lies, and who speaks it.
+type turnSpan struct {
+	file       string
+	speaker    int
+	start, end float64
+}
+
+// twoSpeakerFile writes the clips of addonTurns one after the other with a
+// second of silence between them.
+func twoSpeakerFile(t *testing.T) (string, []turnSpan) {
+	t.Helper()
+	var pcm []int16
+	var spans []turnSpan
+	gap := make([]int16, 16000)
+	for _, tr := range addonTurns {
+		path, _ := clip(t, tr.file)
+		ch := recognizertest.ReadWAV16(t, path)[0]
+		start := float64(len(pcm)) / 16000
+		pcm = append(pcm, ch...)
+		spans = append(spans, turnSpan{tr.file, tr.speaker, start, float64(len(pcm)) / 16000})
+		pcm = append(pcm, gap...)
+	}
+	out := filepath.Join(t.TempDir(), "two-speakers.wav")
+	writeWAV16(t, out, 1, pcm)
+	return out, spans
+}
+
+// maxE2EDiarizationError bounds the share of speech time given to the
+// wrong speaker on the two-speaker file: measured 0.000 through the
+// daemon (2026-11-21), plus a margin for segmentation differences.
+const maxE2EDiarizationError = 0.10
+
+// every built-in add-on, plus the two that need a backend.
+func allAddons(audioURL string) map[string]any {
+	return map[string]any{
+		"audio_url":                audioURL,
+		"custom_spelling":          true,
+		"custom_spelling_config":   map[string]any{"spelling_dictionary": map[string]any{"flour": []string{"flower"}}},
+		"custom_vocabulary":        []any{"mutton", map[string]any{"value": "turnips", "intensity": 0.8}},
+		"punctuation_enhanced":     true,
+		"diarization":              true,
+		"named_entity_recognition": true,
+		"pii_redaction":            true,
+		"pii_redaction_config":     map[string]any{"entity_types": []string{"GDPR", "LOCATION", "NOT_A_TYPE"}},
+		"sentences":                true,
+		"subtitles":                true,
+		"subtitles_config":         map[string]any{"formats": []string{"srt", "vtt"}},
+		"sentiment_analysis":       true,
+		"summarization":            true,
+		"summarization_config":     map[string]any{"type": "bullet_points"},
+		"translation":              true,
+		"translation_config":       map[string]any{"target_languages": []string{"fr"}},
+		"audio_to_llm":             true,
+		"audio_to_llm_config":      map[string]any{"prompts": []string{"Who speaks?"}},
+	}
+}
+
+// submit uploads path, creates a pre-recorded job with body and waits for it.
+func submit(t *testing.T, d *daemonProc, key, path string, body func(url string) map[string]any) map[string]any {
+	t.Helper()
+	status, up, b := d.upload(key, path)
+	if status != 200 {
+		t.Fatalf("upload: %d %s", status, b)
+	}
+	var created struct{ ID string }
+	if status, b := d.postJSON("/v2/pre-recorded", key, body(up.AudioURL), &created); status != 201 {
+		t.Fatalf("POST /v2/pre-recorded: %d %s", status, b)
+	}
+	job := d.waitJob(key, created.ID, 2*time.Minute)
+	if job["status"] != "done" {
+		t.Fatalf("job %v: %v", job["status"], job)
+	}
+	return job
+}
+
+// envelope checks the add-on envelope's five fields and returns it.
+func envelope(t *testing.T, name string, v any) map[string]any {
+	t.Helper()
+	env, ok := v.(map[string]any)
+	if !ok {
+		t.Fatalf("%s: no envelope (%v)", name, v)
+	}
+	for _, k := range []string{"success", "is_empty", "exec_time", "error", "results"} {
+		if _, ok := env[k]; !ok {
+			t.Errorf("%s: envelope lacks %s", name, k)
+		}
+	}
+	if len(env) != 5 {
+		t.Errorf("%s: envelope has %d fields", name, len(env))
+	}
+	return env
+}
+
+func addonErr(env map[string]any) (int, string, string) {
+	e, _ := env["error"].(map[string]any)
+	if e == nil {
+		return 0, "", ""
+	}
+	code, _ := e["status_code"].(float64)
+	return int(code), fmt.Sprint(e["exception"]), fmt.Sprint(e["message"])
+}
+
+// checkSubtitles has ffmpeg read each subtitle file and write it as ASS,
+// and checks it found every cue.
+func checkSubtitles(t *testing.T, subs []any, formats ...string) {
+	t.Helper()
+	if len(subs) != len(formats) {
+		t.Fatalf("%d subtitle files, want %v", len(subs), formats)
+	}
+	cue := regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d[,.]\d{3} --> \d\d:\d\d:\d\d[,.]\d{3}`)
+	for i, s := range subs {
+		s := s.(map[string]any)
+		text, _ := s["subtitles"].(string)
+		if s["format"] != formats[i] {
+			t.Errorf("subtitle %d format %v, want %s", i, s["format"], formats[i])
+		}
+		in := filepath.Join(t.TempDir(), "captions."+formats[i])
+		out := filepath.Join(t.TempDir(), "captions.ass")
+		if err := os.WriteFile(in, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", in, out).CombinedOutput(); err != nil || len(b) > 0 {
+			t.Errorf("ffmpeg rejects the %s file: %v %s\n%s", formats[i], err, b, text)
+			continue
+		}
+		ass, _ := os.ReadFile(out)
+		cues := len(cue.FindAllString(text, -1))
+		if n := strings.Count(string(ass), "\nDialogue:"); cues == 0 || n != cues {
+			t.Errorf("%s: ffmpeg read %d of %d cues", formats[i], n, cues)
+		}
+	}
+}
+
+// TestAddons runs every built-in add-on on a real recording through the
+// daemon, without a language-model backend, pre-recorded and live.
+func TestAddons(t *testing.T) {
+	d := startDaemon(t, "", "")
+	key := createKey(t, d.DataDir, "acme")
+	path, spans := twoSpeakerFile(t)
+
+	t.Run("pre-recorded", func(t *testing.T) {
+		job := submit(t, d, key, path, allAddons)
+		res := job["result"].(map[string]any)
+		tr := res["transcription"].(map[string]any)
+		full := tr["full_transcript"].(string)
+		utts := tr["utterances"].([]any)
+		t.Logf("transcript: %s", full)
+
+		if !strings.Contains(full, "flour") || strings.Contains(strings.ToLower(full), "flower") {
+			t.Errorf("custom_spelling: flower not written flour")
+		}
+		if meta, _ := job["post_session_metadata"].(map[string]any); !strings.Contains(fmt.Sprint(meta["custom_vocabulary"]), "not applied") {
+			t.Errorf("custom_vocabulary: post_session_metadata %v", meta)
+		}
+		if !strings.Contains(full, ".") || full[0] < 'A' || full[0] > 'Z' {
+			t.Errorf("punctuation_enhanced: %s", full)
+		}
+
+		// Diarization by voice: every utterance has a speaker; compare with
+		// who really speaks at its midpoint.
+		env := envelope(t, "diarization", res["diarization"])
+		if env["success"] != true || len(env["results"].([]any)) != len(utts) {
+			t.Errorf("diarization envelope: %v", env["error"])
+		}
+		wrong, total := map[[2]int]float64{}, 0.0
+		var hyp, ref []int
+		for i, u := range utts {
+			u := u.(map[string]any)
+			sp, ok := u["speaker"].(float64)
+			if !ok {
+				t.Fatalf("utterance %d has no speaker", i)
+			}
+			mid := (u["start"].(float64) + u["end"].(float64)) / 2
+			truth := -1
+			for _, s := range spans {
+				if mid >= s.start && mid <= s.end {
+					truth = s.speaker
+				}
+			}
+			dur := u["end"].(float64) - u["start"].(float64)
+			wrong[[2]int{int(sp), truth}] += dur
+			total += dur
+			hyp, ref = append(hyp, int(sp)), append(ref, truth)
+		}
+		// Two speakers: the better of the two labellings.
+		same := wrong[[2]int{0, 0}] + wrong[[2]int{1, 1}]
+		swapped := wrong[[2]int{0, 1}] + wrong[[2]int{1, 0}]
+		der := (total - max(same, swapped)) / total
+		t.Logf("diarization error %.3f: truth %v, found %v", der, ref, hyp)
+		if der > maxE2EDiarizationError || slices.Max(hyp) != 1 {
+			t.Errorf("diarization error %.3f > %.2f, or %d speakers", der, maxE2EDiarizationError, slices.Max(hyp)+1)
+		}
+
+		// "netherlands" (LJ001-0003, about 7.1 s into the clip) is a
+		// location: found at its time, then redacted everywhere.
+		env = envelope(t, "named_entity_recognition", res["named_entity_recognition"])
+		lj3 := spans[2]
+		found := false
+		for _, e := range env["results"].([]any) {
+			e := e.(map[string]any)
+			start, end := e["start"].(float64), e["end"].(float64)
+			if e["entity_type"] == "LOCATION" && start > lj3.start+6.5 && end < lj3.start+8.5 && end > start {
+				found = true
+				if e["text"] != "[LOCATION]" {
+					t.Errorf("redacted entity's text in NER results: %v", e["text"])
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no LOCATION near %.1f s: %v", lj3.start+7.1, env["results"])
+		}
+		env = envelope(t, "pii_redaction", res["pii_redaction"])
+		if code, exc, msg := addonErr(env); code != 422 || exc != "UnsupportedEntityType" || !strings.Contains(msg, "NOT_A_TYPE") {
+			t.Errorf("pii_redaction error %d %s %q", code, exc, msg)
+		}
+		b, _ := json.Marshal(res)
+		if strings.Contains(strings.ToLower(string(b)), "netherlands") {
+			t.Errorf("pii_redaction: netherlands survives in the result")
+		}
+		if !strings.Contains(full, "[LOCATION]") {
+			t.Errorf("pii_redaction: no marker")
+		}
+		words := 0
+		for _, u := range utts {
+			for _, w := range u.(map[string]any)["words"].([]any) {
+				words++
+				if strings.Contains(strings.ToLower(w.(map[string]any)["word"].(string)), "netherlands") {
+					t.Errorf("pii_redaction: a word still reads netherlands")
+				}
+			}
+		}
+
+		env = envelope(t, "sentences", res["sentences"])
+		if ss, _ := env["results"].([]any); len(ss) < 2 || env["success"] != true {
+			t.Errorf("sentences: %v", env)
+		}
+		if inner, _ := tr["sentences"].([]any); len(inner) != 1 {
+			t.Errorf("transcription.sentences: %v", tr["sentences"])
+		} else {
+			envelope(t, "transcription.sentences", inner[0])
+		}
+		subs, _ := tr["subtitles"].([]any)
+		checkSubtitles(t, subs, "srt", "vtt")
+
+		env = envelope(t, "sentiment_analysis", res["sentiment_analysis"])
+		var list []struct {
+			Sentiment, Emotion, Text string
+			Start, End               float64
+			Channel                  int
+		}
+		if s, ok := env["results"].(string); !ok || json.Unmarshal([]byte(s), &list) != nil || len(list) != len(utts) {
+			t.Errorf("sentiment_analysis results %v", env["results"])
+		}
+		for _, s := range list {
+			if !slices.Contains([]string{"positive", "negative", "neutral", "mixed"}, s.Sentiment) || s.End <= s.Start {
+				t.Errorf("sentiment %+v", s)
+			}
+		}
+		env = envelope(t, "summarization", res["summarization"])
+		if s, _ := env["results"].(string); env["success"] != true || !strings.HasPrefix(s, "- ") {
+			t.Errorf("summarization: %v", env)
+		}
+		for _, name := range []string{"translation", "audio_to_llm"} {
+			env := envelope(t, name, res[name])
+			if code, exc, _ := addonErr(env); code != 501 || exc != "NotConfigured" || env["success"] != false {
+				t.Errorf("%s without backend: %v", name, env)
+			}
+		}
+	})
+
+	t.Run("stereo", func(t *testing.T) {
+		stereo, _ := clip(t, "stereo-two-speaker-librispeech.wav")
+		job := submit(t, d, key, stereo, func(url string) map[string]any { return map[string]any{"audio_url": url, "diarization": true} })
+		res := job["result"].(map[string]any)
+		envelope(t, "diarization", res["diarization"])
+		channels := map[float64]bool{}
+		for _, u := range res["transcription"].(map[string]any)["utterances"].([]any) {
+			u := u.(map[string]any)
+			if u["speaker"] != u["channel"] {
+				t.Errorf("speaker %v on channel %v", u["speaker"], u["channel"])
+			}
+			channels[u["channel"].(float64)] = true
+		}
+		if len(channels) != 2 {
+			t.Errorf("channels %v", channels)
+		}
+	})
+
+	t.Run("live", func(t *testing.T) {
+		msgs, job := liveAddonsSession(t, d, key)
+		finals := 0
+		counts := map[string]int{}
+		for _, m := range msgs {
+			counts[m.Type]++
+			var data map[string]any
+			json.Unmarshal(m.Data, &data)
+			switch m.Type {
+			case "transcript":
+				if data["is_final"] == true {
+					finals++
+				}
+			case "translation":
+				var e map[string]any
+				json.Unmarshal(m.Error, &e)
+				if e["status_code"] != 501.0 || data["translated_utterance"] != nil {
+					t.Errorf("translation without backend: %s", m.raw)
+				}
+			case "named_entity_recognition", "sentiment_analysis":
+				if string(m.Error) != "null" || data["results"] == nil || data["utterance_id"] == nil {
+					t.Errorf("%s: %s", m.Type, m.raw)
+				}
+			case "post_summarization":
+				if s, _ := data["results"].(string); s == "" || string(m.Error) != "null" {
+					t.Errorf("post_summarization: %s", m.raw)
+				}
+			case "post_chapterization":
+				if cs, _ := data["results"].([]any); len(cs) == 0 || string(m.Error) != "null" {
+					t.Errorf("post_chapterization: %s", m.raw)
+				}
+			}
+		}
+		if finals == 0 || counts["named_entity_recognition"] != finals || counts["sentiment_analysis"] != finals || counts["translation"] != finals ||
+			counts["post_summarization"] != 1 || counts["post_chapterization"] != 1 {
+			t.Errorf("%d finals, messages %v", finals, counts)
+		}
+		checkLiveResult(t, job)
+	})
+}
+
+// liveAddonsSession streams LJ001-0003 to a live session with every
+// realtime and post-processing add-on and returns its messages and job.
+func liveAddonsSession(t *testing.T, d *daemonProc, key string) ([]liveMsg, map[string]any) {
+	t.Helper()
+	path, _ := clip(t, "ljspeech-LJ001-0003.wav")
+	s := d.createLive(key, map[string]any{
+		"realtime_processing": map[string]any{
+			"custom_spelling":          true,
+			"custom_spelling_config":   map[string]any{"spelling_dictionary": map[string]any{"woodblocks": []string{"wooden blocks", "wood blocks"}}},
+			"named_entity_recognition": true,
+			"sentiment_analysis":       true,
+			"translation":              true,
+			"translation_config":       map[string]any{"target_languages": []string{"fr"}},
+		},
+		"post_processing": map[string]any{"summarization": true, "chapterization": true},
+	})
+	conn, err := dial(t, s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	done := make(chan struct{})
+	var msgs []liveMsg
+	var code int
+	go func() {
+		defer close(done)
+		msgs, code = readAll(t, conn, 2*time.Minute)
+	}()
+	stream(t, conn, pcmOf(t, path), 32, 100, 0)
+	conn.WriteJSON(map[string]any{"type": "stop_recording"})
+	<-done
+	if code != 1000 {
+		t.Fatalf("close code %d", code)
+	}
+	var job map[string]any
+	d.do("GET", "/v2/live/"+s.ID, key, nil, "", &job)
+	if job["status"] != "done" {
+		t.Fatalf("live job %v", job["status"])
+	}
+	// The order at stop (PROTOCOL.md): post_transcript, add-on messages,
+	// post_final_transcript.
+	var types []string
+	for _, m := range msgs {
+		types = append(types, m.Type)
+	}
+	pt, ps, pc, pf := slices.Index(types, "post_transcript"), slices.Index(types, "post_summarization"),
+		slices.Index(types, "post_chapterization"), slices.Index(types, "post_final_transcript")
+	if !(pt >= 0 && pt < ps && ps < pc && pc < pf) {
+		t.Errorf("message order %v", types)
+	}
+	return msgs, job
+}
+
+// checkLiveResult checks the live job's result carries the finals with the
+// custom spelling and the post-processing envelopes.
+func checkLiveResult(t *testing.T, job map[string]any) {
+	t.Helper()
+	res := job["result"].(map[string]any)
+	full := res["transcription"].(map[string]any)["full_transcript"].(string)
+	t.Logf("live transcript: %s", full)
+	if !strings.Contains(full, "woodblocks") || strings.Contains(full, "wood blocks") || strings.Contains(full, "wooden blocks") {
+		t.Errorf("custom_spelling not applied to the finals: %s", full)
+	}
+	for _, name := range []string{"summarization", "chapterization"} {
+		if env := envelope(t, name, res[name]); env["success"] != true {
+			t.Errorf("%s envelope: %v", name, env)
+		}
+	}
+}
+
+// chatStandIn is an OpenAI-compatible chat-completions server: it records
+// requests and answers as a model following earshot's prompts would (a
+// translation repeats each numbered line tagged with the target language;
+// a prompt is echoed; a summary is one fixed sentence).
+type chatStandIn struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	reqs []chatReq // guarded by mu
+}
+
+type chatReq struct {
+	Path, Auth, Model, System, User string
+}
+
+var chatLine = regexp.MustCompile(`^\[(\d+)\] (.*)$`)
+
+func newChatStandIn(t *testing.T) *chatStandIn {
+	t.Helper()
+	c := &chatStandIn{}
+	c.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Model    string
+			Messages []struct{ Role, Content string }
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, `{"error":{"message":"bad json"}}`, 400)
+			return
+		}
+		cr := chatReq{Path: r.URL.Path, Auth: r.Header.Get("Authorization"), Model: req.Model}
+		for _, m := range req.Messages {
+			if m.Role == "system" {
+				cr.System = m.Content
+			} else {
+				cr.User = m.Content
+			}
+		}
+		c.mu.Lock()
+		c.reqs = append(c.reqs, cr)
+		c.mu.Unlock()
+		reply := "The recording is about going forward."
+		if _, rest, ok := strings.Cut(cr.System, "speech transcript into "); ok {
+			lang, _, _ := strings.Cut(rest, ". ")
+			var lines []string
+			for _, l := range strings.Split(cr.User, "\n") {
+				if m := chatLine.FindStringSubmatch(l); m != nil {
+					lines = append(lines, fmt.Sprintf("[%s] (%s) %s", m[1], lang, m[2]))
+				}
+			}
+			reply = strings.Join(lines, "\n")
+		} else if _, q, ok := strings.Cut(cr.User, "Request: "); ok {
+			reply = "answer to " + q
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"object": "chat.completion",
+			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": reply}}}})
+	}))
+	t.Cleanup(c.srv.Close)
+	return c
+}
+
+func (c *chatStandIn) requests() []chatReq {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.reqs)
+}
+
+// TestAddonsBackend configures the stand-in as the daemon's LLM backend:
+// translation, audio_to_llm and abstractive summaries go through it, on
+// pre-recorded and live jobs; then a daemon whose backend is down still
+// finishes its jobs with the error in each envelope.
+func TestAddonsBackend(t *testing.T) {
+	const apiKey = "sk-e2e-3f9a7c"
+	chat := newChatStandIn(t)
+	d := startDaemon(t, "", fmt.Sprintf("addons:\n  llm:\n    url: %s/v1\n    model: stand-in-model\n    api_key: %s\n    timeout: 10s\n    retries: -1\n", chat.srv.URL, apiKey))
+	key := createKey(t, d.DataDir, "acme")
+	goforward, _ := clip(t, "pocketsphinx-goforward.wav")
+	body := func(url string) map[string]any {
+		return map[string]any{
+			"audio_url":           url,
+			"translation":         true,
+			"translation_config":  map[string]any{"target_languages": []string{"fr", "de"}, "context": "robot commands"},
+			"subtitles":           true,
+			"subtitles_config":    map[string]any{"formats": []string{"vtt"}},
+			"sentences":           true,
+			"audio_to_llm":        true,
+			"audio_to_llm_config": map[string]any{"prompts": []string{"What is the command?", "How far?"}},
+			"summarization":       true,
+		}
+	}
+
+	t.Run("pre-recorded", func(t *testing.T) {
+		before := len(chat.requests())
+		job := submit(t, d, key, goforward, body)
+		res := job["result"].(map[string]any)
+		full := res["transcription"].(map[string]any)["full_transcript"].(string)
+		reqs := chat.requests()[before:]
+		if len(reqs) != 2+2+1 {
+			t.Fatalf("backend got %d requests, want 2 translations, 2 prompts, 1 summary: %+v", len(reqs), reqs)
+		}
+		for _, r := range reqs {
+			if r.Path != "/v1/chat/completions" || r.Auth != "Bearer "+apiKey || r.Model != "stand-in-model" || !strings.Contains(r.User, full) {
+				t.Errorf("request %+v (transcript %q)", r, full)
+			}
+		}
+		var langs []string
+		for _, r := range reqs {
+			if _, rest, ok := strings.Cut(r.System, "speech transcript into "); ok {
+				lang, _, _ := strings.Cut(rest, ".")
+				langs = append(langs, lang)
+				if !strings.Contains(r.System, "robot commands") {
+					t.Errorf("translation_config.context not sent: %q", r.System)
+				}
+			}
+		}
+		if !slices.Equal(langs, []string{"French", "German"}) {
+			t.Errorf("translation requests for %v", langs)
+		}
+		env := envelope(t, "translation", res["translation"])
+		results, _ := env["results"].([]any)
+		if env["success"] != true || len(results) != 2 {
+			t.Fatalf("translation: %v", env)
+		}
+		for i, lang := range []string{"French", "German"} {
+			r := results[i].(map[string]any)
+			if r["error"] != nil || !strings.HasPrefix(r["full_transcript"].(string), "("+lang+") ") || len(r["utterances"].([]any)) == 0 {
+				t.Errorf("%s: %v", lang, r)
+			}
+			subs, _ := r["subtitles"].([]any)
+			checkSubtitles(t, subs, "vtt")
+			if len(subs) == 1 && !strings.Contains(subs[0].(map[string]any)["subtitles"].(string), "("+lang+")") {
+				t.Errorf("%s subtitles are not translated: %v", lang, subs)
+			}
+		}
+		env = envelope(t, "audio_to_llm", res["audio_to_llm"])
+		answers, _ := env["results"].([]any)
+		if env["success"] != true || len(answers) != 2 {
+			t.Fatalf("audio_to_llm: %v", env)
+		}
+		for i, q := range []string{"What is the command?", "How far?"} {
+			a := envelope(t, "audio_to_llm answer", answers[i])
+			if r := a["results"].(map[string]any); r["prompt"] != q || r["response"] != "answer to "+q {
+				t.Errorf("answer %d: %v", i, r)
+			}
+		}
+		if env := envelope(t, "summarization", res["summarization"]); env["results"] != "The recording is about going forward." {
+			t.Errorf("abstractive summary: %v", env)
+		}
+	})
+
+	t.Run("live", func(t *testing.T) {
+		msgs, job := liveAddonsSession(t, d, key)
+		translated := 0
+		for _, m := range msgs {
+			var data map[string]any
+			json.Unmarshal(m.Data, &data)
+			switch m.Type {
+			case "translation":
+				tu, _ := data["translated_utterance"].(map[string]any)
+				if string(m.Error) != "null" || tu == nil || !strings.HasPrefix(tu["text"].(string), "(French) ") || data["target_language"] != "fr" {
+					t.Errorf("translation: %s", m.raw)
+				}
+				translated++
+			case "post_summarization":
+				if data["results"] != "The recording is about going forward." {
+					t.Errorf("abstractive post_summarization: %s", m.raw)
+				}
+			}
+		}
+		if translated == 0 {
+			t.Errorf("no translation message")
+		}
+		checkLiveResult(t, job)
+	})
+
+	// The key never reaches the log.
+	d.mu.Lock()
+	for _, l := range d.lines {
+		if strings.Contains(l, apiKey) {
+			t.Errorf("log line carries the backend key: %s", l)
+		}
+	}
+	d.mu.Unlock()
+
+	t.Run("backend down", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dead := ln.Addr().String()
+		ln.Close()
+		down := startDaemon(t, "", fmt.Sprintf("addons:\n  llm:\n    url: http://%s/v1\n    model: m\n    timeout: 2s\n    retries: -1\n", dead))
+		key := createKey(t, down.DataDir, "acme")
+		job := submit(t, down, key, goforward, body)
+		res := job["result"].(map[string]any)
+		for _, name := range []string{"translation", "audio_to_llm", "summarization"} {
+			env := envelope(t, name, res[name])
+			if code, exc, msg := addonErr(env); env["success"] != false || code != 503 || exc != "BackendUnavailable" {
+				t.Errorf("%s: %v %d %s %q", name, env["success"], code, exc, msg)
+			}
+		}
+		if res["transcription"].(map[string]any)["full_transcript"] == "" {
+			t.Errorf("no transcript")
+		}
+		down.WaitLog(5*time.Second, "add-on backend failed", "translation")
+	})
+}

@@ -1,0 +1,259 @@
+package rtp
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	pionrtp "github.com/pion/rtp"
+)
+
+// sink collects what a Receiver writes.
+type sink struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *sink) Write(_ context.Context, b []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf.Write(b)
+	return nil
+}
+
+func (s *sink) bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]byte(nil), s.buf.Bytes()...)
+}
+
+func testPorts(t *testing.T) *Ports {
+	t.Helper()
+	p, err := NewPorts(netip.MustParseAddr("127.0.0.1"), 42000, 42199)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func packets(t *testing.T, audio []byte, pt uint8, ssrc uint32) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for i, seq := 0, uint16(65500); i < len(audio); i, seq = i+160, seq+1 {
+		p := pionrtp.Packet{Header: pionrtp.Header{Version: 2, PayloadType: pt, SequenceNumber: seq, Timestamp: uint32(4294960000 + i), SSRC: ssrc}, Payload: audio[i:min(i+160, len(audio))]}
+		b, err := p.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+func ramp(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7 + i/160)
+		if b[i] == 0xFF {
+			b[i] = 0xFE
+		}
+	}
+	return b
+}
+
+func TestReceiverMono(t *testing.T) {
+	ports := testPorts(t)
+	pair, err := ports.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pair.Close()
+	r, err := NewReceiver(ReceiverConfig{Codec: PCMU}, []Stream{{Pair: pair, Codecs: map[uint8]Codec{0: PCMU}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	var s sink
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx, &s) }()
+	conn, err := net.DialUDP("udp", nil, pair.RTP.LocalAddr().(*net.UDPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	audio := ramp(160 * 100)
+	tick := time.NewTicker(2 * time.Millisecond)
+	for _, p := range packets(t, audio, 0, 9) {
+		<-tick.C
+		conn.Write(p)
+	}
+	tick.Stop()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(s.bytes()) < len(audio) && time.Now().Before(deadline) {
+		<-time.After(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got := s.bytes()
+	if !bytes.Equal(got, audio) {
+		t.Fatalf("got %d bytes, want %d identical; stats %+v", len(got), len(audio), r.Stats())
+	}
+}
+
+func TestReceiverStereoSSRCChangeAndTranscode(t *testing.T) {
+	ports := testPorts(t)
+	var streams []Stream
+	for range 2 {
+		p, err := ports.Listen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		streams = append(streams, Stream{Pair: p, Codecs: map[uint8]Codec{0: PCMU, 8: PCMA}})
+	}
+	r, err := NewReceiver(ReceiverConfig{Codec: PCMU}, streams, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	var s sink
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx, &s) }()
+	dial := func(p *Pair) *net.UDPConn {
+		c, err := net.DialUDP("udp", nil, p.RTP.LocalAddr().(*net.UDPAddr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	c0, c1 := dial(streams[0].Pair), dial(streams[1].Pair)
+	a := ramp(160 * 50)
+	b := bytes.Repeat([]byte{0x55}, 160*50) // A-law 0x55 is mu-law 0x7F... transcoded below
+	p0 := packets(t, a, 0, 1)
+	p1 := append(packets(t, b[:160*25], 8, 2), packets(t, b[160*25:], 8, 3)...) // SSRC change halfway
+	tick := time.NewTicker(2 * time.Millisecond)
+	for i := range p0 {
+		<-tick.C
+		c0.Write(p0[i])
+		c1.Write(p1[i])
+	}
+	tick.Stop()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(s.bytes()) < 2*len(a) && time.Now().Before(deadline) {
+		<-time.After(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got := s.bytes()
+	if len(got) != 2*len(a) {
+		t.Fatalf("got %d bytes, want %d", len(got), 2*len(a))
+	}
+	want1 := append([]byte(nil), b...)
+	transcode(want1, PCMA, PCMU)
+	for i := 0; i < len(a); i++ {
+		if got[2*i] != a[i] || got[2*i+1] != want1[i] {
+			t.Fatalf("frame %d: %d,%d want %d,%d", i, got[2*i], got[2*i+1], a[i], want1[i])
+		}
+	}
+	if st := r.Stats(); st[1].SSRCChanges != 1 || st[0].Packets != 50 || st[1].Packets != 50 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestReceiverPadsQuietChannel(t *testing.T) {
+	ports := testPorts(t)
+	var streams []Stream
+	for range 2 {
+		p, err := ports.Listen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		streams = append(streams, Stream{Pair: p, Codecs: map[uint8]Codec{0: PCMU}})
+	}
+	r, _ := NewReceiver(ReceiverConfig{Codec: PCMU, PadAfter: 50 * time.Millisecond}, streams, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	var s sink
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx, &s) }()
+	c0, err := net.DialUDP("udp", nil, streams[0].Pair.RTP.LocalAddr().(*net.UDPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c0.Close()
+	a := ramp(160 * 20)
+	tick := time.NewTicker(5 * time.Millisecond)
+	for _, p := range packets(t, a, 0, 1) {
+		<-tick.C
+		c0.Write(p)
+	}
+	tick.Stop()
+	// Channel 1 never sends: its silence lets channel 0 through live.
+	deadline := time.Now().Add(5 * time.Second)
+	for len(s.bytes()) < 2*len(a) && time.Now().Before(deadline) {
+		<-time.After(10 * time.Millisecond)
+	}
+	got := s.bytes()
+	cancel()
+	<-done
+	if len(got) < 2*len(a) {
+		t.Fatalf("only %d of %d bytes came through before hang-up", len(got), 2*len(a))
+	}
+	for i := range len(a) {
+		if got[2*i] != a[i] || got[2*i+1] != 0xFF {
+			t.Fatalf("frame %d: %d,%d", i, got[2*i], got[2*i+1])
+		}
+	}
+}
+
+// FuzzRTPDatagram feeds arbitrary datagrams to a receiver's packet path
+// (RTP and RTCP): no panic, no more audio than the packets could carry.
+func FuzzRTPDatagram(f *testing.F) {
+	p := pionrtp.Packet{Header: pionrtp.Header{Version: 2, PayloadType: 0, SequenceNumber: 1, Timestamp: 160, SSRC: 5}, Payload: make([]byte, 160)}
+	b, _ := p.Marshal()
+	f.Add(b, false)
+	f.Add([]byte{0x80, 0xc8, 0, 6, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, true)
+	f.Add([]byte{0x81, 0xcc, 0, 2, 0, 0, 0, 1, 'b', 'a', 'r', 'e'}, true)
+	ports, err := NewPorts(netip.MustParseAddr("127.0.0.1"), 42200, 42219)
+	if err != nil {
+		f.Fatal(err)
+	}
+	pair, err := ports.Listen()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { pair.Close() })
+	f.Fuzz(func(t *testing.T, data []byte, isRTCP bool) {
+		r, err := NewReceiver(ReceiverConfig{}, []Stream{{Pair: pair, Codecs: map[uint8]Codec{0: PCMU, 8: PCMA}, Mux: true}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := newMixer(1, 0xFF)
+		s := r.streams[0]
+		s.emit = func(audio []byte, silence int) {
+			if silence > 0 {
+				m.ch[0].fill(silence)
+			} else {
+				m.ch[0].audio(audio)
+			}
+		}
+		now := time.Now()
+		for range 3 {
+			r.handle(input{buf: data, rtcp: isRTCP, at: now})
+			now = now.Add(time.Second)
+		}
+		s.jb.Flush(s.emit)
+		if n := len(m.take()); n > 3*len(data)+16000 {
+			t.Fatalf("%d bytes of audio from %d-byte datagrams", n, len(data))
+		}
+	})
+}

@@ -213,14 +213,24 @@ type liveChannel struct {
 	pos     int64                  // samples consumed into frames
 	ring    []int16                // recent audio while idle (pre-roll), at most cap
 
-	active      bool   // inside an utterance
-	st          Stream // nil when idle or when no decoder could be had
-	uttStart    int64  // session sample at which st's current utterance audio starts
-	speechStart int64  // session sample where the utterance's speech began
-	speechEnd   int64  // end of the last speech frame
-	silence     int64  // non-speech samples since speechEnd
-	nextPartial int64  // audio position at which the next partial is due
-	id          int    // utterance ID, -1 until its first partial or final
+	active      bool      // inside an utterance
+	st          Stream    // nil when idle or when no decoder could be had
+	uttStart    int64     // session sample at which st's current utterance audio starts
+	speechStart int64     // session sample where the utterance's speech began
+	speechEnd   int64     // end of the last speech frame
+	silence     int64     // non-speech samples since speechEnd
+	nextPartial int64     // audio position at which the next partial is due
+	id          int       // utterance ID, -1 until its first partial or final
+	cmn         []float32 // cepstral mean learnt on this channel's last utterance, nil before
+}
+
+// cmnCarrier is implemented by streams whose feature normalisation can be
+// carried from one utterance to the next of the same channel (sphinx): a
+// fresh decoder per short utterance otherwise starts from the model's
+// initial mean every time, which costs accuracy.
+type cmnCarrier interface {
+	CMN() []float32
+	SetCMN([]float32)
 }
 
 // NewLive prepares recognition of one session on e. It checks cfg (after
@@ -391,6 +401,9 @@ func (l *Live) begin(ctx context.Context, ch *liveChannel, start, t1 int64) erro
 		return nil
 	}
 	ch.st = st
+	if c, ok := st.(cmnCarrier); ok && ch.cmn != nil {
+		c.SetCMN(ch.cmn)
+	}
 	l.feed(ch, pre, t1)
 	return nil
 }
@@ -437,6 +450,9 @@ func (l *Live) final(ch *liveChannel, t1 int64) {
 		return
 	}
 	u, err := ch.st.Finish()
+	if c, ok := ch.st.(cmnCarrier); ok && err == nil {
+		ch.cmn = c.CMN()
+	}
 	if err != nil {
 		ch.st.Close()
 		ch.st = nil

@@ -26,6 +26,11 @@ static void es_cmn_reset(ps_decoder_t *ps, int type, mfcc_t const *vec) {
 	f->cmn = (cmn_type_t)type;
 	cmn_live_set(f->cmn_struct, vec);
 }
+static void es_cmn_set_live(ps_decoder_t *ps, mfcc_t const *vec) {
+	feat_t *f = ps_get_feat(ps);
+	f->cmn = CMN_LIVE;
+	cmn_live_set(f->cmn_struct, vec);
+}
 static int32 es_seg_prob(ps_seg_t *seg) {
 	return ps_seg_prob(seg, NULL, NULL, NULL);
 }
@@ -124,6 +129,29 @@ func (d *decoder) reset() {
 		d.inUtt = false
 	}
 	C.es_cmn_reset(d.ps, d.cmnType, &d.cmnInit[0])
+}
+
+// cmn returns the live cepstral mean the decoder has adapted to.
+func (d *decoder) cmn() []float32 {
+	vec := make([]C.mfcc_t, len(d.cmnInit))
+	C.es_cmn_get(d.ps, &vec[0])
+	out := make([]float32, len(vec))
+	for i, v := range vec {
+		out[i] = float32(v)
+	}
+	return out
+}
+
+// setCMN starts live CMN from a mean learnt earlier on the same channel.
+func (d *decoder) setCMN(v []float32) {
+	if len(v) != len(d.cmnInit) {
+		return
+	}
+	vec := make([]C.mfcc_t, len(v))
+	for i, x := range v {
+		vec[i] = C.mfcc_t(x)
+	}
+	C.es_cmn_set_live(d.ps, &vec[0])
 }
 
 // start begins an utterance; ps_start_stream makes frame numbers (and so

@@ -117,3 +117,23 @@ func utterance(words []recognizer.Word, lang string) recognizer.Utterance {
 	u.Text = strings.Join(texts, " ")
 	return u
 }
+
+// CMN returns the cepstral mean the decoder has adapted to in this stream,
+// so a caller that decodes one channel in many streams (live utterances on
+// pooled decoders) can carry it to the next stream with SetCMN.
+func (s *Stream) CMN() []float32 {
+	if s.d == nil {
+		return nil
+	}
+	return s.d.cmn()
+}
+
+// SetCMN starts the stream's live cepstral mean normalisation from v (from
+// CMN of an earlier stream on the same channel) instead of the model's
+// initial mean. Call it before the first Write; a v of the wrong length is
+// ignored.
+func (s *Stream) SetCMN(v []float32) {
+	if s.d != nil && v != nil {
+		s.d.setCMN(v)
+	}
+}

@@ -178,6 +178,13 @@ func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits) {
 				conn.Close()
 				return
 			case <-readerDone:
+				// The reader may have asked for a close code as it left.
+				select {
+				case c := <-closeReq:
+					writeClose(conn, c.code, c.text)
+					conn.Close()
+				default:
+				}
 				return
 			}
 		}

@@ -144,7 +144,7 @@ func (d *Daemon) checkToken(tok string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if subtle.ConstantTimeCompare([]byte(want), []byte(tok)) != 1 || time.Now().Unix() > exp {
+	if subtle.ConstantTimeCompare([]byte(want), []byte(tok)) != 1 || !time.Now().Before(time.Unix(exp, 0)) {
 		return "", ErrTokenInvalid
 	}
 	return parts[0], nil

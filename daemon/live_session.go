@@ -76,6 +76,8 @@ type liveSession struct {
 	finals   []recognizer.Utterance // guarded by mu
 	messages []string               // guarded by mu
 	stopped  bool                   // guarded by mu
+	resync   bool                   // guarded by mu: a reconnected client may resend acked bytes
+	cursor   int64                  // guarded by mu: client offset inside the resent overlap, -1 unknown
 	lastSync time.Time              // guarded by mu
 	sessErr  error                  // guarded by mu: first pipeline error
 	started  time.Time              // guarded by mu: first connection
@@ -135,6 +137,9 @@ func (s *liveSession) closeFile() {
 	}
 }
 
+// wavHeaderSize is the size of the header wavHeader writes.
+const wavHeaderSize = 44
+
 // wavHeader is a canonical 44-byte header; dataLen < 0 writes the
 // "unknown length" sizes readers treat as "to the end of the file".
 func wavHeader(f media.Format, dataLen int64) []byte {
@@ -186,7 +191,13 @@ func (s *liveSession) attach(ctx context.Context, out func([]byte) bool, kick fu
 	s.gen++
 	s.lastSeen = time.Now()
 	// Bytes short of a whole frame were never acked: the client resends them.
+	s.received -= int64(len(s.carry))
 	s.carry = s.carry[:0]
+	// A reconnecting client resends from the last ack it saw, which may be
+	// behind the last one sent: the first frames are checked against what
+	// was taken in, and the overlap is dropped.
+	s.resync = s.received > 0
+	s.cursor = -1
 	first := s.state == stateWaiting
 	s.state = stateAttached
 	if first {
@@ -283,6 +294,16 @@ func (a *Attachment) Write(ctx context.Context, audio []byte) error {
 		s.sendLocked(errorMsg(s.id, "audio_chunk", "audio after stop_recording is ignored"))
 		return nil
 	}
+	if s.resync {
+		dup, from := s.overlapLocked(audio)
+		if dup > 0 {
+			audio = audio[dup:]
+			if len(audio) == 0 {
+				s.ackLocked(from, from+int64(dup))
+				return nil
+			}
+		}
+	}
 	from := s.received
 	s.received += int64(len(audio))
 	if from == 0 && bytes.HasPrefix(audio, []byte("RIFF")) {
@@ -302,16 +323,79 @@ func (a *Attachment) Write(ctx context.Context, audio []byte) error {
 		return err
 	}
 	s.carry = append(s.carry[:0], buf[whole:]...)
-	if s.p.MessagesConfig.ReceiveAcknowledgments || s.p.Callback && s.p.CallbackConfig.ReceiveAcknowledgments {
-		to := s.received - int64(len(s.carry))
-		m := msg("audio_chunk", s.id, map[string]any{
-			"byte_range": []int64{from, to},
-			"time_range": []float64{s.secondsAt(from), s.secondsAt(to)},
-		})
-		m["acknowledged"], m["error"] = true, nil
-		s.sendLocked(m)
-	}
+	s.ackLocked(from, s.received-int64(len(s.carry)))
 	return nil
+}
+
+// ackLocked acknowledges the whole-session bytes [from, to).
+func (s *liveSession) ackLocked(from, to int64) {
+	if !s.p.MessagesConfig.ReceiveAcknowledgments && !(s.p.Callback && s.p.CallbackConfig.ReceiveAcknowledgments) {
+		return
+	}
+	m := msg("audio_chunk", s.id, map[string]any{
+		"byte_range": []int64{from, to},
+		"time_range": []float64{s.secondsAt(from), s.secondsAt(to)},
+	})
+	m["acknowledged"], m["error"] = true, nil
+	s.sendLocked(m)
+}
+
+// resyncWindow bounds how far behind the last ack sent a reconnecting
+// client's resend may start (acks in flight when the connection broke).
+const resyncWindow = 1 << 20
+
+// overlapLocked returns how many leading bytes of a reconnected client's
+// frame were already taken in, and the client's offset of the frame. The
+// first frame is located in the stored tail (the largest overlap whose
+// bytes match, ignoring constant runs such as digital silence, which could
+// match anywhere); later frames continue from there until the overlap is
+// used up. A frame that matches nothing ends the check: it is new audio.
+func (s *liveSession) overlapLocked(audio []byte) (int, int64) {
+	sent := s.received
+	if s.cursor < 0 {
+		lo := max(s.header, sent-resyncWindow)
+		lo += (sent - lo) % int64(s.format.FrameSize()) // frame-aligned from the end
+		tail := make([]byte, sent-lo)
+		if _, err := s.file.ReadAt(tail, wavHeaderSize+lo-s.header); err != nil {
+			s.resync = false
+			return 0, sent
+		}
+		s.cursor = -1
+		for x := lo; x < sent; x += int64(s.format.FrameSize()) {
+			n := min(int64(len(audio)), sent-x)
+			cand := tail[x-lo : x-lo+n]
+			if bytes.Equal(cand, audio[:n]) && !constant(cand) {
+				s.cursor = x
+				break
+			}
+		}
+		if s.cursor < 0 {
+			s.resync = false
+			return 0, sent
+		}
+	}
+	n := min(int64(len(audio)), sent-s.cursor)
+	stored := make([]byte, n)
+	if _, err := s.file.ReadAt(stored, wavHeaderSize+s.cursor-s.header); err != nil || !bytes.Equal(stored, audio[:n]) {
+		s.resync = false
+		return 0, sent
+	}
+	from := s.cursor
+	s.cursor += n
+	if s.cursor >= sent {
+		s.resync = false
+	}
+	return int(n), from
+}
+
+// constant reports whether every byte of b is the same.
+func constant(b []byte) bool {
+	for _, c := range b {
+		if c != b[0] {
+			return false
+		}
+	}
+	return true
 }
 
 // skipHeaderLocked parses a WAV header at the very start of the stream.

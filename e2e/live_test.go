@@ -497,8 +497,11 @@ func TestLiveBadInput(t *testing.T) {
 			t.Error("no error message for the trailing odd byte")
 		}
 		_, wav := d.do("GET", "/v2/live/"+s.ID+"/file", key, nil, "", nil)
-		if len(wav) != 44+5*3200 || !bytes.Equal(wav[44:44+3200], audio[:3200]) {
-			t.Errorf("stored audio %d bytes, want %d", len(wav)-44, 5*3200)
+		// Every connection resent the same first 3200 bytes, as a client
+		// resending from the start would: the session recognised the
+		// resends and kept the audio once.
+		if len(wav) != 44+3200 || !bytes.Equal(wav[44:], audio[:3200]) {
+			t.Errorf("stored audio %d bytes, want 3200", len(wav)-44)
 		}
 		// Audio after the session ended: the socket is refused as ended.
 		c2, err := dial(t, s.URL)
@@ -516,7 +519,8 @@ func TestLiveBadInput(t *testing.T) {
 		if !strings.Contains(strings.Join(eb.ValidationErrors, " "), "sample_rate") {
 			t.Errorf("validation_errors %q", eb.ValidationErrors)
 		}
-		status, _ = d.do("GET", "/v2/live", "", nil, "", &eb)
-		checkError(t, status, eb, 401, "/v2/live without key")
+		var eb401 errBody
+		status, _ = d.do("GET", "/v2/live", "", nil, "", &eb401)
+		checkError(t, status, eb401, 401, "/v2/live without key")
 	})
 }

@@ -222,6 +222,19 @@ type liveChannel struct {
 	nextPartial int64     // audio position at which the next partial is due
 	id          int       // utterance ID, -1 until its first partial or final
 	cmn         []float32 // cepstral mean learnt on this channel's last utterance, nil before
+	utt         []int16   // the current utterance's audio from uttStart (bounded by MaxWithoutEndpointing)
+	errored     bool      // a decoder shortage was reported for the current utterance
+}
+
+// oneShot is implemented by streams that can decode a whole utterance in
+// one pass (sphinx). Finals come from it: it normalises the utterance's
+// features over the whole utterance, as batch decoding does, where an
+// incremental decode has to start from the model's initial mean — which on
+// short utterances and on narrowband (8 kHz) audio costs a great deal of
+// accuracy. Without partials no incremental decode runs at all, and the
+// decoder is held only while the final is decoded.
+type oneShot interface {
+	Decode(pcm []int16) (Utterance, error)
 }
 
 // cmnCarrier is implemented by streams whose feature normalisation can be
@@ -360,9 +373,9 @@ func (l *Live) frameIn(ctx context.Context, ch *liveChannel, frame []int16) erro
 	length := t1 - ch.uttStart
 	switch {
 	case ch.silence >= l.endpoint:
-		l.end(ch, t1)
+		return l.end(ctx, ch, t1)
 	case length >= l.maxUtt || length >= l.softFrom && ch.silence >= l.softPause:
-		l.cut(ch, t1)
+		return l.cut(ctx, ch, t1)
 	case l.cfg.Partials && t1 >= ch.nextPartial:
 		l.partial(ch, t1)
 	}
@@ -389,7 +402,21 @@ func (l *Live) begin(ctx context.Context, ch *liveChannel, start, t1 int64) erro
 	pre := ch.ring[len(ch.ring)-int(t1-ch.uttStart):]
 	defer func() { ch.ring = ch.ring[:0] }()
 	l.emit(Event{Kind: EventSpeechStart, Channel: ch.index, Time: seconds64(start)})
+	ch.utt = ch.utt[:0]
+	ch.errored = false
+	// Without partials the decoder is checked out only for the final.
+	if l.cfg.Partials {
+		if err := l.checkout(ctx, ch, start, t1); err != nil {
+			return err
+		}
+	}
+	l.feed(ch, pre, t1)
+	return nil
+}
 
+// checkout gets the channel a decoder, waiting at most DecoderWait; when
+// none comes it reports an error event and leaves ch.st nil.
+func (l *Live) checkout(ctx context.Context, ch *liveChannel, start, t1 int64) error {
 	wctx, cancel := context.WithTimeout(ctx, l.cfg.DecoderWait)
 	st, err := l.e.NewStream(wctx, StreamOptions{Language: l.lang})
 	cancel()
@@ -397,21 +424,24 @@ func (l *Live) begin(ctx context.Context, ch *liveChannel, start, t1 int64) erro
 		if ctx.Err() != nil {
 			return fmt.Errorf("recognizer: live channel %d: wait for decoder: %w", ch.index, context.Cause(ctx))
 		}
-		l.fail(ch, t1, fmt.Errorf("recognizer: live channel %d at %.2fs: %w", ch.index, seconds64(start), err))
+		if !ch.errored {
+			ch.errored = true
+			l.fail(ch, t1, fmt.Errorf("recognizer: live channel %d at %.2fs: %w", ch.index, seconds64(start), err))
+		}
 		return nil
 	}
 	ch.st = st
 	if c, ok := st.(cmnCarrier); ok && ch.cmn != nil {
 		c.SetCMN(ch.cmn)
 	}
-	l.feed(ch, pre, t1)
 	return nil
 }
 
 // feed writes audio to the channel's stream; a failure is reported and
 // the rest of the utterance goes undecoded.
 func (l *Live) feed(ch *liveChannel, pcm []int16, t1 int64) {
-	if ch.st == nil {
+	ch.utt = append(ch.utt, pcm...)
+	if ch.st == nil || !l.cfg.Partials {
 		return
 	}
 	if err := ch.st.Write(pcm); err != nil {
@@ -423,33 +453,53 @@ func (l *Live) feed(ch *liveChannel, pcm []int16, t1 int64) {
 
 // end closes the utterance: speech_end, then its final, then the decoder
 // goes back to the pool.
-func (l *Live) end(ch *liveChannel, t1 int64) {
+func (l *Live) end(ctx context.Context, ch *liveChannel, t1 int64) error {
 	l.emit(Event{Kind: EventSpeechEnd, Channel: ch.index, Time: seconds64(ch.speechEnd)})
-	l.final(ch, t1)
+	err := l.final(ctx, ch, t1)
 	if ch.st != nil {
 		ch.st.Close()
 		ch.st = nil
 	}
 	ch.active = false
 	ch.vad.clearStart()
+	return err
 }
 
 // cut ends the utterance without an endpoint (MaxWithoutEndpointing): its
 // final is emitted and the next utterance starts at t1 on the same stream.
-func (l *Live) cut(ch *liveChannel, t1 int64) {
-	l.final(ch, t1)
+func (l *Live) cut(ctx context.Context, ch *liveChannel, t1 int64) error {
+	err := l.final(ctx, ch, t1)
 	ch.uttStart, ch.speechStart = t1, t1
 	ch.nextPartial = t1 + l.partialEvery
+	return err
 }
 
 // final finishes the stream's utterance and emits it unless it has no
 // words.
-func (l *Live) final(ch *liveChannel, t1 int64) {
-	defer func() { ch.id = -1 }()
-	if ch.st == nil {
-		return
+func (l *Live) final(ctx context.Context, ch *liveChannel, t1 int64) error {
+	defer func() {
+		ch.id = -1
+		ch.utt = ch.utt[:0]
+		if !l.cfg.Partials && ch.st != nil {
+			ch.st.Close() // held only while the final was decoded
+			ch.st = nil
+		}
+	}()
+	if len(ch.utt) == 0 {
+		return nil
 	}
-	u, err := ch.st.Finish()
+	if ch.st == nil {
+		if err := l.checkout(ctx, ch, ch.speechStart, t1); err != nil || ch.st == nil {
+			return err
+		}
+	}
+	var u Utterance
+	var err error
+	if o, ok := ch.st.(oneShot); ok {
+		u, err = o.Decode(ch.utt)
+	} else {
+		u, err = ch.st.Finish()
+	}
 	if c, ok := ch.st.(cmnCarrier); ok && err == nil {
 		ch.cmn = c.CMN()
 	}
@@ -457,10 +507,10 @@ func (l *Live) final(ch *liveChannel, t1 int64) {
 		ch.st.Close()
 		ch.st = nil
 		l.fail(ch, t1, fmt.Errorf("recognizer: live channel %d at %.2fs: finish: %w", ch.index, seconds64(t1), err))
-		return
+		return nil
 	}
 	if len(u.Words) == 0 {
-		return
+		return nil
 	}
 	off := seconds64(ch.uttStart)
 	u.Start += off
@@ -474,6 +524,7 @@ func (l *Live) final(ch *liveChannel, t1 int64) {
 		u.Language = l.lang
 	}
 	l.emit(Event{Kind: EventFinal, Channel: ch.index, Time: seconds64(t1), Utterance: u, ID: l.utteranceID(ch)})
+	return nil
 }
 
 // partial emits the decoder's current hypothesis, on cadence: every
@@ -526,14 +577,16 @@ func (l *Live) utteranceID(ch *liveChannel) int {
 // Flush ends every open utterance now, emitting its speech_end and final
 // (e.g. on stop_recording). Samples short of a whole 10 ms frame stay
 // pending and are not decoded. The Live may be written again afterwards.
-// Finishing an utterance does not block, so ctx is not consulted.
-func (l *Live) Flush(_ context.Context) error {
+// ctx bounds the wait for a decoder to decode the finals.
+func (l *Live) Flush(ctx context.Context) error {
 	if l.closed {
 		return fmt.Errorf("recognizer: live flush: %w", ErrClosed)
 	}
 	for _, ch := range l.channels {
 		if ch.active {
-			l.end(ch, ch.pos)
+			if err := l.end(ctx, ch, ch.pos); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -58,7 +58,7 @@ const [base, key, wav, shots] = process.argv.slice(2);
     await page.screenshot({ path: path.join(shots, "console-upload.png"), fullPage: true });
 
     // The jobs list shows both kinds.
-    await page.getByRole("button", { name: "Jobs" }).click();
+    await page.getByRole("button", { name: "Jobs", exact: true }).click();
     await page.locator("#jobs-body tr").first().waitFor();
     out.jobs_rows = await page.locator("#jobs-body tr").count();
     out.errors = errors;

@@ -179,7 +179,8 @@ func (r *Receiver) Stats() []StreamStats {
 // what it holds), the timeout passes (ErrTimeout) or w fails. It does not
 // close the pairs.
 func (r *Receiver) Run(ctx context.Context, w Writer) error {
-	rctx, stop := context.WithCancel(ctx)
+	// The readers outlive ctx until drain has taken the last packets.
+	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	for i, s := range r.streams {
 		wg.Go(func() { r.read(rctx, i, s.Pair.RTP, false) })
@@ -312,17 +313,17 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 }
 
 // drain takes the packets that arrived before the hang-up (the BYE may
-// overtake the last packets in the socket buffers): until none came for
-// 40 ms, at most 500 ms.
+// overtake the last packets in the socket buffers, and a busy host may
+// schedule the readers late): until none came for 150 ms, at most 1 s.
 func (r *Receiver) drain() {
-	limit := time.After(500 * time.Millisecond)
-	quiet := time.NewTimer(40 * time.Millisecond)
+	limit := time.After(time.Second)
+	quiet := time.NewTimer(150 * time.Millisecond)
 	defer quiet.Stop()
 	for {
 		select {
 		case in := <-r.in:
 			r.handle(in)
-			quiet.Reset(40 * time.Millisecond)
+			quiet.Reset(150 * time.Millisecond)
 		case <-quiet.C:
 			return
 		case <-limit:

@@ -53,8 +53,35 @@ unit: deps
 
 test: lint unit
 
+# On-demand measurements (never part of `make test`); results in bench/RESULTS.md.
+BENCH_RESULTS ?= bench/RESULTS.md
 bench: build
-	$(GO) run ./bench/cmd/asrbench
+	@{ echo "# Benchmark results"; echo; \
+	  echo "$$(date -u '+%Y-%m-%d %H:%M UTC'), $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $$(nproc) CPUs, $$($(GO) env GOVERSION)"; echo; \
+	  echo "## Speech recognition (bench/cmd/asrbench)"; echo; $(GO) run ./bench/cmd/asrbench -serial; echo; \
+	  echo "## HTTP (bench/cmd/httpbench)"; echo; $(GO) run ./bench/cmd/httpbench; echo; \
+	  echo "## Live sessions (bench/cmd/livebench)"; echo; $(GO) run ./bench/cmd/livebench; echo; \
+	  if [ -f $(SOAK_OUT) ]; then echo "## Last soak ($(SOAK_OUT), from make soak)"; echo; cat $(SOAK_OUT); fi; \
+	} > $(BENCH_RESULTS).tmp && mv $(BENCH_RESULTS).tmp $(BENCH_RESULTS) && cat $(BENCH_RESULTS)
+
+# Soak: a bounded mixed load against a loopback daemon (default 10 min).
+SOAK_DURATION ?= 10m
+SOAK_OUT      ?= bench/SOAK.md
+.PHONY: soak fuzz
+soak: build
+	$(GO) run ./bench/cmd/soak -duration $(SOAK_DURATION) -out $(SOAK_OUT)
+
+# Fuzz: every Fuzz target of the module, each for FUZZTIME. (`make test`
+# runs their seed corpora as ordinary tests.)
+FUZZTIME ?= 20s
+fuzz: deps
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
+	  dir=$$(dirname $$f); \
+	  for t in $$(grep -o '^func Fuzz[A-Za-z0-9_]*' $$f | cut -d' ' -f2); do \
+	    echo "== $$dir $$t ($(FUZZTIME))"; \
+	    $(GO) test ./$$dir -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME); \
+	  done; \
+	done
 
 clean:
 	rm -rf bin dist

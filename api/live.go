@@ -1,10 +1,12 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"sync"
 	"time"
@@ -107,8 +109,6 @@ func (s *Server) liveSocket(ctx *fasthttp.RequestCtx, token string) {
 	lim := s.cfg.Live
 	err := up.Upgrade(ctx, func(conn *websocket.Conn) {
 		defer conn.Close()
-		// A text frame carries base64 audio: allow for its growth.
-		conn.SetReadLimit(int64(lim.MaxFrameBytes)*4/3 + 4096)
 		s.serveLive(conn, token, lim)
 	})
 	if err != nil {
@@ -174,15 +174,16 @@ func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits) {
 				conn.Close()
 				return
 			case c := <-closeReq:
+				// The reader has left: it asks for a close code only as it returns.
 				writeClose(conn, c.code, c.text)
-				conn.Close()
+				lingerClose(conn)
 				return
 			case <-readerDone:
 				// The reader may have asked for a close code as it left.
 				select {
 				case c := <-closeReq:
 					writeClose(conn, c.code, c.text)
-					conn.Close()
+					lingerClose(conn)
 				default:
 				}
 				return
@@ -202,7 +203,7 @@ func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits) {
 	bucket, refill := lim.MaxMessagesPerSecond, time.Now()
 	for {
 		conn.SetReadDeadline(time.Now().Add(lim.IdleTimeout + 5*time.Second))
-		mt, data, err := conn.ReadMessage()
+		mt, data, err := readFrame(conn, int64(lim.MaxFrameBytes)*4/3+4096)
 		if err != nil {
 			if errors.Is(err, websocket.ErrReadLimit) {
 				closeWith(closeTooLarge, "frame over the size limit")
@@ -233,6 +234,25 @@ func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits) {
 	}
 }
 
+// readFrame reads one message of at most limit bytes (a text frame carries
+// base64 audio, so the caller allows for its growth). A longer message fails
+// with websocket.ErrReadLimit after limit+1 bytes, without the library's own
+// close 1009, so the caller can close with 4413 as PROTOCOL.md says.
+func readFrame(conn *websocket.Conn, limit int64) (int, []byte, error) {
+	mt, r, err := conn.NextReader()
+	if err != nil {
+		return 0, nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return 0, nil, err
+	}
+	if int64(len(data)) > limit {
+		return 0, nil, websocket.ErrReadLimit
+	}
+	return mt, data, nil
+}
+
 // clientMessage is a text frame from the client (PROTOCOL.md).
 type clientMessage struct {
 	Type string `json:"type"`
@@ -242,30 +262,58 @@ type clientMessage struct {
 }
 
 func (s *Server) liveText(ctx context.Context, att *daemon.Attachment, data []byte) error {
+	typ, audio, err := decodeClientMessage(data)
+	if err != nil {
+		return err
+	}
+	if typ == "stop_recording" {
+		return att.Stop(ctx)
+	}
+	return att.Write(ctx, audio)
+}
+
+// decodeClientMessage parses a client text frame: its type (audio_chunk or
+// stop_recording) and, for audio_chunk, the decoded audio. Any other shape
+// is a bad message.
+func decodeClientMessage(data []byte) (string, []byte, error) {
 	var m clientMessage
-	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		return badMessage("message is not valid JSON of a known shape: " + err.Error())
+		return "", nil, badMessage("message is not valid JSON of a known shape: " + err.Error())
 	}
 	switch m.Type {
 	case "audio_chunk":
 		if m.Data == nil {
-			return badMessage("audio_chunk needs data.chunk")
+			return "", nil, badMessage("audio_chunk needs data.chunk")
 		}
 		audio, err := base64.StdEncoding.DecodeString(m.Data.Chunk)
 		if err != nil {
-			return badMessage("data.chunk is not base64")
+			return "", nil, badMessage("data.chunk is not base64")
 		}
-		return att.Write(ctx, audio)
+		return m.Type, audio, nil
 	case "stop_recording":
-		return att.Stop(ctx)
+		return m.Type, nil, nil
 	}
-	return badMessage("type must be audio_chunk or stop_recording")
+	return "", nil, badMessage("type must be audio_chunk or stop_recording")
 }
 
 func badMessage(text string) error {
 	return &daemon.Error{Kind: daemon.ErrBadMessage, Msg: text}
+}
+
+// lingerClose closes conn after reading (and dropping) what the client still
+// sends for up to a second, until its close frame: closing a socket with
+// unread data makes the kernel reset it, and a flooding client would then
+// lose our close frame (1006 instead of the close code).
+func lingerClose(conn *websocket.Conn) {
+	conn.SetReadDeadline(time.Now().Add(time.Second))
+	for {
+		if _, _, err := conn.NextReader(); err != nil {
+			break
+		}
+	}
+	conn.Close()
 }
 
 func writeClose(conn *websocket.Conn, code int, text string) {

@@ -15,6 +15,8 @@ import (
 func (s *Server) readBody(ctx *fasthttp.RequestCtx) ([]byte, error) {
 	limit := s.cfg.MaxBodyBytes
 	if n := ctx.Request.Header.ContentLength(); n > int(limit) {
+		// The body stays unread: the connection cannot carry another request.
+		ctx.SetConnectionClose()
 		return nil, fmt.Errorf("%w: body of %d bytes > limit %d", daemon.ErrTooLarge, n, limit)
 	}
 	var buf bytes.Buffer
@@ -23,6 +25,7 @@ func (s *Server) readBody(ctx *fasthttp.RequestCtx) ([]byte, error) {
 		return nil, errBadRequest("body: could not be read")
 	}
 	if n > limit {
+		ctx.SetConnectionClose()
 		return nil, fmt.Errorf("%w: body over limit %d", daemon.ErrTooLarge, limit)
 	}
 	return buf.Bytes(), nil

@@ -77,6 +77,7 @@ func New(cfg Config, svc Service, logger *slog.Logger) *Server {
 	r.GET("/healthz", s.healthz)
 	r.GET("/metrics", s.rm.handler)
 	r.GET("/readyz", s.readyz)
+	r.GET("/v2/engines", s.auth(s.listEngines))
 	r.POST("/v2/upload", s.auth(s.upload))
 	r.GET("/v2/files/{id}", s.auth(s.getUpload))
 	r.POST("/v2/pre-recorded", s.auth(s.createPreRecorded))

@@ -30,6 +30,13 @@ type audioMetadata struct {
 // upload streams the multipart field "audio" to disk (never whole in
 // memory) and answers {audio_url, audio_metadata}.
 func (s *Server) upload(ctx *fasthttp.RequestCtx) {
+	// A refused upload may leave its body partly unread: the connection
+	// cannot carry another request after it.
+	defer func() {
+		if ctx.Response.StatusCode() >= 400 {
+			ctx.SetConnectionClose()
+		}
+	}()
 	if n := ctx.Request.Header.ContentLength(); n > int(s.cfg.MaxUploadBytes)+64<<10 {
 		s.fail(ctx, fmt.Errorf("%w: upload of %d bytes > limit %d", daemon.ErrTooLarge, n, s.cfg.MaxUploadBytes))
 		return

@@ -38,6 +38,9 @@ type Config struct {
 	FFmpeg string `yaml:"ffmpeg"`
 	// Sphinx configures the embedded PocketSphinx engine and its decoder pool.
 	Sphinx sphinx.Config `yaml:"sphinx"`
+	// Engines adds remote recognisers beside the embedded one and routes
+	// models and languages to them.
+	Engines EnginesConfig `yaml:"engines"`
 	// Limits bound every input.
 	Limits Limits `yaml:"limits"`
 	// Callbacks configures the callback outbox.
@@ -99,6 +102,7 @@ func (c *Config) SetDefaults() {
 		c.Workers = 1
 	}
 	c.Sphinx.SetDefaults()
+	c.Engines.SetDefaults()
 	c.Live.SetDefaults()
 	c.Retention.SetDefaults()
 	c.Addons.SetDefaults()
@@ -167,6 +171,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Sphinx.Validate(); err != nil {
 		bad("sphinx", "%v", err)
+	}
+	if err := c.Engines.Validate(c.Sphinx.Language); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.Live.Validate(); err != nil {
 		errs = append(errs, err)

@@ -23,7 +23,8 @@ type Daemon struct {
 	cfg     Config
 	log     *slog.Logger
 	db      *store.DB
-	engine  *sphinx.Engine
+	engine  *sphinx.Engine // the embedded engine
+	engines *Engines       // every engine and the routing table
 	tr      *Transcriber
 	caps    params.Capabilities
 	client  *http.Client // callbacks
@@ -55,21 +56,29 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 		db.Close()
 		return nil, fmt.Errorf("load engine: %w", err)
 	}
+	engines, err := NewEngines(eng, cfg.Engines, logger.With("component", "recognizer"))
+	if err != nil {
+		eng.Close()
+		db.Close()
+		return nil, fmt.Errorf("load engines: %w", err)
+	}
 	addons, err := NewAddons(cfg.Addons, logger.With("component", "addons"))
 	if err != nil {
+		engines.Close()
 		eng.Close()
 		db.Close()
 		return nil, fmt.Errorf("wire add-ons: %w", err)
 	}
 	d := &Daemon{
-		cfg:    cfg,
-		log:    logger,
-		db:     db,
-		engine: eng,
-		tr: &Transcriber{Engine: eng, Addons: addons, Media: media.Options{
+		cfg:     cfg,
+		log:     logger,
+		db:      db,
+		engine:  eng,
+		engines: engines,
+		tr: &Transcriber{Engine: eng, Engines: engines, Addons: addons, Media: media.Options{
 			FFmpeg: cfg.FFmpeg, MaxDuration: cfg.Limits.MaxAudioDuration,
 		}},
-		caps:       params.Capabilities{Languages: eng.Languages()},
+		caps:       params.Capabilities{Languages: engines.Languages()},
 		client:     &http.Client{Timeout: cfg.Callbacks.Timeout},
 		wake:       make(chan struct{}, 1),
 		outboxWake: make(chan struct{}, 1),
@@ -125,7 +134,7 @@ func (d *Daemon) Close() error {
 	}
 	d.closed = true
 	d.mu.Unlock()
-	return errors.Join(d.engine.Close(), d.db.Close(), d.tr.Addons.Close())
+	return errors.Join(d.engines.Close(), d.engine.Close(), d.db.Close(), d.tr.Addons.Close())
 }
 
 // Ready reports whether the daemon can serve: store open, engine loaded.
@@ -139,6 +148,9 @@ func (d *Daemon) Ready() error {
 
 // Languages lists the languages installed engines serve.
 func (d *Daemon) Languages() []string { return d.caps.Languages }
+
+// Engines lists the installed engines (GET /v2/engines).
+func (d *Daemon) Engines() []EngineInfo { return d.engines.Info() }
 
 func signal(c chan struct{}) {
 	select {

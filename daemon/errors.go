@@ -58,7 +58,7 @@ func Status(err error) int {
 		return 413
 	case errors.Is(err, ErrCannotServe), errors.Is(err, ErrBadAudio), errors.Is(err, ErrFetch):
 		return 422
-	case errors.Is(err, ErrAtCapacity), errors.Is(err, recognizer.ErrAtCapacity):
+	case errors.Is(err, ErrAtCapacity), errors.Is(err, recognizer.ErrAtCapacity), errors.Is(err, ErrEngineUnavailable):
 		return 503
 	case errors.Is(err, ErrNoSpace):
 		return 507
@@ -99,6 +99,9 @@ func newError(kind, cause error, format string, a ...any) *Error {
 // for the status (causes of 5xx stay in the log).
 func Message(err error) string {
 	status := Status(err)
+	if m, ok := engineMessage(err); ok {
+		return m
+	}
 	var e *Error
 	if status < 500 && errors.As(err, &e) {
 		if e.Cause != nil && status != 401 && status != 404 {

@@ -50,6 +50,9 @@ func (d *Daemon) CreatePreRecorded(ctx context.Context, account, requestID strin
 	if err != nil {
 		return nil, err
 	}
+	if _, err := d.engines.Route(p.Model, p.LanguageConfig.Languages, p.LanguageConfig.CodeSwitching); err != nil {
+		return nil, err
+	}
 	n, err := d.db.CountJobs(store.KindPreRecorded, store.StatusQueued)
 	if err != nil {
 		return nil, err

@@ -34,6 +34,9 @@ func (d *Daemon) CreateLive(ctx context.Context, account, requestID string, body
 	if err != nil {
 		return nil, "", err
 	}
+	if _, err := d.engines.Route(p.Model, p.LanguageConfig.Languages, p.LanguageConfig.CodeSwitching); err != nil {
+		return nil, "", err
+	}
 	if region != "" && region != "us-west" && region != "eu-west" {
 		return nil, "", &ValidationError{Problems: []string{"region must be one of us-west, eu-west"}}
 	}

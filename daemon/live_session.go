@@ -82,6 +82,7 @@ type liveSession struct {
 	sessErr  error                  // guarded by mu: first pipeline error
 	started  time.Time              // guarded by mu: first connection
 	addons   *liveAddons            // guarded by mu: realtime add-ons, nil until used (live_addons.go)
+	route    Route                  // guarded by mu: the engine the recogniser runs on (set at start)
 }
 
 func liveFormat(p *params.Live) media.Format {
@@ -229,8 +230,18 @@ func (s *liveSession) startLocked() error {
 		PartialInterval:       s.d.cfg.Live.PartialInterval,
 		DecoderWait:           s.d.cfg.Live.DecoderWait,
 	}
+	rt, err := s.d.engines.Route(s.p.Model, s.p.LanguageConfig.Languages, s.p.LanguageConfig.CodeSwitching)
+	if err != nil {
+		return err
+	}
+	prompt := ""
+	if rp := s.p.RealtimeProcessing; rp.CustomVocabulary && isRemote(rt.Engine) {
+		prompt = vocabularyPrompt(rp.CustomVocabularyConfig)
+	}
+	cfg.Language = rt.Language
+	s.route = rt
 	cfg.SetDefaults()
-	live, err := recognizer.NewLive(s.d.engine, cfg, s.onEvent)
+	live, err := recognizer.NewLive(rt.streamEngine(prompt), cfg, s.onEvent)
 	if err != nil {
 		return fmt.Errorf("start recogniser: %w", err)
 	}
@@ -556,6 +567,12 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 		j.CompletedAt = time.Now().UTC()
 		j.Result = body
 		j.File = s.fileRecord(dur)
+		if s.route.Engine != nil {
+			if j.PostSessionMetadata == nil {
+				j.PostSessionMetadata = map[string]any{}
+			}
+			j.PostSessionMetadata["engine"] = s.route.Engine.Name()
+		}
 		return nil, nil
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -620,14 +637,36 @@ func (s *liveSession) finalizeFileLocked() {
 
 // resultLocked builds the live result from the finals so far.
 func (s *liveSession) resultLocked(dur float64) *Result {
-	lang := s.p.Language()
-	if lang == "" {
-		lang = s.d.engine.Languages()[0]
+	lang := s.languageLocked()
+	if s.route.Language == "" && s.route.Engine != nil {
+		if main := mainLanguage(s.finals); main != "" {
+			lang = main
+		}
 	}
 	distinct := s.format.Channels
 	br := &recognizer.BatchResult{Utterances: s.finals, DistinctChannels: distinct, Language: lang}
 	r := buildResult(br, dur, lang, &params.PreRecorded{})
+	if len(s.finals) > 0 {
+		r.Transcription.Languages = detectedLanguages(lang, s.finals)
+	}
 	return r
+}
+
+// languageLocked is the session's language when nothing was detected: the
+// one asked for, else the routed engine's first.
+func (s *liveSession) languageLocked() string {
+	if l := s.p.Language(); l != "" {
+		return l
+	}
+	if s.route.Engine != nil && s.route.Language != "" {
+		return s.route.Language
+	}
+	if s.route.Engine != nil {
+		if l := s.route.Engine.Languages(); len(l) > 0 {
+			return l[0]
+		}
+	}
+	return s.d.engine.Languages()[0]
 }
 
 // expire is the reaper's check; shutdown finalises whatever runs.
@@ -681,10 +720,7 @@ func (s *liveSession) onEvent(ev recognizer.Event) {
 	case recognizer.EventPartial, recognizer.EventFinal:
 		u := ev.Utterance
 		if u.Language == "" {
-			u.Language = s.p.Language()
-			if u.Language == "" {
-				u.Language = s.d.engine.Languages()[0]
-			}
+			u.Language = s.languageLocked()
 		}
 		u = s.spellLocked(u)
 		if ev.Kind == recognizer.EventFinal {

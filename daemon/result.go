@@ -125,8 +125,12 @@ func errNotConfigured(name string) error {
 // channels, resample, segment, recognise, add-ons, shape the result. The
 // worker pool and `earshotd transcribe` share it.
 type Transcriber struct {
+	// Engine transcribes when Engines is nil (earshotd transcribe).
 	Engine recognizer.Engine
-	Media  media.Options
+	// Engines routes each job to an engine (and falls back to the
+	// embedded one when configured); nil means Engine for everything.
+	Engines *Engines
+	Media   media.Options
 	// Addons runs the add-ons a job asks for; nil means the built-ins
 	// without a language-model backend.
 	Addons *Addons
@@ -147,23 +151,83 @@ func (t *Transcriber) TranscribeFile(ctx context.Context, path string, p *params
 	case err != nil:
 		return nil, nil, fmt.Errorf("decode audio: %w", err)
 	}
-	lang := p.Language()
-	if lang == "" {
-		lang = t.Engine.Languages()[0]
-	}
-	br, err := recognizer.Transcribe(ctx, t.Engine, pcm.Channels, recognizer.BatchOptions{Language: lang})
+	br, notes, err := t.recognise(ctx, pcm.Channels, p)
 	if err != nil {
-		return nil, nil, fmt.Errorf("transcribe: %w", err)
+		return nil, nil, err
 	}
+	lang := br.Language
 	res := buildResult(br, pcm.Info.Duration, lang, p)
+	_, vocabApplied := notes["custom_vocabulary"]
 	t.Addons.orBuiltin().apply(ctx, res, br.Utterances, addonJob{
 		p: p, channels: pcm.Channels, distinctChannels: br.DistinctChannels > 1, lang: lang, duration: pcm.Info.Duration,
+		vocabularyApplied: vocabApplied,
 	})
+	if len(notes) > 0 && res.PostSessionMetadata == nil {
+		res.PostSessionMetadata = map[string]any{}
+	}
+	for k, v := range notes {
+		res.PostSessionMetadata[k] = v
+	}
+	if len(br.Utterances) > 0 && lang != "" {
+		res.Transcription.Languages = detectedLanguages(lang, br.Utterances)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
 	res.Metadata.TranscriptionTime = round3(time.Since(start).Seconds())
 	return res, &pcm.Info, nil
+}
+
+// recognise runs the recogniser on a job's channels: on the routed engine,
+// falling back to the embedded one when the routed remote engine fails and
+// the policy allows it. notes are post_session_metadata: the engine used,
+// the fallback and its reason, custom_vocabulary when sent as a prompt.
+func (t *Transcriber) recognise(ctx context.Context, channels [][]int16, p *params.PreRecorded) (*recognizer.BatchResult, map[string]any, error) {
+	if t.Engines == nil {
+		lang := p.Language()
+		if lang == "" {
+			lang = t.Engine.Languages()[0]
+		}
+		br, err := recognizer.Transcribe(ctx, t.Engine, channels, recognizer.BatchOptions{Language: lang})
+		if err != nil {
+			return nil, nil, fmt.Errorf("transcribe: %w", err)
+		}
+		return br, map[string]any{"engine": t.Engine.Name()}, nil
+	}
+	rt, err := t.Engines.Route(p.Model, p.LanguageConfig.Languages, p.LanguageConfig.CodeSwitching)
+	if err != nil {
+		return nil, nil, err
+	}
+	notes := map[string]any{"engine": rt.Engine.Name()}
+	prompt := ""
+	if isRemote(rt.Engine) && p.CustomVocabulary != nil && *p.CustomVocabulary {
+		if prompt = vocabularyPrompt(p.CustomVocabularyConfig); prompt != "" {
+			notes["custom_vocabulary"] = "sent to engine " + rt.Engine.Name() + " as its prompt"
+		}
+	}
+	br, err := transcribeRoute(ctx, rt, channels, prompt)
+	if err == nil {
+		return br, notes, nil
+	}
+	if ctx.Err() != nil {
+		return nil, nil, context.Cause(ctx)
+	}
+	jerr := engineError(rt.Engine.Name(), err)
+	if !isRemote(rt.Engine) {
+		return nil, nil, fmt.Errorf("transcribe: %w", err)
+	}
+	fl := t.Engines.fallbackLanguage(rt, p.LanguageConfig.Languages)
+	if fl == "" {
+		return nil, nil, jerr
+	}
+	br, ferr := transcribeRoute(ctx, Route{Engine: t.Engines.embedded, Language: fl}, channels, "")
+	if ferr != nil {
+		return nil, nil, fmt.Errorf("transcribe (fallback after %v): %w", jerr, ferr)
+	}
+	delete(notes, "custom_vocabulary")
+	notes["engine"] = t.Engines.embedded.Name()
+	notes["fallback"] = map[string]any{"from": rt.Engine.Name(), "reason": Message(jerr) + ": " + err.Error()}
+	return br, notes, nil
 }
 
 // buildResult shapes the recogniser's output without add-ons (the live
@@ -222,6 +286,9 @@ type addonJob struct {
 	distinctChannels bool
 	lang             string
 	duration         float64
+	// vocabularyApplied is set when the engine took custom_vocabulary
+	// (as a remote engine's prompt).
+	vocabularyApplied bool
 }
 
 // apply runs the add-ons p asks for on the recogniser's utterances and
@@ -240,7 +307,7 @@ func (a *Addons) apply(ctx context.Context, r *Result, utts []recognizer.Utteran
 			notes["custom_spelling"] = "not applied: " + addonError(err).Message
 		}
 	}
-	if p.CustomVocabulary != nil && *p.CustomVocabulary && p.CustomVocabularyConfig != nil {
+	if p.CustomVocabulary != nil && *p.CustomVocabulary && p.CustomVocabularyConfig != nil && !j.vocabularyApplied {
 		// The embedded engine (recognizer/sphinx) exposes no way to add
 		// words to its decoders' dictionary or raise their weight yet.
 		notes["custom_vocabulary"] = fmt.Sprintf("not applied: the embedded engine cannot add words at run time (%d vocabulary items ignored)",

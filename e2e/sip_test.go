@@ -25,15 +25,16 @@ import (
 )
 
 // Measured WER of calls through the SIP door (8 kHz G.711 into the
-// PocketSphinx en-us wideband model), 2026-11-21: the same as the WebSocket
-// door on the same bytes (0.89-0.96 on the LibriSpeech clip, 1.0 on "go
-// forward ten meters", which comes out as "harvard ..."). The bounds only
-// catch a door that loses the speech altogether; what proves the audio
-// intact is the byte-exact stored file and the transcript being identical
-// to the WebSocket door's for the same bytes.
+// PocketSphinx en-us wideband model, live finals decoded in one pass per
+// utterance), 2026-11-21: the same as the WebSocket door on the same bytes:
+// 0.64-0.68 on the LibriSpeech clip (with and without injected loss), 0.25
+// on "go forward ten meters" ("go forward and meters"), 0.24 on the SIPREC
+// callee's LibriSpeech clip. The bounds add about two words; the byte-exact
+// stored file and the transcript identical to the WebSocket door's prove
+// the audio intact.
 const (
-	werSIPLS  = 0.98 // ls-test-clean-1089-134686-0000 at 8 kHz
-	werSIPAny = 1.0
+	werSIPLS  = 0.75 // ls-test-clean-1089-134686-0000 at 8 kHz
+	werSIPAny = 0.5  // the short clips
 )
 
 const sipConfig = `

@@ -26,11 +26,10 @@ import (
 const webrtcConfig = "webrtc:\n  include_loopback: true\n  udp_ports: \"42000-42999\"\n"
 
 // werWebRTC bounds the WER of "go forward ten meters" sent as 8 kHz PCMU
-// over WebRTC: measured 1.00 (2026-11-21, "harvard who years"), the same as
-// the WebSocket door gives for the same 8 kHz audio (wav/pcm at 8000 too;
-// the batch pipeline gets 0.50 on it, the live one 0.00 at 16 kHz). The
-// test's real check is that both doors give the same transcript.
-const werWebRTC = 1.0
+// over WebRTC: measured 0.25 (2026-11-21, "go forward and meters"), the same
+// as the WebSocket door gives for the same 8 kHz audio; the bound adds one
+// word. The test also checks that both doors give the same transcript.
+const werWebRTC = 0.5
 
 // ulawOf converts a speech file to 8 kHz mono µ-law with ffmpeg (to 16-bit
 // PCM) and zaf/g711 (to µ-law), as a phone or browser would send it.

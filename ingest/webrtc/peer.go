@@ -18,8 +18,8 @@ import (
 // recording: the peer closes once its reader has been idle for drainQuiet
 // (three packet times), or after maxDrain at most.
 const (
-	drainQuiet = 60 * time.Millisecond
-	maxDrain   = time.Second
+	drainQuiet = 150 * time.Millisecond
+	maxDrain   = 2 * time.Second
 )
 
 // maxGapSamples bounds the silence written for one RTP timestamp gap (1 s

@@ -113,3 +113,6 @@ func (d *Daemon) RSSMB() float64 {
 	}
 	return 0
 }
+
+// PID is the daemon's process id (for /proc readings such as open fds).
+func (d *Daemon) PID() int { return d.cmd.Process.Pid }

@@ -1,0 +1,42 @@
+package api
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/earshot-dev/earshot/daemon"
+)
+
+// EngineLister is the part of the service GET /v2/engines reads.
+type EngineLister interface {
+	// Engines lists the installed recognition engines.
+	Engines() []daemon.EngineInfo
+}
+
+// enginesResponse is the body of GET /v2/engines (outside SPEC.md,
+// documented in README.md).
+type enginesResponse struct {
+	Engines   []daemon.EngineInfo `json:"engines"`
+	Languages []string            `json:"languages"`
+}
+
+// listEngines answers GET /v2/engines: every installed engine with its
+// languages, capacity and routes, and the union of their languages.
+func (s *Server) listEngines(ctx *fasthttp.RequestCtx) {
+	l, ok := s.svc.(EngineLister)
+	if !ok {
+		s.fail(ctx, fmt.Errorf("route %s: %w", ctx.Path(), daemon.ErrNotFound))
+		return
+	}
+	resp := enginesResponse{Engines: l.Engines(), Languages: []string{}}
+	for _, e := range resp.Engines {
+		for _, lang := range e.Languages {
+			if !slices.Contains(resp.Languages, lang) {
+				resp.Languages = append(resp.Languages, lang)
+			}
+		}
+	}
+	s.writeJSON(ctx, fasthttp.StatusOK, resp)
+}

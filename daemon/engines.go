@@ -1,0 +1,514 @@
+package daemon
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/recognizer/remote"
+)
+
+// EmbeddedEngine is the name of the embedded PocketSphinx engine in routes,
+// metadata and GET /v2/engines.
+const EmbeddedEngine = "sphinx"
+
+// EnginesConfig is the engines: section: the remote recognisers beside the
+// embedded one, how requests are routed to them, and the fallback policy.
+type EnginesConfig struct {
+	// Remote lists OpenAI-compatible transcription servers, each an engine
+	// named by its name (unique, not "sphinx").
+	Remote []remote.Config `yaml:"remote"`
+	// Routes maps models and languages to engines (see Engines.Route).
+	Routes RoutesConfig `yaml:"routes"`
+	// Fallback, when true, re-runs a pre-recorded job on the embedded
+	// engine when its remote engine fails and the job's language is one
+	// the embedded engine serves; post_session_metadata says so. Default
+	// false (the job fails with the remote engine's error).
+	Fallback bool `yaml:"fallback"`
+}
+
+// RoutesConfig names the engine of each model and language; empty means
+// the default order (see Engines.Route).
+type RoutesConfig struct {
+	// Model1 is the engine of model-1 requests.
+	Model1 string `yaml:"model-1"`
+	// Model3 is the engine of model-3 requests.
+	Model3 string `yaml:"model-3"`
+	// Languages maps a language code to the engine that transcribes it,
+	// whatever the model; it wins over Model1 and Model3.
+	Languages map[string]string `yaml:"languages"`
+}
+
+// SetDefaults fills each remote engine's zero fields.
+func (c *EnginesConfig) SetDefaults() {
+	for i := range c.Remote {
+		c.Remote[i].SetDefaults()
+	}
+}
+
+// Validate checks names and routes without I/O; sphinxLang is the embedded
+// engine's language.
+func (c *EnginesConfig) Validate(sphinxLang string) error {
+	var errs []error
+	bad := func(key, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("engines.%s: %s", key, fmt.Sprintf(format, a...)))
+	}
+	langs := map[string][]string{EmbeddedEngine: {sphinxLang}}
+	for i, r := range c.Remote {
+		if err := r.Validate(); err != nil {
+			bad(fmt.Sprintf("remote[%d]", i), "%v", err)
+		}
+		if _, dup := langs[r.Name]; dup {
+			bad(fmt.Sprintf("remote[%d].name", i), "%q is already an engine's name", r.Name)
+		}
+		langs[r.Name] = r.Languages
+	}
+	for key, name := range map[string]string{"routes.model-1": c.Routes.Model1, "routes.model-3": c.Routes.Model3} {
+		if _, ok := langs[name]; name != "" && !ok {
+			bad(key, "%q names no engine", name)
+		}
+	}
+	for lang, name := range c.Routes.Languages {
+		served, ok := langs[name]
+		switch {
+		case !params.IsLanguage(lang):
+			bad("routes.languages", "%q is not a language code", lang)
+		case !ok:
+			bad("routes.languages."+lang, "%q names no engine", name)
+		case !slices.Contains(served, lang):
+			bad("routes.languages."+lang, "engine %q does not serve %s", name, lang)
+		}
+	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(errs...)
+}
+
+// ErrEngineUnavailable is returned (wrapped in an *Error naming the engine)
+// when a job's remote engine cannot be reached, times out or keeps
+// failing: status 503.
+var ErrEngineUnavailable = errors.New("daemon: engine unavailable")
+
+// ErrEngineFailed is returned (wrapped in an *Error naming the engine) when
+// a job's remote engine answers something that is not a transcription
+// (malformed JSON, a 4xx): status 500 with that message.
+var ErrEngineFailed = errors.New("daemon: engine failed")
+
+// engineMessage is the client message of an engine error, false for other
+// errors.
+func engineMessage(err error) (string, bool) {
+	var e *Error
+	if errors.As(err, &e) && (e.Kind == ErrEngineUnavailable || e.Kind == ErrEngineFailed) {
+		return e.Msg, true
+	}
+	return "", false
+}
+
+// Engines is the registry of installed engines: the embedded one and the
+// remote ones of the config, in that order, with the routing table.
+type Engines struct {
+	cfg      EnginesConfig
+	embedded recognizer.Engine
+	list     []recognizer.Engine // embedded first, then remotes in config order
+	remotes  []*remote.Engine
+}
+
+// NewEngines builds the remote engines of c (no I/O) beside embedded.
+func NewEngines(embedded recognizer.Engine, c EnginesConfig, logger *slog.Logger) (*Engines, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	e := &Engines{cfg: c, embedded: embedded, list: []recognizer.Engine{embedded}}
+	for _, rc := range c.Remote {
+		r, err := remote.New(rc, logger.With("engine", rc.Name))
+		if err != nil {
+			e.Close()
+			return nil, fmt.Errorf("engine %s: %w", rc.Name, err)
+		}
+		e.remotes = append(e.remotes, r)
+		e.list = append(e.list, r)
+	}
+	return e, nil
+}
+
+// Close closes the remote engines (the embedded one belongs to the caller).
+func (e *Engines) Close() error {
+	for _, r := range e.remotes {
+		r.Close()
+	}
+	return nil
+}
+
+// Languages is the union of the installed engines' languages, the embedded
+// engine's first.
+func (e *Engines) Languages() []string {
+	var out []string
+	for _, en := range e.list {
+		for _, l := range en.Languages() {
+			if !slices.Contains(out, l) {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
+// EngineInfo describes one installed engine (GET /v2/engines).
+type EngineInfo struct {
+	Name      string   `json:"name"`
+	Kind      string   `json:"kind"` // "embedded" or "remote"
+	Model     string   `json:"model,omitempty"`
+	Languages []string `json:"languages"`
+	Detects   bool     `json:"language_detection"`
+	Capacity  int      `json:"capacity"`
+	Busy      int      `json:"busy"`
+	// Routes lists what is routed to this engine: "model-1", "model-3",
+	// "language:fr" ... (explicit routes and the defaults).
+	Routes []string `json:"routes"`
+}
+
+// Info lists the installed engines.
+func (e *Engines) Info() []EngineInfo {
+	out := make([]EngineInfo, 0, len(e.list))
+	m1, m3 := e.modelEngine(params.Model1), e.modelEngine(params.Model3)
+	for i, en := range e.list {
+		info := EngineInfo{Name: en.Name(), Kind: "remote", Languages: en.Languages(), Routes: []string{}}
+		if st, ok := en.(interface{ Stats() (int, int) }); ok {
+			info.Capacity, info.Busy = st.Stats()
+		}
+		if i == 0 {
+			info.Kind = "embedded"
+		} else {
+			info.Model = e.cfg.Remote[i-1].Model
+			info.Detects = true
+		}
+		if m1 == en {
+			info.Routes = append(info.Routes, params.Model1)
+		}
+		if m3 == en {
+			info.Routes = append(info.Routes, params.Model3)
+		}
+		langs := make([]string, 0, len(e.cfg.Routes.Languages))
+		for l, name := range e.cfg.Routes.Languages {
+			if name == en.Name() {
+				langs = append(langs, "language:"+l)
+			}
+		}
+		slices.Sort(langs)
+		info.Routes = append(info.Routes, langs...)
+		out = append(out, info)
+	}
+	return out
+}
+
+// byName returns the engine named name, nil when none.
+func (e *Engines) byName(name string) recognizer.Engine {
+	for _, en := range e.list {
+		if en.Name() == name {
+			return en
+		}
+	}
+	return nil
+}
+
+// modelEngine is the engine of a model: its route, else the first remote
+// engine, else the embedded one.
+func (e *Engines) modelEngine(model string) recognizer.Engine {
+	name := e.cfg.Routes.Model1
+	if model == params.Model3 {
+		name = e.cfg.Routes.Model3
+	}
+	if en := e.byName(name); en != nil {
+		return en
+	}
+	if len(e.remotes) > 0 {
+		return e.remotes[0]
+	}
+	return e.embedded
+}
+
+// Route is the engine a request runs on and how.
+type Route struct {
+	// Engine transcribes the request.
+	Engine recognizer.Engine
+	// Language is the language to transcribe in; "" asks the engine to
+	// detect it (remote engines only).
+	Language string
+	// PerUtterance is set with Language "" when code_switching asked for
+	// a language per utterance; otherwise one language (the one detected
+	// on most of the audio) is reported for the whole file.
+	PerUtterance bool
+}
+
+// Route picks the engine of a request (the routing table of README.md):
+//
+//   - one language L: Routes.Languages[L]; else the model's engine
+//     (Routes.Model1 / Routes.Model3, default the first remote engine, else
+//     the embedded one) when it serves L; else the first installed engine
+//     serving L (embedded first).
+//   - several languages, or none: the model's engine when it detects
+//     (remote) and serves every language listed; else the first remote
+//     engine that does; detection then runs on that engine, per utterance
+//     when codeSwitching. With no such engine, when the candidate
+//     languages (those listed, or all installed) are exactly one, that
+//     language is routed as above.
+//
+// Anything else wraps ErrCannotServe with a message listing what is
+// installed (422).
+func (e *Engines) Route(model string, langs []string, codeSwitching bool) (Route, error) {
+	if model == "" {
+		model = params.Model1
+	}
+	if len(langs) == 1 {
+		return e.routeOne(model, langs[0])
+	}
+	serves := func(en recognizer.Engine) bool {
+		have := en.Languages()
+		for _, l := range langs {
+			if !slices.Contains(have, l) {
+				return false
+			}
+		}
+		return true
+	}
+	if me := e.modelEngine(model); isRemote(me) && serves(me) {
+		return Route{Engine: me, PerUtterance: codeSwitching}, nil
+	}
+	for _, r := range e.remotes {
+		if serves(r) {
+			return Route{Engine: r, PerUtterance: codeSwitching}, nil
+		}
+	}
+	cands := langs
+	if len(cands) == 0 {
+		cands = e.Languages()
+	}
+	if len(cands) == 1 {
+		return e.routeOne(model, cands[0])
+	}
+	return Route{}, newError(ErrCannotServe, nil,
+		"language_config.languages: detecting the language among %s needs a remote engine serving them all (installed: %s)",
+		orAll(langs), e.describe())
+}
+
+// routeOne routes a single language.
+func (e *Engines) routeOne(model, lang string) (Route, error) {
+	if en := e.byName(e.cfg.Routes.Languages[lang]); en != nil && slices.Contains(en.Languages(), lang) {
+		return Route{Engine: en, Language: lang}, nil
+	}
+	if me := e.modelEngine(model); slices.Contains(me.Languages(), lang) {
+		return Route{Engine: me, Language: lang}, nil
+	}
+	for _, en := range e.list {
+		if slices.Contains(en.Languages(), lang) {
+			return Route{Engine: en, Language: lang}, nil
+		}
+	}
+	return Route{}, newError(ErrCannotServe, nil, "language_config.languages: %s is not served by this appliance (installed: %s)", lang, e.describe())
+}
+
+// describe lists the engines and their languages for 422 messages.
+func (e *Engines) describe() string {
+	parts := make([]string, 0, len(e.list))
+	for _, en := range e.list {
+		l := en.Languages()
+		s := strings.Join(l, " ")
+		if len(l) > 8 {
+			s = fmt.Sprintf("%d languages", len(l))
+		}
+		parts = append(parts, fmt.Sprintf("%s [%s]", en.Name(), s))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orAll(langs []string) string {
+	if len(langs) == 0 {
+		return "all languages"
+	}
+	return strings.Join(langs, ", ")
+}
+
+func isRemote(en recognizer.Engine) bool {
+	_, ok := en.(*remote.Engine)
+	return ok
+}
+
+// fallbackLanguage is the language the embedded engine would transcribe a
+// failed remote route in, "" when it cannot serve the route.
+func (e *Engines) fallbackLanguage(rt Route, listed []string) string {
+	if !e.cfg.Fallback || !isRemote(rt.Engine) {
+		return ""
+	}
+	own := e.embedded.Languages()
+	if rt.Language != "" {
+		if slices.Contains(own, rt.Language) {
+			return rt.Language
+		}
+		return ""
+	}
+	if len(own) == 1 && (len(listed) == 0 || slices.Contains(listed, own[0])) {
+		return own[0]
+	}
+	return ""
+}
+
+// engineError turns a remote engine's failure into the job's error.
+func engineError(name string, err error) error {
+	switch {
+	case errors.Is(err, remote.ErrUnavailable), errors.Is(err, remote.ErrTimeout):
+		return newError(ErrEngineUnavailable, err, "transcription engine %s unavailable", name)
+	case errors.Is(err, remote.ErrBadResponse):
+		return newError(ErrEngineFailed, err, "transcription engine %s returned a bad response", name)
+	}
+	return err
+}
+
+// promptEngine presents a remote engine to the recogniser with a job's
+// prompt and a declared language ("" = detect), so recognizer.NewLive
+// accepts detection.
+type promptEngine struct {
+	r      *remote.Engine
+	lang   string
+	prompt string
+}
+
+func (p promptEngine) Name() string        { return p.r.Name() }
+func (p promptEngine) Languages() []string { return []string{p.lang} }
+func (p promptEngine) NewStream(ctx context.Context, o recognizer.StreamOptions) (recognizer.Stream, error) {
+	return p.r.NewStreamPrompt(ctx, recognizer.StreamOptions{Language: o.Language}, p.prompt)
+}
+
+// streamEngine is the engine a route hands to the recogniser.
+func (rt Route) streamEngine(prompt string) recognizer.Engine {
+	if r, ok := rt.Engine.(*remote.Engine); ok {
+		return promptEngine{r: r, lang: rt.Language, prompt: prompt}
+	}
+	return rt.Engine
+}
+
+// vocabularyPrompt is custom_vocabulary as a prompt: the values joined by
+// commas.
+func vocabularyPrompt(c *params.VocabularyConfig) string {
+	if c == nil {
+		return ""
+	}
+	vals := make([]string, 0, len(c.Vocabulary))
+	for _, v := range c.Vocabulary {
+		vals = append(vals, v.Value)
+	}
+	return strings.Join(vals, ", ")
+}
+
+// transcribe runs a batch job on a route. A fixed language goes through
+// recognizer.Transcribe; detection segments the audio the same way and
+// keeps each segment's detected language.
+func transcribeRoute(ctx context.Context, rt Route, channels [][]int16, prompt string) (*recognizer.BatchResult, error) {
+	eng := rt.streamEngine(prompt)
+	if rt.Language != "" || !isRemote(rt.Engine) {
+		return recognizer.Transcribe(ctx, eng, channels, recognizer.BatchOptions{Language: rt.Language})
+	}
+	var vad recognizer.VADConfig
+	vad.SetDefaults()
+	type job struct {
+		channel    int
+		start, end int
+	}
+	var jobs []job
+	distinct := 0
+	for i, pcm := range channels {
+		if slices.ContainsFunc(channels[:i], func(prev []int16) bool { return slices.Equal(prev, pcm) }) {
+			continue
+		}
+		distinct++
+		for _, s := range recognizer.Segment(pcm, vad) {
+			jobs = append(jobs, job{i, s.Start, s.End})
+		}
+	}
+	results := make([]recognizer.Utterance, len(jobs))
+	g, gctx := errgroup.WithContext(ctx)
+	slots, _ := rt.Engine.(*remote.Engine).Stats()
+	g.SetLimit(max(slots, 1))
+	for k, j := range jobs {
+		g.Go(func() error {
+			st, err := eng.NewStream(gctx, recognizer.StreamOptions{})
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if err := st.Write(channels[j.channel][j.start:j.end]); err != nil {
+				return err
+			}
+			u, err := st.Finish()
+			if err != nil {
+				return fmt.Errorf("channel %d at %.2fs: %w", j.channel, float64(j.start)/recognizer.SampleRate, err)
+			}
+			off := float64(j.start) / recognizer.SampleRate
+			u.Start += off
+			u.End += off
+			for w := range u.Words {
+				u.Words[w].Start += off
+				u.Words[w].End += off
+			}
+			u.Channel = j.channel
+			results[k] = u
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, err
+	}
+	br := &recognizer.BatchResult{DistinctChannels: distinct}
+	for _, u := range results {
+		if len(u.Words) > 0 {
+			br.Utterances = append(br.Utterances, u)
+		}
+	}
+	slices.SortStableFunc(br.Utterances, func(a, b recognizer.Utterance) int {
+		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Channel, b.Channel))
+	})
+	br.Language = mainLanguage(br.Utterances)
+	if !rt.PerUtterance {
+		for i := range br.Utterances {
+			br.Utterances[i].Language = br.Language
+		}
+	}
+	return br, nil
+}
+
+// mainLanguage is the language detected on most speech ("" when none).
+func mainLanguage(utts []recognizer.Utterance) string {
+	dur := map[string]float64{}
+	best := ""
+	for _, u := range utts {
+		if u.Language == "" {
+			continue
+		}
+		dur[u.Language] += u.End - u.Start
+		if best == "" || dur[u.Language] > dur[best] {
+			best = u.Language
+		}
+	}
+	return best
+}
+
+// detectedLanguages lists the utterances' languages in order of first
+// appearance, main first.
+func detectedLanguages(main string, utts []recognizer.Utterance) []string {
+	out := []string{main}
+	for _, u := range utts {
+		if u.Language != "" && !slices.Contains(out, u.Language) {
+			out = append(out, u.Language)
+		}
+	}
+	return out
+}

@@ -1,0 +1,189 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/recognizer/remote"
+)
+
+// fakeEmbedded stands in for the sphinx engine in routing tests (routing
+// reads only Name and Languages).
+type fakeEmbedded struct{}
+
+func (fakeEmbedded) Name() string        { return EmbeddedEngine }
+func (fakeEmbedded) Languages() []string { return []string{"en"} }
+func (fakeEmbedded) NewStream(context.Context, recognizer.StreamOptions) (recognizer.Stream, error) {
+	return nil, errors.New("fake")
+}
+
+func testEngines(t *testing.T, c EnginesConfig) *Engines {
+	t.Helper()
+	c.SetDefaults()
+	if err := c.Validate("en"); err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+	e, err := NewEngines(fakeEmbedded{}, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+func remoteCfg(name string, langs ...string) remote.Config {
+	return remote.Config{Name: name, URL: "http://127.0.0.1:9/v1", Model: "whisper-1", Languages: langs}
+}
+
+// TestRouteTable checks every combination of model, languages and
+// code_switching against the documented table, on three installations.
+func TestRouteTable(t *testing.T) {
+	setups := map[string]EnginesConfig{
+		"embedded": {},
+		"gpu":      {Remote: []remote.Config{remoteCfg("gpu", "en", "fr", "de", "es", "it")}},
+		"routed": {
+			Remote: []remote.Config{remoteCfg("gpu"), remoteCfg("frbox", "fr")},
+			Routes: RoutesConfig{Model1: "sphinx", Model3: "gpu", Languages: map[string]string{"fr": "frbox"}},
+		},
+	}
+	const cannot = "422"
+	tests := []struct {
+		setup  string
+		model  string
+		langs  []string
+		cs     bool
+		engine string // or "422"
+		lang   string // "" = detection
+	}{
+		{"embedded", "model-1", []string{"en"}, false, "sphinx", "en"},
+		{"embedded", "model-1", []string{"en"}, true, "sphinx", "en"},
+		{"embedded", "model-1", nil, false, "sphinx", "en"},
+		{"embedded", "model-1", nil, true, "sphinx", "en"},
+		{"embedded", "", nil, false, "sphinx", "en"},
+		{"embedded", "model-3", []string{"en"}, false, "sphinx", "en"},
+		{"embedded", "model-1", []string{"fr"}, false, cannot, ""},
+		{"embedded", "model-1", []string{"en", "fr"}, false, cannot, ""},
+		{"embedded", "model-1", []string{"en", "fr"}, true, cannot, ""},
+		{"embedded", "model-3", []string{"fr"}, false, cannot, ""},
+
+		{"gpu", "model-1", []string{"en"}, false, "gpu", "en"},
+		{"gpu", "model-1", []string{"fr"}, true, "gpu", "fr"},
+		{"gpu", "model-1", nil, false, "gpu", ""},
+		{"gpu", "model-1", nil, true, "gpu", ""},
+		{"gpu", "model-1", []string{"en", "fr"}, false, "gpu", ""},
+		{"gpu", "model-1", []string{"en", "fr"}, true, "gpu", ""},
+		{"gpu", "model-3", []string{"de"}, false, "gpu", "de"},
+		{"gpu", "model-1", []string{"ja"}, false, cannot, ""},
+		{"gpu", "model-1", []string{"en", "ja"}, false, cannot, ""},
+
+		{"routed", "model-1", []string{"en"}, false, "sphinx", "en"},
+		{"routed", "model-3", []string{"en"}, false, "gpu", "en"},
+		{"routed", "model-1", []string{"fr"}, false, "frbox", "fr"},
+		{"routed", "model-3", []string{"fr"}, false, "frbox", "fr"},
+		{"routed", "model-1", []string{"fr"}, true, "frbox", "fr"},
+		{"routed", "model-1", []string{"de"}, false, "gpu", "de"},
+		{"routed", "model-1", nil, false, "gpu", ""},
+		{"routed", "model-1", nil, true, "gpu", ""},
+		{"routed", "model-3", nil, false, "gpu", ""},
+		{"routed", "model-1", []string{"fr", "en"}, true, "gpu", ""},
+	}
+	for _, tt := range tests {
+		name := tt.setup + "/" + tt.model + "/" + strings.Join(tt.langs, "+")
+		if tt.cs {
+			name += "/cs"
+		}
+		t.Run(name, func(t *testing.T) {
+			e := testEngines(t, setups[tt.setup])
+			rt, err := e.Route(tt.model, tt.langs, tt.cs)
+			if tt.engine == cannot {
+				if Status(err) != 422 || !strings.Contains(Message(err), "installed: sphinx [en]") {
+					t.Fatalf("got %v (status %d, message %q), want 422 listing the engines", rt, Status(err), Message(err))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rt.Engine.Name() != tt.engine || rt.Language != tt.lang {
+				t.Fatalf("got engine %s language %q, want %s %q", rt.Engine.Name(), rt.Language, tt.engine, tt.lang)
+			}
+			if want := tt.cs && tt.lang == ""; rt.PerUtterance != want {
+				t.Fatalf("PerUtterance %v, want %v", rt.PerUtterance, want)
+			}
+		})
+	}
+}
+
+func TestEnginesLanguagesAndInfo(t *testing.T) {
+	e := testEngines(t, EnginesConfig{Remote: []remote.Config{remoteCfg("gpu", "fr", "en", "de")}})
+	if got := strings.Join(e.Languages(), " "); got != "en fr de" {
+		t.Errorf("Languages = %q, want the union, embedded first", got)
+	}
+	info := e.Info()
+	if len(info) != 2 || info[0].Kind != "embedded" || info[1].Name != "gpu" || info[1].Capacity != remote.DefaultCapacity ||
+		strings.Join(info[1].Routes, " ") != "model-1 model-3" {
+		t.Errorf("Info = %+v", info)
+	}
+}
+
+func TestEnginesValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		c    EnginesConfig
+		want string
+	}{
+		{"duplicate name", EnginesConfig{Remote: []remote.Config{remoteCfg("sphinx")}}, "already an engine's name"},
+		{"unknown model route", EnginesConfig{Routes: RoutesConfig{Model1: "gpu"}}, "routes.model-1"},
+		{"unknown language route", EnginesConfig{Routes: RoutesConfig{Languages: map[string]string{"fr": "gpu"}}}, "names no engine"},
+		{"route to an engine without the language", EnginesConfig{Routes: RoutesConfig{Languages: map[string]string{"fr": "sphinx"}}}, "does not serve fr"},
+		{"bad language", EnginesConfig{Routes: RoutesConfig{Languages: map[string]string{"xx": "sphinx"}}}, "not a language code"},
+		{"remote without url", EnginesConfig{Remote: []remote.Config{{Name: "gpu", Model: "m"}}}, "engines.remote[0]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.c.SetDefaults()
+			err := tt.c.Validate("en")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Validate = %v, want it to mention %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestFallbackLanguage(t *testing.T) {
+	on := testEngines(t, EnginesConfig{Remote: []remote.Config{remoteCfg("gpu")}, Fallback: true})
+	off := testEngines(t, EnginesConfig{Remote: []remote.Config{remoteCfg("gpu")}})
+	gpu := on.remotes[0]
+	tests := []struct {
+		e      *Engines
+		rt     Route
+		listed []string
+		want   string
+	}{
+		{on, Route{Engine: gpu, Language: "en"}, []string{"en"}, "en"},
+		{on, Route{Engine: gpu, Language: "fr"}, []string{"fr"}, ""},
+		{on, Route{Engine: gpu}, nil, "en"},
+		{on, Route{Engine: gpu}, []string{"en", "fr"}, "en"},
+		{on, Route{Engine: gpu}, []string{"de", "fr"}, ""},
+		{off, Route{Engine: off.remotes[0], Language: "en"}, []string{"en"}, ""},
+	}
+	for i, tt := range tests {
+		if got := tt.e.fallbackLanguage(tt.rt, tt.listed); got != tt.want {
+			t.Errorf("%d: fallbackLanguage = %q, want %q", i, got, tt.want)
+		}
+	}
+}
+
+func TestEngineErrors(t *testing.T) {
+	un := engineError("gpu", &remote.StatusError{StatusCode: 503})
+	if Status(un) != 503 || !strings.HasPrefix(Message(un), "transcription engine gpu unavailable") {
+		t.Errorf("unavailable: %d %q", Status(un), Message(un))
+	}
+	bad := engineError("gpu", remote.ErrBadResponse)
+	if Status(bad) != 500 || Message(bad) != "transcription engine gpu returned a bad response" {
+		t.Errorf("bad response: %d %q", Status(bad), Message(bad))
+	}
+}

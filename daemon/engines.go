@@ -1,15 +1,12 @@
 package daemon
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/earshot-dev/earshot/daemon/params"
 	"github.com/earshot-dev/earshot/recognizer"
@@ -414,68 +411,11 @@ func transcribeRoute(ctx context.Context, rt Route, channels [][]int16, prompt s
 	if rt.Language != "" || !isRemote(rt.Engine) {
 		return recognizer.Transcribe(ctx, eng, channels, recognizer.BatchOptions{Language: rt.Language})
 	}
-	var vad recognizer.VADConfig
-	vad.SetDefaults()
-	type job struct {
-		channel    int
-		start, end int
-	}
-	var jobs []job
-	distinct := 0
-	for i, pcm := range channels {
-		if slices.ContainsFunc(channels[:i], func(prev []int16) bool { return slices.Equal(prev, pcm) }) {
-			continue
-		}
-		distinct++
-		for _, s := range recognizer.Segment(pcm, vad) {
-			jobs = append(jobs, job{i, s.Start, s.End})
-		}
-	}
-	results := make([]recognizer.Utterance, len(jobs))
-	g, gctx := errgroup.WithContext(ctx)
 	slots, _ := rt.Engine.(*remote.Engine).Stats()
-	g.SetLimit(max(slots, 1))
-	for k, j := range jobs {
-		g.Go(func() error {
-			st, err := eng.NewStream(gctx, recognizer.StreamOptions{})
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if err := st.Write(channels[j.channel][j.start:j.end]); err != nil {
-				return err
-			}
-			u, err := st.Finish()
-			if err != nil {
-				return fmt.Errorf("channel %d at %.2fs: %w", j.channel, float64(j.start)/recognizer.SampleRate, err)
-			}
-			off := float64(j.start) / recognizer.SampleRate
-			u.Start += off
-			u.End += off
-			for w := range u.Words {
-				u.Words[w].Start += off
-				u.Words[w].End += off
-			}
-			u.Channel = j.channel
-			results[k] = u
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
-		}
+	br, err := recognizer.Transcribe(ctx, eng, channels, recognizer.BatchOptions{Detect: true, Concurrency: max(slots, 1)})
+	if err != nil {
 		return nil, err
 	}
-	br := &recognizer.BatchResult{DistinctChannels: distinct}
-	for _, u := range results {
-		if len(u.Words) > 0 {
-			br.Utterances = append(br.Utterances, u)
-		}
-	}
-	slices.SortStableFunc(br.Utterances, func(a, b recognizer.Utterance) int {
-		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Channel, b.Channel))
-	})
 	br.Language = mainLanguage(br.Utterances)
 	if !rt.PerUtterance {
 		for i := range br.Utterances {

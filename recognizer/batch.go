@@ -13,8 +13,13 @@ import (
 // BatchOptions configures Transcribe.
 type BatchOptions struct {
 	// Language is the language code to decode; "" means the engine's first
-	// language.
+	// language, unless Detect is set.
 	Language string
+	// Detect asks the engine to detect the language of each segment (an
+	// engine that can, such as a remote Whisper server, takes an empty
+	// StreamOptions.Language as "detect"): Language must be "", and every
+	// utterance keeps the language the engine reported.
+	Detect bool
 	// Concurrency is how many segments decode at once; default (0) the
 	// number of CPUs. The engine's pool bounds it too: a segment waits for
 	// a free decoder.
@@ -61,11 +66,17 @@ const writeChunk = SampleRate
 func Transcribe(ctx context.Context, e Engine, channels [][]int16, o BatchOptions) (*BatchResult, error) {
 	langs := e.Languages()
 	lang := o.Language
-	if lang == "" && len(langs) > 0 {
+	switch {
+	case o.Detect && lang != "":
+		return nil, fmt.Errorf("recognizer: transcribe: Detect with Language %q", lang)
+	case o.Detect:
+	case lang == "" && len(langs) > 0:
 		lang = langs[0]
-	}
-	if !slices.Contains(langs, lang) {
-		return nil, fmt.Errorf("recognizer: transcribe in %q (installed: %v): %w", lang, langs, ErrLanguage)
+		fallthrough
+	default:
+		if !slices.Contains(langs, lang) {
+			return nil, fmt.Errorf("recognizer: transcribe in %q (installed: %v): %w", lang, langs, ErrLanguage)
+		}
 	}
 	conc := o.Concurrency
 	if conc <= 0 {
@@ -114,7 +125,9 @@ func Transcribe(ctx context.Context, e Engine, channels [][]int16, o BatchOption
 				u.Words[w].End += offset
 			}
 			u.Channel = j.channel
-			u.Language = lang
+			if !o.Detect || u.Language == "" {
+				u.Language = lang
+			}
 			results[k] = u
 			return nil
 		})

@@ -7,25 +7,38 @@ GOBIN       ?= $(shell $(GO) env GOPATH)/bin
 STATICCHECK := $(GOBIN)/staticcheck
 STATICCHECK_VERSION := v0.8.2
 # Debian packages the daemon and its tests need: PocketSphinx (library, en-us model, reference
-# pocketsphinx_batch for benchmarks), ffmpeg for containers, SpeexDSP, pkg-config for cgo, wrk for benchmarks.
-DEB_PKGS    := libpocketsphinx-dev pocketsphinx-en-us pocketsphinx ffmpeg libspeexdsp-dev pkg-config gcc wrk ca-certificates
+# pocketsphinx_batch for benchmarks), ffmpeg for containers, SpeexDSP and pkg-config for cgo.
+DEB_PKGS    := libpocketsphinx-dev pocketsphinx-en-us pocketsphinx ffmpeg libspeexdsp-dev pkg-config gcc ca-certificates
+# For tests and benchmarks only: chromium + playwright-core (npm, with the machine's node) drive the /console
+# browser test; wrk loads the API.
+TEST_DEB_PKGS := chromium wrk
+E2E_NODE    := bin/e2e-node
+PLAYWRIGHT  := playwright-core@1.65.1
 BIN         := bin/earshotd
 DATA        ?= $(CURDIR)/.data
 LISTEN      ?= 127.0.0.1:8080
 TEST_TIMEOUT ?= 20m
 
-.PHONY: all deps tools build run test lint unit bench clean
+.PHONY: all deps test-deps apt tools build run test lint unit bench clean
 
 all: build
 
 deps:
-	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@$(MAKE) --no-print-directory apt PKGS="$(DEB_PKGS)"
+	@$(GO) mod download
+
+test-deps: deps
+	@$(MAKE) --no-print-directory apt PKGS="$(TEST_DEB_PKGS)"
+	@[ -d $(E2E_NODE)/node_modules/playwright-core ] || npm install --silent --no-audit --no-fund --prefix $(E2E_NODE) $(PLAYWRIGHT)
+
+# apt installs the Debian packages of PKGS that are missing.
+apt:
+	@missing=""; for p in $(PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing Debian packages:$$missing"; \
 		SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
-	@$(GO) mod download
 
 tools:
 	@[ -x $(STATICCHECK) ] || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
@@ -48,14 +61,14 @@ lint: deps tools
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
 
-unit: deps
+unit: test-deps
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 test: lint unit
 
 # On-demand measurements (never part of `make test`); results in bench/RESULTS.md.
 BENCH_RESULTS ?= bench/RESULTS.md
-bench: build
+bench: build test-deps
 	@{ echo "# Benchmark results"; echo; \
 	  echo "$$(date -u '+%Y-%m-%d %H:%M UTC'), $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $$(nproc) CPUs, $$($(GO) env GOVERSION)"; echo; \
 	  echo "## Speech recognition (bench/cmd/asrbench)"; echo; $(GO) run ./bench/cmd/asrbench -serial; echo; \

@@ -227,12 +227,15 @@ type liveChannel struct {
 }
 
 // oneShot is implemented by streams that can decode a whole utterance in
-// one pass (sphinx). Finals come from it: it normalises the utterance's
-// features over the whole utterance, as batch decoding does, where an
-// incremental decode has to start from the model's initial mean — which on
-// short utterances and on narrowband (8 kHz) audio costs a great deal of
-// accuracy. Without partials no incremental decode runs at all, and the
-// decoder is held only while the final is decoded.
+// one pass (sphinx). Without partials, finals come from it: it normalises
+// the utterance's features over the whole utterance, as batch decoding
+// does, where an incremental decode has to start from a running mean —
+// which on short utterances and on narrowband (8 kHz) audio costs a great
+// deal of accuracy — and the decoder is held only while the final is
+// decoded. With partials the utterance is decoded as it arrives (for the
+// partials) and the final comes from that decode: a one-pass decode on top
+// would double the CPU and put the whole utterance's decode between its
+// end and its final.
 type oneShot interface {
 	Decode(pcm []int16) (Utterance, error)
 }
@@ -495,7 +498,7 @@ func (l *Live) final(ctx context.Context, ch *liveChannel, t1 int64) error {
 	}
 	var u Utterance
 	var err error
-	if o, ok := ch.st.(oneShot); ok {
+	if o, ok := ch.st.(oneShot); ok && !l.cfg.Partials {
 		u, err = o.Decode(ch.utt)
 	} else {
 		u, err = ch.st.Finish()

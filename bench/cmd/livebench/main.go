@@ -33,6 +33,9 @@ import (
 // extraConfig is appended to every daemon's YAML.
 var extraConfig string
 
+// sessionBody is the POST /v2/live body of every session.
+var sessionBody = `{}`
+
 var clips = []string{
 	"ls-test-clean-1089-134686-0000.wav",
 	"ls-dev-clean-2412-153948-0000.wav",
@@ -43,9 +46,13 @@ func main() {
 	ns := flag.String("n", "1,2,4,6,8", "session counts to run")
 	speech := flag.String("speech", "../shared/testdata/speech", "speech clips")
 	fast := flag.Bool("fast", false, "run the daemon with sphinx.fast_search: true")
+	partials := flag.Bool("partials", false, "ask for partial transcripts (the WebSocket default is off)")
 	flag.Parse()
 	if *fast {
 		extraConfig = "sphinx:\n  fast_search: true\n"
+	}
+	if *partials {
+		sessionBody = `{"messages_config":{"receive_partial_transcripts":true}}`
 	}
 	if err := run(*ns, *speech); err != nil {
 		fmt.Fprintln(os.Stderr, "livebench:", err)
@@ -150,7 +157,7 @@ func runN(n int, audio []byte) (*result, error) {
 // session streams audio at real time and returns final latencies, partial
 // gaps and the number of error messages.
 func session(d *benchd.Daemon, audio []byte) (lat, gaps []float64, errs int) {
-	url, err := create(d, `{"messages_config":{"receive_partial_transcripts":true}}`)
+	url, err := create(d, sessionBody)
 	if err != nil {
 		return nil, nil, 1
 	}

@@ -74,6 +74,8 @@ bench: build test-deps
 	  echo "## Speech recognition (bench/cmd/asrbench)"; echo; $(GO) run ./bench/cmd/asrbench -serial; echo; \
 	  echo "## HTTP (bench/cmd/httpbench)"; echo; $(GO) run ./bench/cmd/httpbench; echo; \
 	  echo "## Live sessions (bench/cmd/livebench)"; echo; $(GO) run ./bench/cmd/livebench; echo; \
+	  echo "## SIP door (bench/cmd/sipbench)"; echo; $(GO) run ./bench/cmd/sipbench; echo; \
+	  echo "## WebRTC door (bench/cmd/whipbench)"; echo; $(GO) run ./bench/cmd/whipbench; echo; \
 	  if [ -f $(SOAK_OUT) ]; then echo "## Last soak ($(SOAK_OUT), from make soak)"; echo; cat $(SOAK_OUT); fi; \
 	} > $(BENCH_RESULTS).tmp && mv $(BENCH_RESULTS).tmp $(BENCH_RESULTS) && cat $(BENCH_RESULTS)
 

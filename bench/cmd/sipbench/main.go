@@ -20,8 +20,8 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"log/slog"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -89,6 +89,7 @@ func main() {
 type sink struct {
 	decode   atomic.Bool
 	bytes    atomic.Int64
+	voiced   atomic.Int64 // bytes in 160-byte steps that are not all silence
 	samples  atomic.Int64
 	sessions atomic.Int64
 }
@@ -116,6 +117,21 @@ func (s *session) ID() string { return s.id }
 
 func (s *session) Write(_ context.Context, audio []byte) error {
 	s.k.bytes.Add(int64(len(audio)))
+	silence := byte(0xFF)
+	if s.alaw {
+		silence = 0xD5
+	}
+	voiced := 0
+	for i := 0; i < len(audio); i += 160 {
+		frame := audio[i:min(i+160, len(audio))]
+		for _, b := range frame {
+			if b != silence {
+				voiced += len(frame)
+				break
+			}
+		}
+	}
+	s.k.voiced.Add(int64(voiced))
 	if s.k.decode.Load() {
 		var pcm []byte
 		if s.alaw {
@@ -144,8 +160,8 @@ func cpuNow() time.Duration {
 // window is what the door process did between the sender's two marks.
 type window struct {
 	wall, cpu time.Duration
-	bytes     int64 // audio bytes (G.711) the sink or raw readers got
-	samples   int64
+	bytes     int64               // audio bytes (G.711) the sink or raw readers got
+	voiced    int64               // of which not silence (the sink only)
 	lines     map[string][]string // the sender's other output, by key
 }
 
@@ -171,18 +187,18 @@ func child(o opts, count func() (int64, int64), args ...string) (window, error) 
 	w := window{lines: map[string][]string{}}
 	var t0 time.Time
 	var c0 time.Duration
-	var b0, s0 int64
+	var b0, v0 int64
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
 		key, val, _ := strings.Cut(sc.Text(), " ")
 		switch {
 		case key == "mark" && val == "start":
 			t0, c0 = time.Now(), cpuNow()
-			b0, s0 = count()
+			b0, v0 = count()
 		case key == "mark" && val == "end":
 			w.wall, w.cpu = time.Since(t0), cpuNow()-c0
-			b, s := count()
-			w.bytes, w.samples = b-b0, s-s0
+			b, v := count()
+			w.bytes, w.voiced = b-b0, v-v0
 		default:
 			w.lines[key] = append(w.lines[key], val)
 		}
@@ -221,7 +237,7 @@ func run(o opts) error {
 		door.Close()
 	}()
 	target := udp.LocalAddr().String()
-	sinkCount := func() (int64, int64) { return k.bytes.Load(), k.samples.Load() }
+	sinkCount := func() (int64, int64) { return k.bytes.Load(), k.voiced.Load() }
 	// settle waits for the door to finish tearing down the last run's calls.
 	settle := func() {
 		for deadline := time.Now().Add(30 * time.Second); door.Calls() > 0 && time.Now().Before(deadline); {
@@ -289,12 +305,13 @@ func run(o opts) error {
 		}
 		rows = append(rows, row{m.name, w})
 	}
-	fmt.Printf("| %d calls, %.0f s window | door process CPU s | %% of one core | audio delivered (call-s per wall-s) | RTP packets sent | sender CPU %% (own process) |\n", o.calls, o.dur.Seconds())
-	fmt.Println("|---|---|---|---|---|---|")
+	fmt.Printf("| %d calls, %.0f s window | door process CPU s | %% of one core | audio to sink, call-s per s | of which not silence | RTP packets sent | sender CPU %% (own process) |\n", o.calls, o.dur.Seconds())
+	fmt.Println("|---|---|---|---|---|---|---|")
 	var target15 float64
 	for _, r := range rows {
 		pctCore := 100 * r.w.cpu.Seconds() / r.w.wall.Seconds()
 		delivered := float64(r.w.bytes) / rtpRate / r.w.wall.Seconds()
+		voiced := float64(r.w.voiced) / rtpRate / r.w.wall.Seconds()
 		sent, scpu := "-", "-"
 		if v := r.w.lines["sent"]; len(v) > 0 {
 			sent = v[0]
@@ -303,7 +320,7 @@ func run(o opts) error {
 			f, _ := strconv.ParseFloat(v[0], 64)
 			scpu = fmt.Sprintf("%.1f", 100*f/r.w.wall.Seconds())
 		}
-		fmt.Printf("| %s | %.2f | %.1f | %.1f | %s | %s |\n", r.name, r.w.cpu.Seconds(), pctCore, delivered, sent, scpu)
+		fmt.Printf("| %s | %.2f | %.1f | %.1f | %.1f | %s | %s |\n", r.name, r.w.cpu.Seconds(), pctCore, delivered, voiced, sent, scpu)
 		target15 = pctCore
 	}
 	fmt.Println()
@@ -368,7 +385,7 @@ func rawReaders(n int) (*raw, error) {
 	return r, nil
 }
 
-func (r *raw) count() (int64, int64) { return r.bytes.Load(), 0 }
+func (r *raw) count() (int64, int64) { b := r.bytes.Load(); return b, b }
 
 func (r *raw) ports() string {
 	var ps []string
@@ -511,8 +528,8 @@ func loadAudio(dir string) ([]byte, error) {
 
 // stream sends one 20 ms PCMU packet per destination per 20 ms, spread
 // over the period in 10 groups (as calls from a PBX are not in phase),
-// until stop is closed; it returns the packets sent.
-func stream(conns []*net.UDPConn, dests []*net.UDPAddr, audio []byte, stop <-chan struct{}) int {
+// until stop is closed, counting the packets sent in sent.
+func stream(conns []*net.UDPConn, dests []*net.UDPAddr, audio []byte, stop <-chan struct{}, sent *atomic.Int64) {
 	const frame = 160
 	const groups = 10
 	n := len(conns)
@@ -524,14 +541,13 @@ func stream(conns []*net.UDPConn, dests []*net.UDPAddr, audio []byte, stop <-cha
 		off[i] = (i * 7919 * frame) % (len(audio) - frame)
 	}
 	buf := make([]byte, 12+frame)
-	sent := 0
 	next := time.Now()
 	for {
 		for g := range groups {
 			next = next.Add(20 * time.Millisecond / groups)
 			select {
 			case <-stop:
-				return sent
+				return
 			case <-time.After(time.Until(next)):
 			}
 			for i := g; i < n; i += groups {
@@ -547,7 +563,7 @@ func stream(conns []*net.UDPConn, dests []*net.UDPAddr, audio []byte, stop <-cha
 				seq[i]++
 				ts[i] += frame
 				if _, err := conns[i].WriteToUDP(buf, dests[i]); err == nil {
-					sent++
+					sent.Add(1)
 				}
 			}
 		}
@@ -612,24 +628,24 @@ func sender(o opts) error {
 // window and its own CPU and packet count.
 func measure(o opts, conns []*net.UDPConn, dests []*net.UDPAddr, send bool) error {
 	stop := make(chan struct{})
-	sent := make(chan int, 1)
+	var sent atomic.Int64
+	var wg sync.WaitGroup
 	if send {
 		audio, err := loadAudio(o.speech)
 		if err != nil {
 			return err
 		}
-		go func() { sent <- stream(conns, dests, audio, stop) }()
-	} else {
-		sent <- 0
+		wg.Go(func() { stream(conns, dests, audio, stop, &sent) })
 	}
 	time.Sleep(o.warm)
 	fmt.Println("mark start")
-	c0 := cpuNow()
+	c0, s0 := cpuNow(), sent.Load()
 	time.Sleep(o.dur)
 	fmt.Println("mark end")
-	cpu := cpuNow() - c0
+	cpu, s1 := cpuNow()-c0, sent.Load()
 	close(stop)
-	fmt.Printf("sent %d\ncpu %.3f\n", <-sent, cpu.Seconds())
+	wg.Wait()
+	fmt.Printf("sent %d\ncpu %.3f\n", s1-s0, cpu.Seconds())
 	return nil
 }
 

@@ -4,7 +4,8 @@
 //   - offer → answer: Door.Offer timed for sequential WHIP offers from pion
 //     peers (each peer then connects and stays up, as browsers would), next
 //     to the same loop answered by a bare pion PeerConnection with the same
-//     codecs and ICE settings (what pion alone costs);
+//     codecs and ICE settings (what pion alone costs), and the same offers
+//     over HTTP to a real earshotd (POST /v2/live/{id}/whip → 201);
 //
 //   - receive path: the door process's CPU (getrusage(RUSAGE_SELF)) while N
 //     WebRTC peers in a separate sender process stream G.711 µ-law speech at
@@ -22,6 +23,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -30,7 +32,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +52,7 @@ import (
 	pionwebrtc "github.com/pion/webrtc/v4"
 	"github.com/zaf/g711"
 
+	"github.com/earshot-dev/earshot/bench/internal/benchd"
 	"github.com/earshot-dev/earshot/ingest"
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/ingest/webrtc"
@@ -96,6 +102,10 @@ func run(n int, dur time.Duration, offers int, speech string) error {
 	if err != nil {
 		return fmt.Errorf("door offers: %w", err)
 	}
+	httpRow, err := latencyHTTP(min(offers, 50))
+	if err != nil {
+		return fmt.Errorf("daemon offers: %w", err)
+	}
 	base, err := receive("udp", n, dur, speech)
 	if err != nil {
 		return fmt.Errorf("plain rtp: %w", err)
@@ -110,6 +120,8 @@ func run(n int, dur time.Duration, offers int, speech string) error {
 	fmt.Println("|---|---|---|---|---|")
 	fmt.Printf("| bare pion PeerConnection (reference) | %.1f | %.1f | %.1f | %d |\n", pct(ref.ms, .5), pct(ref.ms, .95), pct(ref.ms, 1), ref.errors)
 	fmt.Printf("| webrtc.Door.Offer | %.1f | %.1f | %.1f | %d |\n", pct(door.ms, .5), pct(door.ms, .95), pct(door.ms, 1), door.errors)
+	fmt.Printf("| real earshotd: POST /v2/live/{id}/whip → 201, seen by the client (%d offers, each DELETEd after connecting) | %.1f | %.1f | %.1f | %d |\n",
+		len(httpRow.ms)+httpRow.errors, pct(httpRow.ms, .5), pct(httpRow.ms, .95), pct(httpRow.ms, 1), httpRow.errors)
 	fmt.Printf("| webrtc.Door.Offer, the %d offers of the receive run (sender process) | %.1f | %.1f | %.1f | 0 |\n",
 		len(rtc.offerMS), pct(rtc.offerMS, .5), pct(rtc.offerMS, .95), pct(rtc.offerMS, 1))
 	fmt.Println()
@@ -255,6 +267,97 @@ func latency(offers int, useDoor bool) (*latResult, error) {
 	}
 	slices.Sort(r.ms)
 	return r, nil
+}
+
+// latencyHTTP times WHIP offers over HTTP against the real daemon: for
+// each, POST /v2/live (not timed), then POST .../whip with the session
+// token (timed until the 201 is read), connect, DELETE the resource.
+func latencyHTTP(offers int) (*latResult, error) {
+	d, err := benchd.Start("webrtc:\n  include_loopback: true\n  udp_ports: \"47000-47999\"\n", "--log-level", "info")
+	if err != nil {
+		return nil, err
+	}
+	defer d.Stop()
+	r := &latResult{}
+	for range offers {
+		var live struct {
+			ID  string `json:"id"`
+			URL string `json:"url"`
+		}
+		body := `{"encoding":"wav/ulaw","bit_depth":8,"sample_rate":8000,"channels":1}`
+		if err := call(d, "POST", "/v2/live", d.Key, "application/json", body, 201, &live); err != nil {
+			return nil, err
+		}
+		u, err := url.Parse(live.URL)
+		if err != nil {
+			return nil, err
+		}
+		o, err := newOfferer()
+		if err != nil {
+			return nil, err
+		}
+		offer, err := o.offer()
+		if err != nil {
+			o.pc.Close()
+			return nil, err
+		}
+		req, _ := http.NewRequest("POST", d.Base+"/v2/live/"+live.ID+"/whip", bytes.NewReader(offer))
+		req.Header.Set("Content-Type", "application/sdp")
+		req.Header.Set("Authorization", "Bearer "+u.Query().Get("token"))
+		start := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			o.pc.Close()
+			return nil, err
+		}
+		answer, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		el := time.Since(start)
+		if resp.StatusCode != 201 {
+			r.errors++
+			o.pc.Close()
+			continue
+		}
+		r.ms = append(r.ms, float64(el.Microseconds())/1000)
+		err = o.connect(answer, 10*time.Second)
+		if err == nil {
+			err = call(d, "DELETE", resp.Header.Get("Location"), "", "", "", 200, nil)
+		}
+		o.pc.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	slices.Sort(r.ms)
+	return r, nil
+}
+
+// call does one request and checks its status; out, when not nil, takes
+// the JSON body.
+func call(d *benchd.Daemon, method, path, key, ctype, body string, want int, out any) error {
+	req, err := http.NewRequest(method, d.Base+path, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	if key != "" {
+		req.Header.Set("x-service-key", key)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, b)
+	}
+	if out != nil {
+		return json.Unmarshal(b, out)
+	}
+	return nil
 }
 
 // pionAnswer answers like the door does (PCMU/PCMA only, UDP host

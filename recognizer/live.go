@@ -41,6 +41,15 @@ type LiveConfig struct {
 	AudioEnhancer bool `yaml:"audio_enhancer"`
 	// Partials enables partial transcripts during speech.
 	Partials bool `yaml:"partials"`
+	// OnePassFinals decodes each utterance in one pass when it ends, with
+	// its features normalised over the whole utterance, instead of as it
+	// arrives (partials, when asked, still come from an incremental decode,
+	// which then doubles the CPU). Better accuracy where the incremental
+	// decode's running normalisation starts far off — narrowband (8 kHz)
+	// audio with a wideband model — at the cost of latency: the whole
+	// utterance is decoded after its end. The daemon sets it for sessions
+	// below 16 kHz.
+	OnePassFinals bool `yaml:"one_pass_finals"`
 	// PartialInterval is the cadence of partials, in audio time, during
 	// speech, 20ms..500ms. Default 250ms.
 	PartialInterval time.Duration `yaml:"partial_interval"`
@@ -227,15 +236,14 @@ type liveChannel struct {
 }
 
 // oneShot is implemented by streams that can decode a whole utterance in
-// one pass (sphinx). Without partials, finals come from it: it normalises
+// one pass (sphinx). With OnePassFinals, finals come from it: it normalises
 // the utterance's features over the whole utterance, as batch decoding
 // does, where an incremental decode has to start from a running mean —
 // which on short utterances and on narrowband (8 kHz) audio costs a great
-// deal of accuracy — and the decoder is held only while the final is
-// decoded. With partials the utterance is decoded as it arrives (for the
-// partials) and the final comes from that decode: a one-pass decode on top
-// would double the CPU and put the whole utterance's decode between its
-// end and its final.
+// deal of accuracy — and, without partials, the decoder is held only while
+// the final is decoded. Wideband sessions decode incrementally instead and
+// take the final from that decode: lower latency, as the whole utterance
+// is not decoded again after its end.
 type oneShot interface {
 	Decode(pcm []int16) (Utterance, error)
 }
@@ -408,7 +416,7 @@ func (l *Live) begin(ctx context.Context, ch *liveChannel, start, t1 int64) erro
 	ch.utt = ch.utt[:0]
 	ch.errored = false
 	// Without partials the decoder is checked out only for the final.
-	if l.cfg.Partials {
+	if l.incremental() {
 		if err := l.checkout(ctx, ch, start, t1); err != nil {
 			return err
 		}
@@ -416,6 +424,10 @@ func (l *Live) begin(ctx context.Context, ch *liveChannel, start, t1 int64) erro
 	l.feed(ch, pre, t1)
 	return nil
 }
+
+// incremental reports whether utterances are decoded as they arrive (the
+// decoder held from speech start) rather than in one pass at their end.
+func (l *Live) incremental() bool { return l.cfg.Partials || !l.cfg.OnePassFinals }
 
 // checkout gets the channel a decoder, waiting at most DecoderWait; when
 // none comes it reports an error event and leaves ch.st nil.
@@ -444,7 +456,7 @@ func (l *Live) checkout(ctx context.Context, ch *liveChannel, start, t1 int64) e
 // the rest of the utterance goes undecoded.
 func (l *Live) feed(ch *liveChannel, pcm []int16, t1 int64) {
 	ch.utt = append(ch.utt, pcm...)
-	if ch.st == nil || !l.cfg.Partials {
+	if ch.st == nil || !l.incremental() {
 		return
 	}
 	if err := ch.st.Write(pcm); err != nil {
@@ -483,7 +495,7 @@ func (l *Live) final(ctx context.Context, ch *liveChannel, t1 int64) error {
 	defer func() {
 		ch.id = -1
 		ch.utt = ch.utt[:0]
-		if !l.cfg.Partials && ch.st != nil {
+		if !l.incremental() && ch.st != nil {
 			ch.st.Close() // held only while the final was decoded
 			ch.st = nil
 		}
@@ -498,7 +510,7 @@ func (l *Live) final(ctx context.Context, ch *liveChannel, t1 int64) error {
 	}
 	var u Utterance
 	var err error
-	if o, ok := ch.st.(oneShot); ok && !l.cfg.Partials {
+	if o, ok := ch.st.(oneShot); ok && l.cfg.OnePassFinals {
 		u, err = o.Decode(ch.utt)
 	} else {
 		u, err = ch.st.Finish()

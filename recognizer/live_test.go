@@ -588,7 +588,7 @@ func TestLiveFlushClose(t *testing.T) {
 	half := [][]int16{gf[0][:len(gf[0])*3/5]} // ends inside "ten"
 
 	var evs []recognizer.Event
-	l, err := recognizer.NewLive(e, recognizer.LiveConfig{}, func(ev recognizer.Event) { evs = append(evs, ev) })
+	l, err := recognizer.NewLive(e, recognizer.LiveConfig{OnePassFinals: true}, func(ev recognizer.Event) { evs = append(evs, ev) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -615,9 +615,9 @@ func TestLiveFlushClose(t *testing.T) {
 	}
 
 	streamLive(t, l, half) // opens an utterance again
-	// Without partials a decoder is held only while a final is decoded.
+	// With one-pass finals a decoder is held only while a final is decoded.
 	if _, busy := e.Stats(); busy != 0 {
-		t.Fatalf("%d decoders busy during speech without partials, want 0", busy)
+		t.Fatalf("%d decoders busy during speech with one-pass finals, want 0", busy)
 	}
 	n = len(evs)
 	for range 2 {

@@ -74,7 +74,7 @@ func newDecoder(cfg Config) (*decoder, error) {
 		"-dict", cfg.Dict,
 		"-remove_silence", "no",
 	}
-	if !cfg.SecondPass {
+	if cfg.FastSearch {
 		args = append(args, "-fwdflat", "no")
 	}
 	argv := make([]*C.char, len(args))

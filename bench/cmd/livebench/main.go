@@ -45,11 +45,11 @@ var clips = []string{
 func main() {
 	ns := flag.String("n", "1,2,4,6,8", "session counts to run")
 	speech := flag.String("speech", "../shared/testdata/speech", "speech clips")
-	second := flag.Bool("second-pass", false, "run the daemon with sphinx.second_pass: true")
+	fast := flag.Bool("fast", false, "run the daemon with sphinx.fast_search: true")
 	partials := flag.Bool("partials", false, "ask for partial transcripts (the WebSocket default is off)")
 	flag.Parse()
-	if *second {
-		extraConfig = "sphinx:\n  second_pass: true\n"
+	if *fast {
+		extraConfig = "sphinx:\n  fast_search: true\n"
 	}
 	if *partials {
 		sessionBody = `{"messages_config":{"receive_partial_transcripts":true}}`

@@ -369,7 +369,7 @@ func liveAddonsSession(t *testing.T, d *daemonProc, key string) ([]liveMsg, map[
 	s := d.createLive(key, map[string]any{
 		"realtime_processing": map[string]any{
 			"custom_spelling":          true,
-			"custom_spelling_config":   map[string]any{"spelling_dictionary": map[string]any{"woodblocks": []string{"wooden blocks", "wood blocks"}}},
+			"custom_spelling_config":   map[string]any{"spelling_dictionary": map[string]any{"woodblocks": []string{"wooden blocks", "wood blocks", "one blocks"}}},
 			"named_entity_recognition": true,
 			"sentiment_analysis":       true,
 			"translation":              true,
@@ -421,7 +421,9 @@ func checkLiveResult(t *testing.T, job map[string]any) {
 	res := job["result"].(map[string]any)
 	full := res["transcription"].(map[string]any)["full_transcript"].(string)
 	t.Logf("live transcript: %s", full)
-	if !strings.Contains(full, "woodblocks") || strings.Contains(full, "wood blocks") || strings.Contains(full, "wooden blocks") {
+	// The variants are how the engine renders "wood blocks" in the live
+	// decode modes (second pass on or off, one-pass or incremental finals).
+	if !strings.Contains(full, "woodblocks") || strings.Contains(full, "wood blocks") || strings.Contains(full, "wooden blocks") || strings.Contains(full, "one blocks") {
 		t.Errorf("custom_spelling not applied to the finals: %s", full)
 	}
 	for _, name := range []string{"summarization", "chapterization"} {

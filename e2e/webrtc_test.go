@@ -489,13 +489,23 @@ func TestConsoleBrowser(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "testdata/console_browser.cjs", d.Base, key, wav, shots)
-	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "CHROMIUM="+browser)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("browser run: %v\n%s", err, stderr.String())
+	// A run whose browser process itself fails (Chromium start-up on a
+	// loaded machine) is tried once more; what the page showed is checked
+	// below either way.
+	var out []byte
+	for attempt := 1; ; attempt++ {
+		cmd := exec.CommandContext(ctx, node, "testdata/console_browser.cjs", d.Base, key, wav, shots)
+		cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "CHROMIUM="+browser)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		var err error
+		if out, err = cmd.Output(); err == nil {
+			break
+		}
+		if attempt == 2 || ctx.Err() != nil {
+			t.Fatalf("browser run: %v\n%s", err, stderr.String())
+		}
+		t.Logf("browser run %d failed, trying again: %v\n%s", attempt, err, stderr.String())
 	}
 	var seen struct {
 		LiveFinals       []string `json:"live_finals"`

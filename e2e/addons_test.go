@@ -377,21 +377,7 @@ func liveAddonsSession(t *testing.T, d *daemonProc, key string) ([]liveMsg, map[
 		},
 		"post_processing": map[string]any{"summarization": true, "chapterization": true},
 	})
-	conn, err := dial(t, s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	done := make(chan struct{})
-	var msgs []liveMsg
-	var code int
-	go func() {
-		defer close(done)
-		msgs, code = readAll(t, conn, 2*time.Minute)
-	}()
-	stream(t, conn, pcmOf(t, path), 32, 100, 0)
-	conn.WriteJSON(map[string]any{"type": "stop_recording"})
-	<-done
+	msgs, code := runSession(t, s.URL, pcmOf(t, path), 32, 0)
 	if code != 1000 {
 		t.Fatalf("close code %d", code)
 	}

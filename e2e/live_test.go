@@ -120,6 +120,29 @@ func stream(t *testing.T, c *websocket.Conn, audio []byte, bytesPerMs, chunkMs i
 	}
 }
 
+// runSession connects to a session's URL, streams audio in 100 ms chunks
+// at pace (0: as fast as it can), sends stop_recording and returns every
+// message with the close code.
+func runSession(t *testing.T, url string, audio []byte, bytesPerMs int, pace time.Duration) ([]liveMsg, int) {
+	t.Helper()
+	conn, err := dial(t, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	done := make(chan struct{})
+	var msgs []liveMsg
+	var code int
+	go func() {
+		defer close(done)
+		msgs, code = readAll(t, conn, 3*time.Minute)
+	}()
+	stream(t, conn, audio, bytesPerMs, 100, pace)
+	conn.WriteJSON(map[string]any{"type": "stop_recording"})
+	<-done
+	return msgs, code
+}
+
 func TestLiveWebSocket(t *testing.T) {
 	d := startDaemon(t, "", "")
 	key := createKey(t, d.DataDir, "acme")
@@ -162,21 +185,7 @@ func TestLiveWebSocket(t *testing.T) {
 			if rec["status"] != "queued" || rec["kind"] != "live" {
 				t.Fatalf("before connecting: %v %v", rec["status"], rec["kind"])
 			}
-			conn, err := dial(t, s.URL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			done := make(chan struct{})
-			var msgs []liveMsg
-			var code int
-			go func() {
-				defer close(done)
-				msgs, code = readAll(t, conn, 3*time.Minute)
-			}()
-			stream(t, conn, c.audio, c.bytesPerMs, 100, c.pace)
-			conn.WriteJSON(map[string]any{"type": "stop_recording"})
-			<-done
+			msgs, code := runSession(t, s.URL, c.audio, c.bytesPerMs, c.pace)
 			if code != 1000 {
 				t.Fatalf("close code %d, want 1000", code)
 			}

@@ -57,12 +57,11 @@ func (d *Daemon) recoverLive(ctx context.Context, id string) {
 		}
 	}
 	d.endRecovered(log, j, func(j *store.Job) {
-		s := &liveSession{id: j.ID, format: liveFormat(&p)}
 		dur := 0.0
 		if info != nil {
 			dur = info.Duration
 		}
-		j.File = s.fileRecord(round3(dur))
+		j.File = liveFileRecord(j.ID, p.Channels, round3(dur))
 		if res == nil {
 			res = &Result{Transcription: Transcription{Languages: []string{d.engine.Languages()[0]}, Utterances: []Utterance{}}}
 		}

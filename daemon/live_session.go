@@ -343,8 +343,8 @@ func (a *Attachment) Write(ctx context.Context, audio []byte) error {
 
 // ackLocked acknowledges the whole-session bytes [from, to).
 func (s *liveSession) ackLocked(from, to int64) {
-	if !s.p.MessagesConfig.ReceiveAcknowledgments && !(s.p.Callback && s.p.CallbackConfig.ReceiveAcknowledgments) {
-		return
+	if !s.wantsAcks() {
+		return // nobody takes acks: skip building one per frame
 	}
 	m := msg("audio_chunk", s.id, map[string]any{
 		"byte_range": []int64{from, to},
@@ -352,6 +352,11 @@ func (s *liveSession) ackLocked(from, to int64) {
 	})
 	m["acknowledged"], m["error"] = true, nil
 	s.sendLocked(m)
+}
+
+// wantsAcks reports whether the WebSocket or the callback takes acks.
+func (s *liveSession) wantsAcks() bool {
+	return s.p.MessagesConfig.ReceiveAcknowledgments || s.p.Callback && s.p.CallbackConfig.ReceiveAcknowledgments
 }
 
 // resyncWindow bounds how far behind the last ack sent a reconnecting
@@ -499,18 +504,15 @@ func (a *Attachment) Stop(ctx context.Context) error {
 
 func (s *liveSession) stopLocked(ctx context.Context) {
 	dur := s.secondsAt(s.received - int64(len(s.carry)))
-	if s.stopped {
+	if s.stopped || s.wantsAcks() {
 		m := msg("stop_recording", s.id, map[string]any{"recording_duration": dur, "recording_left_to_process": 0})
 		m["acknowledged"], m["error"] = true, nil
 		s.sendLocked(m)
-		return
+	}
+	if s.stopped {
+		return // later stops are acked and ignored
 	}
 	s.stopped = true
-	if s.p.MessagesConfig.ReceiveAcknowledgments || s.p.Callback && s.p.CallbackConfig.ReceiveAcknowledgments {
-		m := msg("stop_recording", s.id, map[string]any{"recording_duration": dur, "recording_left_to_process": 0})
-		m["acknowledged"], m["error"] = true, nil
-		s.sendLocked(m)
-	}
 	s.finishLocked(ctx, "")
 }
 
@@ -569,7 +571,7 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 		j.Status = store.StatusDone
 		j.CompletedAt = time.Now().UTC()
 		j.Result = body
-		j.File = s.fileRecord(dur)
+		j.File = liveFileRecord(s.id, s.format.Channels, dur)
 		if s.route.Engine != nil {
 			if j.PostSessionMetadata == nil {
 				j.PostSessionMetadata = map[string]any{}
@@ -585,10 +587,10 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 	s.log.Info("live session ended", "audio_seconds", dur)
 }
 
-func (s *liveSession) fileRecord(dur float64) *store.File {
-	name := s.id + ".wav"
-	ch := s.format.Channels
-	return &store.File{ID: s.id, Filename: &name, AudioDuration: &dur, Channels: &ch}
+// liveFileRecord is the File record of a live job's recording.
+func liveFileRecord(id string, channels int, dur float64) *store.File {
+	name := id + ".wav"
+	return &store.File{ID: id, Filename: &name, AudioDuration: &dur, Channels: &channels}
 }
 
 // failLocked ends the job as error (408 when it never connected).
@@ -616,12 +618,9 @@ func (s *liveSession) failLocked(reason string) {
 }
 
 func (s *liveSession) endLocked() {
-	if s.kick != nil {
-		// The door closes the socket after end_session; kicking here would
-		// race it. It watches Done instead.
-		s.kick = nil
-	}
-	s.sink = nil
+	// The door closes the socket after end_session (it watches Done);
+	// kicking it here would race that.
+	s.sink, s.kick = nil, nil
 	close(s.done)
 	s.d.dropSession(s.id)
 }

@@ -61,11 +61,7 @@ func closeCode(err error) int {
 }
 
 func (s *Server) createLive(ctx *fasthttp.RequestCtx) {
-	if ct := ctx.Request.Header.ContentType(); len(ct) > 0 && !strings.HasPrefix(strings.ToLower(string(ct)), "application/json") {
-		s.fail(ctx, errBadRequest("body: Content-Type must be application/json"))
-		return
-	}
-	body, err := s.readBody(ctx)
+	body, err := s.readJSON(ctx)
 	if err != nil {
 		s.fail(ctx, err)
 		return

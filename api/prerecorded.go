@@ -11,7 +11,16 @@ import (
 	"github.com/earshot-dev/earshot/store"
 )
 
-// readBody reads a JSON request body, at most MaxBodyBytes.
+// readJSON reads a JSON request body: a Content-Type other than
+// application/json (when one is given) is a 400, then as readBody.
+func (s *Server) readJSON(ctx *fasthttp.RequestCtx) ([]byte, error) {
+	if ct := ctx.Request.Header.ContentType(); len(ct) > 0 && !bytes.HasPrefix(bytes.ToLower(ct), []byte("application/json")) {
+		return nil, errBadRequest("body: Content-Type must be application/json")
+	}
+	return s.readBody(ctx)
+}
+
+// readBody reads a request body, at most MaxBodyBytes.
 func (s *Server) readBody(ctx *fasthttp.RequestCtx) ([]byte, error) {
 	limit := s.cfg.MaxBodyBytes
 	if n := ctx.Request.Header.ContentLength(); n > int(limit) {
@@ -32,11 +41,7 @@ func (s *Server) readBody(ctx *fasthttp.RequestCtx) ([]byte, error) {
 }
 
 func (s *Server) createPreRecorded(ctx *fasthttp.RequestCtx) {
-	if ct := ctx.Request.Header.ContentType(); len(ct) > 0 && !bytes.HasPrefix(bytes.ToLower(ct), []byte("application/json")) {
-		s.fail(ctx, errBadRequest("body: Content-Type must be application/json"))
-		return
-	}
-	body, err := s.readBody(ctx)
+	body, err := s.readJSON(ctx)
 	if err != nil {
 		s.fail(ctx, err)
 		return

@@ -22,7 +22,9 @@ type Config struct {
 	// Default 20000-20999.
 	RTPPorts string `yaml:"rtp_ports"`
 	// Allow lists the networks (CIDR, or single addresses) that may place
-	// calls and send OPTIONS; any other source gets 403. Required when
+	// calls and send OPTIONS; any other source gets 403 for its first few
+	// messages a minute, and what it sends beyond that is dropped unread
+	// (a flood costs no SIP state). Required when
 	// Listen is set.
 	Allow []string `yaml:"allow"`
 	// AdvertiseIP is the c= address of SDP answers and the Contact host.

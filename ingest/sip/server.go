@@ -38,6 +38,7 @@ type Server struct {
 	log       *slog.Logger
 	rtpLog    *slog.Logger
 	allow     []netip.Prefix
+	filter    *sourceFilter // refused sources beyond their allowance are dropped unread
 	routes    []*route
 	ports     *rtp.Ports
 	advertise netip.Addr
@@ -69,6 +70,7 @@ func New(cfg Config, opener Opener, log *slog.Logger) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, opener: opener, log: log.With("component", "sip"), rtpLog: log.With("component", "rtp"), calls: map[string]*call{}}
 	s.allow, _ = parseNets(cfg.Allow)
+	s.filter = newSourceFilter(s.allow, s.log)
 	for _, r := range cfg.Routes {
 		nets, _ := parseNets(r.Source)
 		s.routes = append(s.routes, &route{Route: r, nets: nets})
@@ -164,10 +166,10 @@ func (s *Server) Run(ctx context.Context, udp net.PacketConn, tcp net.Listener) 
 
 	var serving sync.WaitGroup
 	if udp != nil {
-		serving.Go(func() { srv.ServeUDP(udp) })
+		serving.Go(func() { srv.ServeUDP(filteredConn{udp, s.filter}) })
 	}
 	if tcp != nil {
-		serving.Go(func() { srv.ServeTCP(tcp) })
+		serving.Go(func() { srv.ServeTCP(filteredListener{tcp, s.filter}) })
 	}
 	s.log.Info("sip listening", "addr", addrs[0], "addrs", addrs, "advertise", s.advertise.String(), "rtp_ports", s.cfg.RTPPorts)
 	<-ctx.Done()
@@ -191,6 +193,10 @@ func (s *Server) Run(ctx context.Context, udp net.PacketConn, tcp net.Listener) 
 // Close releases nothing more than Run does; it exists for the New, Run,
 // Close lifecycle and is safe to call at any time.
 func (s *Server) Close() error { return nil }
+
+// Refused is how many datagrams and TCP connections from sources outside
+// sip.allow were dropped unread (beyond each source's few answered 403s).
+func (s *Server) Refused() uint64 { return s.filter.Dropped() }
 
 // Calls is how many calls are being set up or running.
 func (s *Server) Calls() int {

@@ -75,4 +75,3 @@ type dummyAddr struct{}
 
 func (dummyAddr) Network() string { return "x" }
 func (dummyAddr) String() string  { return "not an address" }
-

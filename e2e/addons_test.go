@@ -183,7 +183,7 @@ func TestAddons(t *testing.T) {
 		if !strings.Contains(full, "flour") || strings.Contains(strings.ToLower(full), "flower") {
 			t.Errorf("custom_spelling: flower not written flour")
 		}
-		if meta, _ := job["post_session_metadata"].(map[string]any); !strings.Contains(fmt.Sprint(meta["custom_vocabulary"]), "not applied") {
+		if meta, _ := job["post_session_metadata"].(map[string]any); !strings.Contains(fmt.Sprint(meta["custom_vocabulary"]), "sphinx's dictionary") {
 			t.Errorf("custom_vocabulary: post_session_metadata %v", meta)
 		}
 		if !strings.Contains(full, ".") || full[0] < 'A' || full[0] > 'Z' {

@@ -35,6 +35,26 @@ type StreamOptions struct {
 	// Language is the language code the stream decodes; empty means the
 	// engine's first installed language.
 	Language string
+	// Vocabulary lists words and phrases the stream should recognise more
+	// readily (a job's custom_vocabulary). Engines that cannot use it
+	// ignore it; the embedded engine adds missing words to its dictionary
+	// and raises the language-model weight of every listed word.
+	Vocabulary []VocabularyWord
+}
+
+// VocabularyWord is one custom_vocabulary item as an engine takes it.
+type VocabularyWord struct {
+	// Value is a word or a phrase of words separated by spaces.
+	Value string
+	// Intensity, 0..1, is how strongly to favour Value: 0 only makes it
+	// recognisable, 1 favours it as much as the engine allows. Callers
+	// resolve a missing intensity (default_intensity, else their default)
+	// before filling it in.
+	Intensity float64
+	// Pronunciations are alternative ways to say Value: phone strings of
+	// the engine's phone set ("K AA1 R L") or respellings in letters
+	// ("karl"). Engines that cannot use them ignore them.
+	Pronunciations []string
 }
 
 // Engine turns 16 kHz mono PCM into text. Engines are heavy: an

@@ -7,6 +7,7 @@ package sphinx
 #include <sphinxbase/err.h>
 #include <sphinxbase/cmn.h>
 #include <sphinxbase/feat.h>
+#include <sphinxbase/ngram_model.h>
 
 // Small wrappers keep struct access and macros on the C side.
 static int es_frate(ps_decoder_t *ps) {
@@ -37,11 +38,47 @@ static int32 es_seg_prob(ps_seg_t *seg) {
 static double es_exp(ps_decoder_t *ps, int32 p) {
 	return logmath_exp(ps_get_logmath(ps), p);
 }
+static double es_lw(ps_decoder_t *ps) {
+	return (double)cmd_ln_float32_r(ps_get_config(ps), "-lw");
+}
+// es_vocabulary_search makes an n-gram search named name whose language
+// model interpolates the model of search base (weight 1-lambda) with the
+// ARPA model at path (weight lambda), and activates it. Sets take their
+// own references (ngram_model_set_init and ps_set_lm retain), so ours are
+// dropped here. It returns 0, or the negative number of the failed step.
+static int es_vocabulary_search(ps_decoder_t *ps, const char *base, const char *name,
+		const char *path, float lambda) {
+	ngram_model_t *def = ps_get_lm(ps, base);
+	if (def == NULL)
+		return -1;
+	ngram_model_t *lm = ngram_model_set_lookup(def, NULL);
+	if (lm == NULL)
+		return -2;
+	ngram_model_t *voc = ngram_model_read(ps_get_config(ps), path, NGRAM_ARPA, ps_get_logmath(ps));
+	if (voc == NULL)
+		return -3;
+	ngram_model_t *models[2] = {lm, voc};
+	char *names[2] = {"base", "vocabulary"};
+	float32 weights[2] = {1 - lambda, lambda};
+	ngram_model_t *set = ngram_model_set_init(ps_get_config(ps), models, names, weights, 2);
+	ngram_model_free(voc);
+	if (set == NULL)
+		return -4;
+	int rv = ps_set_lm(ps, name, set);
+	ngram_model_free(set);
+	if (rv < 0)
+		return -5;
+	if (ps_set_search(ps, name) < 0)
+		return -6;
+	return 0;
+}
 */
 import "C"
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"unsafe"
 
@@ -57,6 +94,11 @@ type decoder struct {
 	cmnInit  []C.mfcc_t // live CMN mean after init (-cmninit)
 	inUtt    bool       // between ps_start_utt and ps_end_utt
 	nSamples int        // samples fed to the current utterance
+	// vocab is the key of the vocabulary applied to this decoder ("" for
+	// none). A decoder with a vocabulary keeps it: its dictionary and
+	// language model were changed, so it only serves streams with the same
+	// vocabulary and is replaced by a fresh one otherwise.
+	vocab string
 }
 
 // silenceLogs turns off the C library's log output. The log stream is
@@ -261,4 +303,61 @@ func cleanHyp(h string) []string {
 		}
 	}
 	return out
+}
+
+// vocabularySearch names the search a decoder decodes with once a
+// vocabulary was applied.
+const vocabularySearch = "earshot_vocabulary"
+
+// vocabularyLambda is the interpolation weight of the vocabulary language
+// model. It only needs to be small: a vocabulary word's log probability is
+// chosen so that lambda times it reaches its floor (see vocabulary.go), and
+// every other word loses log(1-lambda), 0.01 nats, which changes nothing.
+const vocabularyLambda = 0.01
+
+// lw is the decoder's language-model weight (-lw): PocketSphinx adds
+// lw*log P(word) to a path's score.
+func (d *decoder) lw() float64 { return float64(C.es_lw(d.ps)) }
+
+// applyVocabulary adds v's new words to the dictionary (PocketSphinx also
+// adds them to the language model at a uniform unigram probability) and,
+// when v boosts words, switches the decoder to a search whose language
+// model interpolates its own with v's unigram model. arpa is that model's
+// text. The decoder is changed for good: d.vocab records v's key.
+func (d *decoder) applyVocabulary(v *vocabulary, arpa string) error {
+	d.reset()
+	for i, w := range v.add {
+		cw, cp := C.CString(w.word), C.CString(strings.Join(w.phones, " "))
+		update := C.int(0)
+		if i == len(v.add)-1 && len(v.boost) == 0 {
+			update = 1 // rebuild the active search's lexicon once
+		}
+		rv := C.ps_add_word(d.ps, cw, cp, update)
+		C.free(unsafe.Pointer(cw))
+		C.free(unsafe.Pointer(cp))
+		if rv < 0 {
+			return fmt.Errorf("%w: add word %q /%s/", ErrVocabulary, w.word, strings.Join(w.phones, " "))
+		}
+	}
+	d.vocab = v.key
+	if len(v.boost) == 0 {
+		return nil
+	}
+	f, err := os.CreateTemp("", "earshot-vocabulary-*.arpa")
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrVocabulary, err)
+	}
+	defer os.Remove(f.Name())
+	_, werr := f.WriteString(arpa)
+	if err := errors.Join(werr, f.Close()); err != nil {
+		return fmt.Errorf("%w: write language model: %w", ErrVocabulary, err)
+	}
+	base := C.ps_get_search(d.ps)
+	cname, cpath := C.CString(vocabularySearch), C.CString(f.Name())
+	defer C.free(unsafe.Pointer(cname))
+	defer C.free(unsafe.Pointer(cpath))
+	if rv := C.es_vocabulary_search(d.ps, base, cname, cpath, C.float(vocabularyLambda)); rv < 0 {
+		return fmt.Errorf("%w: build interpolated language model (step %d)", ErrVocabulary, -rv)
+	}
+	return nil
 }

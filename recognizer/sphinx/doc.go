@@ -18,4 +18,10 @@
 // the reference's accuracy from Stream.Decode (one pass, cepstral mean over
 // the whole utterance); incremental Write/Finish uses a running mean and is
 // a few points worse.
+//
+// Custom vocabulary (recognizer.StreamOptions.Vocabulary) changes a
+// decoder's dictionary and language model in place (vocabulary.go has the
+// intensity mapping, lts.go the letter-to-sound fallback); such a decoder
+// only serves streams with the same vocabulary and is replaced by a freshly
+// loaded one otherwise, so words never leak between jobs.
 package sphinx

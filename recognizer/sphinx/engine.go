@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/earshot-dev/earshot/recognizer"
 )
@@ -12,25 +14,35 @@ import (
 // Engine is a pool of PocketSphinx decoders behind recognizer.Engine.
 // NewStream checks a decoder out; Stream.Close returns it. Safe for
 // concurrent use.
+//
+// A stream opened with a vocabulary changes its decoder's dictionary and
+// language model for good, so such a decoder is kept for that vocabulary:
+// NewStream prefers an idle decoder holding the stream's vocabulary, then
+// a clean one, and replaces a decoder holding another vocabulary by a
+// freshly loaded one (about 0.7 s of model loading), so no stream ever
+// sees another's words.
 type Engine struct {
 	cfg    Config
 	logger *slog.Logger
-	idle   chan *decoder // free decoders; capacity cfg.Decoders, so a return never blocks
+	lex    *lexicon
+	slots  chan struct{} // one token per checked-out decoder; capacity cfg.Decoders
 	done   chan struct{} // closed by Close; wakes waiters in NewStream
 
 	mu     sync.Mutex
-	closed bool // guarded by mu
-	total  int  // guarded by mu; decoders not yet freed
-	busy   int  // guarded by mu; decoders checked out
+	closed bool       // guarded by mu
+	idle   []*decoder // guarded by mu; decoders not checked out
+	total  int        // guarded by mu; decoders not yet freed
+	busy   int        // guarded by mu; decoders checked out
 }
 
 var _ recognizer.Engine = (*Engine)(nil)
 
 // New loads cfg.Decoders decoders, one after another (each reads the
-// model: about 40 MB and a fraction of a second). A nil logger keeps the
-// engine silent; PocketSphinx's own log output is switched off unless the
-// logger is enabled for debug, in which case the C library writes to
-// stderr. On error New frees what it had loaded.
+// model: about 40 MB and a fraction of a second), and the dictionary once
+// more for vocabularies. A nil logger keeps the engine silent;
+// PocketSphinx's own log output is switched off unless the logger is
+// enabled for debug, in which case the C library writes to stderr. On
+// error New frees what it had loaded.
 func New(cfg Config, logger *slog.Logger) (*Engine, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -41,10 +53,15 @@ func New(cfg Config, logger *slog.Logger) (*Engine, error) {
 	if !logger.Enabled(context.Background(), slog.LevelDebug) {
 		silenceLogs()
 	}
+	lex, err := loadLexicon(cfg.Dict)
+	if err != nil {
+		return nil, err
+	}
 	e := &Engine{
 		cfg:    cfg,
 		logger: logger,
-		idle:   make(chan *decoder, cfg.Decoders),
+		lex:    lex,
+		slots:  make(chan struct{}, cfg.Decoders),
 		done:   make(chan struct{}),
 	}
 	for i := range cfg.Decoders {
@@ -53,7 +70,7 @@ func New(cfg Config, logger *slog.Logger) (*Engine, error) {
 			e.Close()
 			return nil, fmt.Errorf("load decoder %d of %d: %w", i+1, cfg.Decoders, err)
 		}
-		e.idle <- d
+		e.idle = append(e.idle, d)
 		e.total++
 	}
 	logger.Debug("sphinx decoders loaded", "decoders", cfg.Decoders, "hmm", cfg.HMM, "lm", cfg.LM)
@@ -78,6 +95,12 @@ func (e *Engine) Stats() (total, busy int) {
 // returns an error wrapping recognizer.ErrAtCapacity and the context's
 // cause. A language other than Config.Language ("" means it) gives
 // recognizer.ErrLanguage; a closed engine recognizer.ErrClosed.
+//
+// With o.Vocabulary the stream's decoder knows those words (see
+// CheckVocabulary for what is left out); putting them on a decoder costs
+// a few milliseconds, or a model load when the decoder first has to be
+// replaced (see Engine). A decoder that refuses them is freed and the
+// error wraps ErrVocabulary.
 func (e *Engine) NewStream(ctx context.Context, o recognizer.StreamOptions) (recognizer.Stream, error) {
 	lang := o.Language
 	if lang == "" {
@@ -89,13 +112,20 @@ func (e *Engine) NewStream(ctx context.Context, o recognizer.StreamOptions) (rec
 	if e.isClosed() {
 		return nil, recognizer.ErrClosed
 	}
-	var d *decoder
+	var voc *vocabulary
+	if len(o.Vocabulary) > 0 {
+		voc = e.lex.resolveVocabulary(o.Vocabulary)
+	}
+	key := ""
+	if voc != nil {
+		key = voc.key
+	}
 	select {
-	case d = <-e.idle:
+	case e.slots <- struct{}{}:
 	default:
 		e.logger.Debug("sphinx pool saturated, waiting", "decoders", e.cfg.Decoders)
 		select {
-		case d = <-e.idle:
+		case e.slots <- struct{}{}:
 		case <-e.done:
 			return nil, recognizer.ErrClosed
 		case <-ctx.Done():
@@ -104,14 +134,96 @@ func (e *Engine) NewStream(ctx context.Context, o recognizer.StreamOptions) (rec
 	}
 	e.mu.Lock()
 	if e.closed {
-		e.freeLocked(d)
 		e.mu.Unlock()
+		<-e.slots
 		return nil, recognizer.ErrClosed
 	}
+	d := e.takeLocked(key)
 	e.busy++
+	if d != nil && d.vocab != key && d.vocab != "" {
+		e.freeLocked(d) // it holds another stream's words
+		d = nil
+	}
 	e.mu.Unlock()
+	d, err := e.prepare(d, voc)
+	if err != nil {
+		e.mu.Lock()
+		e.busy--
+		e.mu.Unlock()
+		<-e.slots
+		return nil, err
+	}
 	d.reset()
 	return &Stream{e: e, d: d, lang: lang}, nil
+}
+
+// takeLocked removes and returns the idle decoder best suited to a
+// stream with vocabulary key: one holding key, else a clean one, else any;
+// nil when none is idle (a replaced decoder is loaded when next needed).
+func (e *Engine) takeLocked(key string) *decoder {
+	best := -1
+	for i, d := range e.idle {
+		if d.vocab == key {
+			best = i
+			break
+		}
+		if best < 0 || d.vocab == "" && e.idle[best].vocab != "" {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	d := e.idle[best]
+	e.idle = slices.Delete(e.idle, best, best+1)
+	return d
+}
+
+// prepare loads a decoder when d is nil and applies voc when d does not
+// hold it yet. On error nothing is left allocated.
+func (e *Engine) prepare(d *decoder, voc *vocabulary) (*decoder, error) {
+	if d == nil {
+		start := time.Now()
+		nd, err := newDecoder(e.cfg)
+		if err != nil {
+			return nil, err
+		}
+		e.logger.Debug("sphinx decoder loaded", "elapsed_ms", time.Since(start).Milliseconds())
+		e.mu.Lock()
+		e.total++
+		e.mu.Unlock()
+		d = nd
+	}
+	if voc == nil || d.vocab == voc.key {
+		return d, nil
+	}
+	start := time.Now()
+	if err := d.applyVocabulary(voc, voc.arpa(d.lw())); err != nil {
+		e.mu.Lock()
+		e.freeLocked(d)
+		e.mu.Unlock()
+		return nil, err
+	}
+	e.logger.Debug("sphinx vocabulary applied", "words", len(voc.add), "boosted", len(voc.boost),
+		"elapsed_ms", time.Since(start).Milliseconds())
+	return d, nil
+}
+
+// CheckVocabulary resolves v as NewStream does and returns what it leaves
+// out and why (a pronunciation with a phone the model lacks, a word with
+// nothing to pronounce), one error per problem; nil when everything is
+// used. It needs no decoder.
+func (e *Engine) CheckVocabulary(v []recognizer.VocabularyWord) []error {
+	if voc := e.lex.resolveVocabulary(v); voc != nil {
+		return voc.problems
+	}
+	var errs []error
+	for _, it := range v {
+		if len(splitWords(it.Value)) == 0 {
+			errs = append(errs, fmt.Errorf("sphinx: vocabulary %q: no word in it", it.Value))
+		}
+	}
+	return errs
 }
 
 // release takes a decoder back from a closed stream: to the idle pool, or
@@ -119,13 +231,14 @@ func (e *Engine) NewStream(ctx context.Context, o recognizer.StreamOptions) (rec
 func (e *Engine) release(d *decoder) {
 	d.reset()
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.busy--
 	if e.closed {
 		e.freeLocked(d)
-		return
+	} else {
+		e.idle = append(e.idle, d)
 	}
-	e.idle <- d // never blocks: at most cfg.Decoders decoders exist
+	e.mu.Unlock()
+	<-e.slots
 }
 
 func (e *Engine) freeLocked(d *decoder) {
@@ -151,14 +264,11 @@ func (e *Engine) Close() error {
 	}
 	e.closed = true
 	close(e.done)
-	for {
-		select {
-		case d := <-e.idle:
-			e.freeLocked(d)
-		default:
-			return nil
-		}
+	for _, d := range e.idle {
+		e.freeLocked(d)
 	}
+	e.idle = nil
+	return nil
 }
 
 // errClosedStream wraps recognizer.ErrClosed for stream calls after Close.

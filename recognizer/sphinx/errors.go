@@ -9,4 +9,8 @@ var (
 	// ErrDecode is returned by Stream.Write and Stream.Finish when a
 	// PocketSphinx call on the decoder reports failure.
 	ErrDecode = errors.New("sphinx: decode failed")
+	// ErrVocabulary is returned by Engine.NewStream when PocketSphinx
+	// refuses a stream's vocabulary (a word it cannot add, a language
+	// model it cannot build); the decoder is then replaced.
+	ErrVocabulary = errors.New("sphinx: vocabulary not applied")
 )

@@ -63,7 +63,7 @@ func TestConfigValidate(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.key) {
 				t.Errorf("got %v, want %q", err, tc.key)
 			}
-			if _, err := New(c, nil); err == nil && tc.name != "no name" { // New defaults the name
+			if _, err := New(c, nil, nil); err == nil && tc.name != "no name" { // New defaults the name
 				t.Error("New accepted it")
 			}
 		})
@@ -90,7 +90,7 @@ func TestConfigLogValueRedactsKey(t *testing.T) {
 }
 
 func TestEnginePrompt(t *testing.T) {
-	e, err := New(Config{URL: "http://gpu-box/v1", Model: "m", Prompt: "Acme"}, nil)
+	e, err := New(Config{URL: "http://gpu-box/v1", Model: "m", Prompt: "Acme"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

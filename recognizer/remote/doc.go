@@ -15,6 +15,11 @@
 // fail fast with ErrUnavailable for Config.BreakerCooldown, then one probe
 // request decides whether it closes again.
 //
+// Stream.Decode sends a whole utterance at once (one-pass finals of
+// narrowband live sessions). The observer given to New hears of every
+// finished request (RequestStat: action, outcome, time) and
+// Engine.BreakerState reports the breaker, for metrics.
+//
 // It does not segment audio, detect endpoints or resample: callers write
 // 16 kHz mono utterances, as to any engine. It does not log transcripts or
 // the API key. Word times are seconds from the first sample written since

@@ -33,6 +33,8 @@ type Engine struct {
 	client  *http.Client
 	breaker *breaker
 	slots   chan struct{} // one token per open stream or Translate call; capacity cfg.Capacity
+	// observer is told about every finished request; nil when none.
+	observer func(RequestStat)
 
 	life context.Context    // cancelled by Close; parent of every request
 	stop context.CancelFunc // cancels life
@@ -43,11 +45,14 @@ var _ recognizer.Engine = (*Engine)(nil)
 // New fills c's zero fields with defaults (SetDefaults), validates it and
 // returns an engine. It makes no connection and starts no goroutine; the
 // server is first contacted by the first Finish, Partial or Translate. A
-// nil logger keeps the engine silent.
+// nil logger keeps the engine silent. observe, when not nil, is called
+// after every request (from the goroutine that made it, partial requests
+// included, so it must be safe for concurrent use and must not block): it
+// feeds metrics.
 //
 // The HTTP client connects directly (no proxy from the environment) and
 // keeps up to Capacity idle connections to the server.
-func New(c Config, logger *slog.Logger) (*Engine, error) {
+func New(c Config, logger *slog.Logger, observe func(RequestStat)) (*Engine, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -67,14 +72,15 @@ func New(c Config, logger *slog.Logger) (*Engine, error) {
 	}
 	life, stop := context.WithCancel(context.Background())
 	return &Engine{
-		cfg:     c,
-		logger:  logger,
-		baseURL: strings.TrimRight(c.URL, "/"),
-		client:  &http.Client{Transport: tr},
-		breaker: newBreaker(c.BreakerFailures, c.BreakerCooldown),
-		slots:   make(chan struct{}, c.Capacity),
-		life:    life,
-		stop:    stop,
+		cfg:      c,
+		logger:   logger,
+		baseURL:  strings.TrimRight(c.URL, "/"),
+		client:   &http.Client{Transport: tr},
+		breaker:  newBreaker(c.BreakerFailures, c.BreakerCooldown),
+		slots:    make(chan struct{}, c.Capacity),
+		observer: observe,
+		life:     life,
+		stop:     stop,
 	}, nil
 }
 

@@ -245,7 +245,7 @@ func TestServerDown(t *testing.T) {
 	noLeaks(t)
 	cfg := testConfig("http://" + addr + "/v1")
 	cfg.Retries = 1
-	e, err := New(cfg, nil)
+	e, err := New(cfg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestCapacity(t *testing.T) {
 func TestLanguages(t *testing.T) {
 	cfg := testConfig("http://gpu-box:8000/v1")
 	cfg.Languages = []string{"en", "fr"}
-	e, err := New(cfg, nil)
+	e, err := New(cfg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +333,7 @@ func TestLanguages(t *testing.T) {
 	if _, err := e.NewStream(t.Context(), recognizer.StreamOptions{Language: "de"}); !errors.Is(err, recognizer.ErrLanguage) {
 		t.Errorf("unserved language: %v", err)
 	}
-	all, err := New(testConfig("http://gpu-box:8000/v1"), nil)
+	all, err := New(testConfig("http://gpu-box:8000/v1"), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,14 +65,17 @@ func (e *Engine) body(r request) (contentType string, body []byte) {
 // retryable statuses with exponential backoff from 200ms (or the server's
 // Retry-After, at most 10s), until the breaker opens. ctx bounds the
 // whole call; each attempt is also bounded by Config.Timeout.
-func (e *Engine) send(ctx context.Context, r request, retries int) (*verboseJSON, error) {
+func (e *Engine) send(ctx context.Context, r request, retries int) (_ *verboseJSON, err error) {
 	contentType, body := e.body(r)
 	audio := float64(len(r.pcm)) / recognizer.SampleRate
 	what := fmt.Sprintf("%s %.2fs of audio", r.action, audio)
+	begin, attempts := time.Now(), 0
+	defer func() { e.observe(r.action, begin, attempts, err) }()
 	for attempt := 0; ; attempt++ {
 		if err := e.breaker.allow(); err != nil {
 			return nil, fmt.Errorf("%s: %w: %w", what, ErrUnavailable, err)
 		}
+		attempts++
 		start := time.Now()
 		res, retryAfter, out, err := e.attempt(ctx, what, r.path, contentType, body)
 		open := e.record(out, err) == breakerOpen

@@ -190,7 +190,7 @@ func newHTTPEngine(t *testing.T, cfg Config, respond func(http.ResponseWriter, *
 	if cfg.URL == "" {
 		cfg.URL = srv.URL + "/v1"
 	}
-	e, err := New(cfg, nil)
+	e, err := New(cfg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func newPipeEngine(t *testing.T, cfg Config, respond func(http.ResponseWriter, *
 	if cfg.URL == "" {
 		cfg.URL = "http://standin.invalid/v1"
 	}
-	e, err := New(cfg, nil)
+	e, err := New(cfg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,6 +166,23 @@ func (s *Stream) FinishContext(ctx context.Context) (recognizer.Utterance, error
 	return toUtterance(res, float64(len(pcm))/recognizer.SampleRate, s.lang), nil
 }
 
+// Decode transcribes pcm (16 kHz mono) as one utterance, as Write then
+// Finish would, discarding first whatever was written since the last
+// Finish. recognizer.Live calls it for one-pass finals (narrowband
+// sessions), where the stream is given the utterance only at its end.
+// Errors are those of Write and Finish.
+func (s *Stream) Decode(pcm []int16) (recognizer.Utterance, error) {
+	if s.closed {
+		return recognizer.Utterance{}, fmt.Errorf("remote: stream: %w", recognizer.ErrClosed)
+	}
+	s.stopPartial()
+	s.reset()
+	if err := s.Write(pcm); err != nil {
+		return recognizer.Utterance{Language: s.lang}, err
+	}
+	return s.Finish()
+}
+
 // reset starts a new utterance; no partial request may be running.
 func (s *Stream) reset() {
 	if cap(s.buf) > keepCapacity {

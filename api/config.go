@@ -1,7 +1,10 @@
 package api
 
 import (
+	"crypto/tls"
 	"errors"
+	"fmt"
+	"math"
 	"time"
 )
 
@@ -24,6 +27,20 @@ type Config struct {
 	MaxConns int `yaml:"max_conns"`
 	// Live bounds the WebSocket door (set from the daemon's live config).
 	Live LiveLimits `yaml:"-"`
+	// TLSCert and TLSKey are PEM files (api.tls_cert, api.tls_key); with
+	// both set the listener given to Run serves HTTPS, the live WebSocket
+	// is WSS on it, and {base_url} defaults to https. Both or neither.
+	TLSCert string `yaml:"tls_cert"`
+	TLSKey  string `yaml:"tls_key"`
+	// RequestsPerSecond and Burst are each API key's token bucket
+	// (limits.requests_per_second, limits.burst): over it a request gets
+	// 429 with Retry-After. RequestsPerSecond 0 is unlimited (the zero
+	// value; the daemon's default is 50, burst 100).
+	RequestsPerSecond float64 `yaml:"requests_per_second"`
+	Burst             int     `yaml:"burst"`
+	// SeparateOps serves /healthz, /readyz and /metrics only through
+	// RunOps (ops_listen set), not on the main listener.
+	SeparateOps bool `yaml:"-"`
 }
 
 // SetDefaults fills zero fields.
@@ -55,6 +72,9 @@ func (c *Config) SetDefaults() {
 	if c.Live.IdleTimeout == 0 {
 		c.Live.IdleTimeout = time.Minute
 	}
+	if c.RequestsPerSecond > 0 && c.Burst == 0 {
+		c.Burst = max(1, int(math.Ceil(2*c.RequestsPerSecond)))
+	}
 }
 
 // Validate checks the config without I/O.
@@ -66,5 +86,32 @@ func (c Config) Validate() error {
 	if c.MaxConns < 1 {
 		errs = append(errs, errors.New("api.max_conns: must be at least 1"))
 	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		errs = append(errs, errors.New("api.tls_cert: api.tls_cert and api.tls_key must be set together"))
+	}
+	if c.RequestsPerSecond < 0 || math.IsNaN(c.RequestsPerSecond) || math.IsInf(c.RequestsPerSecond, 0) {
+		errs = append(errs, fmt.Errorf("limits.requests_per_second: must be 0 (unlimited) or more, not %v", c.RequestsPerSecond))
+	}
+	if c.RequestsPerSecond > 0 && c.Burst < 1 {
+		errs = append(errs, fmt.Errorf("limits.burst: must be at least 1, not %d", c.Burst))
+	}
 	return errors.Join(errs...)
+}
+
+// LoadTLS loads the certificate pair; nil, nil when TLS is off. It reads
+// files, so it belongs to provisioning (New) and to config check, not to
+// Validate.
+func (c Config) LoadTLS() (*tls.Config, error) {
+	if c.TLSCert == "" && c.TLSKey == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("api: load tls pair %s, %s: %w", c.TLSCert, c.TLSKey, err)
+	}
+	return &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		MinVersion:   tls.VersionTLS12,
+		NextProtos:   []string{"http/1.1"}, // fasthttp speaks HTTP/1.1 only
+	}, nil
 }

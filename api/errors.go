@@ -10,6 +10,32 @@ import (
 	"github.com/earshot-dev/earshot/daemon"
 )
 
+// Errors of this door, beside the job service's (daemon/errors.go); fail
+// maps them with the same error body.
+var (
+	// ErrNotAdmin is returned when a valid key that is not an admin key
+	// calls /admin/...: 403.
+	ErrNotAdmin = errors.New("api: admin key required")
+	// ErrRateLimited is returned when a key is over its request rate
+	// (limits.requests_per_second, limits.burst): 429 with Retry-After.
+	ErrRateLimited = errors.New("api: rate limit exceeded")
+	// ErrNoOpsListener is returned by RunOps when the operations endpoints
+	// are served on the main listener (Config.SeparateOps false).
+	ErrNoOpsListener = errors.New("api: operations endpoints are on the main listener")
+)
+
+// status maps err to its HTTP status and client message: this door's
+// errors first, then the job service's (daemon.Status, daemon.Message).
+func status(err error) (int, string) {
+	switch {
+	case errors.Is(err, ErrNotAdmin):
+		return fasthttp.StatusForbidden, "admin key required"
+	case errors.Is(err, ErrRateLimited):
+		return fasthttp.StatusTooManyRequests, "too many requests for this API key, retry later"
+	}
+	return daemon.Status(err), daemon.Message(err)
+}
+
 // errorBody is the contract's error body (SPEC.md §7).
 type errorBody struct {
 	Timestamp        string   `json:"timestamp"`
@@ -23,13 +49,13 @@ type errorBody struct {
 // fail writes the error body for err, mapping it to a status once, here.
 // 5xx causes go to the log; their bodies say only "internal error".
 func (s *Server) fail(ctx *fasthttp.RequestCtx, err error) {
-	status := daemon.Status(err)
+	status, msg := status(err)
 	body := errorBody{
 		Timestamp:  time.Now().UTC().Format(timeFormat),
 		Path:       string(ctx.Path()),
 		RequestID:  requestID(ctx),
 		StatusCode: status,
-		Message:    daemon.Message(err),
+		Message:    msg,
 	}
 	var ve *daemon.ValidationError
 	if errors.As(err, &ve) {

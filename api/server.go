@@ -2,12 +2,15 @@ package api
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"time"
 
 	"github.com/fasthttp/router"
@@ -26,7 +29,6 @@ const HeaderKey = "x-service-key"
 
 // Jobs is what the API needs of the job service (daemon.Daemon).
 type Jobs interface {
-	Authenticate(key string) (account string, err error)
 	CreatePreRecorded(ctx context.Context, account, requestID string, body []byte) (*store.Job, error)
 	Job(ctx context.Context, account string, kind store.Kind, id string) (*store.Job, error)
 	ListJobs(ctx context.Context, q store.ListQuery) ([]*store.Job, error)
@@ -47,6 +49,7 @@ type Readiness interface {
 
 // Service is the job service the API fronts.
 type Service interface {
+	Keys
 	Jobs
 	Uploads
 	Readiness
@@ -54,29 +57,39 @@ type Service interface {
 	Metrics
 }
 
-// Server serves the /v2 API over fasthttp.
+// Server serves the /v2 API over fasthttp, and the operations endpoints
+// either beside it or, with Config.SeparateOps, on their own listener.
 type Server struct {
-	cfg  Config
-	svc  Service
-	log  *slog.Logger
-	srv  *fasthttp.Server
-	rm   *requestMetrics
-	whip WHIP // the WebRTC door, set by SetWHIP before Run; nil answers 404
+	cfg   Config
+	svc   Service
+	log   *slog.Logger
+	srv   *fasthttp.Server
+	ops   *fasthttp.Server // the operations endpoints alone; nil unless cfg.SeparateOps
+	tls   *tls.Config      // nil: plain HTTP
+	rm    *requestMetrics
+	limit *rateLimiter // per-key request rate; nil: unlimited
+	whip  WHIP         // the WebRTC door, set by SetWHIP before Run; nil answers 404
 }
 
-// New builds a Server; it binds and starts nothing.
-func New(cfg Config, svc Service, logger *slog.Logger) *Server {
+// New builds a Server and loads its TLS pair; it binds and starts nothing.
+func New(cfg Config, svc Service, logger *slog.Logger) (*Server, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, svc: svc, log: logger, rm: newRequestMetrics(svc.Metrics())}
-	r := router.New()
-	r.RedirectTrailingSlash = false
-	r.RedirectFixedPath = false
-	r.SaveMatchedRoutePath = true
-	r.GET("/healthz", s.healthz)
-	r.GET("/metrics", s.rm.handler)
-	r.GET("/readyz", s.readyz)
+	tlsCfg, err := cfg.LoadTLS()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, svc: svc, log: logger, tls: tlsCfg, rm: newRequestMetrics(svc.Metrics()),
+		limit: newRateLimiter(cfg.RequestsPerSecond, cfg.Burst)}
+	r := s.newRouter()
+	if cfg.SeparateOps {
+		ops := s.newRouter()
+		s.opsRoutes(ops)
+		s.ops = s.newHTTPServer(ops)
+	} else {
+		s.opsRoutes(r)
+	}
 	r.GET("/v2/engines", s.auth(s.listEngines))
 	r.POST("/v2/upload", s.auth(s.upload))
 	r.GET("/v2/files/{id}", s.auth(s.getUpload))
@@ -98,6 +111,19 @@ func New(cfg Config, svc Service, logger *slog.Logger) *Server {
 	r.OPTIONS("/v2/live/{id}/whip/{resource}", s.whipOptions("DELETE, PATCH, OPTIONS"))
 	r.GET("/console", s.console)
 	r.GET("/console/{file}", s.console)
+	r.POST("/admin/keys", s.auth(s.admin(s.createKey)))
+	r.GET("/admin/keys", s.auth(s.admin(s.listKeys)))
+	r.DELETE("/admin/keys/{id}", s.auth(s.admin(s.revokeKey)))
+	s.srv = s.newHTTPServer(r)
+	return s, nil
+}
+
+// newRouter is a router with this API's 404, 405 and panic handling.
+func (s *Server) newRouter() *router.Router {
+	r := router.New()
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.SaveMatchedRoutePath = true
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		s.fail(ctx, fmt.Errorf("route %s: %w", ctx.Path(), daemon.ErrNotFound))
 	}
@@ -111,7 +137,20 @@ func New(cfg Config, svc Service, logger *slog.Logger) *Server {
 		s.log.Error("handler panicked", "path", string(ctx.Path()), "panic", v, "stack", string(debug.Stack()))
 		s.fail(ctx, fmt.Errorf("panic: %v", v))
 	}
-	s.srv = &fasthttp.Server{
+	return r
+}
+
+// opsRoutes adds the operations endpoints (no key): /healthz, /readyz,
+// /metrics.
+func (s *Server) opsRoutes(r *router.Router) {
+	r.GET("/healthz", s.healthz)
+	r.GET("/metrics", s.rm.handler)
+	r.GET("/readyz", s.readyz)
+}
+
+func (s *Server) newHTTPServer(r *router.Router) *fasthttp.Server {
+	cfg := s.cfg
+	return &fasthttp.Server{
 		Handler:                      s.withRequestID(r.Handler),
 		Name:                         "earshot",
 		ReadTimeout:                  cfg.ReadTimeout,
@@ -126,14 +165,31 @@ func New(cfg Config, svc Service, logger *slog.Logger) *Server {
 		CloseOnShutdown:              true,
 		Logger:                       fasthttpLogger{s.log},
 	}
-	return s
 }
 
-// Run serves on ln until ctx ends, then stops accepting and waits for
-// in-flight requests (bounded by the server's timeouts).
+// Run serves the API on ln (HTTPS when Config.TLSCert is set) until ctx
+// ends, then stops accepting and waits for in-flight requests (bounded by
+// the server's timeouts).
 func (s *Server) Run(ctx context.Context, ln net.Listener) error {
+	if s.tls != nil {
+		ln = tls.NewListener(ln, s.tls)
+	}
+	return serve(ctx, s.srv, ln)
+}
+
+// RunOps serves the operations endpoints alone on ln, plain HTTP, as Run
+// does; with Config.SeparateOps false they are on Run's listener and
+// RunOps returns ErrNoOpsListener.
+func (s *Server) RunOps(ctx context.Context, ln net.Listener) error {
+	if s.ops == nil {
+		return ErrNoOpsListener
+	}
+	return serve(ctx, s.ops, ln)
+}
+
+func serve(ctx context.Context, srv *fasthttp.Server, ln net.Listener) error {
 	errc := make(chan error, 1)
-	go func() { errc <- s.srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return err
@@ -141,7 +197,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err := s.srv.ShutdownWithContext(sctx)
+	err := srv.ShutdownWithContext(sctx)
 	<-errc
 	return err
 }
@@ -150,18 +206,49 @@ type ctxKey int
 
 const keyRequestID ctxKey = iota
 
+// withRequestID gives each request its id, counts it and logs it once:
+// at info, or at debug for the operations endpoints (probe noise). The
+// line has no query string (the live WebSocket's carries its token, list
+// filters carry custom_metadata) and names the key by its id only.
 func (s *Server) withRequestID(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		ctx.SetUserValue(keyRequestID, uuid.NewString())
 		start := time.Now()
 		h(ctx)
 		s.rm.observe(ctx)
-		if s.log.Enabled(context.Background(), slog.LevelDebug) {
-			s.log.Debug("request", "method", string(ctx.Method()), "path", string(ctx.Path()),
-				"status", ctx.Response.StatusCode(), "elapsed_ms", time.Since(start).Milliseconds(),
-				"request_id", requestID(ctx), "remote_addr", ctx.RemoteAddr().String())
+		route, _ := ctx.UserValue(router.MatchedRoutePathParam).(string)
+		level := slog.LevelInfo
+		switch route {
+		case "/healthz", "/readyz", "/metrics":
+			level = slog.LevelDebug
 		}
+		if !s.log.Enabled(context.Background(), level) {
+			return
+		}
+		attrs := []slog.Attr{
+			slog.String("method", string(ctx.Method())),
+			slog.String("route", route),
+			slog.String("path", string(ctx.Path())),
+			slog.Int("status", ctx.Response.StatusCode()),
+			slog.Int64("elapsed_ms", time.Since(start).Milliseconds()),
+			slog.Int64("bytes", responseBytes(ctx)),
+			slog.String("request_id", requestID(ctx)),
+			slog.String("remote_addr", ctx.RemoteAddr().String()),
+		}
+		if id := keyID(ctx); id != "" {
+			attrs = append(attrs, slog.String("account_id", id))
+		}
+		s.log.LogAttrs(context.Background(), level, "request", attrs...)
 	}
+}
+
+// responseBytes is the size of the response body (0 for a hijacked
+// WebSocket).
+func responseBytes(ctx *fasthttp.RequestCtx) int64 {
+	if ctx.Response.IsBodyStream() {
+		return int64(max(ctx.Response.Header.ContentLength(), 0))
+	}
+	return int64(len(ctx.Response.Body()))
 }
 
 func requestID(ctx *fasthttp.RequestCtx) string {
@@ -169,25 +256,37 @@ func requestID(ctx *fasthttp.RequestCtx) string {
 	return id
 }
 
-type ctxAccount struct{}
+// ctxAPIKey holds the authenticated store.Key of a request.
+type ctxAPIKey struct{}
 
-// auth checks x-service-key and records the account for the handler.
+// auth checks x-service-key, then the key's request rate, and records the
+// key for the handler.
 func (s *Server) auth(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		acct, err := s.svc.Authenticate(string(ctx.Request.Header.Peek(HeaderKey)))
+		k, err := s.svc.AuthenticateKey(string(ctx.Request.Header.Peek(HeaderKey)))
 		if err != nil {
 			s.fail(ctx, err)
 			return
 		}
-		ctx.SetUserValue(ctxAccount{}, acct)
+		ctx.SetUserValue(ctxAPIKey{}, k)
+		if ok, wait := s.limit.allow(k.ID); !ok {
+			ctx.Response.Header.Set("Retry-After", strconv.FormatInt(int64(math.Ceil(wait.Seconds())), 10))
+			s.fail(ctx, fmt.Errorf("key %s: %w", k.ID, ErrRateLimited))
+			return
+		}
 		h(ctx)
 	}
 }
 
-func account(ctx *fasthttp.RequestCtx) string {
-	a, _ := ctx.UserValue(ctxAccount{}).(string)
-	return a
+// authKey is the request's authenticated key (zero before auth).
+func authKey(ctx *fasthttp.RequestCtx) store.Key {
+	k, _ := ctx.UserValue(ctxAPIKey{}).(store.Key)
+	return k
 }
+
+func account(ctx *fasthttp.RequestCtx) string { return authKey(ctx).Account }
+
+func keyID(ctx *fasthttp.RequestCtx) string { return authKey(ctx).ID }
 
 func (s *Server) healthz(ctx *fasthttp.RequestCtx) {
 	s.writeJSON(ctx, 200, map[string]string{"status": "ok"})

@@ -37,20 +37,29 @@ type AdminResponse struct {
 	Keys   []store.Key `json:"keys,omitempty"`
 }
 
+// AdminAccount is the account whose keys are admin keys: besides the /v2
+// API they may manage keys over HTTP (/admin/keys). `earshotd keys create
+// --account admin` makes one; the .deb's postinst makes the first.
+const AdminAccount = "admin"
+
+// IsAdmin reports whether k is an admin key (a key of AdminAccount).
+func IsAdmin(k store.Key) bool { return k.Account == AdminAccount }
+
 // Admin carries out an admin request on an open store; the admin socket and
-// the CLI (when no daemon runs) share it.
+// the CLI (when no daemon runs) share it, and its key operations are the
+// ones the HTTP admin endpoints use (createKey, listKeys, revokeKey).
 func Admin(db *store.DB, req AdminRequest) AdminResponse {
 	var resp AdminResponse
 	var err error
 	switch req.Op {
 	case "keys.create":
 		var k store.Key
-		resp.Secret, k, err = db.CreateKey(req.Account)
+		resp.Secret, k, err = createKey(db, req.Account)
 		resp.Key = &k
 	case "keys.list":
-		resp.Keys, err = db.Keys()
+		resp.Keys, err = listKeys(db)
 	case "keys.revoke":
-		err = db.RevokeKey(req.ID)
+		err = revokeKey(db, req.ID)
 	case AdminOpBackup:
 		err = adminBackup(db, req.Path)
 	case "keys.secret":
@@ -65,6 +74,46 @@ func Admin(db *store.DB, req AdminRequest) AdminResponse {
 	}
 	return resp
 }
+
+// createKey makes a key for account; a malformed account is a
+// *ValidationError naming the field.
+func createKey(db *store.DB, account string) (string, store.Key, error) {
+	secret, k, err := db.CreateKey(account)
+	if errors.Is(err, store.ErrInvalid) {
+		return "", k, &ValidationError{Problems: []string{
+			fmt.Sprintf("account %q must be 1 to 64 of A-Z a-z 0-9 . _ -", account)}}
+	}
+	return secret, k, err
+}
+
+// listKeys lists every key, revoked ones included, oldest first.
+func listKeys(db *store.DB) ([]store.Key, error) { return db.Keys() }
+
+// revokeKey revokes a key at once; an unknown id is ErrNotFound.
+func revokeKey(db *store.DB, id string) error { return db.RevokeKey(id) }
+
+// AuthenticateKey returns the active key whose secret this is;
+// ErrUnauthorized for a missing, unknown or revoked one.
+func (d *Daemon) AuthenticateKey(secret string) (store.Key, error) {
+	if secret == "" {
+		return store.Key{}, fmt.Errorf("%w: missing key", ErrUnauthorized)
+	}
+	return d.db.Authenticate(secret)
+}
+
+// CreateKey makes a key for account and returns its secret, shown only
+// here (the store keeps its hash). A malformed account is a
+// *ValidationError.
+func (d *Daemon) CreateKey(ctx context.Context, account string) (string, store.Key, error) {
+	return createKey(d.db, account)
+}
+
+// Keys lists every key, revoked ones included, oldest first; no secrets.
+func (d *Daemon) Keys(ctx context.Context) ([]store.Key, error) { return listKeys(d.db) }
+
+// RevokeKey revokes the key with this id; its secret stops authenticating
+// at once. An unknown id is ErrNotFound.
+func (d *Daemon) RevokeKey(ctx context.Context, id string) error { return revokeKey(d.db, id) }
 
 func (d *Daemon) listenAdmin() (net.Listener, error) {
 	p := filepath.Join(d.cfg.DataDir, AdminSocket)

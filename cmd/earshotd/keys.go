@@ -14,6 +14,8 @@ import (
 
 const keysUsage = `usage:
   earshotd keys create --data-dir DIR --account NAME   prints only the new key
+                                                       (keys of account "admin" are admin keys:
+                                                       they may also manage keys over HTTP, /admin/keys)
   earshotd keys list   --data-dir DIR
   earshotd keys revoke --data-dir DIR --id ID
   earshotd keys secret --data-dir DIR --account NAME   prints the account's callback signing secret (hex)

@@ -1,0 +1,129 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/store"
+)
+
+// Keys is what the API needs of the daemon's key operations: the same ones
+// the admin socket and `earshotd keys` use.
+type Keys interface {
+	AuthenticateKey(secret string) (store.Key, error)
+	CreateKey(ctx context.Context, account string) (secret string, k store.Key, err error)
+	Keys(ctx context.Context) ([]store.Key, error)
+	RevokeKey(ctx context.Context, id string) error
+}
+
+// admin lets only admin keys (daemon.IsAdmin) through; it runs after auth.
+func (s *Server) admin(h fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		if k := authKey(ctx); !daemon.IsAdmin(k) {
+			s.fail(ctx, fmt.Errorf("key %s of account %s: %w", k.ID, k.Account, ErrNotAdmin))
+			return
+		}
+		h(ctx)
+	}
+}
+
+// keyJSON is a key as /admin/keys shows it: never its secret or hash.
+type keyJSON struct {
+	ID        string  `json:"id"`
+	Account   string  `json:"account"`
+	Prefix    string  `json:"prefix"`
+	Admin     bool    `json:"admin"`
+	CreatedAt string  `json:"created_at"`
+	RevokedAt *string `json:"revoked_at"` // null while active
+}
+
+func newKeyJSON(k store.Key) keyJSON {
+	j := keyJSON{ID: k.ID, Account: k.Account, Prefix: k.Prefix, Admin: daemon.IsAdmin(k), CreatedAt: formatTime(k.CreatedAt)}
+	if !k.Active() {
+		t := formatTime(k.RevokedAt)
+		j.RevokedAt = &t
+	}
+	return j
+}
+
+// createKey is POST /admin/keys {"account": NAME}: 201 with the key and,
+// this once, its secret in "key".
+func (s *Server) createKey(ctx *fasthttp.RequestCtx) {
+	body, err := s.readJSON(ctx)
+	if err != nil {
+		s.fail(ctx, err)
+		return
+	}
+	var req struct {
+		Account *string `json:"account"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		s.fail(ctx, errBadRequest(jsonProblem(err)))
+		return
+	}
+	if dec.Decode(new(json.RawMessage)) != io.EOF {
+		s.fail(ctx, errBadRequest("body: must be one JSON object"))
+		return
+	}
+	if req.Account == nil {
+		s.fail(ctx, errBadRequest("account is required"))
+		return
+	}
+	secret, k, err := s.svc.CreateKey(ctx, *req.Account)
+	if err != nil {
+		s.fail(ctx, err)
+		return
+	}
+	s.log.Info("key created", "account_id", keyID(ctx), "key_id", k.ID, "account", k.Account, "request_id", requestID(ctx))
+	s.writeJSON(ctx, fasthttp.StatusCreated, struct {
+		keyJSON
+		Key string `json:"key"`
+	}{newKeyJSON(k), secret})
+}
+
+// jsonProblem names what is wrong with an admin body.
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return te.Field + " must be a string"
+	}
+	return `body: must be a JSON object with only "account"`
+}
+
+// listKeys is GET /admin/keys: every key, revoked ones included, oldest
+// first.
+func (s *Server) listKeys(ctx *fasthttp.RequestCtx) {
+	keys, err := s.svc.Keys(ctx)
+	if err != nil {
+		s.fail(ctx, err)
+		return
+	}
+	out := struct {
+		Keys []keyJSON `json:"keys"`
+	}{Keys: make([]keyJSON, 0, len(keys))}
+	for _, k := range keys {
+		out.Keys = append(out.Keys, newKeyJSON(k))
+	}
+	s.writeJSON(ctx, fasthttp.StatusOK, out)
+}
+
+// revokeKey is DELETE /admin/keys/{id}: 202; the key stops authenticating
+// at once. An unknown id is 404.
+func (s *Server) revokeKey(ctx *fasthttp.RequestCtx) {
+	id := pathID(ctx)
+	if err := s.svc.RevokeKey(ctx, id); err != nil {
+		s.fail(ctx, err)
+		return
+	}
+	s.log.Info("key revoked", "account_id", keyID(ctx), "key_id", id, "request_id", requestID(ctx))
+	ctx.SetStatusCode(fasthttp.StatusAccepted)
+}

@@ -76,7 +76,8 @@ bench: build test-deps
 	  echo "## Live sessions (bench/cmd/livebench)"; echo; $(GO) run ./bench/cmd/livebench; echo; \
 	  echo "## SIP door (bench/cmd/sipbench)"; echo; $(GO) run ./bench/cmd/sipbench; echo; \
 	  echo "## WebRTC door (bench/cmd/whipbench)"; echo; $(GO) run ./bench/cmd/whipbench; echo; \
-	  if [ -f $(SOAK_OUT) ]; then echo "## Last soak ($(SOAK_OUT), from make soak)"; echo; cat $(SOAK_OUT); fi; \
+	  if [ -f $(SOAK_OUT) ]; then echo "## Last soak ($(SOAK_OUT), from make soak)"; echo; cat $(SOAK_OUT); echo; fi; \
+	  if [ -f $(FUZZ_OUT) ]; then echo "## Last fuzz run ($(FUZZ_OUT), from make fuzz)"; echo; cat $(FUZZ_OUT); fi; \
 	} > $(BENCH_RESULTS).tmp && mv $(BENCH_RESULTS).tmp $(BENCH_RESULTS) && cat $(BENCH_RESULTS)
 
 # Soak: a bounded mixed load against a loopback daemon (default 10 min).
@@ -86,17 +87,14 @@ SOAK_OUT      ?= bench/SOAK.md
 soak: build
 	$(GO) run ./bench/cmd/soak -duration $(SOAK_DURATION) -out $(SOAK_OUT)
 
-# Fuzz: every Fuzz target of the module, each for FUZZTIME. (`make test`
-# runs their seed corpora as ordinary tests.)
+# Fuzz: every Fuzz target of the module, each for FUZZTIME, report in
+# FUZZ_OUT (bench/scripts/fuzz.sh). FUZZ_SAVE=1 also keeps a few inputs per
+# target in testdata/fuzz/ to commit. (`make test` runs every seed corpus,
+# committed files included, as ordinary tests.)
 FUZZTIME ?= 20s
+FUZZ_OUT ?= bench/FUZZ.md
 fuzz: deps
-	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
-	  dir=$$(dirname $$f); \
-	  for t in $$(grep -o '^func Fuzz[A-Za-z0-9_]*' $$f | cut -d' ' -f2); do \
-	    echo "== $$dir $$t ($(FUZZTIME))"; \
-	    $(GO) test ./$$dir -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME); \
-	  done; \
-	done
+	FUZZTIME=$(FUZZTIME) GO=$(GO) ./bench/scripts/fuzz.sh $(FUZZ_OUT)
 
 clean:
 	rm -rf bin dist

@@ -381,6 +381,10 @@ func addonError(err error) *AddonError {
 		return &AddonError{StatusCode: 499, Exception: "Cancelled", Message: err.Error()}
 	case errors.Is(err, ErrAtCapacity):
 		return &AddonError{StatusCode: 503, Exception: "AtCapacity", Message: err.Error()}
+	case errors.Is(err, ErrEngineUnavailable): // a remote engine's speech translation
+		return &AddonError{StatusCode: 503, Exception: "EngineUnavailable", Message: Message(err)}
+	case errors.Is(err, ErrEngineFailed):
+		return &AddonError{StatusCode: 502, Exception: "BackendError", Message: Message(err)}
 	case errors.Is(err, errUnsupportedTypes):
 		return &AddonError{StatusCode: 422, Exception: "UnsupportedEntityType", Message: err.Error()}
 	case errors.Is(err, errAddonPanic):

@@ -2,17 +2,23 @@ package daemon
 
 import (
 	"bytes"
+	"crypto/tls"
+	"encoding"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
+	"net/netip"
 	"os"
-	"strconv"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/ingest/sip"
 	"github.com/earshot-dev/earshot/ingest/webrtc"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
@@ -23,6 +29,10 @@ import (
 type Config struct {
 	// Listen is the HTTP address of the /v2 API; default 127.0.0.1:8080.
 	Listen string `yaml:"listen"`
+	// OpsListen, when set, is the HTTP address of the operations endpoints
+	// (/healthz, /readyz, /metrics), which then leave the main listener;
+	// default "" (they are on listen).
+	OpsListen string `yaml:"ops_listen"`
 	// PublicURL is the base URL clients use ({base_url}); default: scheme and
 	// Host of each request.
 	PublicURL string `yaml:"public_url"`
@@ -55,6 +65,39 @@ type Config struct {
 	SIP sip.Config `yaml:"sip"`
 	// WebRTC configures the browser door (WHIP); on unless webrtc.disabled.
 	WebRTC webrtc.Config `yaml:"webrtc"`
+	// API configures the HTTP server of the /v2 API (copied into api.Config
+	// by cmd/earshotd: package api imports daemon, so daemon cannot hold
+	// api.Config itself). Body and upload sizes stay in limits.
+	API APIConfig `yaml:"api"`
+	// Fetch configures downloading audio_url.
+	Fetch FetchConfig `yaml:"fetch"`
+}
+
+// APIConfig is the api: section: the HTTP server's timeouts and connection
+// bound.
+type APIConfig struct {
+	// ReadTimeout bounds reading one request, body included; default 10m
+	// (large uploads).
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// WriteTimeout bounds writing one response; default 10m (audio downloads).
+	WriteTimeout time.Duration `yaml:"write_timeout"`
+	// IdleTimeout closes keep-alive connections idle this long; default 1m.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// MaxConns bounds concurrent connections; default 4096.
+	MaxConns int `yaml:"max_conns"`
+	// TLSCert and TLSKey are PEM files; with both set the API serves HTTPS
+	// (and the live WebSocket WSS). Both or neither; default "" (plain HTTP).
+	TLSCert string `yaml:"tls_cert"`
+	TLSKey  string `yaml:"tls_key"`
+}
+
+// FetchConfig configures downloading an audio_url (its size and time
+// bounds are limits.max_upload_bytes and limits.fetch_timeout).
+type FetchConfig struct {
+	// Deny lists destination networks (CIDR) refused at dial time, after
+	// DNS; default media.DefaultDeny() (link-local and 0.0.0.0/8). An empty
+	// list ([]) denies nothing.
+	Deny []netip.Prefix `yaml:"deny"`
 }
 
 // Limits bound inputs. Sizes are bytes, durations Go durations ("90s").
@@ -73,6 +116,12 @@ type Limits struct {
 	// MaxAttempts is how often a job is started (crashes included) before
 	// it ends as error 500; default 3.
 	MaxAttempts int `yaml:"max_attempts"`
+	// RequestsPerSecond is each API key's sustained request rate, a token
+	// bucket of Burst requests; over it the API answers 429 with
+	// Retry-After. Unset is 50; 0 is unlimited.
+	RequestsPerSecond *float64 `yaml:"requests_per_second"`
+	// Burst is how many requests a key may make at once; default 100.
+	Burst int `yaml:"burst"`
 }
 
 // CallbacksConfig configures delivery of callbacks.
@@ -111,6 +160,22 @@ func (c *Config) SetDefaults() {
 		c.WebRTC.DisconnectGrace = c.Live.ReconnectGrace // the same grace as a dropped WebSocket
 	}
 	c.WebRTC.SetDefaults()
+	a := &c.API
+	if a.ReadTimeout == 0 {
+		a.ReadTimeout = 10 * time.Minute
+	}
+	if a.WriteTimeout == 0 {
+		a.WriteTimeout = 10 * time.Minute
+	}
+	if a.IdleTimeout == 0 {
+		a.IdleTimeout = time.Minute
+	}
+	if a.MaxConns == 0 {
+		a.MaxConns = 4096
+	}
+	if c.Fetch.Deny == nil {
+		c.Fetch.Deny = media.DefaultDeny()
+	}
 	l := &c.Limits
 	if l.MaxUploadBytes == 0 {
 		l.MaxUploadBytes = 1 << 30
@@ -129,6 +194,13 @@ func (c *Config) SetDefaults() {
 	}
 	if l.MaxAttempts == 0 {
 		l.MaxAttempts = 3
+	}
+	if l.RequestsPerSecond == nil {
+		rps := 50.0
+		l.RequestsPerSecond = &rps
+	}
+	if l.Burst == 0 {
+		l.Burst = 100
 	}
 	cb := &c.Callbacks
 	if cb.Timeout == 0 {
@@ -154,6 +226,11 @@ func (c *Config) Validate() error {
 	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		bad("listen", "%v", err)
+	}
+	if c.OpsListen != "" {
+		if _, _, err := net.SplitHostPort(c.OpsListen); err != nil {
+			bad("ops_listen", "%v", err)
+		}
 	}
 	if c.PublicURL != "" && !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://") {
 		bad("public_url", "must start with http:// or https://")
@@ -190,6 +267,31 @@ func (c *Config) Validate() error {
 	if err := c.WebRTC.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	a := c.API
+	for _, t := range []struct {
+		key string
+		d   time.Duration
+	}{{"api.read_timeout", a.ReadTimeout}, {"api.write_timeout", a.WriteTimeout}, {"api.idle_timeout", a.IdleTimeout}} {
+		if t.d < 0 {
+			bad(t.key, "must not be negative, not %s", t.d)
+		}
+	}
+	if a.MaxConns < 1 {
+		bad("api.max_conns", "must be at least 1, not %d", a.MaxConns)
+	}
+	if (a.TLSCert == "") != (a.TLSKey == "") {
+		bad("api.tls_cert", "api.tls_cert and api.tls_key must be set together")
+	} else if a.TLSCert != "" {
+		// Reads the two files: config check must catch an unusable pair.
+		if _, err := tls.LoadX509KeyPair(a.TLSCert, a.TLSKey); err != nil {
+			bad("api.tls_cert", "with api.tls_key: %v", err)
+		}
+	}
+	for i, p := range c.Fetch.Deny {
+		if !p.IsValid() {
+			bad(fmt.Sprintf("fetch.deny[%d]", i), "must be a CIDR such as 169.254.0.0/16")
+		}
+	}
 	l := c.Limits
 	if l.MaxUploadBytes < 1024 {
 		bad("limits.max_upload_bytes", "must be at least 1024")
@@ -209,6 +311,12 @@ func (c *Config) Validate() error {
 	if l.MaxAttempts < 1 {
 		bad("limits.max_attempts", "must be at least 1")
 	}
+	if r := l.RequestsPerSecond; r != nil && (*r < 0 || math.IsNaN(*r) || math.IsInf(*r, 0)) {
+		bad("limits.requests_per_second", "must be 0 (unlimited) or more, not %v", *r)
+	}
+	if l.Burst < 1 {
+		bad("limits.burst", "must be at least 1, not %d", l.Burst)
+	}
 	cb := c.Callbacks
 	if cb.MaxAge < 24*time.Hour {
 		bad("callbacks.max_age", "must be at least 24h (PROTOCOL.md), not %s", cb.MaxAge)
@@ -222,9 +330,17 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// ErrUnknownKey is returned by Set for a path that names no config key and
+// by ApplyEnv for an EARSHOT_ variable that names none.
+var ErrUnknownKey = errors.New("daemon: unknown config key")
+
+// EnvPrefix starts every environment variable that sets a config key.
+const EnvPrefix = "EARSHOT_"
+
 // LoadConfig reads a YAML config file (unknown keys are errors naming the
-// line), then applies EARSHOT_* environment overrides. Path "" means no file.
-// Defaults are not applied; callers apply flags, then SetDefaults, then Validate.
+// line), then applies EARSHOT_* environment overrides (ApplyEnv). Path ""
+// means no file. Defaults are not applied; callers apply flags, then
+// SetDefaults, then Validate.
 func LoadConfig(path string, env []string) (Config, error) {
 	var c Config
 	if path != "" {
@@ -238,43 +354,226 @@ func LoadConfig(path string, env []string) (Config, error) {
 			return c, fmt.Errorf("config %s: %w", path, err)
 		}
 	}
-	if err := c.applyEnv(env); err != nil {
+	if err := c.ApplyEnv(env); err != nil {
 		return c, err
 	}
 	return c, nil
 }
 
-// applyEnv applies the EARSHOT_* variables that mirror top-level keys.
-func (c *Config) applyEnv(env []string) error {
-	for _, kv := range env {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || !strings.HasPrefix(k, "EARSHOT_") {
-			continue
-		}
-		switch k {
-		case "EARSHOT_LISTEN":
-			c.Listen = v
-		case "EARSHOT_PUBLIC_URL":
-			c.PublicURL = v
-		case "EARSHOT_DATA_DIR":
-			c.DataDir = v
-		case "EARSHOT_LOG_LEVEL":
-			c.LogLevel = v
-		case "EARSHOT_FFMPEG":
-			c.FFmpeg = v
-		case "EARSHOT_WORKERS":
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return fmt.Errorf("EARSHOT_WORKERS: %w", err)
+// ConfigKey is one settable key of Config: a leaf of the YAML tree.
+type ConfigKey struct {
+	// Path is the dotted YAML path, e.g. "limits.max_upload_bytes".
+	Path string
+	// Env is the environment variable that sets it, e.g.
+	// "EARSHOT_LIMITS_MAX_UPLOAD_BYTES".
+	Env   string
+	index []int
+	typ   reflect.Type
+}
+
+// ConfigKeys lists every settable key of Config in field order. A leaf is a
+// scalar (string, number, bool, duration, CIDR), a list or a map; lists and
+// maps are set whole.
+func ConfigKeys() []ConfigKey {
+	var out []ConfigKey
+	var walk func(t reflect.Type, prefix string, index []int)
+	walk = func(t reflect.Type, prefix string, index []int) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if !f.IsExported() || name == "-" {
+				continue
 			}
-			c.Workers = n
-		case "EARSHOT_DECODERS":
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return fmt.Errorf("EARSHOT_DECODERS: %w", err)
+			if name == "" {
+				name = strings.ToLower(f.Name) // yaml.v3's default
 			}
-			c.Sphinx.Decoders = n
+			path := name
+			if prefix != "" {
+				path = prefix + "." + name
+			}
+			idx := append(slices.Clone(index), i)
+			if f.Type.Kind() == reflect.Struct && !decodesItself(f.Type) {
+				walk(f.Type, path, idx)
+				continue
+			}
+			out = append(out, ConfigKey{Path: path, Env: EnvName(path), index: idx, typ: f.Type})
 		}
 	}
+	walk(reflect.TypeFor[Config](), "", nil)
+	return out
+}
+
+// decodesItself says whether YAML decodes t from a scalar of its own (a
+// duration, netip.Prefix, ...) rather than key by key.
+func decodesItself(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return t == reflect.TypeFor[time.Duration]() ||
+		p.Implements(reflect.TypeFor[yaml.Unmarshaler]()) || p.Implements(reflect.TypeFor[encoding.TextUnmarshaler]())
+}
+
+// EnvName is the environment variable for a dotted key path: EARSHOT_, then
+// the path upper-cased with dots and dashes as underscores
+// ("engines.routes.model-1" is EARSHOT_ENGINES_ROUTES_MODEL_1).
+func EnvName(path string) string {
+	return EnvPrefix + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(path))
+}
+
+// Set sets the key at the dotted path from its text, as `earshotd run --set
+// path=value` and EARSHOT_* variables do. Strings are taken as they are;
+// other values are YAML, decoded as in the file: numbers, true/false,
+// durations ("90s"), CIDRs, and lists as a YAML flow sequence ("[a, b]", the
+// brackets may be left out: "a, b"; "[]" is the empty list) or maps as a
+// flow mapping ("{en: sphinx}"). An empty value resets the key to its
+// default. A list or map is replaced whole.
+func (c *Config) Set(path, value string) error {
+	for _, k := range ConfigKeys() {
+		if k.Path == path {
+			if err := c.set(k, value); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %s", ErrUnknownKey, path)
+}
+
+func (c *Config) set(k ConfigKey, value string) error {
+	field := reflect.ValueOf(c).Elem().FieldByIndex(k.index)
+	t, ptr := k.typ, k.typ.Kind() == reflect.Pointer // a pointer key: nil is the default
+	if ptr {
+		t = t.Elem()
+	}
+	v := reflect.New(t)
+	text := strings.TrimSpace(value)
+	switch {
+	case t.Kind() == reflect.String && !decodesItself(t) && !(ptr && value == ""):
+		v.Elem().SetString(value)
+	case text == "":
+		field.Set(reflect.Zero(k.typ)) // the default
+		return nil
+	default:
+		if err := decodeValue(t, text, v.Interface()); err != nil {
+			if e := t.Elem; (t.Kind() == reflect.Slice || t.Kind() == reflect.Map) &&
+				(e().Kind() == reflect.Struct && !decodesItself(e()) || e().Kind() == reflect.Map || e().Kind() == reflect.Interface) {
+				// Items of their own keys may hold secrets (api_key): say
+				// what is wrong without echoing the value.
+				return fmt.Errorf("must be %s: %w", describeType(t), err)
+			}
+			return fmt.Errorf("must be %s, not %q", describeType(t), value)
+		}
+	}
+	if ptr {
+		field.Set(v)
+	} else {
+		field.Set(v.Elem())
+	}
 	return nil
+}
+
+// decodeValue decodes the YAML text into out, a pointer to a t, as the file
+// would, except that a fractional number is refused for an integer (yaml.v3
+// would truncate 1.5 to 1) and a list's brackets may be left out.
+func decodeValue(t reflect.Type, text string, out any) error {
+	if t.Kind() == reflect.Slice && !strings.HasPrefix(text, "[") {
+		text = "[" + text + "]"
+	}
+	var node yaml.Node
+	if err := yaml.Unmarshal([]byte(text), &node); err != nil {
+		return err
+	}
+	if t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64 && !decodesItself(t) &&
+		(len(node.Content) != 1 || node.Content[0].Tag != "!!int") {
+		return errors.New("not an integer")
+	}
+	dec := yaml.NewDecoder(strings.NewReader(text))
+	dec.KnownFields(true)
+	return dec.Decode(out)
+}
+
+// describeType says in words what a value of t looks like.
+func describeType(t reflect.Type) string {
+	switch {
+	case t == reflect.TypeFor[time.Duration]():
+		return `a duration such as "90s", "5m" or "72h"`
+	case t == reflect.TypeFor[netip.Prefix]():
+		return "a CIDR such as 10.0.0.0/8"
+	case t.Kind() == reflect.Slice:
+		return "a list such as [a, b] of " + describeType(t.Elem()) + " items"
+	case t.Kind() == reflect.Map:
+		return "a mapping such as {a: b}"
+	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
+		return "an integer"
+	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
+		return "a number"
+	case t.Kind() == reflect.Bool:
+		return "true or false"
+	case t.Kind() == reflect.Struct:
+		return "a mapping of its keys"
+	}
+	return "a " + t.Kind().String()
+}
+
+// EnvError is one EARSHOT_ variable ApplyEnv could not apply.
+type EnvError struct {
+	Var string // the variable, e.g. EARSHOT_WORKERS
+	Key string // the dotted key it sets, "" when it names none
+	Err error
+}
+
+func (e *EnvError) Error() string {
+	if e.Key == "" {
+		return fmt.Sprintf("%s: %v", e.Var, e.Err)
+	}
+	return fmt.Sprintf("%s (%s): %v", e.Var, e.Key, e.Err)
+}
+
+func (e *EnvError) Unwrap() error { return e.Err }
+
+// notConfigEnv says whether name is an EARSHOT_ variable that is not a
+// config key: the test suites' own switches, which reach the daemon when a
+// test starts it.
+func notConfigEnv(name string) bool {
+	switch name {
+	case "EARSHOT_ARTIFACTS", "EARSHOT_NODE_MODULES", "EARSHOT_DEB_INSTALL_TEST", "EARSHOT_DEBIAN_MIRROR",
+		"EARSHOT_STORE_SEED", "EARSHOT_STORE_CRASH_DIR":
+		return true
+	}
+	return false
+}
+
+// EnvKey returns the key the EARSHOT_ variable name sets: the one whose
+// EnvName it is, or sphinx.decoders for EARSHOT_DECODERS (kept from before
+// every key had a variable).
+func EnvKey(name string) (ConfigKey, bool) {
+	for _, k := range ConfigKeys() {
+		if k.Env == name || name == "EARSHOT_DECODERS" && k.Path == "sphinx.decoders" {
+			return k, true
+		}
+	}
+	return ConfigKey{}, false
+}
+
+// ApplyEnv sets keys from EARSHOT_* variables ("NAME=value" as in
+// os.Environ), each found by EnvKey and parsed by Set. An EARSHOT_ variable
+// naming no key is an error (ErrUnknownKey), so a typo does not pass
+// silently; the test suites' own switches (EARSHOT_STORE_SEED ...) are
+// ignored. Every problem is returned, joined, each an *EnvError; the good
+// variables are applied all the same.
+func (c *Config) ApplyEnv(env []string) error {
+	var errs []error
+	for _, kv := range env {
+		name, v, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(name, EnvPrefix) || notConfigEnv(name) {
+			continue
+		}
+		k, ok := EnvKey(name)
+		if !ok {
+			errs = append(errs, &EnvError{Var: name, Err: ErrUnknownKey})
+			continue
+		}
+		if err := c.set(k, v); err != nil {
+			errs = append(errs, &EnvError{Var: name, Key: k.Path, Err: err})
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -185,5 +186,73 @@ func TestEngineErrors(t *testing.T) {
 	bad := engineError("gpu", remote.ErrBadResponse)
 	if Status(bad) != 500 || Message(bad) != "transcription engine gpu returned a bad response" {
 		t.Errorf("bad response: %d %q", Status(bad), Message(bad))
+	}
+}
+
+// TestRouteEveryCombination walks every model (model-1, model-3, unset,
+// and an unknown name, which params rejects before routing and Route
+// treats as model-1) × languages (none, one sphinx serves, one only a
+// remote engine serves, one nobody serves, several served together, several
+// not) × code_switching on four installations, against the README table.
+func TestRouteEveryCombination(t *testing.T) {
+	setups := map[string]EnginesConfig{
+		"embedded": {},
+		"gpu":      {Remote: []remote.Config{remoteCfg("gpu", "en", "fr", "de", "es", "it")}},
+		"routed": {
+			Remote: []remote.Config{remoteCfg("gpu"), remoteCfg("frbox", "fr")},
+			Routes: RoutesConfig{Model1: "sphinx", Model3: "gpu", Languages: map[string]string{"fr": "frbox"}},
+		},
+		"fronly": {Remote: []remote.Config{remoteCfg("frbox", "fr")}},
+	}
+	langSets := map[string][]string{"none": nil, "en": {"en"}, "fr": {"fr"}, "ja": {"ja"}, "en+fr": {"en", "fr"}, "en+ja": {"en", "ja"}}
+	// want[setup][model class][languages] is "engine language" ("" =
+	// detection) or "422". The model class is "1" (model-1, unset,
+	// unknown) or "3".
+	want := map[string]map[string]map[string]string{
+		"embedded": {
+			"1": {"none": "sphinx en", "en": "sphinx en", "fr": "422", "ja": "422", "en+fr": "422", "en+ja": "422"},
+			"3": {"none": "sphinx en", "en": "sphinx en", "fr": "422", "ja": "422", "en+fr": "422", "en+ja": "422"},
+		},
+		"gpu": {
+			"1": {"none": "gpu ", "en": "gpu en", "fr": "gpu fr", "ja": "422", "en+fr": "gpu ", "en+ja": "422"},
+			"3": {"none": "gpu ", "en": "gpu en", "fr": "gpu fr", "ja": "422", "en+fr": "gpu ", "en+ja": "422"},
+		},
+		"routed": {
+			"1": {"none": "gpu ", "en": "sphinx en", "fr": "frbox fr", "ja": "gpu ja", "en+fr": "gpu ", "en+ja": "gpu "},
+			"3": {"none": "gpu ", "en": "gpu en", "fr": "frbox fr", "ja": "gpu ja", "en+fr": "gpu ", "en+ja": "gpu "},
+		},
+		"fronly": {
+			"1": {"none": "frbox ", "en": "sphinx en", "fr": "frbox fr", "ja": "422", "en+fr": "422", "en+ja": "422"},
+			"3": {"none": "frbox ", "en": "sphinx en", "fr": "frbox fr", "ja": "422", "en+fr": "422", "en+ja": "422"},
+		},
+	}
+	models := map[string]string{"model-1": "1", "": "1", "model-x": "1", "model-3": "3"}
+	for setup, c := range setups {
+		e := testEngines(t, c)
+		for model, class := range models {
+			for name, langs := range langSets {
+				for _, cs := range []bool{false, true} {
+					exp := want[setup][class][name]
+					rt, err := e.Route(model, langs, cs)
+					label := fmt.Sprintf("%s/%q/%s/cs=%v", setup, model, name, cs)
+					if exp == "422" {
+						if Status(err) != 422 || !strings.Contains(Message(err), "installed: sphinx [en]") {
+							t.Errorf("%s: got %v (status %d, %q), want 422 listing the engines", label, rt, Status(err), Message(err))
+						}
+						continue
+					}
+					if err != nil {
+						t.Errorf("%s: %v, want %s", label, err, exp)
+						continue
+					}
+					if got := rt.Engine.Name() + " " + rt.Language; got != exp {
+						t.Errorf("%s: got %q, want %q", label, got, exp)
+					}
+					if wantPer := cs && rt.Language == ""; rt.PerUtterance != wantPer {
+						t.Errorf("%s: PerUtterance %v, want %v", label, rt.PerUtterance, wantPer)
+					}
+				}
+			}
+		}
 	}
 }

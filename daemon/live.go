@@ -72,6 +72,7 @@ func (d *Daemon) CreateLive(ctx context.Context, account, requestID string, body
 	d.liveMu.Lock()
 	d.sessions[id] = s
 	d.liveMu.Unlock()
+	d.metrics.liveCreated.Inc()
 	tok, err := d.token(id, s.expires)
 	if err != nil {
 		return nil, "", err

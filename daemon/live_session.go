@@ -83,6 +83,10 @@ type liveSession struct {
 	started  time.Time              // guarded by mu: first connection
 	addons   *liveAddons            // guarded by mu: realtime add-ons, nil until used (live_addons.go)
 	route    Route                  // guarded by mu: the engine the recogniser runs on (set at start)
+	remote   *liveEngine            // guarded by mu: the remote route's engine (errors, fallback), nil otherwise
+	// vocabNote is the post_session_metadata note on custom_vocabulary
+	// given to the embedded engine ("" when none); guarded by mu.
+	vocabNote string
 }
 
 func liveFormat(p *params.Live) media.Format {
@@ -240,11 +244,16 @@ func (s *liveSession) startLocked() error {
 	prompt := ""
 	if rp := s.p.RealtimeProcessing; rp.CustomVocabulary && isRemote(rt.Engine) {
 		prompt = vocabularyPrompt(rp.CustomVocabularyConfig)
+	} else if rp.CustomVocabulary {
+		rt.Engine, s.vocabNote = withVocabulary(rt.Engine, rt.Language, rp.CustomVocabularyConfig)
 	}
 	cfg.Language = rt.Language
 	s.route = rt
 	cfg.SetDefaults()
-	live, err := recognizer.NewLive(rt.streamEngine(prompt), cfg, s.onEvent)
+	eng := s.d.engines.liveEngine(rt, prompt, s.p.LanguageConfig.Languages, cfg.DecoderWait,
+		func(m string) { s.sendLocked(errorMsg(s.id, "", m)) })
+	s.remote, _ = eng.(*liveEngine)
+	live, err := recognizer.NewLive(eng, cfg, s.onEvent)
 	if err != nil {
 		return fmt.Errorf("start recogniser: %w", err)
 	}
@@ -577,12 +586,19 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 				j.PostSessionMetadata = map[string]any{}
 			}
 			j.PostSessionMetadata["engine"] = s.route.Engine.Name()
+			if s.vocabNote != "" {
+				j.PostSessionMetadata["custom_vocabulary"] = s.vocabNote
+			}
+			for k, v := range s.remote.notes() { // fallback, engine errors
+				j.PostSessionMetadata[k] = v
+			}
 		}
 		return nil, nil
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		s.log.Error("store live result", "error", err)
 	}
+	s.d.metrics.jobsFinished.WithLabelValues(string(store.KindLive), string(store.StatusDone)).Inc()
 	s.endLocked()
 	s.log.Info("live session ended", "audio_seconds", dur)
 }
@@ -613,6 +629,7 @@ func (s *liveSession) failLocked(reason string) {
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		s.log.Error("store live failure", "error", err)
 	}
+	s.d.metrics.jobsFinished.WithLabelValues(string(store.KindLive), string(store.StatusError)).Inc()
 	s.log.Info("live session failed", "status", code, "error", reason)
 	s.endLocked()
 }

@@ -15,6 +15,7 @@ type metrics struct {
 	jobsFinished     *prometheus.CounterVec
 	rtf              prometheus.Histogram
 	callbackAttempts *prometheus.CounterVec
+	liveCreated      prometheus.Counter
 }
 
 func newMetrics(d *Daemon) *metrics {
@@ -31,9 +32,14 @@ func newMetrics(d *Daemon) *metrics {
 		callbackAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "earshot_callback_attempts_total", Help: "Callback delivery attempts by outcome (delivered, retry, refused, expired).",
 		}, []string{"outcome"}),
+		liveCreated: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "earshot_live_sessions_total", Help: "Live sessions created since start (every door).",
+		}),
 	}
-	m.reg.MustRegister(m.jobsFinished, m.rtf, m.callbackAttempts, &stateCollector{d: d},
+	m.reg.MustRegister(m.jobsFinished, m.rtf, m.callbackAttempts, m.liveCreated, &stateCollector{d: d},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Remote engines: requests by outcome, latency, fallbacks, breaker state.
+	m.reg.MustRegister(d.engines.collectors()...)
 	return m
 }
 

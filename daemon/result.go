@@ -158,9 +158,10 @@ func (t *Transcriber) TranscribeFile(ctx context.Context, path string, p *params
 	lang := br.Language
 	res := buildResult(br, pcm.Info.Duration, lang, p)
 	_, vocabApplied := notes["custom_vocabulary"]
+	engineUsed, _ := notes["engine"].(string)
 	t.Addons.orBuiltin().apply(ctx, res, br.Utterances, addonJob{
 		p: p, channels: pcm.Channels, distinctChannels: br.DistinctChannels > 1, lang: lang, duration: pcm.Info.Duration,
-		vocabularyApplied: vocabApplied,
+		vocabularyApplied: vocabApplied, speech: t.Engines.speechTranslator(engineUsed, pcm.Channels, p),
 	})
 	if len(notes) > 0 && res.PostSessionMetadata == nil {
 		res.PostSessionMetadata = map[string]any{}
@@ -204,6 +205,11 @@ func (t *Transcriber) recognise(ctx context.Context, channels [][]int16, p *para
 		if prompt = vocabularyPrompt(p.CustomVocabularyConfig); prompt != "" {
 			notes["custom_vocabulary"] = "sent to engine " + rt.Engine.Name() + " as its prompt"
 		}
+	} else if p.CustomVocabulary != nil && *p.CustomVocabulary {
+		var note string
+		if rt.Engine, note = withVocabulary(rt.Engine, rt.Language, p.CustomVocabularyConfig); note != "" {
+			notes["custom_vocabulary"] = note
+		}
 	}
 	br, err := transcribeRoute(ctx, rt, channels, prompt)
 	if err == nil {
@@ -225,6 +231,7 @@ func (t *Transcriber) recognise(ctx context.Context, channels [][]int16, p *para
 		return nil, nil, fmt.Errorf("transcribe (fallback after %v): %w", jerr, ferr)
 	}
 	delete(notes, "custom_vocabulary")
+	t.Engines.countFallback(rt.Engine.Name())
 	notes["engine"] = t.Engines.embedded.Name()
 	notes["fallback"] = map[string]any{"from": rt.Engine.Name(), "reason": Message(jerr) + ": " + err.Error()}
 	return br, notes, nil
@@ -289,6 +296,11 @@ type addonJob struct {
 	// vocabularyApplied is set when the engine took custom_vocabulary
 	// (as a remote engine's prompt).
 	vocabularyApplied bool
+	// speech translates into English from the audio with the remote
+	// engine that transcribed the job (its /audio/translations), used
+	// when no chat backend is configured; nil when the engine is not
+	// remote.
+	speech Translator
 }
 
 // apply runs the add-ons p asks for on the recogniser's utterances and
@@ -308,9 +320,10 @@ func (a *Addons) apply(ctx context.Context, r *Result, utts []recognizer.Utteran
 		}
 	}
 	if p.CustomVocabulary != nil && *p.CustomVocabulary && p.CustomVocabularyConfig != nil && !j.vocabularyApplied {
-		// The embedded engine (recognizer/sphinx) exposes no way to add
-		// words to its decoders' dictionary or raise their weight yet.
-		notes["custom_vocabulary"] = fmt.Sprintf("not applied: the embedded engine cannot add words at run time (%d vocabulary items ignored)",
+		// The engine that transcribed the job did not take it (the
+		// embedded engine re-running a failed remote job, or no item in
+		// the job's language).
+		notes["custom_vocabulary"] = fmt.Sprintf("not applied: the engine that transcribed the job did not take it (%d vocabulary items ignored)",
 			len(p.CustomVocabularyConfig.Vocabulary))
 	}
 	if p.PunctuationEnhanced {
@@ -596,7 +609,11 @@ type TranslationResult struct {
 // language that fails carries its error in its result; the envelope fails
 // only when every language failed.
 func (a *Addons) translationEnvelope(ctx context.Context, utts []recognizer.Utterance, speakers []int, p *params.PreRecorded, j addonJob) *Envelope {
-	if a.Translation == nil {
+	translator := a.Translation
+	if translator == nil {
+		translator = j.speech // English only, from the audio
+	}
+	if translator == nil {
 		return notConfigured("translation")
 	}
 	c := p.TranslationConfig
@@ -612,7 +629,7 @@ func (a *Addons) translationEnvelope(ctx context.Context, utts []recognizer.Utte
 		ok := 0
 		for _, target := range c.TargetLanguages {
 			tr := TranslationResult{Languages: []string{target}, Utterances: []Utterance{}, Sentences: []*Envelope{}, Subtitles: []Subtitle{}}
-			out, err := a.Translation.Translate(ctx, utts, target, opts)
+			out, err := translator.Translate(ctx, utts, target, opts)
 			if err != nil {
 				tr.Error = addonError(err)
 				if backendDown(err) {

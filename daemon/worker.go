@@ -163,7 +163,7 @@ func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput
 func (d *Daemon) fetch(ctx context.Context, rawURL, blob string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.Limits.FetchTimeout)
 	defer cancel()
-	rem, err := media.Fetch(ctx, rawURL, &media.FetchOptions{MaxBytes: d.cfg.Limits.MaxUploadBytes, Timeout: d.cfg.Limits.FetchTimeout})
+	rem, err := media.Fetch(ctx, rawURL, &media.FetchOptions{MaxBytes: d.cfg.Limits.MaxUploadBytes, Timeout: d.cfg.Limits.FetchTimeout, Deny: d.cfg.Fetch.Deny})
 	switch {
 	case errors.Is(err, media.ErrTooLarge):
 		return "", newError(ErrTooLarge, err, "audio_url: too large")

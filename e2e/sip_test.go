@@ -250,22 +250,47 @@ func sendRTP(t *testing.T, conn *net.UDPConn, dst *net.UDPAddr, pt uint8, audio 
 	}
 	tick := time.NewTicker(20 * time.Millisecond / time.Duration(speedup))
 	defer tick.Stop()
-	for i := 0; i < len(pkts); i++ {
+	for _, tickSend := range imp.order(len(pkts)) {
 		<-tick.C
-		switch {
-		case imp.drop > 0 && i%imp.drop == imp.drop-1 && i < len(pkts)-1:
-			continue
-		case imp.swap > 0 && i%imp.swap == imp.swap-1 && i+1 < len(pkts):
-			conn.WriteToUDP(pkts[i+1], dst)
-			conn.WriteToUDP(pkts[i], dst)
-			i++
-			continue
-		}
-		conn.WriteToUDP(pkts[i], dst)
-		if imp.dup > 0 && i%imp.dup == 0 {
+		for _, i := range tickSend {
 			conn.WriteToUDP(pkts[i], dst)
 		}
 	}
+}
+
+// order is what sendRTP sends of n packets at each 20 ms tick: every
+// drop-th packet left out (never the last), every swap-th sent after its
+// successor, every dup-th sent twice.
+func (imp impair) order(n int) [][]int {
+	var out [][]int
+	for i := 0; i < n; i++ {
+		switch {
+		case imp.drop > 0 && i%imp.drop == imp.drop-1 && i < n-1:
+			out = append(out, nil)
+			continue
+		case imp.swap > 0 && i%imp.swap == imp.swap-1 && i+1 < n:
+			out = append(out, []int{i + 1, i})
+			i++
+			continue
+		}
+		tick := []int{i}
+		if imp.dup > 0 && i%imp.dup == 0 {
+			tick = append(tick, i)
+		}
+		out = append(out, tick)
+	}
+	return out
+}
+
+// lost is how many of n packets order never sends.
+func (imp impair) lost(n int) int {
+	sent := map[int]bool{}
+	for _, tick := range imp.order(n) {
+		for _, i := range tick {
+			sent[i] = true
+		}
+	}
+	return n - len(sent)
 }
 
 func udpPair(t *testing.T) (*net.UDPConn, int) {
@@ -369,6 +394,7 @@ func TestSIPCall(t *testing.T) {
 			if len(addrs) != 1 || pts[0] != c.wantPT || dir != "recvonly" || !strings.HasSuffix(formats, " 101") {
 				t.Fatalf("answer %v pt %v dir %q formats %q, want pt %d recvonly with telephone-event\n%s", addrs, pts, dir, formats, c.wantPT, dlg.InviteResponse.Body())
 			}
+			released0, lost0 := d.metric("earshot_rtp_packets_total"), d.metric("earshot_rtp_lost_packets_total")
 			sendRTP(t, conn, addrs[0], c.wantPT, c.audio, 4, c.imp, 0x1234)
 			if c.hold {
 				res := reinvite(t, ctx, dlg, offerSDP([]int{port}, c.formats, "inactive", false))
@@ -387,6 +413,17 @@ func TestSIPCall(t *testing.T) {
 			t.Log(d.WaitLog(10*time.Second, "sip call ended", callID))
 			if job["status"] != "done" || job["kind"] != "live" {
 				t.Fatalf("job %v %v: %v", job["status"], job["kind"], job["error_code"])
+			}
+			// /metrics counts the call's RTP: exactly the packets the
+			// impairment left out are lost, the rest played out.
+			packets := (len(c.audio) + 159) / 160
+			lost := d.metric("earshot_rtp_lost_packets_total") - lost0
+			released := d.metric("earshot_rtp_packets_total") - released0
+			if want := c.imp.lost(packets); lost != float64(want) {
+				t.Errorf("earshot_rtp_lost_packets_total grew by %v, want %d", lost, want)
+			}
+			if want := float64(packets - c.imp.lost(packets)); released != want {
+				t.Errorf("earshot_rtp_packets_total grew by %v, want %v", released, want)
 			}
 			md, _ := job["custom_metadata"].(map[string]any)
 			if md["sip_call_id"] != callID || md["door"] != "sip" || md["sip_header_x_customer_id"] != "cust-42" || !strings.Contains(fmt.Sprint(md["sip_to"]), "transcribe@") {

@@ -18,8 +18,9 @@ import (
 )
 
 const configUsage = `usage:
-  earshotd config check [FILE]   check a config file (default ` + systemd.DefaultConfig + `):
-                                 prints "ok", or each problem with its key and line (exit 1)
+  earshotd config check [FILE]   check a config file (default ` + systemd.DefaultConfig + `) with the
+                                 EARSHOT_* variables applied as by run: prints "ok", or each
+                                 problem with its key and line, or its variable (exit 1)
 `
 
 func cmdConfig(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -31,7 +32,7 @@ func cmdConfig(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(args) == 2 {
 		path = args[1]
 	}
-	problems, err := checkConfig(path)
+	problems, err := checkConfig(path, os.Environ())
 	if err != nil {
 		return err
 	}
@@ -65,13 +66,14 @@ func (p configProblem) String() string {
 }
 
 // checkConfig loads the file at path as `earshotd run --config` does
-// (daemon.LoadConfig, SetDefaults, Validate; EARSHOT_* variables are not
-// applied: the file is checked on its own) and returns every problem. It
-// first walks the YAML against daemon.Config so that unknown keys and
-// values of the wrong type are all reported, each with its dotted key and
-// line, rather than only the first one yaml.v3 meets. An unreadable file
-// is an error, not a problem.
-func checkConfig(path string) ([]configProblem, error) {
+// (daemon.LoadConfig with env, SetDefaults, Validate) and returns every
+// problem. It first walks the YAML against daemon.Config so that unknown
+// keys and values of the wrong type are all reported, each with its dotted
+// key and line, rather than only the first one yaml.v3 meets. A bad or
+// unknown EARSHOT_ variable is a problem named by the variable; a value the
+// environment set that Validate refuses names its key and the variable. An
+// unreadable file is an error, not a problem.
+func checkConfig(path string, env []string) ([]configProblem, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config check: %w", err)
@@ -85,21 +87,59 @@ func checkConfig(path string) ([]configProblem, error) {
 	if len(doc.Content) > 0 {
 		walkConfig(doc.Content[0], reflect.TypeFor[daemon.Config](), "", lines, &problems)
 	}
+	var envProbe daemon.Config
+	problems = append(problems, envProblems(envProbe.ApplyEnv(env))...)
 	if len(problems) > 0 {
 		return problems, nil
 	}
-	cfg, err := daemon.LoadConfig(path, nil)
+	cfg, err := daemon.LoadConfig(path, env)
 	if err != nil {
 		// The walk should have found it; report what yaml.v3 says.
 		return []configProblem{{Msg: err.Error()}}, nil
+	}
+	setBy := map[string]string{} // key -> the variable that set it
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if k, ok := daemon.EnvKey(name); ok {
+			setBy[k.Path] = name
+		}
 	}
 	cfg.SetDefaults()
 	known := configKeys()
 	for _, msg := range flattenErrors(cfg.Validate()) {
 		key, rest := problemKey(msg, known)
-		problems = append(problems, configProblem{Key: key, Line: lines[key], Msg: rest})
+		p := configProblem{Key: key, Line: lines[key], Msg: rest}
+		if v, ok := setBy[key]; ok {
+			p.Line, p.Msg = 0, rest+" (set by "+v+")"
+		}
+		problems = append(problems, p)
 	}
 	return problems, nil
+}
+
+// envProblems turns ApplyEnv's joined *daemon.EnvError into problems named
+// by the variable.
+func envProblems(err error) []configProblem {
+	if err == nil {
+		return nil
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	var out []configProblem
+	for _, e := range errs {
+		var ee *daemon.EnvError
+		switch {
+		case !errors.As(e, &ee):
+			out = append(out, configProblem{Msg: e.Error()})
+		case errors.Is(ee, daemon.ErrUnknownKey):
+			out = append(out, configProblem{Key: ee.Var, Msg: "names no config key"})
+		default:
+			out = append(out, configProblem{Key: ee.Var, Msg: ee.Key + ": " + ee.Err.Error()})
+		}
+	}
+	return out
 }
 
 var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()

@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/earshot-dev/earshot/api"
@@ -18,14 +20,17 @@ import (
 	"github.com/earshot-dev/earshot/ingest/webrtc"
 )
 
-// loadConfig reads --config, then EARSHOT_* variables, then the given flags
-// (flags win), fills defaults and validates.
-func loadConfig(fs *flag.FlagSet, path string, set func(*daemon.Config)) (daemon.Config, error) {
-	cfg, err := daemon.LoadConfig(path, os.Environ())
+// loadConfig reads the file at path (none when ""), applies the EARSHOT_*
+// variables of env, then set (the flags: they win), fills defaults and
+// validates.
+func loadConfig(path string, env []string, set func(*daemon.Config) error) (daemon.Config, error) {
+	cfg, err := daemon.LoadConfig(path, env)
 	if err != nil {
 		return cfg, err
 	}
-	set(&cfg)
+	if err := set(&cfg); err != nil {
+		return cfg, err
+	}
 	cfg.SetDefaults()
 	if err := cfg.Validate(); err != nil {
 		return cfg, fmt.Errorf("invalid config:\n%w", err)
@@ -42,34 +47,7 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "", "YAML config file")
-	listen := fs.String("listen", "", "API listen address (default 127.0.0.1:8080)")
-	dataDir := fs.String("data-dir", "", "data directory (default /var/lib/earshot)")
-	publicURL := fs.String("public-url", "", "public base URL")
-	logLevel := fs.String("log-level", "", "debug, info, warn or error")
-	decoders := fs.Int("decoders", 0, "PocketSphinx decoders (default: CPUs)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cfg, err := loadConfig(fs, *cfgPath, func(c *daemon.Config) {
-		if *listen != "" {
-			c.Listen = *listen
-		}
-		if *dataDir != "" {
-			c.DataDir = *dataDir
-		}
-		if *publicURL != "" {
-			c.PublicURL = *publicURL
-		}
-		if *logLevel != "" {
-			c.LogLevel = *logLevel
-		}
-		if *decoders != 0 {
-			c.Sphinx.Decoders = *decoders
-		}
-	})
+	cfg, err := runConfig(args, os.Environ(), stderr)
 	if err != nil {
 		return err
 	}
@@ -79,17 +57,26 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer d.Close()
-	acfg := api.Config{PublicURL: cfg.PublicURL, MaxBodyBytes: cfg.Limits.MaxBodyBytes, MaxUploadBytes: cfg.Limits.MaxUploadBytes,
-		Live: api.LiveLimits{MaxFrameBytes: cfg.Live.MaxFrameBytes, MaxMessagesPerSecond: cfg.Live.MaxMessagesPerSecond, IdleTimeout: cfg.Live.IdleTimeout}}
+	acfg := apiConfig(cfg)
 	acfg.SetDefaults()
 	if err := acfg.Validate(); err != nil {
+		return err
+	}
+	srv, err := api.New(acfg, d, log.With("component", "api"))
+	if err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	srv := api.New(acfg, d, log.With("component", "api"))
+	var opsLn net.Listener // the operations endpoints' own, when ops_listen is set
+	if cfg.OpsListen != "" {
+		if opsLn, err = net.Listen("tcp", cfg.OpsListen); err != nil {
+			ln.Close()
+			return fmt.Errorf("ops listen: %w", err)
+		}
+	}
 	if !cfg.WebRTC.Disabled {
 		door, err := webrtc.New(cfg.WebRTC, d, log.With("component", "webrtc"))
 		if err != nil {
@@ -113,17 +100,108 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return fmt.Errorf("sip listen: %w", err)
 		}
 	}
+	if sipSrv != nil {
+		d.Metrics().MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "earshot_sip_calls", Help: "SIP calls being set up or running.",
+		}, func() float64 { return float64(sipSrv.Calls()) }))
+		d.Metrics().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "earshot_sip_refused_total", Help: "SIP datagrams and TCP connections from sources outside sip.allow dropped unread.",
+		}, func() float64 { return float64(sipSrv.Refused()) }))
+		d.Metrics().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "earshot_rtp_packets_total", Help: "RTP packets played out, summed over the streams of ended SIP calls.",
+		}, func() float64 { r, _ := sipSrv.RTPTotals(); return float64(r) }))
+		d.Metrics().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "earshot_rtp_lost_packets_total", Help: "RTP packets never received (concealed with silence), summed over the streams of ended SIP calls.",
+		}, func() float64 { _, l := sipSrv.RTPTotals(); return float64(l) }))
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return d.Run(gctx) })
 	g.Go(func() error { return srv.Run(gctx, ln) })
+	if opsLn != nil {
+		g.Go(func() error { return srv.RunOps(gctx, opsLn) })
+		log.Info("ops listening", "addr", opsLn.Addr().String())
+	}
 	if sipSrv != nil {
 		g.Go(func() error { return sipSrv.Run(gctx, sipUDP, sipTCP) })
 	}
-	log.Info("api listening", "addr", ln.Addr().String())
+	log.Info("api listening", "addr", ln.Addr().String(), "tls", acfg.TLSCert != "")
 	err = g.Wait()
 	log.Info("daemon stopped")
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
+}
+
+// apiConfig is the HTTP server's config: the api: section, with the body
+// and upload bounds of limits: and the WebSocket bounds of live:.
+func apiConfig(cfg daemon.Config) api.Config {
+	return api.Config{
+		PublicURL: cfg.PublicURL, MaxBodyBytes: cfg.Limits.MaxBodyBytes, MaxUploadBytes: cfg.Limits.MaxUploadBytes,
+		ReadTimeout: cfg.API.ReadTimeout, WriteTimeout: cfg.API.WriteTimeout, IdleTimeout: cfg.API.IdleTimeout,
+		MaxConns: cfg.API.MaxConns, TLSCert: cfg.API.TLSCert, TLSKey: cfg.API.TLSKey,
+		RequestsPerSecond: *cfg.Limits.RequestsPerSecond, Burst: cfg.Limits.Burst, SeparateOps: cfg.OpsListen != "",
+		Live: api.LiveLimits{MaxFrameBytes: cfg.Live.MaxFrameBytes, MaxMessagesPerSecond: cfg.Live.MaxMessagesPerSecond, IdleTimeout: cfg.Live.IdleTimeout},
+	}
+}
+
+// setFlags collects repeated --set key.path=value flags.
+type setFlags []string
+
+func (s *setFlags) String() string { return strings.Join(*s, " ") }
+
+func (s *setFlags) Set(v string) error {
+	if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
+		return fmt.Errorf("want key.path=value, not %q", v)
+	}
+	*s = append(*s, v)
+	return nil
+}
+
+// apply sets each key in order through daemon.Config.Set.
+func (s setFlags) apply(c *daemon.Config) error {
+	var errs []error
+	for _, kv := range s {
+		k, v, _ := strings.Cut(kv, "=")
+		if err := c.Set(k, v); err != nil {
+			errs = append(errs, fmt.Errorf("--set %s: %w", k, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// runConfig parses the run flags and loads the config they name: defaults <
+// file < env < flags, --set after the named flags.
+func runConfig(args, env []string, stderr io.Writer) (daemon.Config, error) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "", "YAML config file")
+	listen := fs.String("listen", "", "API listen address (default 127.0.0.1:8080)")
+	dataDir := fs.String("data-dir", "", "data directory (default /var/lib/earshot)")
+	publicURL := fs.String("public-url", "", "public base URL")
+	logLevel := fs.String("log-level", "", "debug, info, warn or error")
+	decoders := fs.Int("decoders", 0, "PocketSphinx decoders (default: CPUs)")
+	var sets setFlags
+	fs.Var(&sets, "set", "`key.path=value`: set any config key, e.g. --set limits.max_queued=100 (repeatable; after the other flags)")
+	if err := fs.Parse(args); err != nil {
+		return daemon.Config{}, err
+	}
+	return loadConfig(*cfgPath, env, func(c *daemon.Config) error {
+		if *listen != "" {
+			c.Listen = *listen
+		}
+		if *dataDir != "" {
+			c.DataDir = *dataDir
+		}
+		if *publicURL != "" {
+			c.PublicURL = *publicURL
+		}
+		if *logLevel != "" {
+			c.LogLevel = *logLevel
+		}
+		if *decoders != 0 {
+			c.Sphinx.Decoders = *decoders
+		}
+		return sets.apply(c)
+	})
 }

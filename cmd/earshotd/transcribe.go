@@ -32,10 +32,11 @@ func cmdTranscribe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if _, err := os.Stat(path); err != nil {
 		return err
 	}
-	cfg, err := loadConfig(fs, *cfgPath, func(c *daemon.Config) {
+	cfg, err := loadConfig(*cfgPath, os.Environ(), func(c *daemon.Config) error {
 		if *decoders != 0 {
 			c.Sphinx.Decoders = *decoders
 		}
+		return nil
 	})
 	if err != nil {
 		return err

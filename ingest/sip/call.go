@@ -317,6 +317,8 @@ func (c *call) run() {
 	}
 	attrs := []any{"reason", cause.Error(), "elapsed_ms", time.Since(start).Milliseconds()}
 	for i, s := range st {
+		c.s.rtpReleased.Add(uint64(s.Jitter.Released))
+		c.s.rtpLost.Add(uint64(s.Jitter.Lost))
 		attrs = append(attrs, fmt.Sprintf("channel_%d", i), fmt.Sprintf("packets=%d released=%d lost=%d late=%d dup=%d dropped=%d overflow=%d ssrc_changes=%d",
 			s.Packets, s.Jitter.Released, s.Jitter.Lost, s.Jitter.Late, s.Jitter.Duplicate, s.Dropped, s.Overflow, s.SSRCChanges))
 	}

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/emiago/sipgo"
 	sipmsg "github.com/emiago/sipgo/sip"
@@ -53,6 +54,10 @@ type Server struct {
 	active  int              // guarded by mu: calls set up or running
 	closing bool             // guarded by mu: Run is shutting down
 	wg      sync.WaitGroup   // call goroutines; Add only under mu while !closing
+
+	// RTP totals of ended calls, every stream summed.
+	rtpReleased atomic.Uint64 // packets played out
+	rtpLost     atomic.Uint64 // sequence numbers never received
 }
 
 // New checks cfg (after SetDefaults) and prepares the door; it binds
@@ -197,6 +202,12 @@ func (s *Server) Close() error { return nil }
 // Refused is how many datagrams and TCP connections from sources outside
 // sip.allow were dropped unread (beyond each source's few answered 403s).
 func (s *Server) Refused() uint64 { return s.filter.Dropped() }
+
+// RTPTotals sums the RTP packets played out and lost (never received,
+// concealed with silence) over every stream of every ended call.
+func (s *Server) RTPTotals() (released, lost uint64) {
+	return s.rtpReleased.Load(), s.rtpLost.Load()
+}
 
 // Calls is how many calls are being set up or running.
 func (s *Server) Calls() int {

@@ -27,7 +27,8 @@ type Daemon struct {
 var addrRE = regexp.MustCompile(`"msg":"api listening".*"addr":"([^"]+)"`)
 
 // Start builds ./cmd/earshotd into a temp dir (run from the repo root) and
-// starts it with the given extra flags and YAML config.
+// starts it with the given extra flags and YAML config. The per-key rate
+// limit is off: a load generator is one key doing the work of many clients.
 func Start(configYAML string, flags ...string) (*Daemon, error) {
 	dir, err := os.MkdirTemp("", "earshot-bench-")
 	if err != nil {
@@ -46,7 +47,7 @@ func Start(configYAML string, flags ...string) (*Daemon, error) {
 	if err := os.WriteFile(cfg, []byte(configYAML), 0o600); err != nil {
 		return nil, err
 	}
-	args := append([]string{"run", "--listen", "127.0.0.1:0", "--data-dir", data, "--config", cfg}, flags...)
+	args := append([]string{"run", "--listen", "127.0.0.1:0", "--data-dir", data, "--config", cfg, "--set", "limits.requests_per_second=0"}, flags...)
 	cmd := exec.Command(bin, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

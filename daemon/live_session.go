@@ -66,13 +66,10 @@ type liveSession struct {
 	lastSeen time.Time              // guarded by mu
 	received int64                  // guarded by mu: bytes taken in, header included
 	header   int64                  // guarded by mu: WAV header bytes skipped at the start
-	carry    []byte                 // guarded by mu: bytes short of a whole frame
+	framer   *media.Framer          // guarded by mu: raw frames to 16 kHz PCM; set by startLocked
 	file     *os.File               // guarded by mu: the recording, a WAV file
 	audio    int64                  // guarded by mu: audio bytes in file
 	live     *recognizer.Live       // guarded by mu
-	dec      [][]float32            // guarded by mu: scratch
-	rs       []*media.Resampler     // guarded by mu
-	pcm      [][]int16              // guarded by mu: scratch
 	finals   []recognizer.Utterance // guarded by mu
 	messages []string               // guarded by mu
 	stopped  bool                   // guarded by mu
@@ -196,8 +193,10 @@ func (s *liveSession) attach(ctx context.Context, out func([]byte) bool, kick fu
 	s.gen++
 	s.lastSeen = time.Now()
 	// Bytes short of a whole frame were never acked: the client resends them.
-	s.received -= int64(len(s.carry))
-	s.carry = s.carry[:0]
+	if s.framer != nil {
+		s.received -= int64(s.framer.Pending())
+		s.framer.Drop()
+	}
 	// A reconnecting client resends from the last ack it saw, which may be
 	// behind the last one sent: the first frames are checked against what
 	// was taken in, and the overlap is dropped.
@@ -253,22 +252,15 @@ func (s *liveSession) startLocked() error {
 	eng := s.d.engines.liveEngine(rt, prompt, s.p.LanguageConfig.Languages, cfg.DecoderWait,
 		func(m string) { s.sendLocked(errorMsg(s.id, "", m)) })
 	s.remote, _ = eng.(*liveEngine)
+	framer, err := media.NewFramer(s.format, recognizer.SampleRate)
+	if err != nil {
+		return err
+	}
 	live, err := recognizer.NewLive(eng, cfg, s.onEvent)
 	if err != nil {
 		return fmt.Errorf("start recogniser: %w", err)
 	}
-	s.live = live
-	s.dec = make([][]float32, s.format.Channels)
-	s.pcm = make([][]int16, s.format.Channels)
-	if s.format.SampleRate != recognizer.SampleRate {
-		for range s.format.Channels {
-			r, err := media.NewResampler(s.format.SampleRate, recognizer.SampleRate)
-			if err != nil {
-				return err
-			}
-			s.rs = append(s.rs, r)
-		}
-	}
+	s.live, s.framer = live, framer
 	s.sendLocked(msg("start_session", s.id, nil))
 	s.sendLocked(msg("start_recording", s.id, nil))
 	return nil
@@ -339,14 +331,11 @@ func (a *Attachment) Write(ctx context.Context, audio []byte) error {
 		s.header = n
 		audio = audio[n:]
 	}
-	buf := append(s.carry, audio...)
-	fs := s.format.FrameSize()
-	whole := len(buf) - len(buf)%fs
-	if err := s.processLocked(ctx, buf[:whole]); err != nil {
+	pcm, whole := s.framer.Push(audio)
+	if err := s.processLocked(ctx, whole, pcm); err != nil {
 		return err
 	}
-	s.carry = append(s.carry[:0], buf[whole:]...)
-	s.ackLocked(from, s.received-int64(len(s.carry)))
+	s.ackLocked(from, s.received-int64(s.framer.Pending()))
 	return nil
 }
 
@@ -449,8 +438,17 @@ func (s *liveSession) secondsAt(off int64) float64 {
 	return round3(float64(off/int64(s.format.FrameSize())) / float64(s.format.SampleRate))
 }
 
-// processLocked stores whole frames and feeds them to the recogniser.
-func (s *liveSession) processLocked(ctx context.Context, frames []byte) error {
+// pending is the number of bytes held short of a whole frame.
+func (s *liveSession) pending() int {
+	if s.framer == nil {
+		return 0
+	}
+	return s.framer.Pending()
+}
+
+// processLocked stores whole frames and feeds their samples to the
+// recogniser.
+func (s *liveSession) processLocked(ctx context.Context, frames []byte, pcm [][]int16) error {
 	if len(frames) == 0 {
 		return nil
 	}
@@ -465,22 +463,7 @@ func (s *liveSession) processLocked(ctx context.Context, frames []byte) error {
 		s.file.Sync()
 		s.lastSync = time.Now()
 	}
-	for c := range s.dec {
-		s.dec[c] = s.dec[c][:0]
-	}
-	dec, err := media.DecodeInterleaved(s.format, frames, s.dec)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrBadMessage, err)
-	}
-	s.dec = dec
-	for c := range dec {
-		in := dec[c]
-		if s.rs != nil {
-			in = s.rs[c].Process(in, nil)
-		}
-		s.pcm[c] = media.ToInt16(in, s.pcm[c][:0])
-	}
-	if err := s.live.Write(ctx, s.pcm); err != nil {
+	if err := s.live.Write(ctx, pcm); err != nil {
 		return fmt.Errorf("recognise: %w", err)
 	}
 	return nil
@@ -512,7 +495,7 @@ func (a *Attachment) Stop(ctx context.Context) error {
 }
 
 func (s *liveSession) stopLocked(ctx context.Context) {
-	dur := s.secondsAt(s.received - int64(len(s.carry)))
+	dur := s.secondsAt(s.received - int64(s.pending()))
 	if s.stopped || s.wantsAcks() {
 		m := msg("stop_recording", s.id, map[string]any{"recording_duration": dur, "recording_left_to_process": 0})
 		m["acknowledged"], m["error"] = true, nil
@@ -536,16 +519,12 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 			s.log.Error("live finish panicked", "panic", r, "stack", string(debug.Stack()))
 		}
 	}()
-	if len(s.carry) > 0 {
-		s.sendLocked(errorMsg(s.id, "", fmt.Sprintf("%d trailing bytes do not make a whole sample frame of %d bytes; discarded", len(s.carry), s.format.FrameSize())))
-		s.carry = s.carry[:0]
+	if n := s.pending(); n > 0 {
+		s.sendLocked(errorMsg(s.id, "", fmt.Sprintf("%d trailing bytes do not make a whole sample frame of %d bytes; discarded", n, s.format.FrameSize())))
 	}
 	if s.live != nil {
-		if s.rs != nil {
-			for c := range s.rs {
-				s.pcm[c] = media.ToInt16(s.rs[c].Flush(nil), s.pcm[c][:0])
-			}
-			s.live.Write(ctx, s.pcm)
+		if tail := s.framer.Flush(); len(tail) > 0 && len(tail[0]) > 0 {
+			s.live.Write(ctx, tail)
 		}
 		if err := s.live.Flush(ctx); err != nil {
 			s.sendLocked(errorMsg(s.id, "", "recogniser: "+err.Error()))

@@ -10,8 +10,8 @@ STATICCHECK_VERSION := v0.8.2
 # pocketsphinx_batch for benchmarks), ffmpeg for containers, SpeexDSP and pkg-config for cgo.
 DEB_PKGS    := libpocketsphinx-dev pocketsphinx-en-us pocketsphinx ffmpeg libspeexdsp-dev pkg-config gcc ca-certificates
 # For tests and benchmarks only: chromium + playwright-core (npm, with the machine's node) drive the /console
-# browser test; wrk loads the API.
-TEST_DEB_PKGS := chromium wrk
+# browser test; wrk loads the API; debootstrap makes the throwaway Debian root the .deb is installed into.
+TEST_DEB_PKGS := chromium wrk debootstrap
 E2E_NODE    := bin/e2e-node
 PLAYWRIGHT  := playwright-core@1.65.1
 BIN         := bin/earshotd

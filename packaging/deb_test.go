@@ -24,6 +24,12 @@ type builtDeb struct {
 // buildDeb builds earshotd and the .deb, or skips when the tools are missing.
 func buildDeb(t *testing.T) builtDeb {
 	t.Helper()
+	return buildDebVersion(t, testVersion)
+}
+
+// buildDebVersion is buildDeb for a given package version.
+func buildDebVersion(t *testing.T, version string) builtDeb {
+	t.Helper()
 	for _, tool := range []string{"dpkg-deb", "dpkg", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not installed", tool)
@@ -38,13 +44,13 @@ func buildDeb(t *testing.T) builtDeb {
 	}
 	out := filepath.Join(tmp, "dist")
 	cmd := exec.CommandContext(t.Context(), "./build-deb.sh", bin)
-	cmd.Env = append(os.Environ(), "DEB_OUT="+out, "VERSION="+testVersion)
+	cmd.Env = append(os.Environ(), "DEB_OUT="+out, "VERSION="+version)
 	stdout, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("build-deb.sh: %v\n%s", err, exitStderr(err))
 	}
 	deb := strings.TrimSpace(string(stdout))
-	if filepath.Dir(deb) != out || !strings.HasPrefix(filepath.Base(deb), "earshot_"+testVersion+"_") {
+	if filepath.Dir(deb) != out || !strings.HasPrefix(filepath.Base(deb), "earshot_"+version+"_") {
 		t.Fatalf("build-deb.sh printed %q, want a .deb in %s", deb, out)
 	}
 	return builtDeb{path: deb, binary: bin}

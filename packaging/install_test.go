@@ -1,35 +1,47 @@
 package packaging
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestDebInstall installs the .deb with apt into a throwaway Debian 12 root
 // made by debootstrap, checks what postinst did, transcribes a file with
-// the installed binary as the earshot user, and purges the package. It
-// downloads a minimal Debian and the runtime dependencies (several hundred
-// MB, minutes), so it runs only with EARSHOT_DEB_INSTALL_TEST=1, as root,
-// with debootstrap installed. EARSHOT_DEBIAN_MIRROR overrides the mirror.
+// the installed binary as the earshot user, upgrades to a newer version
+// (data and edited config kept), and purges the package. It downloads a
+// minimal Debian and the runtime dependencies (a few hundred MB), so it
+// needs root, debootstrap and the Debian mirror (EARSHOT_DEBIAN_MIRROR,
+// default deb.debian.org); without them it skips and says why.
+// EARSHOT_DEB_INSTALL_TEST=0 skips it on purpose.
 func TestDebInstall(t *testing.T) {
-	switch {
-	case os.Getenv("EARSHOT_DEB_INSTALL_TEST") != "1":
-		t.Skip("set EARSHOT_DEB_INSTALL_TEST=1 to install the .deb into a debootstrap root (network, minutes)")
-	case os.Geteuid() != 0:
-		t.Skip("installing into a debootstrap root needs root (chroot)")
-	}
-	if _, err := exec.LookPath("debootstrap"); err != nil {
-		t.Skip("debootstrap not installed (apt-get install debootstrap)")
-	}
-	d := buildDeb(t)
 	mirror := os.Getenv("EARSHOT_DEBIAN_MIRROR")
 	if mirror == "" {
 		mirror = "http://deb.debian.org/debian"
 	}
+	switch {
+	case os.Getenv("EARSHOT_DEB_INSTALL_TEST") == "0":
+		t.Skip("EARSHOT_DEB_INSTALL_TEST=0")
+	case os.Geteuid() != 0:
+		t.Skip("installing into a debootstrap root needs root (chroot)")
+	}
+	for _, tool := range []string{"debootstrap", "chroot"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed (apt-get install debootstrap)", tool)
+		}
+	}
+	if err := reachable(t, mirror+"/dists/bookworm/Release"); err != nil {
+		t.Skipf("Debian mirror %s not reachable: %v", mirror, err)
+	}
+	d := buildDeb(t)
 	root := t.TempDir()
 	sh := func(name string, args ...string) string {
 		t.Helper()
@@ -81,6 +93,33 @@ func TestDebInstall(t *testing.T) {
 		t.Errorf("transcribe with the installed package: %s", got)
 	}
 
+	// Upgrade: a newer package keeps the data and the operator's config.
+	conf := filepath.Join(root, "etc/earshot/earshot.yaml")
+	edited, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited = append(edited, []byte("# edited by the operator\n")...)
+	if err := os.WriteFile(conf, edited, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	in("runuser", "-u", "earshot", "--", "earshotd", "keys", "create", "--account", "kept", "--data-dir", "/var/lib/earshot")
+	next := buildDebVersion(t, "1.2.4")
+	copyFile(t, next.path, filepath.Join(root, "tmp/earshot-next.deb"))
+	out = in("apt-get", "install", "-y", "--no-install-recommends", "-o", "Dpkg::Options::=--force-confold", "/tmp/earshot-next.deb")
+	if strings.Contains(out, "earshot: admin API key") {
+		t.Errorf("the upgrade created another admin key:\n%s", out)
+	}
+	if got := in("dpkg-query", "-W", "-f", "${Version}", "earshot"); got != "1.2.4" {
+		t.Errorf("installed version after upgrade: %q", got)
+	}
+	if got, _ := os.ReadFile(conf); !bytes.Equal(got, edited) {
+		t.Errorf("the upgrade changed the operator's config")
+	}
+	if got := in("runuser", "-u", "earshot", "--", "earshotd", "keys", "list", "--data-dir", "/var/lib/earshot"); !strings.Contains(got, "kept") || !strings.Contains(got, "admin") {
+		t.Errorf("keys after upgrade: %q, want the admin and the kept key", got)
+	}
+
 	in("apt-get", "purge", "-y", "earshot")
 	for _, path := range []string{"var/lib/earshot", "etc/earshot", "usr/bin/earshotd", "lib/systemd/system/earshotd.service"} {
 		if _, err := os.Stat(filepath.Join(root, path)); !os.IsNotExist(err) {
@@ -93,6 +132,25 @@ func TestDebInstall(t *testing.T) {
 	} else if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).ExitStatus() != 2 {
 		t.Errorf("getent after purge: %v", err)
 	}
+}
+
+// reachable GETs url with a short timeout.
+func reachable(t *testing.T, url string) error {
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		return err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		return fmt.Errorf("GET %s: %s", url, res.Status)
+	}
+	return nil
 }
 
 func copyFile(t *testing.T, src, dst string) {

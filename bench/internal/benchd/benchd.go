@@ -63,12 +63,11 @@ func Start(configYAML string, flags ...string) (*Daemon, error) {
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
 			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
+				found <- m[1]
+				break
 			}
 		}
+		io.Copy(io.Discard, stdout) // the daemon's log, drained at the least cost
 	}()
 	d := &Daemon{Key: strings.TrimSpace(string(out)), Dir: dir, cmd: cmd}
 	select {

@@ -129,6 +129,12 @@ func runSession(t *testing.T, url string, audio []byte, bytesPerMs int, pace tim
 	if err != nil {
 		t.Fatal(err)
 	}
+	return runConn(t, conn, audio, bytesPerMs, pace)
+}
+
+// runConn is runSession on a connection already open; it closes conn.
+func runConn(t *testing.T, conn *websocket.Conn, audio []byte, bytesPerMs int, pace time.Duration) ([]liveMsg, int) {
+	t.Helper()
 	defer conn.Close()
 	done := make(chan struct{})
 	var msgs []liveMsg

@@ -162,17 +162,7 @@ func TestTLS(t *testing.T) {
 		t.Fatalf("dial %s: %v", s.URL, err)
 	}
 	resp.Body.Close()
-	done := make(chan struct{})
-	var msgs []liveMsg
-	var code int
-	go func() {
-		defer close(done)
-		msgs, code = readAll(t, conn, 3*time.Minute)
-	}()
-	stream(t, conn, audio, 32, 100, 0)
-	conn.WriteJSON(map[string]any{"type": "stop_recording"})
-	<-done
-	conn.Close()
+	msgs, code := runConn(t, conn, audio, 32, 0)
 	if code != 1000 {
 		t.Fatalf("WSS session closed %d", code)
 	}

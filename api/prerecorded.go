@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -24,8 +25,7 @@ func (s *Server) readJSON(ctx *fasthttp.RequestCtx) ([]byte, error) {
 func (s *Server) readBody(ctx *fasthttp.RequestCtx) ([]byte, error) {
 	limit := s.cfg.MaxBodyBytes
 	if n := ctx.Request.Header.ContentLength(); n > int(limit) {
-		// The body stays unread: the connection cannot carry another request.
-		ctx.SetConnectionClose()
+		refuseBody(ctx)
 		return nil, fmt.Errorf("%w: body of %d bytes > limit %d", daemon.ErrTooLarge, n, limit)
 	}
 	var buf bytes.Buffer
@@ -34,10 +34,30 @@ func (s *Server) readBody(ctx *fasthttp.RequestCtx) ([]byte, error) {
 		return nil, errBadRequest("body: could not be read")
 	}
 	if n > limit {
-		ctx.SetConnectionClose()
+		refuseBody(ctx)
 		return nil, fmt.Errorf("%w: body over limit %d", daemon.ErrTooLarge, limit)
 	}
 	return buf.Bytes(), nil
+}
+
+// Draining a refused body: at most refusedDrainBytes, for at most
+// refusedDrainTime.
+const (
+	refusedDrainBytes = 4 << 20
+	refusedDrainTime  = 2 * time.Second
+)
+
+// refuseBody ends the connection after this response, whose request body
+// may be partly unread. It first reads and drops what the client is still
+// sending, within bounds: closing a socket with unread data makes the
+// kernel reset the connection, and the reset can destroy the error
+// response before the client reads it (net/http's server drains likewise).
+func refuseBody(ctx *fasthttp.RequestCtx) {
+	ctx.SetConnectionClose()
+	if c := ctx.Conn(); c != nil {
+		c.SetReadDeadline(time.Now().Add(refusedDrainTime))
+	}
+	io.CopyN(io.Discard, ctx.RequestBodyStream(), refusedDrainBytes)
 }
 
 func (s *Server) createPreRecorded(ctx *fasthttp.RequestCtx) {

@@ -151,12 +151,16 @@ func (s *Server) opsRoutes(r *router.Router) {
 func (s *Server) newHTTPServer(r *router.Router) *fasthttp.Server {
 	cfg := s.cfg
 	return &fasthttp.Server{
-		Handler:                      s.withRequestID(r.Handler),
-		Name:                         "earshot",
-		ReadTimeout:                  cfg.ReadTimeout,
-		WriteTimeout:                 cfg.WriteTimeout,
-		IdleTimeout:                  cfg.IdleTimeout,
-		MaxConnsPerIP:                0,
+		Handler:       s.withRequestID(r.Handler),
+		Name:          "earshot",
+		ReadTimeout:   cfg.ReadTimeout,
+		WriteTimeout:  cfg.WriteTimeout,
+		IdleTimeout:   cfg.IdleTimeout,
+		MaxConnsPerIP: 0,
+		// Request line and headers must fit in ReadBufferSize (larger ones
+		// get 431). 8 KiB, as nginx's large header buffers: a long list
+		// query or id is answered, not cut off.
+		ReadBufferSize:               8 << 10,
 		Concurrency:                  cfg.MaxConns,
 		MaxRequestBodySize:           int(cfg.MaxUploadBytes + 1<<20),
 		StreamRequestBody:            true,

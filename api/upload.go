@@ -34,7 +34,7 @@ func (s *Server) upload(ctx *fasthttp.RequestCtx) {
 	// cannot carry another request after it.
 	defer func() {
 		if ctx.Response.StatusCode() >= 400 {
-			ctx.SetConnectionClose()
+			refuseBody(ctx)
 		}
 	}()
 	if n := ctx.Request.Header.ContentLength(); n > int(s.cfg.MaxUploadBytes)+64<<10 {

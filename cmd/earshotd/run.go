@@ -51,7 +51,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	log := newLogger(stdout, cfg.LogLevel)
+	logOut := newLineBuffer(stdout)
+	defer logOut.Close()
+	log := newLogger(logOut, cfg.LogLevel)
 	d, err := daemon.New(cfg, log)
 	if err != nil {
 		return err

@@ -221,16 +221,9 @@ func TestRemoteEngineFallback(t *testing.T) {
 	d := startDaemon(t, "", engineConfig(url, true))
 	key := createKey(t, d.DataDir, "acme")
 	path, _ := clip(t, "pocketsphinx-goforward.wav")
-	status, up, body := d.upload(key, path)
-	if status != 200 {
-		t.Fatalf("upload %d %s", status, body)
-	}
-	var created struct{ ID string }
-	if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": up.AudioURL,
-		"language_config": map[string]any{"languages": []string{"en"}}}, &created); status != 201 {
-		t.Fatalf("create: %d %s", status, body)
-	}
-	rec := d.waitJob(key, created.ID, time.Minute)
+	rec := submit(t, d, key, path, func(u string) map[string]any {
+		return map[string]any{"audio_url": u, "language_config": map[string]any{"languages": []string{"en"}}}
+	})
 	psm, _ := rec["post_session_metadata"].(map[string]any)
 	fb, _ := psm["fallback"].(map[string]any)
 	if rec["status"] != "done" || psm["engine"] != "sphinx" || fb["from"] != "gpu" || !strings.Contains(fmt.Sprint(fb["reason"]), "unavailable") {
@@ -566,20 +559,10 @@ func TestRemoteEngineTranslate(t *testing.T) {
 	d := startDaemon(t, "", engineConfig(url, false))
 	key := createKey(t, d.DataDir, "acme")
 	path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
-	status, up, body := d.upload(key, path)
-	if status != 200 {
-		t.Fatalf("upload %d %s", status, body)
-	}
-	var created struct{ ID string }
-	if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": up.AudioURL,
-		"language_config": map[string]any{"languages": []string{"fr"}},
-		"translation":     true, "translation_config": map[string]any{"target_languages": []string{"en", "de"}}}, &created); status != 201 {
-		t.Fatalf("create: %d %s", status, body)
-	}
-	rec := d.waitJob(key, created.ID, time.Minute)
-	if rec["status"] != "done" {
-		t.Fatalf("job %v", rec)
-	}
+	rec := submit(t, d, key, path, func(u string) map[string]any {
+		return map[string]any{"audio_url": u, "language_config": map[string]any{"languages": []string{"fr"}},
+			"translation": true, "translation_config": map[string]any{"target_languages": []string{"en", "de"}}}
+	})
 	result := rec["result"].(map[string]any)
 	utts := result["transcription"].(map[string]any)["utterances"].([]any)
 	env := envelope(t, "translation", result["translation"])

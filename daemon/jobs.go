@@ -19,19 +19,6 @@ import (
 	"github.com/earshot-dev/earshot/store"
 )
 
-// Authenticate returns the account of an API key; ErrUnauthorized for a
-// missing, unknown or revoked one.
-func (d *Daemon) Authenticate(key string) (string, error) {
-	if key == "" {
-		return "", fmt.Errorf("%w: missing key", ErrUnauthorized)
-	}
-	k, err := d.db.Authenticate(key)
-	if err != nil {
-		return "", err
-	}
-	return k.Account, nil
-}
-
 // ValidID reports whether id has the form of a job or file id.
 func ValidID(id string) bool {
 	_, err := uuid.Parse(id)

@@ -171,11 +171,7 @@ func (d *daemonProc) WaitLog(timeout time.Duration, parts ...string) string {
 		seen = len(d.lines)
 		d.mu.Unlock()
 		for _, l := range lines {
-			ok := true
-			for _, p := range parts {
-				ok = ok && strings.Contains(l, p)
-			}
-			if ok {
+			if containsAll(l, parts) {
 				return l
 			}
 		}
@@ -187,6 +183,29 @@ func (d *daemonProc) WaitLog(timeout time.Duration, parts ...string) string {
 			d.t.Fatalf("no log line with %q within %s", parts, timeout)
 		}
 	}
+}
+
+// containsAll reports whether line contains every one of parts.
+func containsAll(line string, parts []string) bool {
+	for _, p := range parts {
+		if !strings.Contains(line, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// logCount is how many daemon log lines contain every one of parts.
+func (d *daemonProc) logCount(parts ...string) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for _, l := range d.lines {
+		if containsAll(l, parts) {
+			n++
+		}
+	}
+	return n
 }
 
 // do sends a request with the API key (key "" sends none) and decodes a

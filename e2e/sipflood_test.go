@@ -27,23 +27,6 @@ func floodInvite(dst, src string, n int) []byte {
 
 var callIDRE = regexp.MustCompile(`(?i)\r\nCall-ID: *([^\r]+)\r\n`)
 
-// logCount is how many daemon log lines contain every one of parts.
-func (d *daemonProc) logCount(parts ...string) int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	n := 0
-	for _, l := range d.lines {
-		ok := true
-		for _, p := range parts {
-			ok = ok && strings.Contains(l, p)
-		}
-		if ok {
-			n++
-		}
-	}
-	return n
-}
-
 // TestSIPFlood: an address outside sip.allow floods the door with INVITEs
 // over UDP and connections over TCP. It gets a few 403s and then silence;
 // the daemon logs it once instead of once per INVITE, creates no job, and

@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/store"
 )
 
 // uploadField is the multipart field that carries the audio (PROTOCOL.md).
@@ -59,6 +60,13 @@ func (s *Server) upload(ctx *fasthttp.RequestCtx) {
 		if part.FormName() != uploadField {
 			part.Close()
 			continue
+		}
+		// The filename is stored and copied into every job naming the
+		// upload: refused when long, before the audio is read.
+		if name := part.FileName(); len(name) > store.MaxFilenameBytes {
+			part.Close()
+			s.fail(ctx, errBadRequest(fmt.Sprintf("audio.filename must be at most %d bytes, not %d", store.MaxFilenameBytes, len(name))))
+			return
 		}
 		up, err := s.svc.Upload(ctx, account(ctx), part.FileName(), part)
 		part.Close()

@@ -102,6 +102,9 @@ func Message(err error) string {
 	if m, ok := engineMessage(err); ok {
 		return m
 	}
+	if errors.Is(err, errPoisonJob) {
+		return "the service stopped while processing this job; it is not retried"
+	}
 	var e *Error
 	if status < 500 && errors.As(err, &e) {
 		if e.Cause != nil && status != 401 && status != 404 {

@@ -80,12 +80,14 @@ bench: build test-deps
 	  if [ -f $(FUZZ_OUT) ]; then echo "## Last fuzz run ($(FUZZ_OUT), from make fuzz)"; echo; cat $(FUZZ_OUT); fi; \
 	} > $(BENCH_RESULTS).tmp && mv $(BENCH_RESULTS).tmp $(BENCH_RESULTS) && cat $(BENCH_RESULTS)
 
-# Soak: a bounded mixed load against a loopback daemon (default 10 min).
+# Soak: normal traffic alone (SOAK_QUIET), then beside the hostile mix of
+# another account for SOAK_DURATION, against a loopback daemon.
 SOAK_DURATION ?= 10m
+SOAK_QUIET    ?= 2m
 SOAK_OUT      ?= bench/SOAK.md
 .PHONY: soak fuzz
 soak: build
-	$(GO) run ./bench/cmd/soak -duration $(SOAK_DURATION) -out $(SOAK_OUT)
+	$(GO) run ./bench/cmd/soak -duration $(SOAK_DURATION) -quiet $(SOAK_QUIET) -out $(SOAK_OUT)
 
 # Fuzz: every Fuzz target of the module, each for FUZZTIME, report in
 # FUZZ_OUT (bench/scripts/fuzz.sh). FUZZ_SAVE=1 also keeps a few inputs per

@@ -79,7 +79,7 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 			FFmpeg: cfg.FFmpeg, MaxDuration: cfg.Limits.MaxAudioDuration,
 		}},
 		caps:       params.Capabilities{Languages: engines.Languages()},
-		client:     &http.Client{Timeout: cfg.Callbacks.Timeout},
+		client:     newCallbackClient(cfg),
 		wake:       make(chan struct{}, 1),
 		outboxWake: make(chan struct{}, 1),
 		running:    make(map[string]context.CancelFunc),

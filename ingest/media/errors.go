@@ -22,4 +22,7 @@ var (
 	// failure, a denied destination address, a non-2xx status, a timeout, or
 	// a body read that failed part way.
 	ErrFetch = errors.New("media: fetch")
+	// ErrDenied is returned (wrapped, beside ErrFetch for Fetch) when a
+	// destination address is refused by a Guard.
+	ErrDenied = errors.New("media: destination denied")
 )

@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"path"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -125,23 +123,7 @@ func remoteFilename(resp *http.Response) string {
 // addresses after DNS resolution, no proxy, at most maxRedirects redirects
 // and only to http(s).
 func newClient(deny []netip.Prefix) *http.Client {
-	d := &net.Dialer{
-		Timeout:   30 * time.Second,
-		KeepAlive: 30 * time.Second,
-		Control: func(network, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil {
-				return fmt.Errorf("media: dial %s: %w", address, err)
-			}
-			a := ap.Addr().Unmap()
-			for _, p := range deny {
-				if p.Contains(a) {
-					return fmt.Errorf("media: destination %s is in denied range %s", a, p)
-				}
-			}
-			return nil
-		},
-	}
+	d := Guard{Deny: deny}.Dialer(30 * time.Second)
 	tr := &http.Transport{
 		Proxy:                 nil,
 		DialContext:           d.DialContext,

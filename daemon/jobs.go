@@ -144,9 +144,9 @@ func (d *Daemon) Upload(ctx context.Context, account, filename string, r io.Read
 	if err != nil {
 		d.db.RemoveBlob(blob)
 		if errors.Is(err, media.ErrTooLong) {
-			return nil, newError(ErrTooLarge, err, "audio: too long")
+			return nil, newError(ErrTooLarge, err, reasonTooLong, d.cfg.Limits.MaxAudioDuration)
 		}
-		return nil, newError(ErrBadAudio, err, "audio: not a readable audio file")
+		return nil, newError(ErrBadAudio, err, reasonNotAudio)
 	}
 	name := filepath.Base(filename)
 	if name == "." || name == "/" {

@@ -164,27 +164,44 @@ func (d *Daemon) fetch(ctx context.Context, rawURL, blob string) (string, error)
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.Limits.FetchTimeout)
 	defer cancel()
 	rem, err := media.Fetch(ctx, rawURL, &media.FetchOptions{MaxBytes: d.cfg.Limits.MaxUploadBytes, Timeout: d.cfg.Limits.FetchTimeout, Deny: d.cfg.Fetch.Deny})
-	switch {
-	case errors.Is(err, media.ErrTooLarge):
-		return "", newError(ErrTooLarge, err, "audio_url: too large")
-	case err != nil:
-		return "", newError(ErrFetch, err, "audio_url: fetch failed")
+	if err != nil {
+		return "", d.fetchError(err)
 	}
 	defer rem.Body.Close()
 	if _, err := d.db.WriteBlob(blob, rem.Body, d.cfg.Limits.MaxUploadBytes); err != nil {
-		if errors.Is(err, media.ErrTooLarge) || errors.Is(err, store.ErrTooLarge) {
-			return "", newError(ErrTooLarge, nil, "audio_url: body exceeds %d bytes", d.cfg.Limits.MaxUploadBytes)
-		}
 		if errors.Is(err, store.ErrNoSpace) {
 			return "", err
 		}
-		return "", newError(ErrFetch, err, "audio_url: fetch failed")
+		return "", d.fetchError(err)
 	}
 	name := rem.Filename
 	if name == "" {
 		name = path.Base(rawURL)
 	}
 	return name, nil
+}
+
+// The client-facing reasons of a failed audio_url, one per class. The
+// cause (address, port, status, resolver) goes to the log only: messages
+// that told "connection refused" from "status 401" would map the network
+// behind the appliance for whoever posts jobs.
+const (
+	reasonUnreachable = "audio_url: unreachable"
+	reasonRefused     = "audio_url: refused by the remote server"
+	reasonTooLarge    = "audio_url: larger than the limit of %d bytes"
+)
+
+// fetchError classifies a failed download of an audio_url by its sentinel.
+// A denied destination reads as unreachable, so the deny list is no
+// oracle for what a name resolves to.
+func (d *Daemon) fetchError(err error) error {
+	switch {
+	case errors.Is(err, media.ErrTooLarge), errors.Is(err, store.ErrTooLarge):
+		return newError(ErrTooLarge, err, reasonTooLarge, d.cfg.Limits.MaxUploadBytes)
+	case errors.Is(err, media.ErrStatus):
+		return newError(ErrFetch, err, reasonRefused)
+	}
+	return newError(ErrFetch, err, reasonUnreachable)
 }
 
 // failJob ends a job as error with the contract status of err.

@@ -25,9 +25,10 @@ type Remote struct {
 }
 
 // Fetch GETs an http(s) URL. Other schemes return ErrUnsupported. A network
-// or DNS failure, a denied destination address, a redirect loop or a non-2xx
-// status returns an error wrapping ErrFetch with the reason, e.g.
-// "media: fetch http://x/a.wav: status 404" (query and user info are left
+// or DNS failure, a denied destination address (also ErrDenied), a redirect
+// loop or a non-2xx status (also ErrStatus) returns an error wrapping
+// ErrFetch with the reason, e.g. "media: fetch http://x/a.wav: status 404:
+// media: remote answered an error status" (query and user info are left
 // out of messages, as they often carry credentials). A Content-Length over
 // MaxBytes returns ErrTooLarge before the body is read. The Body's Read
 // fails with ErrTooLarge once more than MaxBytes arrive, and with ErrFetch
@@ -78,7 +79,7 @@ func Fetch(ctx context.Context, rawURL string, o *FetchOptions) (*Remote, error)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		resp.Body.Close()
 		cancel()
-		return nil, fmt.Errorf("%w %s: status %d", ErrFetch, final, resp.StatusCode)
+		return nil, fmt.Errorf("%w %s: status %d: %w", ErrFetch, final, resp.StatusCode, ErrStatus)
 	}
 	if resp.ContentLength > opts.MaxBytes {
 		resp.Body.Close()

@@ -58,7 +58,7 @@ func (d *Daemon) CreatePreRecorded(ctx context.Context, account, requestID strin
 		if err != nil || up.Account != account {
 			return nil, newError(ErrCannotServe, nil, "audio_url: no uploaded file with id %s", fileID)
 		}
-		job.Blob = "job-" + id
+		job.Blob = jobBlob(id)
 		if err := d.db.LinkBlob(up.Blob, job.Blob); err != nil {
 			return nil, fmt.Errorf("link upload %s: %w", fileID, err)
 		}

@@ -78,7 +78,10 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 		}
 		return
 	case jctx.Err() != nil:
-		return // deleted while running
+		// Deleted while running: the record and its blob are gone, but a
+		// download this run finished is not named by any record.
+		d.removeJobBlob(log, job.ID)
+		return
 	case err != nil:
 		d.failJob(log, job, err)
 		return
@@ -109,7 +112,11 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 		}
 		return d.callbackDeliveries(j, "transcription.success", json.RawMessage(body))
 	})
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
+		d.removeJobBlob(log, job.ID) // deleted as it finished
+		return
+	}
+	if err != nil {
 		log.Error("store result", "error", err)
 		return
 	}
@@ -144,7 +151,7 @@ func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput
 	out = &jobOutput{}
 	blob := job.Blob
 	if blob == "" {
-		blob = "job-" + job.ID
+		blob = jobBlob(job.ID)
 		name, err := d.fetch(ctx, p.AudioURL, blob)
 		if err != nil {
 			return nil, err
@@ -219,6 +226,7 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) {
 	_, err := d.db.UpdateJob(job.ID, func(j *store.Job) ([]*store.Delivery, error) {
 		j.Status = store.StatusError
 		j.CompletedAt = time.Now().UTC()
+		j.Blob = "" // the audio goes below, once the record no longer names it
 		j.ErrorCode = code
 		j.ErrorMessage = msg
 		if j.PostSessionMetadata == nil {
@@ -230,7 +238,22 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) {
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		log.Error("store job failure", "error", err)
+	} else {
+		// A failed job keeps no audio: whatever it downloaded or linked
+		// (possibly not audio at all) would otherwise stay until deleted.
+		d.removeJobBlob(log, job.ID)
 	}
 	d.metrics.jobsFinished.WithLabelValues(string(job.Kind), string(store.StatusError)).Inc()
 	signal(d.outboxWake)
 }
+
+// removeJobBlob removes the blob a pre-recorded job downloads to or links
+// its upload as ("job-" + id), once no record names it.
+func (d *Daemon) removeJobBlob(log *slog.Logger, id string) {
+	if err := d.db.RemoveBlob(jobBlob(id)); err != nil {
+		log.Error("remove job audio", "error", err)
+	}
+}
+
+// jobBlob names the blob of a pre-recorded job.
+func jobBlob(id string) string { return "job-" + id }

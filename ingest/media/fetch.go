@@ -121,15 +121,19 @@ func remoteFilename(resp *http.Response) string {
 }
 
 // newClient builds the default client: a dialer that refuses denied
-// addresses after DNS resolution, no proxy, at most maxRedirects redirects
-// and only to http(s).
+// addresses after DNS resolution, no proxy, no transparent decompression,
+// at most maxRedirects redirects and only to http(s).
 func newClient(deny []netip.Prefix) *http.Client {
 	d := Guard{Deny: deny}.Dialer(30 * time.Second)
 	tr := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           d.DialContext,
-		ForceAttemptHTTP2:     true,
-		DisableKeepAlives:     true, // one request per client: nothing idles after Close
+		Proxy:             nil,
+		DialContext:       d.DialContext,
+		ForceAttemptHTTP2: true,
+		DisableKeepAlives: true, // one request per client: nothing idles after Close
+		// No Accept-Encoding, no transparent gunzip: the body is stored
+		// as sent, so MaxBytes bounds the bytes on disk, and a small gzip
+		// that expands a thousandfold stays small (and is not audio).
+		DisableCompression:    true,
 		TLSHandshakeTimeout:   30 * time.Second,
 		ResponseHeaderTimeout: 2 * time.Minute,
 		MaxIdleConns:          4,

@@ -183,6 +183,32 @@ func (d *Daemon) OpenUpload(ctx context.Context, account, id string) (*os.File, 
 	return f, up, err
 }
 
+// DeleteUpload deletes an uploaded file owned by account: its record, then
+// its bytes. Jobs already made from it keep their own link to the audio; a
+// later job naming it gets the 422 of an unknown file.
+func (d *Daemon) DeleteUpload(ctx context.Context, account, id string) error {
+	if !ValidID(id) {
+		return fmt.Errorf("file %q: %w", id, ErrNotFound)
+	}
+	up, err := d.db.Upload(id)
+	if err != nil {
+		return err
+	}
+	if up.Account != account {
+		return fmt.Errorf("file %s: %w", id, ErrNotOwner)
+	}
+	// Record first: a crash between the two leaves a file no record names,
+	// which the next start removes.
+	if err := d.db.DeleteUpload(id); err != nil {
+		return err
+	}
+	if err := d.db.RemoveBlob(up.Blob); err != nil {
+		return err
+	}
+	d.log.Info("file deleted", "file_id", id, "account_id", account)
+	return nil
+}
+
 // OpenJobAudio opens a job's audio file and returns its content type.
 func (d *Daemon) OpenJobAudio(ctx context.Context, account string, kind store.Kind, id string) (*os.File, string, error) {
 	j, err := d.Job(ctx, account, kind, id)

@@ -125,3 +125,52 @@ limits:
 		t.Errorf("done job's audio after restart: %d", status)
 	}
 }
+
+// TestDeleteUpload: DELETE /v2/files/{id} removes an upload and its bytes
+// for its owner only (202, as every DELETE); jobs already made from it keep
+// their audio; afterwards the file is the same 404 as an unknown id.
+func TestDeleteUpload(t *testing.T) {
+	d := startDaemon(t, "", "")
+	key := createKey(t, d.DataDir, "acme")
+	other := createKey(t, d.DataDir, "globex")
+	path, _ := clip(t, "pocketsphinx-goforward.wav")
+	_, up, _ := d.upload(key, path)
+	file := "/v2/files/" + up.AudioMetadata.ID
+	var j struct{ ID string }
+	if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": up.AudioURL}, &j); status != 201 {
+		t.Fatalf("job from upload: %d %s", status, body)
+	}
+
+	for _, k := range []string{other, "", "es_garbage"} {
+		var eb errBody
+		status, _ := d.do("DELETE", file, k, nil, "", &eb)
+		checkError(t, status, eb, 401, file)
+	}
+	if status, _ := d.do("GET", file, key, nil, "", nil); status != 200 {
+		t.Fatalf("file after refused deletes: %d", status)
+	}
+	status, body := d.do("DELETE", file, key, nil, "", nil)
+	if status != 202 || len(body) != 0 {
+		t.Fatalf("owner's DELETE: %d %q, want 202 and no body", status, body)
+	}
+	for _, m := range []string{"GET", "DELETE"} {
+		var eb errBody
+		status, _ := d.do(m, file, key, nil, "", &eb)
+		checkError(t, status, eb, 404, file)
+	}
+	var eb errBody
+	status, _ = d.do("DELETE", "/v2/files/not-an-id", key, nil, "", &eb)
+	checkError(t, status, eb, 404, "/v2/files/not-an-id")
+	if slices.Contains(blobFiles(t, d.DataDir), "upload-"+up.AudioMetadata.ID) {
+		t.Error("the upload's bytes are still on disk")
+	}
+	if rec := d.waitJob(key, j.ID, 2*time.Minute); rec["status"] != "done" {
+		t.Errorf("job made before the delete ended %v", rec["status"])
+	}
+	if status, _ := d.do("GET", "/v2/pre-recorded/"+j.ID+"/file", key, nil, "", nil); status != 200 {
+		t.Errorf("job's audio after its upload was deleted: %d", status)
+	}
+	if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": up.AudioURL}, nil); status != 422 {
+		t.Errorf("job naming a deleted upload: %d %s, want 422", status, body)
+	}
+}

@@ -134,6 +134,10 @@ type CallbacksConfig struct {
 	// attempts; defaults 1s and 10m.
 	MinBackoff time.Duration `yaml:"min_backoff"`
 	MaxBackoff time.Duration `yaml:"max_backoff"`
+	// Allow lists destination networks (CIDR) a callback may reach even
+	// when fetch.deny covers them (receivers on the operator's own
+	// network); callbacks otherwise obey fetch.deny. Default none.
+	Allow []netip.Prefix `yaml:"allow"`
 }
 
 // SetDefaults fills zero fields.
@@ -290,6 +294,11 @@ func (c *Config) Validate() error {
 	for i, p := range c.Fetch.Deny {
 		if !p.IsValid() {
 			bad(fmt.Sprintf("fetch.deny[%d]", i), "must be a CIDR such as 169.254.0.0/16")
+		}
+	}
+	for i, p := range c.Callbacks.Allow {
+		if !p.IsValid() {
+			bad(fmt.Sprintf("callbacks.allow[%d]", i), "must be a CIDR such as 10.0.0.0/8")
 		}
 	}
 	l := c.Limits

@@ -51,6 +51,16 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
 	}
+	// Before any door can write a blob: remove what no record names (a
+	// failed job's download left by an older version, a crash between a
+	// write and its record).
+	swept, err := db.SweepBlobs()
+	if len(swept) > 0 {
+		logger.Info("removed unreferenced audio files", "component", "store", "count", len(swept))
+	}
+	if err != nil {
+		logger.Error("remove unreferenced audio files", "component", "store", "error", err)
+	}
 	eng, err := sphinx.New(cfg.Sphinx, logger.With("component", "recognizer"))
 	if err != nil {
 		db.Close()
@@ -79,7 +89,7 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 			FFmpeg: cfg.FFmpeg, MaxDuration: cfg.Limits.MaxAudioDuration,
 		}},
 		caps:       params.Capabilities{Languages: engines.Languages()},
-		client:     &http.Client{Timeout: cfg.Callbacks.Timeout},
+		client:     newCallbackClient(cfg),
 		wake:       make(chan struct{}, 1),
 		outboxWake: make(chan struct{}, 1),
 		running:    make(map[string]context.CancelFunc),

@@ -68,7 +68,8 @@ func Status(err error) int {
 
 // Error is a job-service error whose message is written for the client and
 // names the field it is about. Kind is one of the sentinels above; Cause,
-// when set, is the lower error (kept for errors.Is and the log).
+// when set, is the lower error (kept for errors.Is and the log, never shown
+// to the client).
 type Error struct {
 	Kind  error
 	Msg   string
@@ -94,9 +95,16 @@ func newError(kind, cause error, format string, a ...any) *Error {
 	return &Error{Kind: kind, Msg: fmt.Sprintf(format, a...), Cause: cause}
 }
 
+// The client-facing reasons of unusable audio (uploaded or fetched).
+const (
+	reasonNotAudio = "audio: not a readable audio file"
+	reasonTooLong  = "audio: longer than the limit of %s"
+)
+
 // Message is the client-facing message of err: for 4xx errors of this
-// package, what went wrong and with which field; otherwise a generic text
-// for the status (causes of 5xx stay in the log).
+// package, its Msg (what went wrong, with which field, never the cause:
+// causes carry paths, addresses and remote answers, and go to the log);
+// otherwise a generic text for the status.
 func Message(err error) string {
 	status := Status(err)
 	if m, ok := engineMessage(err); ok {
@@ -107,9 +115,6 @@ func Message(err error) string {
 	}
 	var e *Error
 	if status < 500 && errors.As(err, &e) {
-		if e.Cause != nil && status != 401 && status != 404 {
-			return e.Msg + ": " + e.Cause.Error()
-		}
 		return e.Msg
 	}
 	if status == 422 {

@@ -58,7 +58,7 @@ func (d *Daemon) CreatePreRecorded(ctx context.Context, account, requestID strin
 		if err != nil || up.Account != account {
 			return nil, newError(ErrCannotServe, nil, "audio_url: no uploaded file with id %s", fileID)
 		}
-		job.Blob = "job-" + id
+		job.Blob = jobBlob(id)
 		if err := d.db.LinkBlob(up.Blob, job.Blob); err != nil {
 			return nil, fmt.Errorf("link upload %s: %w", fileID, err)
 		}
@@ -144,9 +144,9 @@ func (d *Daemon) Upload(ctx context.Context, account, filename string, r io.Read
 	if err != nil {
 		d.db.RemoveBlob(blob)
 		if errors.Is(err, media.ErrTooLong) {
-			return nil, newError(ErrTooLarge, err, "audio: too long")
+			return nil, newError(ErrTooLarge, err, reasonTooLong, d.cfg.Limits.MaxAudioDuration)
 		}
-		return nil, newError(ErrBadAudio, err, "audio: not a readable audio file")
+		return nil, newError(ErrBadAudio, err, reasonNotAudio)
 	}
 	name := filepath.Base(filename)
 	if name == "." || name == "/" {
@@ -181,6 +181,32 @@ func (d *Daemon) OpenUpload(ctx context.Context, account, id string) (*os.File, 
 	}
 	f, err := d.db.OpenBlob(up.Blob)
 	return f, up, err
+}
+
+// DeleteUpload deletes an uploaded file owned by account: its record, then
+// its bytes. Jobs already made from it keep their own link to the audio; a
+// later job naming it gets the 422 of an unknown file.
+func (d *Daemon) DeleteUpload(ctx context.Context, account, id string) error {
+	if !ValidID(id) {
+		return fmt.Errorf("file %q: %w", id, ErrNotFound)
+	}
+	up, err := d.db.Upload(id)
+	if err != nil {
+		return err
+	}
+	if up.Account != account {
+		return fmt.Errorf("file %s: %w", id, ErrNotOwner)
+	}
+	// Record first: a crash between the two leaves a file no record names,
+	// which the next start removes.
+	if err := d.db.DeleteUpload(id); err != nil {
+		return err
+	}
+	if err := d.db.RemoveBlob(up.Blob); err != nil {
+		return err
+	}
+	d.log.Info("file deleted", "file_id", id, "account_id", account)
+	return nil
 }
 
 // OpenJobAudio opens a job's audio file and returns its content type.

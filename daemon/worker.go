@@ -78,7 +78,10 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 		}
 		return
 	case jctx.Err() != nil:
-		return // deleted while running
+		// Deleted while running: the record and its blob are gone, but a
+		// download this run finished is not named by any record.
+		d.removeJobBlob(log, job.ID)
+		return
 	case err != nil:
 		d.failJob(log, job, err)
 		return
@@ -109,7 +112,11 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 		}
 		return d.callbackDeliveries(j, "transcription.success", json.RawMessage(body))
 	})
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
+		d.removeJobBlob(log, job.ID) // deleted as it finished
+		return
+	}
+	if err != nil {
 		log.Error("store result", "error", err)
 		return
 	}
@@ -144,7 +151,7 @@ func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput
 	out = &jobOutput{}
 	blob := job.Blob
 	if blob == "" {
-		blob = "job-" + job.ID
+		blob = jobBlob(job.ID)
 		name, err := d.fetch(ctx, p.AudioURL, blob)
 		if err != nil {
 			return nil, err
@@ -164,27 +171,44 @@ func (d *Daemon) fetch(ctx context.Context, rawURL, blob string) (string, error)
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.Limits.FetchTimeout)
 	defer cancel()
 	rem, err := media.Fetch(ctx, rawURL, &media.FetchOptions{MaxBytes: d.cfg.Limits.MaxUploadBytes, Timeout: d.cfg.Limits.FetchTimeout, Deny: d.cfg.Fetch.Deny})
-	switch {
-	case errors.Is(err, media.ErrTooLarge):
-		return "", newError(ErrTooLarge, err, "audio_url: too large")
-	case err != nil:
-		return "", newError(ErrFetch, err, "audio_url: fetch failed")
+	if err != nil {
+		return "", d.fetchError(err)
 	}
 	defer rem.Body.Close()
 	if _, err := d.db.WriteBlob(blob, rem.Body, d.cfg.Limits.MaxUploadBytes); err != nil {
-		if errors.Is(err, media.ErrTooLarge) || errors.Is(err, store.ErrTooLarge) {
-			return "", newError(ErrTooLarge, nil, "audio_url: body exceeds %d bytes", d.cfg.Limits.MaxUploadBytes)
-		}
 		if errors.Is(err, store.ErrNoSpace) {
 			return "", err
 		}
-		return "", newError(ErrFetch, err, "audio_url: fetch failed")
+		return "", d.fetchError(err)
 	}
 	name := rem.Filename
 	if name == "" {
 		name = path.Base(rawURL)
 	}
 	return name, nil
+}
+
+// The client-facing reasons of a failed audio_url, one per class. The
+// cause (address, port, status, resolver) goes to the log only: messages
+// that told "connection refused" from "status 401" would map the network
+// behind the appliance for whoever posts jobs.
+const (
+	reasonUnreachable = "audio_url: unreachable"
+	reasonRefused     = "audio_url: refused by the remote server"
+	reasonTooLarge    = "audio_url: larger than the limit of %d bytes"
+)
+
+// fetchError classifies a failed download of an audio_url by its sentinel.
+// A denied destination reads as unreachable, so the deny list is no
+// oracle for what a name resolves to.
+func (d *Daemon) fetchError(err error) error {
+	switch {
+	case errors.Is(err, media.ErrTooLarge), errors.Is(err, store.ErrTooLarge):
+		return newError(ErrTooLarge, err, reasonTooLarge, d.cfg.Limits.MaxUploadBytes)
+	case errors.Is(err, media.ErrStatus):
+		return newError(ErrFetch, err, reasonRefused)
+	}
+	return newError(ErrFetch, err, reasonUnreachable)
 }
 
 // failJob ends a job as error with the contract status of err.
@@ -202,6 +226,7 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) {
 	_, err := d.db.UpdateJob(job.ID, func(j *store.Job) ([]*store.Delivery, error) {
 		j.Status = store.StatusError
 		j.CompletedAt = time.Now().UTC()
+		j.Blob = "" // the audio goes below, once the record no longer names it
 		j.ErrorCode = code
 		j.ErrorMessage = msg
 		if j.PostSessionMetadata == nil {
@@ -213,7 +238,22 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) {
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		log.Error("store job failure", "error", err)
+	} else {
+		// A failed job keeps no audio: whatever it downloaded or linked
+		// (possibly not audio at all) would otherwise stay until deleted.
+		d.removeJobBlob(log, job.ID)
 	}
 	d.metrics.jobsFinished.WithLabelValues(string(job.Kind), string(store.StatusError)).Inc()
 	signal(d.outboxWake)
 }
+
+// removeJobBlob removes the blob a pre-recorded job downloads to or links
+// its upload as ("job-" + id), once no record names it.
+func (d *Daemon) removeJobBlob(log *slog.Logger, id string) {
+	if err := d.db.RemoveBlob(jobBlob(id)); err != nil {
+		log.Error("remove job audio", "error", err)
+	}
+}
+
+// jobBlob names the blob of a pre-recorded job.
+func jobBlob(id string) string { return "job-" + id }

@@ -40,11 +40,12 @@ func (d *Daemon) CreateLive(ctx context.Context, account, requestID string, body
 	if region != "" && region != "us-west" && region != "eu-west" {
 		return nil, "", &ValidationError{Problems: []string{"region must be one of us-west, eu-west"}}
 	}
-	d.liveMu.Lock()
-	n := len(d.sessions)
-	d.liveMu.Unlock()
-	if n >= d.cfg.Live.Capacity {
-		return nil, "", newError(ErrAtCapacity, nil, "%d live sessions open, capacity %d", n, d.cfg.Live.Capacity)
+	// The check and the insert below are one step: concurrent creates
+	// cannot both take the last slot.
+	d.liveAdmit.Lock()
+	defer d.liveAdmit.Unlock()
+	if err := d.admitLive(account); err != nil {
+		return nil, "", err
 	}
 	id := uuid.NewString()
 	now := time.Now().UTC()
@@ -79,6 +80,26 @@ func (d *Daemon) CreateLive(ctx context.Context, account, requestID string, body
 	}
 	d.log.Info("live session created", "session_id", id, "account_id", account)
 	return job, tok, nil
+}
+
+// admitLive checks the appliance's live capacity and the account's quota.
+// The caller holds liveAdmit.
+func (d *Daemon) admitLive(account string) error {
+	d.liveMu.Lock()
+	n, mine := len(d.sessions), 0
+	for _, s := range d.sessions {
+		if s.account == account {
+			mine++
+		}
+	}
+	d.liveMu.Unlock()
+	if n >= d.cfg.Live.Capacity {
+		return newError(ErrAtCapacity, nil, "%d live sessions open, capacity %d", n, d.cfg.Live.Capacity)
+	}
+	if limit := d.cfg.Live.accountLimit(); limit > 0 && mine >= limit {
+		return newError(ErrLiveQuota, nil, "this account has %d live sessions open, its limit is %d (live.max_sessions_per_account); end one first", mine, limit)
+	}
+	return nil
 }
 
 // OpenLive opens a live session for a door without an HTTP request of its

@@ -84,6 +84,10 @@ type liveSession struct {
 	// vocabNote is the post_session_metadata note on custom_vocabulary
 	// given to the embedded engine ("" when none); guarded by mu.
 	vocabNote string
+
+	// connectBy ends the session as 408 when no client has connected by
+	// then (live.connect_timeout); set at creation.
+	connectBy time.Time
 }
 
 func liveFormat(p *params.Live) media.Format {
@@ -105,6 +109,7 @@ func (d *Daemon) newSession(job *store.Job, p *params.Live) (*liveSession, error
 		log:     d.log.With("component", "live", "session_id", job.ID),
 		done:    make(chan struct{}),
 	}
+	s.connectBy = job.CreatedAt.Add(d.cfg.Live.connectWithin())
 	f, err := createRecording(d.db.BlobPath(job.Blob), s.format)
 	if err != nil {
 		return nil, err
@@ -673,7 +678,7 @@ func (s *liveSession) expire(ctx context.Context, now time.Time, shutdown bool) 
 	defer s.mu.Unlock()
 	switch {
 	case s.state == stateEnded:
-	case s.state == stateWaiting && (shutdown || now.After(s.expires)):
+	case s.state == stateWaiting && (shutdown || now.After(s.connectBy)):
 		if shutdown {
 			// Never connected: it stays queued, and its token may still be
 			// used after the restart (Recover reloads it).
@@ -684,7 +689,7 @@ func (s *liveSession) expire(ctx context.Context, now time.Time, shutdown bool) 
 		}
 		s.state = stateEnded
 		s.closeFile()
-		s.failLocked("never connected before the session token expired")
+		s.failLocked(fmt.Sprintf("no client connected within %s of creation (live.connect_timeout)", s.d.cfg.Live.connectWithin()))
 	case shutdown:
 		s.stopped = true
 		s.finishLocked(ctx, "")

@@ -28,8 +28,9 @@ const tokenSecretAccount = "/session-token"
 var ErrTokenInvalid = newError(ErrUnauthorized, nil, "invalid or expired session token")
 
 // CreateLive validates a POST /v2/live body, commits a queued live job and
-// returns it with the session token for its WebSocket URL.
-func (d *Daemon) CreateLive(ctx context.Context, account, requestID string, body []byte, region string) (*store.Job, string, error) {
+// returns it with the session token for its WebSocket URL. keyID is the API
+// key asking ("" for a door without one): revoking it ends the session.
+func (d *Daemon) CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (*store.Job, string, error) {
 	p, err := params.DecodeLive(body, d.caps)
 	if err != nil {
 		return nil, "", err
@@ -54,7 +55,7 @@ func (d *Daemon) CreateLive(ctx context.Context, account, requestID string, body
 		psm["region"] = region
 	}
 	job := &store.Job{
-		ID: id, Account: account, Kind: store.KindLive, Status: store.StatusQueued,
+		ID: id, Account: account, KeyID: keyID, Kind: store.KindLive, Status: store.StatusQueued,
 		RequestID: requestID, CreatedAt: now, CustomMetadata: p.CustomMetadata,
 		PostSessionMetadata: psm, Blob: "live-" + id + ".wav",
 	}
@@ -107,7 +108,7 @@ func (d *Daemon) admitLive(account string) error {
 // with no WebSocket listener (messages still reach result.messages and the
 // callback). Ending the door's call must Stop the session.
 func (d *Daemon) OpenLive(ctx context.Context, req ingest.LiveRequest) (ingest.Session, error) {
-	job, _, err := d.CreateLive(ctx, req.Account, "", req.Params, "")
+	job, _, err := d.CreateLive(ctx, req.Account, "", "", req.Params, "")
 	if err != nil {
 		return nil, err
 	}
@@ -186,6 +187,9 @@ func (d *Daemon) AttachLive(ctx context.Context, tok string, out func([]byte) bo
 	d.liveMu.Lock()
 	s := d.sessions[id]
 	d.liveMu.Unlock()
+	if err := d.checkSessionKey(id, s); err != nil {
+		return nil, err
+	}
 	if s == nil {
 		return nil, newError(ErrNotFound, nil, "session %s has ended or does not exist", id)
 	}

@@ -37,6 +37,7 @@ func (d *Daemon) recoverLive(ctx context.Context, id string) {
 		}
 		// A client may have been connecting as the daemon went down: it
 		// gets the whole connect timeout again, within the token's life.
+		s.keyID = j.KeyID
 		s.connectBy = time.Now().Add(d.cfg.Live.connectWithin())
 		if s.connectBy.After(s.expires) {
 			s.connectBy = s.expires

@@ -88,6 +88,12 @@ type liveSession struct {
 	// connectBy ends the session as 408 when no client has connected by
 	// then (live.connect_timeout); set at creation.
 	connectBy time.Time
+	// keyID is the API key that created the session ("" for SIP); revoking
+	// it ends the session (live_revoke.go).
+	keyID string
+	// endErr is why the session was ended from outside (its key was
+	// revoked), nil otherwise; guarded by mu.
+	endErr error
 }
 
 func liveFormat(p *params.Live) media.Format {
@@ -110,6 +116,7 @@ func (d *Daemon) newSession(job *store.Job, p *params.Live) (*liveSession, error
 		done:    make(chan struct{}),
 	}
 	s.connectBy = job.CreatedAt.Add(d.cfg.Live.connectWithin())
+	s.keyID = job.KeyID
 	f, err := createRecording(d.db.BlobPath(job.Blob), s.format)
 	if err != nil {
 		return nil, err
@@ -598,6 +605,9 @@ func (s *liveSession) failLocked(reason string) {
 	code := 500
 	if s.started.IsZero() {
 		code = 408
+	}
+	if s.endErr != nil {
+		code = Status(s.endErr)
 	}
 	_, err := s.d.db.UpdateJob(s.id, func(j *store.Job) ([]*store.Delivery, error) {
 		j.Status = store.StatusError

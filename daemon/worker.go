@@ -80,12 +80,12 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 	case jctx.Err() != nil:
 		return // deleted while running
 	case err != nil:
-		d.failJob(log, job, err)
+		d.failJobRetry(ctx, log, job, err)
 		return
 	}
 	body, err := json.Marshal(res.result)
 	if err != nil {
-		d.failJob(log, job, fmt.Errorf("encode result: %w", err))
+		d.failJobRetry(ctx, log, job, fmt.Errorf("encode result: %w", err))
 		return
 	}
 	_, err = d.db.UpdateJob(job.ID, func(j *store.Job) ([]*store.Delivery, error) {
@@ -111,6 +111,7 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		log.Error("store result", "error", err)
+		d.failJobRetry(ctx, log, job, err)
 		return
 	}
 	signal(d.outboxWake)
@@ -187,8 +188,30 @@ func (d *Daemon) fetch(ctx context.Context, rawURL, blob string) (string, error)
 	return name, nil
 }
 
-// failJob ends a job as error with the contract status of err.
-func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) {
+// failJobRetry is failJob for a running job (its result could not be made
+// or stored: 507 when the disk is full), which must not stay processing:
+// while the disk stays too full for even the error, it retries with
+// backoff; on shutdown the job is left to Recover, which queues it again.
+func (d *Daemon) failJobRetry(ctx context.Context, log *slog.Logger, job *store.Job, cause error) {
+	wait := 100 * time.Millisecond
+	for {
+		err := d.failJob(log, job, cause)
+		if !errors.Is(err, store.ErrNoSpace) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+// failJob ends a job as error with the contract status of err. It returns
+// the store's error when that could not be recorded (ErrNotFound, a job
+// deleted meanwhile, is not an error).
+func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) error {
 	code := Status(cause)
 	if code < 400 {
 		code = 500
@@ -213,7 +236,9 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) {
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		log.Error("store job failure", "error", err)
+		return err
 	}
 	d.metrics.jobsFinished.WithLabelValues(string(job.Kind), string(store.StatusError)).Inc()
 	signal(d.outboxWake)
+	return nil
 }

@@ -39,6 +39,10 @@ type Daemon struct {
 
 	liveMu   sync.Mutex
 	sessions map[string]*liveSession // guarded by liveMu: live sessions not ended, at most Live.Capacity
+
+	// liveAdmit serialises admitting a live session (capacity and quota)
+	// with adding it to sessions.
+	liveAdmit sync.Mutex
 }
 
 // New opens the store and loads the engine. It starts nothing; on error it

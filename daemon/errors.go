@@ -35,6 +35,11 @@ var (
 	ErrFetch = errors.New("daemon: audio_url fetch failed")
 	// ErrNoSpace is returned when the data directory is full.
 	ErrNoSpace = store.ErrNoSpace
+	// ErrLiveQuota is returned when an account already has the live
+	// sessions live.max_sessions_per_account allows (429). It wraps
+	// ErrAtCapacity, so a door without a mapping of its own (SIP) refuses
+	// as for a full appliance.
+	ErrLiveQuota = fmt.Errorf("daemon: account live session quota reached: %w", ErrAtCapacity)
 )
 
 // ValidationError is the contract's 400 with validation_errors.
@@ -58,6 +63,8 @@ func Status(err error) int {
 		return 413
 	case errors.Is(err, ErrCannotServe), errors.Is(err, ErrBadAudio), errors.Is(err, ErrFetch):
 		return 422
+	case errors.Is(err, ErrLiveQuota):
+		return 429
 	case errors.Is(err, ErrAtCapacity), errors.Is(err, recognizer.ErrAtCapacity), errors.Is(err, ErrEngineUnavailable):
 		return 503
 	case errors.Is(err, ErrNoSpace):
@@ -135,6 +142,8 @@ func Message(err error) string {
 		return "not found"
 	case 413:
 		return "request too large"
+	case 429:
+		return "too many live sessions open for this account"
 	case 503:
 		return "service at capacity, try again later"
 	case 507:

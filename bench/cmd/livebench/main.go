@@ -114,7 +114,7 @@ type result struct {
 
 func runN(n int, audio []byte) (*result, error) {
 	dec := max(2, n)
-	d, err := benchd.Start("live:\n  capacity: 64\n"+extraConfig, "--decoders", strconv.Itoa(dec), "--log-level", "info")
+	d, err := benchd.Start("live:\n  capacity: 64\n  max_sessions_per_account: 0\n"+extraConfig, "--decoders", strconv.Itoa(dec), "--log-level", "info")
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +261,7 @@ func create(d *benchd.Daemon, body string) (string, error) {
 // idleRSS connects n sessions that send nothing and returns the RSS growth
 // per session.
 func idleRSS(n int) (float64, error) {
-	d, err := benchd.Start("live:\n  capacity: 128\n", "--decoders", "2")
+	d, err := benchd.Start("live:\n  capacity: 128\n  max_sessions_per_account: 0\n", "--decoders", "2")
 	if err != nil {
 		return 0, err
 	}

@@ -139,6 +139,10 @@ func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits) {
 		writeClose(conn, closeCode(err), daemon.Message(err))
 		return
 	}
+	// A valid token authenticates the connection as a key does.
+	if gc := guardedOf(conn.NetConn()); gc != nil {
+		gc.trust()
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		send := func(b []byte) bool {

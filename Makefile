@@ -7,11 +7,15 @@ GOBIN       ?= $(shell $(GO) env GOPATH)/bin
 STATICCHECK := $(GOBIN)/staticcheck
 STATICCHECK_VERSION := v0.8.2
 # Debian packages the daemon and its tests need: PocketSphinx (library, en-us model, reference
-# pocketsphinx_batch for benchmarks), ffmpeg for containers, SpeexDSP and pkg-config for cgo.
-DEB_PKGS    := libpocketsphinx-dev pocketsphinx-en-us pocketsphinx ffmpeg libspeexdsp-dev pkg-config gcc ca-certificates
+# pocketsphinx_batch for benchmarks), ffmpeg for containers, SpeexDSP and pkg-config for cgo, the
+# wideband call decoders (libopus0: Opus of WebRTC peers; libspandsp2: G.722 of SIP phones) and
+# their -dev packages for the cgo build.
+DEB_PKGS    := libpocketsphinx-dev pocketsphinx-en-us pocketsphinx ffmpeg libspeexdsp-dev pkg-config gcc ca-certificates \
+               libopus0 libopus-dev libspandsp2 libspandsp-dev
 # For tests and benchmarks only: chromium + playwright-core (npm, with the machine's node) drive the /console
-# browser test; wrk loads the API; debootstrap makes the throwaway Debian root the .deb is installed into.
-TEST_DEB_PKGS := chromium wrk debootstrap
+# browser test and the WHIP sessions; baresip-core places real SIP calls (PCMU, PCMA, G.722); wrk loads the
+# API; debootstrap makes the throwaway Debian root the .deb is installed into.
+TEST_DEB_PKGS := chromium wrk debootstrap baresip-core
 E2E_NODE    := bin/e2e-node
 PLAYWRIGHT  := playwright-core@1.65.1
 BIN         := bin/earshotd

@@ -23,19 +23,7 @@ import (
 func TestRestartDuringProcessing(t *testing.T) {
 	d := startDaemon(t, "", "")
 	key := createKey(t, d.DataDir, "acme")
-	longPath, _ := clip(t, "ljspeech-LJ001-0007-to-0016-long.wav")
-	status, up, body := d.upload(key, longPath)
-	if status != 200 {
-		t.Fatalf("upload: %d %s", status, body)
-	}
-	var ids []string
-	for range 3 {
-		var created struct{ ID string }
-		if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": up.AudioURL}, &created); status != 201 {
-			t.Fatalf("create: %d %s", status, body)
-		}
-		ids = append(ids, created.ID)
-	}
+	ids := queueLongJobs(t, d, key, 3)
 	d.WaitLog(time.Minute, `"job processing"`, ids[0])
 	d.Kill()
 
@@ -48,6 +36,26 @@ func TestRestartDuringProcessing(t *testing.T) {
 			t.Errorf("job %s: empty transcript after restart", id)
 		}
 	}
+}
+
+// queueLongJobs uploads the long clip once and queues n pre-recorded jobs
+// of it, returning their ids in order.
+func queueLongJobs(t *testing.T, d *daemonProc, key string, n int) []string {
+	t.Helper()
+	longPath, _ := clip(t, "ljspeech-LJ001-0007-to-0016-long.wav")
+	status, up, body := d.upload(key, longPath)
+	if status != 200 {
+		t.Fatalf("upload: %d %s", status, body)
+	}
+	var ids []string
+	for range n {
+		var created struct{ ID string }
+		if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": up.AudioURL}, &created); status != 201 {
+			t.Fatalf("create: %d %s", status, body)
+		}
+		ids = append(ids, created.ID)
+	}
+	return ids
 }
 
 // TestKeysWhileRunning: keys create works through the admin socket while the
@@ -232,19 +240,7 @@ func checkCallback(t *testing.T, d *daemonProc, key string, h callbackHit, id, m
 func TestCrashedJobNotRetried(t *testing.T) {
 	d := startDaemon(t, "", "")
 	key := createKey(t, d.DataDir, "acme")
-	longPath, _ := clip(t, "ljspeech-LJ001-0007-to-0016-long.wav")
-	status, up, body := d.upload(key, longPath)
-	if status != 200 {
-		t.Fatalf("upload: %d %s", status, body)
-	}
-	var ids []string
-	for range 2 {
-		var created struct{ ID string }
-		if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": up.AudioURL}, &created); status != 201 {
-			t.Fatalf("create: %d %s", status, body)
-		}
-		ids = append(ids, created.ID)
-	}
+	ids := queueLongJobs(t, d, key, 2)
 	d.WaitLog(time.Minute, `"job processing"`, ids[0])
 	d.cmd.Process.Signal(syscall.SIGSEGV)
 	<-d.done

@@ -29,6 +29,11 @@ type Config struct {
 	WriteTimeout time.Duration `yaml:"write_timeout"`
 	// IdleTimeout closes keep-alive connections idle this long; default 60s.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// MaxListBytes bounds the items of one list answer (GET
+	// /v2/pre-recorded, /v2/live): a page stops before the item that
+	// would pass it (never before its first item) and its next link goes
+	// on from there; default 8 MiB.
+	MaxListBytes int `yaml:"max_list_bytes"`
 	// MaxConns bounds concurrent connections; default 4096.
 	MaxConns int `yaml:"max_conns"`
 	// MaxPendingConns bounds the connections that have not yet shown a
@@ -82,6 +87,9 @@ func (c *Config) SetDefaults() {
 	if c.MaxConns == 0 {
 		c.MaxConns = 4096
 	}
+	if c.MaxListBytes == 0 {
+		c.MaxListBytes = 8 << 20
+	}
 	if c.MaxPendingConns == 0 {
 		c.MaxPendingConns = max(1, c.MaxConns/2)
 	}
@@ -113,6 +121,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxPendingConns < 1 || c.MaxPendingConns > c.MaxConns {
 		errs = append(errs, fmt.Errorf("api.max_pending_conns: must be 1 to api.max_conns (%d), not %d", c.MaxConns, c.MaxPendingConns))
+	}
+	if c.MaxListBytes < 4096 {
+		errs = append(errs, fmt.Errorf("api.max_list_bytes: must be at least 4096, not %d", c.MaxListBytes))
 	}
 	if c.MaxConnsPerIP < 1 {
 		errs = append(errs, fmt.Errorf("api.max_conns_per_ip: must be at least 1, not %d", c.MaxConnsPerIP))

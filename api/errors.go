@@ -19,6 +19,9 @@ var (
 	// ErrRateLimited is returned when a key is over its request rate
 	// (limits.requests_per_second, limits.burst): 429 with Retry-After.
 	ErrRateLimited = errors.New("api: rate limit exceeded")
+	// ErrBodyTimeout is returned when a request body stops arriving before
+	// its read timeout (api.read_timeout): 408.
+	ErrBodyTimeout = errors.New("api: request body timed out")
 	// ErrNoOpsListener is returned by RunOps when the operations endpoints
 	// are served on the main listener (Config.SeparateOps false).
 	ErrNoOpsListener = errors.New("api: operations endpoints are on the main listener")
@@ -32,6 +35,8 @@ func status(err error) (int, string) {
 		return fasthttp.StatusForbidden, "admin key required"
 	case errors.Is(err, ErrRateLimited):
 		return fasthttp.StatusTooManyRequests, "too many requests for this API key, retry later"
+	case errors.Is(err, ErrBodyTimeout):
+		return fasthttp.StatusRequestTimeout, "request body not received in time"
 	}
 	return daemon.Status(err), daemon.Message(err)
 }

@@ -18,6 +18,7 @@ func TestStatus(t *testing.T) {
 	}{
 		{"not admin", fmt.Errorf("key k1: %w", ErrNotAdmin), 403, "admin key required"},
 		{"rate limited", fmt.Errorf("key k1: %w", ErrRateLimited), 429, "too many requests for this API key, retry later"},
+		{"body timeout", fmt.Errorf("upload body: %w: %w", ErrBodyTimeout, fmt.Errorf("i/o timeout")), 408, "request body not received in time"},
 		{"unauthorized", fmt.Errorf("x: %w", daemon.ErrUnauthorized), 401, "missing or invalid API key (x-service-key)"},
 		{"invalid id", daemon.ErrInvalidID, 403, "invalid id"},
 		{"not found", daemon.ErrNotFound, 404, "not found"},

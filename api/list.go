@@ -1,6 +1,10 @@
 package api
 
 import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
@@ -119,11 +123,67 @@ func parseDateTime(s string) (time.Time, error) {
 	return time.Parse(time.RFC3339Nano, s)
 }
 
-type page struct {
-	First   string      `json:"first"`
-	Current string      `json:"current"`
-	Next    *string     `json:"next"`
-	Items   []jobRecord `json:"items"`
+// listChunkBytes is about how many bytes of encoded records one read
+// transaction gathers before they are written out: a list answer is
+// streamed in chunks of this size, never built whole.
+const listChunkBytes = 256 << 10
+
+// listPage streams one list answer. The store is read in short
+// transactions of about listChunkBytes of encoded records, each resuming
+// after the last job written; the answer stops after limit items, or
+// before the item that would take it past maxBytes (never before the
+// first item), and its next link then goes on from there.
+type listPage struct {
+	q        listQuery
+	limit    int
+	maxBytes int
+	link     func(offset int) string
+
+	chunk   bytes.Buffer // encoded items not yet written, comma-separated
+	n       int          // items taken
+	size    int          // bytes of items taken
+	hasNext bool         // a further item matched
+	done    bool         // nothing more to read
+}
+
+// read gathers the next chunk of items from the store.
+func (p *listPage) read(ctx context.Context, svc Jobs) error {
+	p.chunk.Reset()
+	q := p.q.ListQuery
+	var last *store.Job
+	full := false
+	err := svc.EachJob(ctx, q, func(j *store.Job) bool {
+		b, err := json.Marshal(newJobRecord(j))
+		if err != nil {
+			b = []byte("null") // unreachable: records are plain data
+		}
+		if p.n == p.limit || (p.n > 0 && p.size+len(b) > p.maxBytes) {
+			p.hasNext = true
+			return false
+		}
+		if p.n > 0 {
+			p.chunk.WriteByte(',')
+		}
+		p.chunk.Write(b)
+		p.n++
+		p.size += len(b)
+		last = j
+		if p.chunk.Len() >= listChunkBytes {
+			full = true
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if !full {
+		p.done = true
+		return nil
+	}
+	// Resume after the last job: later reads start there, offset spent.
+	p.q.Offset, p.q.Before, p.q.BeforeID = 0, last.CreatedAt, last.ID
+	return nil
 }
 
 func (s *Server) list(kind store.Kind) fasthttp.RequestHandler {
@@ -134,15 +194,10 @@ func (s *Server) list(kind store.Kind) fasthttp.RequestHandler {
 			return
 		}
 		q.Account, q.Kind = account(ctx), kind
-		limit := q.Limit
-		q.Limit++ // one more tells whether a next page exists
-		jobs, err := s.svc.ListJobs(ctx, q.ListQuery)
-		if err != nil {
-			s.fail(ctx, err)
-			return
-		}
+		limit, offset := q.Limit, q.Offset
+		q.Limit = 0 // the page counts, so it can stop on size too
 		base := s.baseURL(ctx) + string(ctx.Path())
-		link := func(offset int) string {
+		p := &listPage{q: q, limit: limit, maxBytes: s.cfg.MaxListBytes, link: func(offset int) string {
 			v := url.Values{}
 			for k, vs := range q.links {
 				v[k] = vs
@@ -150,16 +205,46 @@ func (s *Server) list(kind store.Kind) fasthttp.RequestHandler {
 			v.Set("offset", strconv.Itoa(offset))
 			v.Set("limit", strconv.Itoa(limit))
 			return base + "?" + v.Encode()
+		}}
+		// The first chunk is read here, so a store error is still a status.
+		if err := p.read(ctx, s.svc); err != nil {
+			s.fail(ctx, err)
+			return
 		}
-		p := page{First: link(0), Current: link(q.Offset), Items: make([]jobRecord, 0, min(len(jobs), limit))}
-		if len(jobs) > limit {
-			jobs = jobs[:limit]
-			n := link(q.Offset + limit)
-			p.Next = &n
-		}
-		for _, j := range jobs {
-			p.Items = append(p.Items, newJobRecord(j))
-		}
-		s.writeJSON(ctx, fasthttp.StatusOK, p)
+		log, rid := s.log, requestID(ctx)
+		ctx.SetStatusCode(fasthttp.StatusOK)
+		ctx.SetContentType("application/json")
+		ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
+			// {first, current, items, next}: next comes last, once known.
+			head, _ := json.Marshal(struct {
+				First   string `json:"first"`
+				Current string `json:"current"`
+			}{p.link(0), p.link(offset)})
+			w.Write(head[:len(head)-1])
+			w.WriteString(`,"items":[`)
+			for {
+				w.Write(p.chunk.Bytes())
+				if p.done || p.hasNext {
+					break
+				}
+				if w.Flush() != nil {
+					return // the client left
+				}
+				if err := p.read(context.Background(), s.svc); err != nil {
+					// The page ends early, well formed; next goes on
+					// from what was written.
+					log.Error("list page cut short", "request_id", rid, "error", err)
+					p.hasNext = true
+					break
+				}
+			}
+			w.WriteString(`],"next":`)
+			next := []byte("null")
+			if p.hasNext {
+				next, _ = json.Marshal(p.link(offset + p.n))
+			}
+			w.Write(next)
+			w.WriteString("}")
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fasthttp/websocket"
 	"github.com/valyala/fasthttp"
@@ -27,7 +28,7 @@ type Live interface {
 // LiveLimits bound the WebSocket door.
 type LiveLimits struct {
 	MaxFrameBytes        int           // largest audio frame
-	MaxMessagesPerSecond int           // client frames per second
+	MaxMessagesPerSecond int           // client frames per second (messageBucket: burst of one second's)
 	IdleTimeout          time.Duration // read deadline between frames
 }
 
@@ -58,6 +59,18 @@ func closeCode(err error) int {
 		return closeBadMessage
 	}
 	return closeInternal
+}
+
+// closeText is the close reason for err: the client-facing message of
+// daemon.Message, except for a bad message, which has no HTTP status (so
+// Message would say "internal error") and whose own text says what was
+// wrong.
+func closeText(err error) string {
+	var e *daemon.Error
+	if errors.Is(err, daemon.ErrBadMessage) && errors.As(err, &e) {
+		return e.Msg
+	}
+	return daemon.Message(err)
 }
 
 func (s *Server) createLive(ctx *fasthttp.RequestCtx) {
@@ -136,7 +149,7 @@ func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits) {
 		},
 		func() { kickOnce.Do(func() { close(kicked) }) })
 	if err != nil {
-		writeClose(conn, closeCode(err), daemon.Message(err))
+		writeClose(conn, closeCode(err), closeText(err))
 		return
 	}
 	// A valid token authenticates the connection as a key does.
@@ -204,7 +217,7 @@ func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits) {
 		default:
 		}
 	}
-	bucket, refill := lim.MaxMessagesPerSecond, time.Now()
+	bucket := newMessageBucket(lim.MaxMessagesPerSecond, time.Now())
 	for {
 		conn.SetReadDeadline(time.Now().Add(lim.IdleTimeout + 5*time.Second))
 		mt, data, err := readFrame(conn, int64(lim.MaxFrameBytes)*4/3+4096)
@@ -214,10 +227,8 @@ func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits) {
 			}
 			return
 		}
-		if now := time.Now(); now.Sub(refill) >= time.Second {
-			bucket, refill = lim.MaxMessagesPerSecond, now
-		}
-		if bucket--; bucket < 0 {
+		read := time.Now()
+		if !bucket.take(read) {
 			closeWith(closeBadMessage, "message rate over the limit")
 			return
 		}
@@ -227,12 +238,13 @@ func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits) {
 		case websocket.TextMessage:
 			err = s.liveText(ctx, att, data)
 		}
+		bucket.busy(time.Since(read))
 		if err != nil {
 			code := closeCode(err)
 			if code == closeInternal {
 				log.Error("live session failed", "error", err)
 			}
-			closeWith(code, daemon.Message(err))
+			closeWith(code, closeText(err))
 			return
 		}
 	}
@@ -321,8 +333,15 @@ func lingerClose(conn *websocket.Conn) {
 }
 
 func writeClose(conn *websocket.Conn, code int, text string) {
+	// A close reason is UTF-8 of at most 123 bytes (RFC 6455 5.5, 5.5.1);
+	// text may quote what the client sent.
+	text = strings.ToValidUTF8(text, "?")
 	if len(text) > 120 {
-		text = text[:120]
+		n := 120
+		for n > 0 && !utf8.RuneStart(text[n]) {
+			n--
+		}
+		text = text[:n]
 	}
 	conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text), time.Now().Add(time.Second))
 }

@@ -33,7 +33,7 @@ const HeaderKey = "x-service-key"
 type Jobs interface {
 	CreatePreRecorded(ctx context.Context, account, requestID string, body []byte) (*store.Job, error)
 	Job(ctx context.Context, account string, kind store.Kind, id string) (*store.Job, error)
-	ListJobs(ctx context.Context, q store.ListQuery) ([]*store.Job, error)
+	EachJob(ctx context.Context, q store.ListQuery, fn func(*store.Job) bool) error
 	DeleteJob(ctx context.Context, account string, kind store.Kind, id string) error
 	OpenJobAudio(ctx context.Context, account string, kind store.Kind, id string) (*os.File, string, error)
 }

@@ -88,6 +88,10 @@ type APIConfig struct {
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
 	// MaxConns bounds concurrent connections; default 4096.
 	MaxConns int `yaml:"max_conns"`
+	// MaxListBytes bounds the items of one list answer; a page stops
+	// before the item that would pass it and its next link goes on from
+	// there; default 8 MiB.
+	MaxListBytes int `yaml:"max_list_bytes"`
 	// MaxPendingConns bounds connections that have not shown a valid key
 	// (the oldest idle one is closed to admit a new one); the rest of
 	// MaxConns is kept for authenticated traffic; default MaxConns/2.
@@ -189,6 +193,9 @@ func (c *Config) SetDefaults() {
 	}
 	if a.MaxConns == 0 {
 		a.MaxConns = 4096
+	}
+	if a.MaxListBytes == 0 {
+		a.MaxListBytes = 8 << 20
 	}
 	if a.MaxPendingConns == 0 {
 		a.MaxPendingConns = max(1, a.MaxConns/2)
@@ -304,6 +311,9 @@ func (c *Config) Validate() error {
 	}
 	if a.MaxPendingConns < 1 || a.MaxPendingConns > a.MaxConns {
 		bad("api.max_pending_conns", "must be 1 to api.max_conns (%d), not %d", a.MaxConns, a.MaxPendingConns)
+	}
+	if a.MaxListBytes < 4096 {
+		bad("api.max_list_bytes", "must be at least 4096, not %d", a.MaxListBytes)
 	}
 	if a.MaxConnsPerIP < 1 {
 		bad("api.max_conns_per_ip", "must be at least 1, not %d", a.MaxConnsPerIP)

@@ -105,6 +105,12 @@ func (d *Daemon) ListJobs(ctx context.Context, q store.ListQuery) ([]*store.Job,
 	return d.db.ListJobs(q)
 }
 
+// EachJob visits the jobs ListJobs would return, one at a time, until fn
+// returns false (store.DB.EachJob: fn runs inside a read transaction).
+func (d *Daemon) EachJob(ctx context.Context, q store.ListQuery, fn func(*store.Job) bool) error {
+	return d.db.EachJob(q, fn)
+}
+
 // DeleteJob deletes a job with its audio and result, stopping its worker if
 // it is running. kind "" accepts either kind (the deprecated alias).
 func (d *Daemon) DeleteJob(ctx context.Context, account string, kind store.Kind, id string) error {

@@ -29,8 +29,9 @@ type LiveConfig struct {
 	ReconnectGrace time.Duration `yaml:"reconnect_grace"`
 	// MaxFrameBytes bounds one WebSocket frame; default 1 MiB.
 	MaxFrameBytes int `yaml:"max_frame_bytes"`
-	// MaxMessagesPerSecond bounds client frames per second per connection
-	// (averaged over a 1 s bucket of that size); default 500.
+	// MaxMessagesPerSecond bounds client frames per second per connection:
+	// a token bucket of that rate with a burst of one second's frames;
+	// default 500.
 	MaxMessagesPerSecond int `yaml:"max_messages_per_second"`
 	// DecoderWait bounds the wait for a free decoder at speech start; default 3s.
 	DecoderWait time.Duration `yaml:"decoder_wait"`

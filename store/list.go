@@ -103,6 +103,11 @@ type ListQuery struct {
 	Metadata map[string]string // each CustomMetadata[key] must equal value (strings as-is; other JSON values compared by their JSON text, e.g. 5 -> "5", true -> "true")
 	Offset   int               // matching jobs to skip
 	Limit    int               // 0 = no limit
+	// BeforeID, with Before, resumes a listing after the job (Before,
+	// BeforeID): jobs created exactly at Before whose id sorts below
+	// BeforeID are included too. It lets a caller read a long listing in
+	// several short read transactions.
+	BeforeID string
 }
 
 // ListJobs returns the jobs matching q, newest first (CreatedAt descending,
@@ -111,8 +116,22 @@ type ListQuery struct {
 // that need a Metadata check) are decoded. Skipping Offset matches costs one
 // index step each.
 func (db *DB) ListJobs(q ListQuery) ([]*Job, error) {
-	if q.Account == "" || q.Kind == "" || q.Offset < 0 || q.Limit < 0 {
-		return nil, fmt.Errorf("store: list jobs: account %q kind %q offset %d limit %d: %w",
+	var out []*Job
+	err := db.EachJob(q, func(j *Job) bool {
+		out = append(out, j)
+		return true
+	})
+	return out, err
+}
+
+// EachJob calls fn with each job matching q, in ListJobs' order, inside
+// one read transaction, until fn returns false or Limit jobs were visited.
+// Only one decoded job is held at a time, so a caller that encodes and
+// drops each one lists in bounded memory; fn must be quick (it holds the
+// transaction) and must not call the store.
+func (db *DB) EachJob(q ListQuery, fn func(*Job) bool) error {
+	if q.Account == "" || q.Kind == "" || q.Offset < 0 || q.Limit < 0 || (q.BeforeID != "" && q.Before.IsZero()) {
+		return fmt.Errorf("store: list jobs: account %q kind %q offset %d limit %d: %w",
 			q.Account, q.Kind, q.Offset, q.Limit, ErrInvalid)
 	}
 	prefix := jobIndexPrefix(q.Account, q.Kind)
@@ -120,7 +139,6 @@ func (db *DB) ListJobs(q ListQuery) ([]*Job, error) {
 	if !q.After.IsZero() {
 		after = appendTime(slices.Clip(prefix), q.After)
 	}
-	var out []*Job
 	err := db.bolt.View(func(tx *bolt.Tx) error {
 		jobs := tx.Bucket(bucketJobs)
 		c := tx.Bucket(bucketJobIndex).Cursor()
@@ -128,7 +146,7 @@ func (db *DB) ListJobs(q ListQuery) ([]*Job, error) {
 		// Position on the first key at or past the upper bound, then step back.
 		var upper []byte
 		if !q.Before.IsZero() {
-			upper = appendTime(slices.Clip(prefix), q.Before)
+			upper = append(appendTime(slices.Clip(prefix), q.Before), q.BeforeID...)
 		} else {
 			upper = prefixEnd(prefix)
 		}
@@ -139,7 +157,7 @@ func (db *DB) ListJobs(q ListQuery) ([]*Job, error) {
 		} else {
 			k, v = c.Prev()
 		}
-		skip := q.Offset
+		skip, n := q.Offset, 0
 		for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Prev() {
 			if len(k) < len(prefix)+8 {
 				return fmt.Errorf("index key %x: %w", k, ErrCorrupt)
@@ -170,17 +188,17 @@ func (db *DB) ListJobs(q ListQuery) ([]*Job, error) {
 					return err
 				}
 			}
-			out = append(out, j)
-			if q.Limit > 0 && len(out) == q.Limit {
+			n++
+			if !fn(j) || (q.Limit > 0 && n == q.Limit) {
 				break
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("store: list jobs: %w", err)
+		return fmt.Errorf("store: list jobs: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
 func decodeJob(jobs *bolt.Bucket, id string) (*Job, error) {

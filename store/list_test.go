@@ -56,6 +56,8 @@ func TestListJobs(t *testing.T) {
 		{"limit", with(func(q *store.ListQuery) { q.Limit = 2 }), []string{"a4", "a3b"}},
 		{"offset and limit", with(func(q *store.ListQuery) { q.Offset, q.Limit = 1, 2 }), []string{"a3b", "a3a"}},
 		{"offset past end", with(func(q *store.ListQuery) { q.Offset = 10 }), nil},
+		{"resume after a job", with(func(q *store.ListQuery) { q.Before, q.BeforeID = at(3), "a3b" }), []string{"a3a", "a2", "a1"}},
+		{"resume after the last of a time", with(func(q *store.ListQuery) { q.Before, q.BeforeID = at(3), "a3a" }), []string{"a2", "a1"}},
 		{"metadata string", with(func(q *store.ListQuery) { q.Metadata = map[string]string{"team": "blue"} }), []string{"a3b", "a3a", "a1"}},
 		{"metadata number", with(func(q *store.ListQuery) { q.Metadata = map[string]string{"n": "5"} }), []string{"a3a", "a2", "a1"}},
 		{"metadata bool", with(func(q *store.ListQuery) { q.Metadata = map[string]string{"vip": "true"} }), []string{"a3b"}},
@@ -85,10 +87,38 @@ func TestListJobs(t *testing.T) {
 		{Account: "acme"},
 		{Account: "acme", Kind: store.KindLive, Offset: -1},
 		{Account: "acme", Kind: store.KindLive, Limit: -1},
+		{Account: "acme", Kind: store.KindLive, BeforeID: "x"},
 	} {
 		if _, err := db.ListJobs(q); !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("ListJobs(%+v) = %v, want ErrInvalid", q, err)
 		}
+	}
+}
+
+// TestEachJobStops checks that EachJob stops when fn says so, and that
+// resuming with Before/BeforeID from the last job seen visits the rest.
+func TestEachJobStops(t *testing.T) {
+	db := storetest.Open(t)
+	for i, id := range []string{"e", "d", "c", "b", "a"} {
+		mustCreate(t, db, newJob(id, "acme", store.KindPreRecorded, store.StatusDone, t0.Add(time.Duration(i/2)*time.Second)))
+	}
+	q := store.ListQuery{Account: "acme", Kind: store.KindPreRecorded}
+	var got []string
+	for range 10 {
+		var batch []*store.Job
+		if err := db.EachJob(q, func(j *store.Job) bool { batch = append(batch, j); return len(batch) < 2 }); err != nil {
+			t.Fatal(err)
+		}
+		if len(batch) == 0 {
+			break
+		}
+		got = append(got, ids(batch)...)
+		last := batch[len(batch)-1]
+		q.Before, q.BeforeID = last.CreatedAt, last.ID
+	}
+	all, _ := db.ListJobs(store.ListQuery{Account: "acme", Kind: store.KindPreRecorded})
+	if !slices.Equal(got, ids(all)) {
+		t.Errorf("in batches of 2: %v, want %v", got, ids(all))
 	}
 }
 

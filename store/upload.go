@@ -8,6 +8,11 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
+// MaxFilenameBytes bounds Upload.Filename and Extension: a filename is
+// copied into every job that names the upload, so it must stay short
+// (255 bytes, as most file systems allow).
+const MaxFilenameBytes = 255
+
 // Upload is an audio file uploaded ahead of a job that names it.
 type Upload struct {
 	ID            string    `json:"id"`
@@ -22,10 +27,13 @@ type Upload struct {
 }
 
 // PutUpload stores u, replacing any upload with the same ID. An empty ID or
-// Account is ErrInvalid.
+// Account, or a Filename or Extension over MaxFilenameBytes, is ErrInvalid.
 func (db *DB) PutUpload(u *Upload) error {
 	if u == nil || u.ID == "" || len(u.ID) > maxIDLen || u.Account == "" {
 		return fmt.Errorf("store: put upload: missing id or account: %w", ErrInvalid)
+	}
+	if len(u.Filename) > MaxFilenameBytes || len(u.Extension) > MaxFilenameBytes {
+		return fmt.Errorf("store: put upload %s: filename of %d bytes > limit %d: %w", u.ID, len(u.Filename), MaxFilenameBytes, ErrInvalid)
 	}
 	rec := *u
 	rec.CreatedAt = rec.CreatedAt.UTC()

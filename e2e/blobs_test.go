@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"net"
 	"net/http"
 	"os"
@@ -172,5 +173,79 @@ func TestDeleteUpload(t *testing.T) {
 	}
 	if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": up.AudioURL}, nil); status != 422 {
 		t.Errorf("job naming a deleted upload: %d %s, want 422", status, body)
+	}
+}
+
+// TestAccountStorageQuota: limits.max_account_bytes bounds what one account
+// keeps on disk: an upload past it answers 507 with SPEC's error body and
+// leaves nothing behind, a fetched audio_url past it ends its job as error
+// 507, another account is unaffected, and deleting a file frees its room.
+func TestAccountStorageQuota(t *testing.T) {
+	path, _ := clip(t, "pocketsphinx-goforward.wav") // 89204 bytes
+	wav, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "audio/wav")
+		w.Write(wav)
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	d := startDaemon(t, "", `
+limits:
+  max_account_bytes: 200000
+`)
+	key := createKey(t, d.DataDir, "acme")
+	other := createKey(t, d.DataDir, "globex")
+	var ups []uploadResponse
+	for range 2 {
+		status, up, body := d.upload(key, path)
+		if status != 200 {
+			t.Fatalf("upload within the quota: %d %s", status, body)
+		}
+		ups = append(ups, up)
+	}
+	// A job made from an upload links its bytes: it costs nothing more.
+	var j struct{ ID string }
+	if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": ups[0].AudioURL}, &j); status != 201 {
+		t.Fatalf("job from upload: %d %s", status, body)
+	}
+	if rec := d.waitJob(key, j.ID, 2*time.Minute); rec["status"] != "done" {
+		t.Fatalf("job from upload ended %v", rec["status"])
+	}
+	before := blobFiles(t, d.DataDir)
+	status, _, body := d.upload(key, path)
+	var eb errBody
+	if err := json.Unmarshal(body, &eb); err != nil {
+		t.Fatalf("upload past the quota: %d %q", status, body)
+	}
+	checkError(t, status, eb, 507, "/v2/upload")
+	if !strings.Contains(eb.Message, "quota") {
+		t.Errorf("quota message %q does not say so", eb.Message)
+	}
+	if got := blobFiles(t, d.DataDir); !slices.Equal(got, before) {
+		t.Errorf("refused upload left files: %v, before %v", got, before)
+	}
+	var f struct{ ID string }
+	d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": "http://" + ln.Addr().String() + "/call.wav"}, &f)
+	rec := d.waitJob(key, f.ID, time.Minute)
+	msg, _ := rec["post_session_metadata"].(map[string]any)["error"].(string)
+	if rec["status"] != "error" || rec["error_code"] != 507.0 || !strings.Contains(msg, "quota") {
+		t.Errorf("fetch past the quota: %v %v %q, want error 507 naming the quota", rec["status"], rec["error_code"], msg)
+	}
+	if status, _, body := d.upload(other, path); status != 200 {
+		t.Errorf("another account's upload: %d %s", status, body)
+	}
+	if status, _ := d.do("DELETE", "/v2/files/"+ups[1].AudioMetadata.ID, key, nil, "", nil); status != 202 {
+		t.Fatalf("DELETE file: %d", status)
+	}
+	if status, _, body := d.upload(key, path); status != 200 {
+		t.Errorf("upload after freeing room: %d %s", status, body)
 	}
 }

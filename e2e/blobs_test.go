@@ -46,7 +46,8 @@ func gzipBomb(t *testing.T) []byte {
 
 // TestFailedJobFiles: a fetched body that is not audio (a gzip bomb sent
 // with Content-Encoding: gzip) is stored as sent, never expanded, and is
-// gone once its job ends in error (as is any other non-audio body); a blob no record names is removed at
+// gone once its job ends in error (as is any other non-audio body, and the
+// empty recording of a live session never connected); a blob no record names is removed at
 // start, while the files of live records stay.
 func TestFailedJobFiles(t *testing.T) {
 	bomb := gzipBomb(t)
@@ -74,6 +75,8 @@ func TestFailedJobFiles(t *testing.T) {
 	const cfg = `
 limits:
   max_upload_bytes: 33554432
+live:
+  token_ttl: 1s
 `
 	d := startDaemon(t, "", cfg)
 	key := createKey(t, d.DataDir, "acme")
@@ -105,6 +108,12 @@ limits:
 		t.Errorf("fetch sent Accept-Encoding %q, want none", acceptEncoding)
 	}
 	mu.Unlock()
+	// A live session never connected ends as error 408 and keeps no
+	// (header-only) recording.
+	live := d.createLive(key, map[string]any{})
+	if rec := d.waitLive(key, live.ID, time.Minute); rec["error_code"] != 408.0 {
+		t.Errorf("never-connected session ended %v %v, want error 408", rec["status"], rec["error_code"])
+	}
 	want := []string{"job-" + done.ID, "upload-" + up.AudioMetadata.ID}
 	if got := blobFiles(t, d.DataDir); !slices.Equal(got, want) {
 		t.Errorf("after the failed job, blobs %v, want %v", got, want)

@@ -148,6 +148,10 @@ type Limits struct {
 	RequestsPerSecond *float64 `yaml:"requests_per_second"`
 	// Burst is how many requests a key may make at once; default 100.
 	Burst int `yaml:"burst"`
+	// MaxAccountBytes bounds the bytes one account keeps on disk (uploads,
+	// fetched audio_url bodies, live recordings); an upload or a fetch that
+	// would pass it fails with 507. Unset is 100 GiB; 0 is unlimited.
+	MaxAccountBytes *int64 `yaml:"max_account_bytes"`
 }
 
 // CallbacksConfig configures delivery of callbacks.
@@ -253,6 +257,10 @@ func (c *Config) SetDefaults() {
 	}
 	if l.Burst == 0 {
 		l.Burst = 100
+	}
+	if l.MaxAccountBytes == nil {
+		b := int64(100 << 30)
+		l.MaxAccountBytes = &b
 	}
 	cb := &c.Callbacks
 	if cb.Timeout == 0 {
@@ -390,6 +398,9 @@ func (c *Config) Validate() error {
 	}
 	if l.Burst < 1 {
 		bad("limits.burst", "must be at least 1, not %d", l.Burst)
+	}
+	if b := l.MaxAccountBytes; b != nil && *b < 0 {
+		bad("limits.max_account_bytes", "must be 0 (unlimited) or more, not %d", *b)
 	}
 	cb := c.Callbacks
 	if cb.MaxAge < 24*time.Hour {

@@ -29,6 +29,7 @@ type Daemon struct {
 	caps    params.Capabilities
 	client  *http.Client // callbacks
 	metrics *metrics
+	quota   *storageQuota // limits.max_account_bytes
 
 	wake       chan struct{} // cap 1: a pre-recorded job was queued
 	outboxWake chan struct{} // cap 1: a delivery was enqueued
@@ -98,6 +99,7 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 		}},
 		caps:       params.Capabilities{Languages: engines.Languages()},
 		client:     newCallbackClient(cfg),
+		quota:      newStorageQuota(*cfg.Limits.MaxAccountBytes, db, logger.With("component", "quota")),
 		wake:       make(chan struct{}, 1),
 		outboxWake: make(chan struct{}, 1),
 		running:    make(map[string]context.CancelFunc),

@@ -40,6 +40,11 @@ var (
 	// ErrAtCapacity, so a door without a mapping of its own (SIP) refuses
 	// as for a full appliance.
 	ErrLiveQuota = fmt.Errorf("daemon: account live session quota reached: %w", ErrAtCapacity)
+	// ErrQuota is returned when an upload or a fetched audio_url would take
+	// an account past limits.max_account_bytes. Like a full disk it is
+	// 507 Insufficient Storage (RFC 4918 11.5; RFC 4331 section 6 uses it
+	// for a quota), but its message, unlike a full disk's, is shown.
+	ErrQuota = errors.New("daemon: account storage quota exceeded")
 )
 
 // ValidationError is the contract's 400 with validation_errors.
@@ -67,7 +72,7 @@ func Status(err error) int {
 		return 429
 	case errors.Is(err, ErrAtCapacity), errors.Is(err, recognizer.ErrAtCapacity), errors.Is(err, ErrEngineUnavailable):
 		return 503
-	case errors.Is(err, ErrNoSpace):
+	case errors.Is(err, ErrNoSpace), errors.Is(err, ErrQuota):
 		return 507
 	}
 	return 500
@@ -106,6 +111,7 @@ func newError(kind, cause error, format string, a ...any) *Error {
 const (
 	reasonNotAudio = "audio: not a readable audio file"
 	reasonTooLong  = "audio: longer than the limit of %s"
+	reasonQuota    = "storage quota of this account exceeded (limit %d bytes): delete files or jobs to free space"
 )
 
 // Message is the client-facing message of err: for 4xx errors of this
@@ -121,7 +127,7 @@ func Message(err error) string {
 		return "the service stopped while processing this job; it is not retried"
 	}
 	var e *Error
-	if status < 500 && errors.As(err, &e) {
+	if (status < 500 || errors.Is(err, ErrQuota)) && errors.As(err, &e) {
 		return e.Msg
 	}
 	if status == 422 {

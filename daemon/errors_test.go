@@ -35,6 +35,7 @@ func TestStatus(t *testing.T) {
 		{"capacity", newError(ErrAtCapacity, nil, "16 live sessions"), 503},
 		{"no decoder", fmt.Errorf("stream: %w", recognizer.ErrAtCapacity), 503},
 		{"disk full", fmt.Errorf("write: %w", store.ErrNoSpace), 507},
+		{"account quota", newError(ErrQuota, nil, reasonQuota, 1000), 507},
 		{"anything else", errors.New("boom"), 500},
 	}
 	for _, tt := range tests {
@@ -59,6 +60,12 @@ func TestMessage(t *testing.T) {
 	}
 	if got := Message(fmt.Errorf("%w: model-3 is not available for live", params.ErrCannotServe)); got != "model-3 is not available for live" {
 		t.Errorf("422 message = %q", got)
+	}
+	if got := Message(newError(ErrQuota, errors.New("account acme: 900 bytes"), reasonQuota, 1000)); got != fmt.Sprintf(reasonQuota, 1000) {
+		t.Errorf("quota message = %q", got)
+	}
+	if got := Message(fmt.Errorf("write: %w", store.ErrNoSpace)); got != "insufficient storage on the appliance" {
+		t.Errorf("disk full message = %q", got)
 	}
 	if got := Message(fmt.Errorf("open /secret/path: %w", errors.New("permission denied"))); got != "internal error" {
 		t.Errorf("500 message leaks the cause: %q", got)

@@ -161,7 +161,7 @@ func (f *fetcher) fetchJob(ctx context.Context, id string) {
 	}
 	start := time.Now()
 	blob := "job-" + id
-	name, err := d.fetch(jctx, p.AudioURL, blob)
+	name, err := d.fetch(jctx, job.Account, p.AudioURL, blob)
 	switch {
 	case jctx.Err() != nil:
 		// Shutdown (fetched again after the restart) or deleted.

@@ -130,6 +130,7 @@ func (d *Daemon) DeleteJob(ctx context.Context, account string, kind store.Kind,
 	if err := d.db.DeleteJob(id); err != nil {
 		return err
 	}
+	d.quota.forget(account)
 	d.mu.Lock()
 	if cancel, ok := d.running[id]; ok {
 		cancel()
@@ -143,8 +144,12 @@ func (d *Daemon) DeleteJob(ctx context.Context, account string, kind store.Kind,
 func (d *Daemon) Upload(ctx context.Context, account, filename string, r io.Reader) (*store.Upload, error) {
 	id := uuid.NewString()
 	blob := "upload-" + id
-	size, err := d.db.WriteBlob(blob, r, d.cfg.Limits.MaxUploadBytes)
+	qr := d.quota.Reader(account, r)
+	size, err := d.db.WriteBlob(blob, qr, d.cfg.Limits.MaxUploadBytes)
+	qr.Settle(err)
 	switch {
+	case errors.Is(err, ErrQuota):
+		return nil, newError(ErrQuota, err, reasonQuota, d.quota.limit)
 	case errors.Is(err, store.ErrTooLarge):
 		return nil, newError(ErrTooLarge, nil, "audio: upload exceeds %d bytes", d.cfg.Limits.MaxUploadBytes)
 	case err != nil:
@@ -153,6 +158,7 @@ func (d *Daemon) Upload(ctx context.Context, account, filename string, r io.Read
 	info, err := media.Probe(ctx, d.db.BlobPath(blob), &d.tr.Media)
 	if err != nil {
 		d.db.RemoveBlob(blob)
+		d.quota.forget(account)
 		if errors.Is(err, media.ErrTooLong) {
 			return nil, newError(ErrTooLarge, err, reasonTooLong, d.cfg.Limits.MaxAudioDuration)
 		}
@@ -215,6 +221,7 @@ func (d *Daemon) DeleteUpload(ctx context.Context, account, id string) error {
 	if err := d.db.RemoveBlob(up.Blob); err != nil {
 		return err
 	}
+	d.quota.forget(account)
 	d.log.Info("file deleted", "file_id", id, "account_id", account)
 	return nil
 }

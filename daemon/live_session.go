@@ -609,11 +609,17 @@ func (s *liveSession) failLocked(reason string) {
 	if s.endErr != nil {
 		code = Status(s.endErr)
 	}
+	blob := ""
 	_, err := s.d.db.UpdateJob(s.id, func(j *store.Job) ([]*store.Delivery, error) {
 		j.Status = store.StatusError
 		j.CompletedAt = time.Now().UTC()
 		j.ErrorCode = code
 		j.ErrorMessage = reason
+		if code == 408 {
+			// Never connected: the recording is a bare header, kept by
+			// nothing once the record stops naming it.
+			blob, j.Blob = j.Blob, ""
+		}
 		if j.PostSessionMetadata == nil {
 			j.PostSessionMetadata = map[string]any{}
 		}
@@ -622,6 +628,11 @@ func (s *liveSession) failLocked(reason string) {
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		s.log.Error("store live failure", "error", err)
+	} else if blob != "" {
+		s.closeFile()
+		if err := s.d.db.RemoveBlob(blob); err != nil {
+			s.log.Error("remove empty recording", "error", err)
+		}
 	}
 	s.d.metrics.jobsFinished.WithLabelValues(string(store.KindLive), string(store.StatusError)).Inc()
 	s.log.Info("live session failed", "status", code, "error", reason)

@@ -164,7 +164,7 @@ func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput
 	blob := job.Blob
 	if blob == "" {
 		blob = jobBlob(job.ID)
-		name, err := d.fetch(ctx, p.AudioURL, blob)
+		name, err := d.fetch(ctx, job.Account, p.AudioURL, blob)
 		if err != nil {
 			return nil, err
 		}
@@ -179,8 +179,8 @@ func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput
 }
 
 // fetch downloads an external audio_url into a blob, bounded in size, time
-// and rate (fetcher.go).
-func (d *Daemon) fetch(ctx context.Context, rawURL, blob string) (string, error) {
+// and rate (fetcher.go), and in the account's storage quota.
+func (d *Daemon) fetch(ctx context.Context, account, rawURL, blob string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.Limits.FetchTimeout)
 	defer cancel()
 	ctx, rate := d.guardRate(ctx)
@@ -193,12 +193,18 @@ func (d *Daemon) fetch(ctx context.Context, rawURL, blob string) (string, error)
 		return "", d.fetchError(err)
 	}
 	defer rem.Body.Close()
-	if _, err := d.db.WriteBlob(blob, rate.count(rem.Body), d.cfg.Limits.MaxUploadBytes); err != nil {
+	qr := d.quota.Reader(account, rate.count(rem.Body))
+	_, err = d.db.WriteBlob(blob, qr, d.cfg.Limits.MaxUploadBytes)
+	qr.Settle(err)
+	if err != nil {
 		if rate.tripped() {
 			return "", rate.err()
 		}
 		if errors.Is(err, store.ErrNoSpace) {
 			return "", err
+		}
+		if errors.Is(err, ErrQuota) {
+			return "", newError(ErrQuota, err, reasonQuota, d.quota.limit)
 		}
 		return "", d.fetchError(err)
 	}
@@ -261,7 +267,7 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) error {
 		code = 500
 	}
 	msg := Message(cause)
-	if code >= 500 {
+	if code >= 500 && !errors.Is(cause, ErrQuota) {
 		log.Error("job failed", "error", cause)
 	} else {
 		log.Info("job failed", "status", code, "error", cause)
@@ -286,6 +292,7 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) error {
 	// A failed job keeps no audio: whatever it downloaded or linked
 	// (possibly not audio at all) would otherwise stay until deleted.
 	d.removeJobBlob(log, job.ID)
+	d.quota.forget(job.Account)
 	d.metrics.jobsFinished.WithLabelValues(string(job.Kind), string(store.StatusError)).Inc()
 	signal(d.outboxWake)
 	return nil

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"net"
 	"net/http"
 	"os"
@@ -45,7 +46,8 @@ func gzipBomb(t *testing.T) []byte {
 
 // TestFailedJobFiles: a fetched body that is not audio (a gzip bomb sent
 // with Content-Encoding: gzip) is stored as sent, never expanded, and is
-// gone once its job ends in error (as is any other non-audio body); a blob no record names is removed at
+// gone once its job ends in error (as is any other non-audio body, and the
+// empty recording of a live session never connected); a blob no record names is removed at
 // start, while the files of live records stay.
 func TestFailedJobFiles(t *testing.T) {
 	bomb := gzipBomb(t)
@@ -73,6 +75,8 @@ func TestFailedJobFiles(t *testing.T) {
 	const cfg = `
 limits:
   max_upload_bytes: 33554432
+live:
+  token_ttl: 1s
 `
 	d := startDaemon(t, "", cfg)
 	key := createKey(t, d.DataDir, "acme")
@@ -104,6 +108,12 @@ limits:
 		t.Errorf("fetch sent Accept-Encoding %q, want none", acceptEncoding)
 	}
 	mu.Unlock()
+	// A live session never connected ends as error 408 and keeps no
+	// (header-only) recording.
+	live := d.createLive(key, map[string]any{})
+	if rec := d.waitLive(key, live.ID, time.Minute); rec["error_code"] != 408.0 {
+		t.Errorf("never-connected session ended %v %v, want error 408", rec["status"], rec["error_code"])
+	}
 	want := []string{"job-" + done.ID, "upload-" + up.AudioMetadata.ID}
 	if got := blobFiles(t, d.DataDir); !slices.Equal(got, want) {
 		t.Errorf("after the failed job, blobs %v, want %v", got, want)
@@ -172,5 +182,79 @@ func TestDeleteUpload(t *testing.T) {
 	}
 	if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": up.AudioURL}, nil); status != 422 {
 		t.Errorf("job naming a deleted upload: %d %s, want 422", status, body)
+	}
+}
+
+// TestAccountStorageQuota: limits.max_account_bytes bounds what one account
+// keeps on disk: an upload past it answers 507 with SPEC's error body and
+// leaves nothing behind, a fetched audio_url past it ends its job as error
+// 507, another account is unaffected, and deleting a file frees its room.
+func TestAccountStorageQuota(t *testing.T) {
+	path, _ := clip(t, "pocketsphinx-goforward.wav") // 89204 bytes
+	wav, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "audio/wav")
+		w.Write(wav)
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	d := startDaemon(t, "", `
+limits:
+  max_account_bytes: 200000
+`)
+	key := createKey(t, d.DataDir, "acme")
+	other := createKey(t, d.DataDir, "globex")
+	var ups []uploadResponse
+	for range 2 {
+		status, up, body := d.upload(key, path)
+		if status != 200 {
+			t.Fatalf("upload within the quota: %d %s", status, body)
+		}
+		ups = append(ups, up)
+	}
+	// A job made from an upload links its bytes: it costs nothing more.
+	var j struct{ ID string }
+	if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": ups[0].AudioURL}, &j); status != 201 {
+		t.Fatalf("job from upload: %d %s", status, body)
+	}
+	if rec := d.waitJob(key, j.ID, 2*time.Minute); rec["status"] != "done" {
+		t.Fatalf("job from upload ended %v", rec["status"])
+	}
+	before := blobFiles(t, d.DataDir)
+	status, _, body := d.upload(key, path)
+	var eb errBody
+	if err := json.Unmarshal(body, &eb); err != nil {
+		t.Fatalf("upload past the quota: %d %q", status, body)
+	}
+	checkError(t, status, eb, 507, "/v2/upload")
+	if !strings.Contains(eb.Message, "quota") {
+		t.Errorf("quota message %q does not say so", eb.Message)
+	}
+	if got := blobFiles(t, d.DataDir); !slices.Equal(got, before) {
+		t.Errorf("refused upload left files: %v, before %v", got, before)
+	}
+	var f struct{ ID string }
+	d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": "http://" + ln.Addr().String() + "/call.wav"}, &f)
+	rec := d.waitJob(key, f.ID, time.Minute)
+	msg, _ := rec["post_session_metadata"].(map[string]any)["error"].(string)
+	if rec["status"] != "error" || rec["error_code"] != 507.0 || !strings.Contains(msg, "quota") {
+		t.Errorf("fetch past the quota: %v %v %q, want error 507 naming the quota", rec["status"], rec["error_code"], msg)
+	}
+	if status, _, body := d.upload(other, path); status != 200 {
+		t.Errorf("another account's upload: %d %s", status, body)
+	}
+	if status, _ := d.do("DELETE", "/v2/files/"+ups[1].AudioMetadata.ID, key, nil, "", nil); status != 202 {
+		t.Fatalf("DELETE file: %d", status)
+	}
+	if status, _, body := d.upload(key, path); status != 200 {
+		t.Errorf("upload after freeing room: %d %s", status, body)
 	}
 }

@@ -3,7 +3,8 @@
 // resource. The page is the daemon's own /console (same origin: the WHIP
 // fetches need no CORS preflight beyond what the door answers anyway).
 // Usage: node whip_browser.cjs BASE_URL SESSION_ID TOKEN AUDIO_WAV MIME SECONDS
-// MIME is audio/opus or audio/pcmu; SECONDS is how long the file plays.
+// MIME is audio/opus or audio/pcmu; SECONDS is how long to send (the file
+// plus trailing silence), counted in packets sent after the track is on.
 // Prints one JSON line: {codec (negotiated, from the answer), status,
 // packets_sent, errors}; exits non-zero on failure.
 "use strict";
@@ -30,9 +31,11 @@ const [base, id, token, wav, mime, seconds] = process.argv.slice(2);
     page.on("pageerror", (e) => errors.push(String(e)));
     await page.goto(base + "/console");
     out = await page.evaluate(async ({ id, token, mime, seconds }) => {
-      const mic = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false } });
       const pc = new RTCPeerConnection();
-      const tr = pc.addTransceiver(mic.getAudioTracks()[0], { direction: "sendonly" });
+      // The track is attached once connected: the fake microphone starts
+      // playing the file when it is opened, and nothing may be lost to
+      // connection set-up on a loaded machine.
+      const tr = pc.addTransceiver("audio", { direction: "sendonly" });
       const caps = RTCRtpReceiver.getCapabilities("audio").codecs.filter((c) => c.mimeType.toLowerCase() === mime);
       tr.setCodecPreferences(caps);
       await pc.setLocalDescription(await pc.createOffer());
@@ -55,10 +58,18 @@ const [base, id, token, wav, mime, seconds] = process.argv.slice(2);
         pc.addEventListener("connectionstatechange", check);
         check();
       });
-      // The fake microphone starts with the capture; let the file play out.
-      await new Promise((r) => setTimeout(r, Number(seconds) * 1000));
+      const mic = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false } });
+      await tr.sender.replaceTrack(mic.getAudioTracks()[0]);
+      // Let the file play out: 20 ms packets for SECONDS (the track keeps
+      // sending silence after the file ends), whatever the machine's load.
+      const want = Math.ceil(Number(seconds) * 50);
+      const limit = Date.now() + Number(seconds) * 3000 + 10000;
       let packets = 0;
-      (await pc.getStats()).forEach((s) => { if (s.type === "outbound-rtp" && s.kind === "audio") packets = s.packetsSent; });
+      while (packets < want && Date.now() < limit) {
+        await new Promise((r) => setTimeout(r, 100));
+        (await pc.getStats()).forEach((s) => { if (s.type === "outbound-rtp" && s.kind === "audio") packets = s.packetsSent; });
+      }
+      if (packets < want) return { status: 0, body: "sent " + packets + " packets of " + want };
       const del = await fetch(loc, { method: "DELETE", headers: { Authorization: "Bearer " + token } });
       pc.close();
       mic.getTracks().forEach((t) => t.stop());

@@ -80,6 +80,7 @@ bench: build test-deps
 	  echo "## Live sessions (bench/cmd/livebench)"; echo; $(GO) run ./bench/cmd/livebench; echo; \
 	  echo "## SIP door (bench/cmd/sipbench)"; echo; $(GO) run ./bench/cmd/sipbench; echo; \
 	  echo "## WebRTC door (bench/cmd/whipbench)"; echo; $(GO) run ./bench/cmd/whipbench; echo; \
+	  echo "## Call doors by codec (bench/cmd/codecbench)"; echo; $(GO) run ./bench/cmd/codecbench; echo; \
 	  if [ -f $(SOAK_OUT) ]; then echo "## Last soak ($(SOAK_OUT), from make soak)"; echo; cat $(SOAK_OUT); echo; fi; \
 	  if [ -f $(FUZZ_OUT) ]; then echo "## Last fuzz run ($(FUZZ_OUT), from make fuzz)"; echo; cat $(FUZZ_OUT); fi; \
 	} > $(BENCH_RESULTS).tmp && mv $(BENCH_RESULTS).tmp $(BENCH_RESULTS) && cat $(BENCH_RESULTS)

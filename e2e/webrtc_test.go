@@ -530,4 +530,14 @@ func TestConsoleBrowser(t *testing.T) {
 	if len(seen.Errors) > 0 {
 		t.Errorf("page errors: %q", seen.Errors)
 	}
+	// The console asks for Opus: its live session is 16 kHz PCM (wideband).
+	var page struct {
+		Items []map[string]any `json:"items"`
+	}
+	if status, body := d.do("GET", "/v2/live", key, nil, "", &page); status != 200 || len(page.Items) != 1 {
+		t.Fatalf("list live: %d %s", status, body)
+	}
+	if tag, rate := recordingFormat(t, d, key, page.Items[0]["id"].(string)); tag != 1 || rate != 16000 {
+		t.Errorf("the console's recording is format %d at %d Hz, want PCM (1) at 16000 (Opus)", tag, rate)
+	}
 }

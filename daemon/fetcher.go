@@ -160,12 +160,12 @@ func (f *fetcher) fetchJob(ctx context.Context, id string) {
 		return
 	}
 	start := time.Now()
-	blob := "job-" + id
+	blob := jobBlob(id)
 	name, err := d.fetch(jctx, job.Account, p.AudioURL, blob)
 	switch {
 	case jctx.Err() != nil:
 		// Shutdown (fetched again after the restart) or deleted.
-		d.db.RemoveBlob(blob)
+		d.removeJobBlob(log, id)
 		return
 	case err != nil:
 		d.failJobRetry(ctx, log, job, err)
@@ -187,10 +187,10 @@ func (f *fetcher) fetchJob(ctx context.Context, id string) {
 	})
 	switch {
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, errNoLongerAwaiting):
-		d.db.RemoveBlob(blob)
+		d.removeJobBlob(log, id)
 		return
 	case err != nil:
-		d.db.RemoveBlob(blob)
+		d.removeJobBlob(log, id)
 		d.failJobRetry(ctx, log, job, err)
 		return
 	}

@@ -108,6 +108,18 @@ type FetchConfig struct {
 	// DNS; default media.DefaultDeny() (link-local and 0.0.0.0/8). An empty
 	// list ([]) denies nothing.
 	Deny []netip.Prefix `yaml:"deny"`
+	// MaxConcurrent bounds the downloads running at once. They run beside
+	// the workers and hold no worker or decoder: a job is claimed only
+	// once its audio is on disk. Default 8.
+	MaxConcurrent int `yaml:"max_concurrent"`
+	// MaxPerAccount bounds one account's downloads running at once (its
+	// other jobs wait their turn); default 2.
+	MaxPerAccount int `yaml:"max_per_account"`
+	// MinBytesPerSecond fails a download whose average rate, counted from
+	// 10 s after it started, falls below it, so a trickling server cannot
+	// hold a download for all of limits.fetch_timeout. Unset is 16384;
+	// 0 is no minimum.
+	MinBytesPerSecond *int64 `yaml:"min_bytes_per_second"`
 }
 
 // Limits bound inputs. Sizes are bytes, durations Go durations ("90s").
@@ -198,6 +210,16 @@ func (c *Config) SetDefaults() {
 	}
 	if c.Fetch.Deny == nil {
 		c.Fetch.Deny = media.DefaultDeny()
+	}
+	if c.Fetch.MaxConcurrent == 0 {
+		c.Fetch.MaxConcurrent = 8
+	}
+	if c.Fetch.MaxPerAccount == 0 {
+		c.Fetch.MaxPerAccount = 2
+	}
+	if c.Fetch.MinBytesPerSecond == nil {
+		r := int64(16384)
+		c.Fetch.MinBytesPerSecond = &r
 	}
 	l := &c.Limits
 	if l.MaxUploadBytes == 0 {
@@ -325,6 +347,14 @@ func (c *Config) Validate() error {
 		if !p.IsValid() {
 			bad(fmt.Sprintf("callbacks.allow[%d]", i), "must be a CIDR such as 10.0.0.0/8")
 		}
+	}
+	if f := c.Fetch; f.MaxConcurrent < 1 || f.MaxConcurrent > 1000 {
+		bad("fetch.max_concurrent", "must be 1 to 1000, not %d", f.MaxConcurrent)
+	} else if f.MaxPerAccount < 1 || f.MaxPerAccount > f.MaxConcurrent {
+		bad("fetch.max_per_account", "must be 1 to fetch.max_concurrent (%d), not %d", f.MaxConcurrent, f.MaxPerAccount)
+	}
+	if r := c.Fetch.MinBytesPerSecond; r != nil && *r < 0 {
+		bad("fetch.min_bytes_per_second", "must be 0 (no minimum) or more, not %d", *r)
 	}
 	l := c.Limits
 	if l.MaxUploadBytes < 1024 {

@@ -43,6 +43,10 @@ type Daemon struct {
 	// liveAdmit serialises admitting a live session (capacity and quota)
 	// with adding it to sessions.
 	liveAdmit sync.Mutex
+
+	fetcher     *fetcher   // downloads audio_url beside the workers
+	claimMu     sync.Mutex // serialises claims, so workers take turns between accounts
+	lastClaimed string     // guarded by claimMu: the account of the last job claimed
 }
 
 // New opens the store and loads the engine. It starts nothing; on error it
@@ -100,6 +104,7 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 		sessions:   make(map[string]*liveSession),
 	}
 	d.metrics = newMetrics(d)
+	d.fetcher = newFetcher(d)
 	return d, nil
 }
 
@@ -133,6 +138,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	for i := range d.cfg.Workers {
 		g.Go(func() error { return d.runWorker(ctx, i) })
 	}
+	g.Go(func() error { return d.fetcher.run(ctx) })
 	g.Go(func() error { return d.runOutbox(ctx) })
 	g.Go(func() error { return d.runLive(ctx) })
 	g.Go(func() error { return RunRetention(ctx, d.db, d.cfg.Retention, d.log.With("component", "retention")) })

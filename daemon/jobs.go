@@ -67,6 +67,7 @@ func (d *Daemon) CreatePreRecorded(ctx context.Context, account, requestID strin
 	} else {
 		src := p.AudioURL
 		job.File = &store.File{ID: uuid.NewString(), Source: &src}
+		job.AwaitingAudio = true // the fetcher downloads it, then queues it
 	}
 	if job.Params, err = json.Marshal(p); err != nil {
 		return nil, fmt.Errorf("encode params: %w", err)
@@ -78,6 +79,9 @@ func (d *Daemon) CreatePreRecorded(ctx context.Context, account, requestID strin
 		return nil, err
 	}
 	d.log.Info("job accepted", "job_id", id, "account_id", account, "kind", job.Kind)
+	if job.AwaitingAudio {
+		d.fetcher.add(account, id)
+	}
 	signal(d.wake)
 	return job, nil
 }

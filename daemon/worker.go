@@ -20,7 +20,7 @@ import (
 func (d *Daemon) runWorker(ctx context.Context, n int) error {
 	log := d.log.With("component", "worker", "worker", n)
 	for {
-		job, err := d.db.ClaimNext(store.KindPreRecorded)
+		job, err := d.claimNext()
 		switch {
 		case errors.Is(err, store.ErrEmpty):
 			select {
@@ -45,6 +45,17 @@ func (d *Daemon) runWorker(ctx context.Context, n int) error {
 			return nil
 		}
 	}
+}
+
+// claimNext claims the next queued job, taking turns between accounts.
+func (d *Daemon) claimNext() (*store.Job, error) {
+	d.claimMu.Lock()
+	defer d.claimMu.Unlock()
+	j, err := d.db.ClaimNextAfter(store.KindPreRecorded, d.lastClaimed)
+	if err == nil {
+		d.lastClaimed = j.Account
+	}
+	return j, err
 }
 
 func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
@@ -167,16 +178,25 @@ func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput
 	return out, nil
 }
 
-// fetch downloads an external audio_url into a blob, bounded in size and time.
+// fetch downloads an external audio_url into a blob, bounded in size, time
+// and rate (fetcher.go).
 func (d *Daemon) fetch(ctx context.Context, rawURL, blob string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.Limits.FetchTimeout)
 	defer cancel()
+	ctx, rate := d.guardRate(ctx)
+	defer rate.stop()
 	rem, err := media.Fetch(ctx, rawURL, &media.FetchOptions{MaxBytes: d.cfg.Limits.MaxUploadBytes, Timeout: d.cfg.Limits.FetchTimeout, Deny: d.cfg.Fetch.Deny})
-	if err != nil {
+	switch {
+	case err != nil && rate.tripped():
+		return "", rate.err()
+	case err != nil:
 		return "", d.fetchError(err)
 	}
 	defer rem.Body.Close()
-	if _, err := d.db.WriteBlob(blob, rem.Body, d.cfg.Limits.MaxUploadBytes); err != nil {
+	if _, err := d.db.WriteBlob(blob, rate.count(rem.Body), d.cfg.Limits.MaxUploadBytes); err != nil {
+		if rate.tripped() {
+			return "", rate.err()
+		}
 		if errors.Is(err, store.ErrNoSpace) {
 			return "", err
 		}

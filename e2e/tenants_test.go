@@ -3,7 +3,12 @@ package e2e
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"os/exec"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -147,5 +152,136 @@ func TestRevokeEndsLiveSessions(t *testing.T) {
 	}
 	if rec := d.waitLive(kept.Key, other.ID, 10*time.Second); rec["status"] != "done" {
 		t.Errorf("session of the kept key ended %v %v", rec["status"], rec["error_code"])
+	}
+}
+
+// trickleServer serves /fast.wav whole and /slow/... at 10 bytes/s until
+// the client goes away or stop is closed, counting the slow downloads open.
+type trickleServer struct {
+	wav           []byte
+	stop          chan struct{}
+	open, maxOpen atomic.Int32
+}
+
+func (s *trickleServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "audio/wav")
+	if r.URL.Path == "/fast.wav" {
+		w.Write(s.wav)
+		return
+	}
+	n := s.open.Add(1)
+	defer s.open.Add(-1)
+	for m := s.maxOpen.Load(); n > m && !s.maxOpen.CompareAndSwap(m, n); m = s.maxOpen.Load() {
+	}
+	w.WriteHeader(200)
+	for i := 0; (i+1)*10 <= len(s.wav); i++ {
+		w.Write(s.wav[i*10 : (i+1)*10])
+		w.(http.Flusher).Flush()
+		select {
+		case <-s.stop:
+			return
+		case <-r.Context().Done():
+			return
+		case <-time.After(time.Second): // the trickle's pace, not settling
+		}
+	}
+}
+
+// completedAt is a finished job's completed_at.
+func completedAt(t *testing.T, rec map[string]any) time.Time {
+	t.Helper()
+	s, _ := rec["completed_at"].(string)
+	at, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		t.Fatalf("completed_at %q: %v", s, err)
+	}
+	return at
+}
+
+// TestSlowAudioURL (issue 13, finding 5): one account's audio_url trickling
+// at 10 bytes/s holds neither the only worker nor another account's
+// download (downloads run beside the workers, at most
+// fetch.max_per_account of one account); the queue takes turns between
+// accounts; and with the default fetch.min_bytes_per_second the trickle
+// ends as error 422 instead of holding a download for limits.fetch_timeout.
+func TestSlowAudioURL(t *testing.T) {
+	short, _ := clip(t, "pocketsphinx-goforward.wav")
+	wav, err := os.ReadFile(short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &trickleServer{wav: wav, stop: make(chan struct{})}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	defer close(srv.stop)
+
+	// workers: 1 (the default); no minimum rate, so the trickles last.
+	d := startDaemon(t, "", "fetch:\n  min_bytes_per_second: 0\n")
+	hog := createKey(t, d.DataDir, "hog")
+	other := createKey(t, d.DataDir, "other")
+	create := func(key, url string) string {
+		t.Helper()
+		var j struct{ ID string }
+		if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": url}, &j); status != 201 {
+			t.Fatalf("create %s: %d %s", url, status, body)
+		}
+		return j.ID
+	}
+	for i := range 3 {
+		create(hog, fmt.Sprintf("%s/slow/%d.wav", hs.URL, i))
+	}
+	for deadline := time.Now().Add(30 * time.Second); srv.open.Load() < 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d slow downloads open after 30 s, want 2", srv.open.Load())
+		}
+		time.Sleep(50 * time.Millisecond) // polling the stand-in's counter, not settling
+	}
+	mine := create(other, hs.URL+"/fast.wav")
+	if rec := d.waitJob(other, mine, time.Minute); rec["status"] != "done" {
+		t.Fatalf("other account's job ended %v %v while the slow downloads ran", rec["status"], rec["error_code"])
+	}
+	if n, m := srv.open.Load(), srv.maxOpen.Load(); n != 2 || m != 2 {
+		t.Errorf("slow downloads of one account: %d open, at most %d at once; want 2 and 2 (fetch.max_per_account)", n, m)
+	}
+
+	// Turns between accounts: one account's backlog of four jobs does not
+	// keep another's job waiting behind all of them.
+	upload := func(key string) string {
+		t.Helper()
+		status, up, body := d.upload(key, short)
+		if status != 200 {
+			t.Fatalf("upload: %d %s", status, body)
+		}
+		return up.AudioURL
+	}
+	var hogURLs []string
+	for range 4 {
+		hogURLs = append(hogURLs, upload(hog))
+	}
+	otherURL := upload(other)
+	var hogJobs []string
+	for _, u := range hogURLs {
+		hogJobs = append(hogJobs, create(hog, u))
+	}
+	late := completedAt(t, d.waitJob(other, create(other, otherURL), 2*time.Minute))
+	before := 0
+	for _, id := range hogJobs {
+		if completedAt(t, d.waitJob(hog, id, 2*time.Minute)).Before(late) {
+			before++
+		}
+	}
+	if before > 2 {
+		t.Errorf("%d of the first account's 4 jobs finished before the other account's one job, want at most 2 (turns)", before)
+	}
+
+	// The default minimum rate ends a trickle.
+	d2 := startDaemon(t, "", "")
+	hog2 := createKey(t, d2.DataDir, "hog")
+	var j struct{ ID string }
+	if status, body := d2.postJSON("/v2/pre-recorded", hog2, map[string]any{"audio_url": hs.URL + "/slow/x.wav"}, &j); status != 201 {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	if rec := d2.waitJob(hog2, j.ID, time.Minute); rec["status"] != "error" || rec["error_code"] != 422.0 {
+		t.Errorf("trickling audio_url ended %v %v, want error 422", rec["status"], rec["error_code"])
 	}
 }

@@ -79,8 +79,8 @@ func (db *DB) Recover(o RecoverOptions) (RecoverReport, error) {
 			if err != nil {
 				return err
 			}
-			if queue.Get(j.queueKey()) == nil {
-				if err := queue.Put(j.queueKey(), nil); err != nil {
+			if j.inQueue() && queue.Get(j.queueKey()) == nil {
+				if err := queue.Put(j.queueKey(), []byte(j.Account)); err != nil {
 					return err
 				}
 			}

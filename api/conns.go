@@ -72,6 +72,7 @@ type guardedConn struct {
 	src     netip.Prefix
 	elem    *list.Element // in g.pending while not trusted; nil once trusted or closed
 	busy    bool          // a handler is running on it
+	held    bool          // hijacked (a WebSocket being attached): never evicted
 	closed  bool          // forgotten by the guard
 	closeMu sync.Once     // closes Conn once
 }
@@ -129,7 +130,7 @@ func (g *connGuard) admit(c net.Conn) *guardedConn {
 // oldestIdleLocked is the oldest pending connection outside a handler.
 func (g *connGuard) oldestIdleLocked() *guardedConn {
 	for e := g.pending.Front(); e != nil; e = e.Next() {
-		if gc := e.Value.(*guardedConn); !gc.busy {
+		if gc := e.Value.(*guardedConn); !gc.busy && !gc.held {
 			return gc
 		}
 	}
@@ -176,6 +177,15 @@ func (gc *guardedConn) trust() {
 		gc.g.pending.Remove(gc.elem)
 		gc.elem = nil
 	}
+}
+
+// hold keeps the connection from eviction for the rest of its life: it
+// is being hijacked (a WebSocket), and the hijack handler trusts it or
+// closes it.
+func (gc *guardedConn) hold() {
+	gc.g.mu.Lock()
+	gc.held = true
+	gc.g.mu.Unlock()
 }
 
 func (gc *guardedConn) setBusy(busy bool) {

@@ -73,6 +73,14 @@ func TestConnGuard(t *testing.T) {
 		t.Errorf("pending_evicted = %v, want 3", n)
 	}
 
+	// A held connection (a WebSocket being attached) is never evicted.
+	g = newConnGuard(10, 1, 10, refused)
+	h := from("10.0.0.8")
+	g.admit(h).hold()
+	if c := from("10.0.0.8"); g.admit(c) != nil || !c.closed || h.closed {
+		t.Error("a held connection gave way, or the new one was admitted over max_pending_conns 1")
+	}
+
 	// Per-address bound alone.
 	g = newConnGuard(100, 100, 2, refused)
 	g.admit(from("10.0.0.9"))

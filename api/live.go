@@ -116,9 +116,15 @@ func (s *Server) liveSocket(ctx *fasthttp.RequestCtx, token string) {
 		CheckOrigin: func(*fasthttp.RequestCtx) bool { return true },
 	}
 	lim := s.cfg.Live
+	// The hijacked connection hides the guarded one: take it now, and
+	// hold it (never closed to admit another) while the token is checked.
+	gc := guardedOf(ctx.Conn())
+	if gc != nil {
+		gc.hold()
+	}
 	err := up.Upgrade(ctx, func(conn *websocket.Conn) {
 		defer conn.Close()
-		s.serveLive(conn, token, lim)
+		s.serveLive(conn, token, lim, gc)
 	})
 	if err != nil {
 		s.log.Debug("websocket upgrade failed", "error", err)
@@ -127,8 +133,9 @@ func (s *Server) liveSocket(ctx *fasthttp.RequestCtx, token string) {
 
 // serveLive runs one WebSocket connection: this goroutine reads, a writer
 // goroutine it waits for sends; the session ends the socket with 1000 after
-// end_session.
-func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits) {
+// end_session. gc, when not nil, is the connection's place in its guard,
+// trusted once the token is.
+func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits, gc *guardedConn) {
 	log := s.log.With("remote_addr", conn.RemoteAddr().String())
 	out := make(chan []byte, 4096)
 	closeReq := make(chan wsClose, 1)
@@ -153,7 +160,7 @@ func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits) {
 		return
 	}
 	// A valid token authenticates the connection as a key does.
-	if gc := guardedOf(conn.NetConn()); gc != nil {
+	if gc != nil {
 		gc.trust()
 	}
 	var wg sync.WaitGroup

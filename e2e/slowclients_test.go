@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fasthttp/websocket"
 )
 
 // trickle is one slowloris client from src: it opens a connection to addr
@@ -64,6 +66,18 @@ func TestSlowClientsDoNotLockOut(t *testing.T) {
 	d := startDaemon(t, "", fmt.Sprintf("api:\n  max_conns: %d\n", maxConns))
 	key := createKey(t, d.DataDir, "acme")
 	addr := strings.TrimPrefix(d.Base, "http://")
+	wav, _ := clip(t, "pocketsphinx-goforward.wav")
+	audio := pcmOf(t, wav)
+	// A live session connected before the flood keeps its socket: a valid
+	// token counts as a key.
+	ws, err := dial(t, d.createLive(key, map[string]any{}).URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if err := ws.WriteMessage(websocket.BinaryMessage, audio[:3200]); err != nil {
+		t.Fatal(err)
+	}
 
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
@@ -98,6 +112,13 @@ func TestSlowClientsDoNotLockOut(t *testing.T) {
 				t.Fatalf("round %d: GET %s during the slow-client flood: %d %s", i, c.path, resp.StatusCode, body)
 			}
 		}
+	}
+	if err := ws.WriteMessage(websocket.BinaryMessage, audio[3200:6400]); err != nil {
+		t.Fatalf("live socket after the flood: %v", err)
+	}
+	ws.WriteJSON(map[string]any{"type": "stop_recording"})
+	if code, reason := closeOf(t, ws, time.Minute); code != 1000 {
+		t.Errorf("live socket during the flood: close %d %q, want 1000", code, reason)
 	}
 }
 

@@ -16,8 +16,14 @@ type Config struct {
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
 	// MaxUploadBytes bounds one upload; default 1 GiB.
 	MaxUploadBytes int64 `yaml:"max_upload_bytes"`
-	// ReadTimeout bounds reading one request, body included; default 10m
-	// (large uploads).
+	// HeaderTimeout bounds reading a request's line and headers, from
+	// accept (or the first byte of a keep-alive request) on; it also
+	// bounds reading the body of, and writing the answer to, a request
+	// without an x-service-key (probes, the console, refusals); default 10s.
+	HeaderTimeout time.Duration `yaml:"header_timeout"`
+	// ReadTimeout bounds reading the body of a request that carries an
+	// x-service-key, from the end of its headers; default 10m (large
+	// uploads).
 	ReadTimeout time.Duration `yaml:"read_timeout"`
 	// WriteTimeout bounds writing one response; default 10m (audio downloads).
 	WriteTimeout time.Duration `yaml:"write_timeout"`
@@ -25,6 +31,16 @@ type Config struct {
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
 	// MaxConns bounds concurrent connections; default 4096.
 	MaxConns int `yaml:"max_conns"`
+	// MaxPendingConns bounds the connections that have not yet shown a
+	// valid key (still sending headers, probes, unauthenticated calls);
+	// when they are all open the oldest idle one is closed to admit a new
+	// one, and MaxConns-MaxPendingConns stay for authenticated traffic;
+	// default MaxConns/2.
+	MaxPendingConns int `yaml:"max_pending_conns"`
+	// MaxConnsPerIP bounds concurrent connections from one source address
+	// (an IPv6 /64); default 256. Behind a reverse proxy raise it to
+	// MaxConns.
+	MaxConnsPerIP int `yaml:"max_conns_per_ip"`
 	// Live bounds the WebSocket door (set from the daemon's live config).
 	Live LiveLimits `yaml:"-"`
 	// TLSCert and TLSKey are PEM files (api.tls_cert, api.tls_key); with
@@ -51,6 +67,9 @@ func (c *Config) SetDefaults() {
 	if c.MaxUploadBytes == 0 {
 		c.MaxUploadBytes = 1 << 30
 	}
+	if c.HeaderTimeout == 0 {
+		c.HeaderTimeout = 10 * time.Second
+	}
 	if c.ReadTimeout == 0 {
 		c.ReadTimeout = 10 * time.Minute
 	}
@@ -62,6 +81,12 @@ func (c *Config) SetDefaults() {
 	}
 	if c.MaxConns == 0 {
 		c.MaxConns = 4096
+	}
+	if c.MaxPendingConns == 0 {
+		c.MaxPendingConns = max(1, c.MaxConns/2)
+	}
+	if c.MaxConnsPerIP == 0 {
+		c.MaxConnsPerIP = 256
 	}
 	if c.Live.MaxFrameBytes == 0 {
 		c.Live.MaxFrameBytes = 1 << 20
@@ -85,6 +110,15 @@ func (c Config) Validate() error {
 	}
 	if c.MaxConns < 1 {
 		errs = append(errs, errors.New("api.max_conns: must be at least 1"))
+	}
+	if c.MaxPendingConns < 1 || c.MaxPendingConns > c.MaxConns {
+		errs = append(errs, fmt.Errorf("api.max_pending_conns: must be 1 to api.max_conns (%d), not %d", c.MaxConns, c.MaxPendingConns))
+	}
+	if c.MaxConnsPerIP < 1 {
+		errs = append(errs, fmt.Errorf("api.max_conns_per_ip: must be at least 1, not %d", c.MaxConnsPerIP))
+	}
+	if c.HeaderTimeout <= 0 || c.ReadTimeout <= 0 || c.WriteTimeout <= 0 || c.IdleTimeout <= 0 {
+		errs = append(errs, errors.New("api.header_timeout: api.header_timeout, read_timeout, write_timeout and idle_timeout must be > 0"))
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		errs = append(errs, errors.New("api.tls_cert: api.tls_cert and api.tls_key must be set together"))

@@ -54,10 +54,14 @@ const (
 // response before the client reads it (net/http's server drains likewise).
 func refuseBody(ctx *fasthttp.RequestCtx) {
 	ctx.SetConnectionClose()
+	body := ctx.RequestBodyStream()
+	if body == nil || ctx.Request.Header.ContentLength() == 0 {
+		return
+	}
 	if c := ctx.Conn(); c != nil {
 		c.SetReadDeadline(time.Now().Add(refusedDrainTime))
 	}
-	io.CopyN(io.Discard, ctx.RequestBodyStream(), refusedDrainBytes)
+	io.CopyN(io.Discard, body, refusedDrainBytes)
 }
 
 func (s *Server) createPreRecorded(ctx *fasthttp.RequestCtx) {

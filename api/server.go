@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/fasthttp/router"
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
 	"github.com/earshot-dev/earshot/daemon"
@@ -69,7 +71,9 @@ type Server struct {
 	tls   *tls.Config      // nil: plain HTTP
 	rm    *requestMetrics
 	limit *rateLimiter // per-key request rate; nil: unlimited
-	whip  WHIP         // the WebRTC door, set by SetWHIP before Run; nil answers 404
+	// refusedConns counts connections the guards closed, by reason.
+	refusedConns *prometheus.CounterVec
+	whip         WHIP // the WebRTC door, set by SetWHIP before Run; nil answers 404
 }
 
 // New builds a Server and loads its TLS pair; it binds and starts nothing.
@@ -83,6 +87,11 @@ func New(cfg Config, svc Service, logger *slog.Logger) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, svc: svc, log: logger, tls: tlsCfg, rm: newRequestMetrics(svc.Metrics()),
 		limit: newRateLimiter(cfg.RequestsPerSecond, cfg.Burst)}
+	s.refusedConns = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "earshot_http_connections_refused_total",
+		Help: "HTTP connections closed on admission: per_ip (api.max_conns_per_ip), full (api.max_conns), pending_evicted (oldest unauthenticated one closed to admit another, api.max_pending_conns).",
+	}, []string{"reason"})
+	svc.Metrics().MustRegister(s.refusedConns)
 	r := s.newRouter()
 	if cfg.SeparateOps {
 		ops := s.newRouter()
@@ -150,15 +159,23 @@ func (s *Server) opsRoutes(r *router.Router) {
 	r.GET("/readyz", s.readyz)
 }
 
+// newHTTPServer is the fasthttp server of one listener. Its ReadTimeout is
+// the header timeout; once the headers are in, bodyLimits gives the
+// request its body read and answer write time. Connection counts are the
+// connGuard's (Run wraps the listener); MaxConnsPerIP stays 0 because
+// fasthttp's counts IPv4 only and would hide the guarded conn from the
+// handlers.
 func (s *Server) newHTTPServer(r *router.Router) *fasthttp.Server {
 	cfg := s.cfg
 	return &fasthttp.Server{
-		Handler:       s.withRequestID(r.Handler),
-		Name:          "earshot",
-		ReadTimeout:   cfg.ReadTimeout,
-		WriteTimeout:  cfg.WriteTimeout,
-		IdleTimeout:   cfg.IdleTimeout,
-		MaxConnsPerIP: 0,
+		Handler:        s.withRequestID(r.Handler),
+		Name:           "earshot",
+		ReadTimeout:    cfg.HeaderTimeout,
+		HeaderReceived: s.bodyLimits,
+		ErrorHandler:   s.readError,
+		WriteTimeout:   cfg.WriteTimeout,
+		IdleTimeout:    cfg.IdleTimeout,
+		MaxConnsPerIP:  0,
 		// Request line and headers must fit in ReadBufferSize (larger ones
 		// get 431). 8 KiB, as nginx's large header buffers: a long list
 		// query or id is answered, not cut off.
@@ -173,10 +190,51 @@ func (s *Server) newHTTPServer(r *router.Router) *fasthttp.Server {
 	}
 }
 
+// bodyLimits bounds a request once its headers are read: with an
+// x-service-key its body may take Config.ReadTimeout and its answer
+// Config.WriteTimeout (uploads, audio downloads); without one (probes,
+// console, WebSocket and WHIP, or a refusal to come) both take
+// Config.HeaderTimeout, so a client without a key cannot hold a
+// connection by trickling a body or reading slowly.
+func (s *Server) bodyLimits(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	if len(h.Peek(HeaderKey)) > 0 {
+		return fasthttp.RequestConfig{ReadTimeout: s.cfg.ReadTimeout, WriteTimeout: s.cfg.WriteTimeout}
+	}
+	return fasthttp.RequestConfig{ReadTimeout: s.cfg.HeaderTimeout, WriteTimeout: s.cfg.HeaderTimeout}
+}
+
+// readError answers a request fasthttp could not read, with the
+// contract's error body: 431 for headers over the read buffer, 413 for a
+// body over the server's bound, 408 when the header (or body) did not
+// arrive within its timeout, else 400.
+func (s *Server) readError(ctx *fasthttp.RequestCtx, err error) {
+	status, msg := fasthttp.StatusBadRequest, "malformed request"
+	var small *fasthttp.ErrSmallBuffer
+	var ne net.Error
+	switch {
+	case errors.As(err, &small):
+		status, msg = fasthttp.StatusRequestHeaderFieldsTooLarge, "request headers too large"
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		status, msg = fasthttp.StatusRequestEntityTooLarge, "request too large"
+	case errors.As(err, &ne) && ne.Timeout():
+		status, msg = fasthttp.StatusRequestTimeout, "request not received in time"
+	}
+	s.writeJSON(ctx, status, errorBody{
+		Timestamp: time.Now().UTC().Format(timeFormat), Path: string(ctx.Path()),
+		StatusCode: status, Message: msg,
+	})
+}
+
+// guard wraps ln in a connGuard with this server's connection bounds.
+func (s *Server) guard(ln net.Listener) net.Listener {
+	return guardListener{Listener: ln, g: newConnGuard(s.cfg.MaxConns, s.cfg.MaxPendingConns, s.cfg.MaxConnsPerIP, s.refusedConns)}
+}
+
 // Run serves the API on ln (HTTPS when Config.TLSCert is set) until ctx
 // ends, then stops accepting and waits for in-flight requests (bounded by
 // the server's timeouts).
 func (s *Server) Run(ctx context.Context, ln net.Listener) error {
+	ln = s.guard(ln)
 	if s.tls != nil {
 		ln = tls.NewListener(ln, s.tls)
 	}
@@ -190,7 +248,7 @@ func (s *Server) RunOps(ctx context.Context, ln net.Listener) error {
 	if s.ops == nil {
 		return ErrNoOpsListener
 	}
-	return serve(ctx, s.ops, ln)
+	return serve(ctx, s.ops, s.guard(ln))
 }
 
 func serve(ctx context.Context, srv *fasthttp.Server, ln net.Listener) error {
@@ -220,7 +278,14 @@ func (s *Server) withRequestID(h fasthttp.RequestHandler) fasthttp.RequestHandle
 	return func(ctx *fasthttp.RequestCtx) {
 		ctx.SetUserValue(keyRequestID, uuid.NewString())
 		start := time.Now()
+		gc := guardedOf(ctx.Conn())
+		if gc != nil {
+			gc.setBusy(true)
+		}
 		h(ctx)
+		if gc != nil {
+			gc.setBusy(false)
+		}
 		s.rm.observe(ctx)
 		route, _ := ctx.UserValue(router.MatchedRoutePathParam).(string)
 		level := slog.LevelInfo
@@ -272,8 +337,11 @@ func (s *Server) auth(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 		k, err := s.svc.AuthenticateKey(string(ctx.Request.Header.Peek(HeaderKey)))
 		if err != nil {
 			s.fail(ctx, err)
+			// A body sent with a wrong key is not read for ReadTimeout.
+			refuseBody(ctx)
 			return
 		}
+		trustConn(ctx)
 		ctx.SetUserValue(ctxAPIKey{}, k)
 		if ok, wait := s.limit.allow(k.ID); !ok {
 			ctx.Response.Header.Set("Retry-After", strconv.FormatInt(int64(math.Ceil(wait.Seconds())), 10))

@@ -76,8 +76,11 @@ type Config struct {
 // APIConfig is the api: section: the HTTP server's timeouts and connection
 // bound.
 type APIConfig struct {
-	// ReadTimeout bounds reading one request, body included; default 10m
-	// (large uploads).
+	// HeaderTimeout bounds reading a request's headers, and the body and
+	// answer of a request without an x-service-key; default 10s.
+	HeaderTimeout time.Duration `yaml:"header_timeout"`
+	// ReadTimeout bounds reading the body of a request with an
+	// x-service-key; default 10m (large uploads).
 	ReadTimeout time.Duration `yaml:"read_timeout"`
 	// WriteTimeout bounds writing one response; default 10m (audio downloads).
 	WriteTimeout time.Duration `yaml:"write_timeout"`
@@ -85,6 +88,13 @@ type APIConfig struct {
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
 	// MaxConns bounds concurrent connections; default 4096.
 	MaxConns int `yaml:"max_conns"`
+	// MaxPendingConns bounds connections that have not shown a valid key
+	// (the oldest idle one is closed to admit a new one); the rest of
+	// MaxConns is kept for authenticated traffic; default MaxConns/2.
+	MaxPendingConns int `yaml:"max_pending_conns"`
+	// MaxConnsPerIP bounds connections from one source address (an IPv6
+	// /64); default 256 (raise it to MaxConns behind a reverse proxy).
+	MaxConnsPerIP int `yaml:"max_conns_per_ip"`
 	// TLSCert and TLSKey are PEM files; with both set the API serves HTTPS
 	// (and the live WebSocket WSS). Both or neither; default "" (plain HTTP).
 	TLSCert string `yaml:"tls_cert"`
@@ -169,6 +179,9 @@ func (c *Config) SetDefaults() {
 	}
 	c.WebRTC.SetDefaults()
 	a := &c.API
+	if a.HeaderTimeout == 0 {
+		a.HeaderTimeout = 10 * time.Second
+	}
 	if a.ReadTimeout == 0 {
 		a.ReadTimeout = 10 * time.Minute
 	}
@@ -180,6 +193,12 @@ func (c *Config) SetDefaults() {
 	}
 	if a.MaxConns == 0 {
 		a.MaxConns = 4096
+	}
+	if a.MaxPendingConns == 0 {
+		a.MaxPendingConns = max(1, a.MaxConns/2)
+	}
+	if a.MaxConnsPerIP == 0 {
+		a.MaxConnsPerIP = 256
 	}
 	if c.Fetch.Deny == nil {
 		c.Fetch.Deny = media.DefaultDeny()
@@ -283,13 +302,19 @@ func (c *Config) Validate() error {
 	for _, t := range []struct {
 		key string
 		d   time.Duration
-	}{{"api.read_timeout", a.ReadTimeout}, {"api.write_timeout", a.WriteTimeout}, {"api.idle_timeout", a.IdleTimeout}} {
+	}{{"api.header_timeout", a.HeaderTimeout}, {"api.read_timeout", a.ReadTimeout}, {"api.write_timeout", a.WriteTimeout}, {"api.idle_timeout", a.IdleTimeout}} {
 		if t.d < 0 {
 			bad(t.key, "must not be negative, not %s", t.d)
 		}
 	}
 	if a.MaxConns < 1 {
 		bad("api.max_conns", "must be at least 1, not %d", a.MaxConns)
+	}
+	if a.MaxPendingConns < 1 || a.MaxPendingConns > a.MaxConns {
+		bad("api.max_pending_conns", "must be 1 to api.max_conns (%d), not %d", a.MaxConns, a.MaxPendingConns)
+	}
+	if a.MaxConnsPerIP < 1 {
+		bad("api.max_conns_per_ip", "must be at least 1, not %d", a.MaxConnsPerIP)
 	}
 	if (a.TLSCert == "") != (a.TLSKey == "") {
 		bad("api.tls_cert", "api.tls_cert and api.tls_key must be set together")

@@ -40,6 +40,10 @@ type Daemon struct {
 
 	liveMu   sync.Mutex
 	sessions map[string]*liveSession // guarded by liveMu: live sessions not ended, at most Live.Capacity
+
+	// liveAdmit serialises admitting a live session (capacity and quota)
+	// with adding it to sessions.
+	liveAdmit sync.Mutex
 }
 
 // New opens the store and loads the engine. It starts nothing; on error it
@@ -104,16 +108,22 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 // Config returns the daemon's effective configuration.
 func (d *Daemon) Config() Config { return d.cfg }
 
-// Run recovers jobs left by a crash, then runs the workers, the outbox and
+// Run recovers jobs left by a kill, a power loss or a crash (crash.go),
+// then runs the workers, the outbox and
 // the admin socket until ctx ends; it returns once they have all exited.
 func (d *Daemon) Run(ctx context.Context) error {
-	rep, err := d.db.Recover()
+	crashed, err := d.armCrashReport()
+	if err != nil {
+		return err
+	}
+	rep, err := d.db.Recover(store.RecoverOptions{Crashed: crashed})
 	if err != nil {
 		return fmt.Errorf("recover: %w", err)
 	}
-	if len(rep.Requeued) > 0 || len(rep.Live) > 0 {
-		d.log.Info("recovered jobs", "requeued", len(rep.Requeued), "live", len(rep.Live))
+	if len(rep.Requeued) > 0 || len(rep.Suspects) > 0 || len(rep.Live) > 0 {
+		d.log.Info("recovered jobs", "requeued", len(rep.Requeued), "failed_after_crash", len(rep.Suspects), "live", len(rep.Live))
 	}
+	d.failSuspects(rep.Suspects)
 	for _, id := range rep.Live {
 		d.recoverLive(ctx, id)
 	}

@@ -40,6 +40,11 @@ var (
 	// 507 Insufficient Storage (RFC 4918 11.5; RFC 4331 section 6 uses it
 	// for a quota), but its message, unlike a full disk's, is shown.
 	ErrQuota = errors.New("daemon: account storage quota exceeded")
+	// ErrLiveQuota is returned when an account already has the live
+	// sessions live.max_sessions_per_account allows (429). It wraps
+	// ErrAtCapacity, so a door without a mapping of its own (SIP) refuses
+	// as for a full appliance.
+	ErrLiveQuota = fmt.Errorf("daemon: account live session quota reached: %w", ErrAtCapacity)
 )
 
 // ValidationError is the contract's 400 with validation_errors.
@@ -63,6 +68,8 @@ func Status(err error) int {
 		return 413
 	case errors.Is(err, ErrCannotServe), errors.Is(err, ErrBadAudio), errors.Is(err, ErrFetch):
 		return 422
+	case errors.Is(err, ErrLiveQuota):
+		return 429
 	case errors.Is(err, ErrAtCapacity), errors.Is(err, recognizer.ErrAtCapacity), errors.Is(err, ErrEngineUnavailable):
 		return 503
 	case errors.Is(err, ErrNoSpace), errors.Is(err, ErrQuota):
@@ -116,6 +123,9 @@ func Message(err error) string {
 	if m, ok := engineMessage(err); ok {
 		return m
 	}
+	if errors.Is(err, errPoisonJob) {
+		return "the service stopped while processing this job; it is not retried"
+	}
 	var e *Error
 	if (status < 500 || errors.Is(err, ErrQuota)) && errors.As(err, &e) {
 		return e.Msg
@@ -138,6 +148,8 @@ func Message(err error) string {
 		return "not found"
 	case 413:
 		return "request too large"
+	case 429:
+		return "too many live sessions open for this account"
 	case 503:
 		return "service at capacity, try again later"
 	case 507:

@@ -83,12 +83,12 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 		d.removeJobBlob(log, job.ID)
 		return
 	case err != nil:
-		d.failJob(log, job, err)
+		d.failJobRetry(ctx, log, job, err)
 		return
 	}
 	body, err := json.Marshal(res.result)
 	if err != nil {
-		d.failJob(log, job, fmt.Errorf("encode result: %w", err))
+		d.failJobRetry(ctx, log, job, fmt.Errorf("encode result: %w", err))
 		return
 	}
 	_, err = d.db.UpdateJob(job.ID, func(j *store.Job) ([]*store.Delivery, error) {
@@ -118,6 +118,7 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 	}
 	if err != nil {
 		log.Error("store result", "error", err)
+		d.failJobRetry(ctx, log, job, err)
 		return
 	}
 	signal(d.outboxWake)
@@ -217,8 +218,30 @@ func (d *Daemon) fetchError(err error) error {
 	return newError(ErrFetch, err, reasonUnreachable)
 }
 
-// failJob ends a job as error with the contract status of err.
-func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) {
+// failJobRetry is failJob for a running job (its result could not be made
+// or stored: 507 when the disk is full), which must not stay processing:
+// while the disk stays too full for even the error, it retries with
+// backoff; on shutdown the job is left to Recover, which queues it again.
+func (d *Daemon) failJobRetry(ctx context.Context, log *slog.Logger, job *store.Job, cause error) {
+	wait := 100 * time.Millisecond
+	for {
+		err := d.failJob(log, job, cause)
+		if !errors.Is(err, store.ErrNoSpace) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+// failJob ends a job as error with the contract status of err. It returns
+// the store's error when that could not be recorded (ErrNotFound, a job
+// deleted meanwhile, is not an error).
+func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) error {
 	code := Status(cause)
 	if code < 400 {
 		code = 500
@@ -244,14 +267,15 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) {
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		log.Error("store job failure", "error", err)
-	} else {
-		// A failed job keeps no audio: whatever it downloaded or linked
-		// (possibly not audio at all) would otherwise stay until deleted.
-		d.removeJobBlob(log, job.ID)
-		d.quota.forget(job.Account)
+		return err
 	}
+	// A failed job keeps no audio: whatever it downloaded or linked
+	// (possibly not audio at all) would otherwise stay until deleted.
+	d.removeJobBlob(log, job.ID)
+	d.quota.forget(job.Account)
 	d.metrics.jobsFinished.WithLabelValues(string(job.Kind), string(store.StatusError)).Inc()
 	signal(d.outboxWake)
+	return nil
 }
 
 // removeJobBlob removes the blob a pre-recorded job downloads to or links

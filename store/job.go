@@ -53,6 +53,7 @@ type File struct {
 type Job struct {
 	ID                  string          `json:"id"`
 	Account             string          `json:"account"`
+	KeyID               string          `json:"key_id,omitempty"` // the API key that created it ("" for a door without one)
 	Kind                Kind            `json:"kind"`
 	Status              Status          `json:"status"`
 	RequestID           string          `json:"request_id,omitempty"`

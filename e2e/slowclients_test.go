@@ -1,0 +1,160 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// trickle is one slowloris client from src: it opens a connection to addr
+// and sends a request header one byte a second, never finishing it; when
+// the daemon closes the connection it opens another, until ctx ends. Each
+// connection it opens is counted in opened.
+func trickle(ctx context.Context, addr, src string, opened *atomic.Int64) {
+	header := []byte("GET /v2/pre-recorded HTTP/1.1\r\nHost: earshot\r\nX-Padding: " + strings.Repeat("a", 4000))
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
+	tick := time.NewTicker(time.Second) // the attack's own pace, not a wait for state
+	defer tick.Stop()
+	for ctx.Err() == nil {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			select {
+			case <-ctx.Done():
+			case <-tick.C:
+			}
+			continue
+		}
+		opened.Add(1)
+		for i := 0; ctx.Err() == nil; i++ {
+			if _, err := c.Write(header[i%len(header) : i%len(header)+1]); err != nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+			case <-tick.C:
+			}
+		}
+		c.Close()
+	}
+}
+
+// freshClient makes a new connection for every request, as a client
+// arriving during the attack does.
+func freshClient() *http.Client {
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+}
+
+// TestSlowClientsDoNotLockOut is the slowloris probe at a smaller
+// scale: more connections than api.max_conns, from several source
+// addresses, each trickling a header byte by byte and reconnecting when
+// closed. /healthz and an authenticated call must still answer 200 on new
+// connections.
+func TestSlowClientsDoNotLockOut(t *testing.T) {
+	const maxConns, attackers = 64, 96
+	d := startDaemon(t, "", fmt.Sprintf("api:\n  max_conns: %d\n", maxConns))
+	key := createKey(t, d.DataDir, "acme")
+	addr := strings.TrimPrefix(d.Base, "http://")
+
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	var opened atomic.Int64
+	for i := range attackers {
+		src := fmt.Sprintf("127.0.0.%d", 2+i%4) // every 127/8 address is loopback on Linux
+		wg.Go(func() { trickle(ctx, addr, src, &opened) })
+	}
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	deadline := time.Now().Add(30 * time.Second)
+	for opened.Load() < attackers {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d slow connections opened", opened.Load(), attackers)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the attackers' progress
+	}
+
+	client := freshClient()
+	for i := range 20 {
+		for _, c := range []struct{ path, key string }{{"/healthz", ""}, {"/v2/pre-recorded", key}} {
+			req, _ := http.NewRequestWithContext(t.Context(), "GET", d.Base+c.path, nil)
+			if c.key != "" {
+				req.Header.Set("x-service-key", c.key)
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatalf("round %d: GET %s during the slow-client flood: %v", i, c.path, err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("round %d: GET %s during the slow-client flood: %d %s", i, c.path, resp.StatusCode, body)
+			}
+		}
+	}
+}
+
+// TestSlowClientBounds checks the two bounds one slow client meets: its
+// header must arrive within api.header_timeout, and one source address
+// gets at most api.max_conns_per_ip connections.
+func TestSlowClientBounds(t *testing.T) {
+	d := startDaemon(t, "", "api:\n  header_timeout: 3s\n  max_conns_per_ip: 4\n")
+	addr := strings.TrimPrefix(d.Base, "http://")
+	dial := func(src string) net.Conn {
+		t.Helper()
+		dl := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
+		c, err := dl.DialContext(t.Context(), "tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	// closedByDaemon reads c until the daemon ends it, and returns what
+	// it sent; the client's own deadline only catches a daemon that
+	// never does.
+	closedByDaemon := func(c net.Conn) string {
+		t.Helper()
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		b, err := io.ReadAll(c)
+		if err != nil && !errors.Is(err, syscall.ECONNRESET) {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("the daemon kept a connection open 30s (read %q)", b)
+			}
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+
+	held := make([]net.Conn, 4)
+	for i := range held {
+		held[i] = dial("127.0.0.7")
+		if _, err := held[i].Write([]byte("GET /healthz HTTP/1.1\r\nHost: x\r\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := closedByDaemon(dial("127.0.0.7")); got != "" {
+		t.Errorf("fifth connection from one address: got %q, want it closed unanswered", got)
+	}
+	client := freshClient()
+	resp, err := client.Get(d.Base + "/healthz")
+	if err != nil {
+		t.Fatalf("healthz from another address: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("healthz from another address: %d", resp.StatusCode)
+	}
+	for i, c := range held {
+		if got := closedByDaemon(c); got != "" && !strings.HasPrefix(got, "HTTP/1.1 408") {
+			t.Errorf("unfinished header %d: got %q, want a close or 408", i, got)
+		}
+	}
+}

@@ -41,6 +41,9 @@ func (d *Daemon) CreateLive(ctx context.Context, account, keyID, requestID strin
 	if region != "" && region != "us-west" && region != "eu-west" {
 		return nil, "", &ValidationError{Problems: []string{"region must be one of us-west, eu-west"}}
 	}
+	if err := d.quota.admit(account); err != nil {
+		return nil, "", newError(ErrQuota, err, reasonQuota, d.quota.limit)
+	}
 	// The check and the insert below are one step: concurrent creates
 	// cannot both take the last slot.
 	d.liveAdmit.Lock()

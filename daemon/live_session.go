@@ -615,7 +615,7 @@ func (s *liveSession) failLocked(reason string) {
 		j.CompletedAt = time.Now().UTC()
 		j.ErrorCode = code
 		j.ErrorMessage = reason
-		if code == 408 {
+		if s.started.IsZero() {
 			// Never connected: the recording is a bare header, kept by
 			// nothing once the record stops naming it.
 			blob, j.Blob = j.Blob, ""

@@ -23,7 +23,8 @@ const (
 // fetched audio_url bodies and live recordings (limits.max_account_bytes).
 // Uploads and fetches are charged as they are written, so concurrent
 // writes of one account cannot together pass the limit; live recordings
-// count once written but are not refused mid-call.
+// count once written, a new session is refused to an account at its limit,
+// but a running one is not cut.
 type storageQuota struct {
 	limit int64 // bytes; 0 is unlimited
 	db    *store.DB
@@ -58,6 +59,29 @@ func (q *storageQuota) countLocked(account string, u *accountUsage) {
 func (q *storageQuota) charge(account string, n int64) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	u, err := q.roomLocked(account, n)
+	if err != nil {
+		return err
+	}
+	u.inflight += n
+	return nil
+}
+
+// admit refuses a new live recording to an account already at its quota
+// (a recording is not cut once started).
+func (q *storageQuota) admit(account string) error {
+	if q == nil || q.limit == 0 {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	_, err := q.roomLocked(account, 1)
+	return err
+}
+
+// roomLocked returns account's usage if n more bytes fit, else ErrQuota,
+// counting from the store when the count is stale.
+func (q *storageQuota) roomLocked(account string, n int64) (*accountUsage, error) {
 	u := q.accounts[account]
 	if u == nil {
 		u = &accountUsage{}
@@ -70,10 +94,9 @@ func (q *storageQuota) charge(account string, n int64) error {
 		q.countLocked(account, u)
 	}
 	if used := u.stored + u.inflight; used+n > q.limit {
-		return fmt.Errorf("account %s: %d bytes stored or being written, %d more > limit %d: %w", account, used, n, q.limit, ErrQuota)
+		return nil, fmt.Errorf("account %s: %d bytes stored or being written, %d more > limit %d: %w", account, used, n, q.limit, ErrQuota)
 	}
-	u.inflight += n
-	return nil
+	return u, nil
 }
 
 // settle ends a write of n charged bytes; kept says whether they stayed

@@ -187,8 +187,9 @@ func TestDeleteUpload(t *testing.T) {
 
 // TestAccountStorageQuota: limits.max_account_bytes bounds what one account
 // keeps on disk: an upload past it answers 507 with SPEC's error body and
-// leaves nothing behind, a fetched audio_url past it ends its job as error
-// 507, another account is unaffected, and deleting a file frees its room.
+// leaves nothing behind, a new live session is refused with 507, a fetched
+// audio_url past it ends its job as error 507, another account is
+// unaffected, and deleting a file frees its room.
 func TestAccountStorageQuota(t *testing.T) {
 	path, _ := clip(t, "pocketsphinx-goforward.wav") // 89204 bytes
 	wav, err := os.ReadFile(path)
@@ -208,7 +209,7 @@ func TestAccountStorageQuota(t *testing.T) {
 
 	d := startDaemon(t, "", `
 limits:
-  max_account_bytes: 200000
+  max_account_bytes: 178408 # two uploads of the clip, exactly
 `)
 	key := createKey(t, d.DataDir, "acme")
 	other := createKey(t, d.DataDir, "globex")
@@ -241,6 +242,10 @@ limits:
 	if got := blobFiles(t, d.DataDir); !slices.Equal(got, before) {
 		t.Errorf("refused upload left files: %v, before %v", got, before)
 	}
+	// A new live session would record: refused too (507).
+	var leb errBody
+	status, _ = d.postJSON("/v2/live", key, map[string]any{}, &leb)
+	checkError(t, status, leb, 507, "/v2/live")
 	var f struct{ ID string }
 	d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": "http://" + ln.Addr().String() + "/call.wav"}, &f)
 	rec := d.waitJob(key, f.ID, time.Minute)

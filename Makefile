@@ -7,11 +7,15 @@ GOBIN       ?= $(shell $(GO) env GOPATH)/bin
 STATICCHECK := $(GOBIN)/staticcheck
 STATICCHECK_VERSION := v0.8.2
 # Debian packages the daemon and its tests need: PocketSphinx (library, en-us model, reference
-# pocketsphinx_batch for benchmarks), ffmpeg for containers, SpeexDSP and pkg-config for cgo.
-DEB_PKGS    := libpocketsphinx-dev pocketsphinx-en-us pocketsphinx ffmpeg libspeexdsp-dev pkg-config gcc ca-certificates
+# pocketsphinx_batch for benchmarks), ffmpeg for containers, SpeexDSP and pkg-config for cgo, the
+# wideband call decoders (libopus0: Opus of WebRTC peers; libspandsp2: G.722 of SIP phones) and
+# their -dev packages for the cgo build.
+DEB_PKGS    := libpocketsphinx-dev pocketsphinx-en-us pocketsphinx ffmpeg libspeexdsp-dev pkg-config gcc ca-certificates \
+               libopus0 libopus-dev libspandsp2 libspandsp-dev
 # For tests and benchmarks only: chromium + playwright-core (npm, with the machine's node) drive the /console
-# browser test; wrk loads the API; debootstrap makes the throwaway Debian root the .deb is installed into.
-TEST_DEB_PKGS := chromium wrk debootstrap
+# browser test and the WHIP sessions; baresip-core places real SIP calls (PCMU, PCMA, G.722); wrk loads the
+# API; debootstrap makes the throwaway Debian root the .deb is installed into.
+TEST_DEB_PKGS := chromium wrk debootstrap baresip-core
 E2E_NODE    := bin/e2e-node
 PLAYWRIGHT  := playwright-core@1.65.1
 BIN         := bin/earshotd
@@ -76,16 +80,19 @@ bench: build test-deps
 	  echo "## Live sessions (bench/cmd/livebench)"; echo; $(GO) run ./bench/cmd/livebench; echo; \
 	  echo "## SIP door (bench/cmd/sipbench)"; echo; $(GO) run ./bench/cmd/sipbench; echo; \
 	  echo "## WebRTC door (bench/cmd/whipbench)"; echo; $(GO) run ./bench/cmd/whipbench; echo; \
+	  echo "## Call doors by codec (bench/cmd/codecbench)"; echo; $(GO) run ./bench/cmd/codecbench; echo; \
 	  if [ -f $(SOAK_OUT) ]; then echo "## Last soak ($(SOAK_OUT), from make soak)"; echo; cat $(SOAK_OUT); echo; fi; \
 	  if [ -f $(FUZZ_OUT) ]; then echo "## Last fuzz run ($(FUZZ_OUT), from make fuzz)"; echo; cat $(FUZZ_OUT); fi; \
 	} > $(BENCH_RESULTS).tmp && mv $(BENCH_RESULTS).tmp $(BENCH_RESULTS) && cat $(BENCH_RESULTS)
 
-# Soak: a bounded mixed load against a loopback daemon (default 10 min).
+# Soak: normal traffic alone (SOAK_QUIET), then beside the hostile mix of
+# another account for SOAK_DURATION, against a loopback daemon.
 SOAK_DURATION ?= 10m
+SOAK_QUIET    ?= 2m
 SOAK_OUT      ?= bench/SOAK.md
 .PHONY: soak fuzz
 soak: build
-	$(GO) run ./bench/cmd/soak -duration $(SOAK_DURATION) -out $(SOAK_OUT)
+	$(GO) run ./bench/cmd/soak -duration $(SOAK_DURATION) -quiet $(SOAK_QUIET) -out $(SOAK_OUT)
 
 # Fuzz: every Fuzz target of the module, each for FUZZTIME, report in
 # FUZZ_OUT (bench/scripts/fuzz.sh). FUZZ_SAVE=1 also keeps a few inputs per

@@ -21,7 +21,7 @@ import (
 
 // Live is what the API needs of the job service for live sessions.
 type Live interface {
-	CreateLive(ctx context.Context, account, requestID string, body []byte, region string) (*store.Job, string, error)
+	CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (*store.Job, string, error)
 	AttachLive(ctx context.Context, token string, out func([]byte) bool, kick func()) (*daemon.Attachment, error)
 }
 
@@ -79,7 +79,7 @@ func (s *Server) createLive(ctx *fasthttp.RequestCtx) {
 		s.fail(ctx, err)
 		return
 	}
-	job, tok, err := s.svc.CreateLive(ctx, account(ctx), requestID(ctx), body, string(ctx.QueryArgs().Peek("region")))
+	job, tok, err := s.svc.CreateLive(ctx, account(ctx), keyID(ctx), requestID(ctx), body, string(ctx.QueryArgs().Peek("region")))
 	if err != nil {
 		s.fail(ctx, err)
 		return
@@ -186,7 +186,11 @@ func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits, g
 					}
 					break
 				}
-				writeClose(conn, closeNormal, "session ended")
+				if err := att.Err(); err != nil {
+					writeClose(conn, closeCode(err), daemon.Message(err)) // ended from outside: its key was revoked
+				} else {
+					writeClose(conn, closeNormal, "session ended")
+				}
 				conn.Close()
 				return
 			case <-kicked:

@@ -42,6 +42,7 @@ type Jobs interface {
 type Uploads interface {
 	Upload(ctx context.Context, account, filename string, r io.Reader) (*store.Upload, error)
 	OpenUpload(ctx context.Context, account, id string) (*os.File, *store.Upload, error)
+	DeleteUpload(ctx context.Context, account, id string) error
 }
 
 // Readiness reports whether the service can take work.
@@ -102,6 +103,7 @@ func New(cfg Config, svc Service, logger *slog.Logger) (*Server, error) {
 	r.GET("/v2/engines", s.auth(s.listEngines))
 	r.POST("/v2/upload", s.auth(s.upload))
 	r.GET("/v2/files/{id}", s.auth(s.getUpload))
+	r.DELETE("/v2/files/{id}", s.auth(s.deleteUpload))
 	r.POST("/v2/pre-recorded", s.auth(s.createPreRecorded))
 	r.GET("/v2/pre-recorded", s.auth(s.list(store.KindPreRecorded)))
 	r.GET("/v2/pre-recorded/{id}", s.auth(s.getJob(store.KindPreRecorded)))

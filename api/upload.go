@@ -112,6 +112,17 @@ func (s *Server) getUpload(ctx *fasthttp.RequestCtx) {
 	ctx.SetBodyStream(f, int(st.Size()))
 }
 
+// deleteUpload is DELETE /v2/files/{id}: 202 with an empty body, as every
+// DELETE (PROTOCOL.md); 401 for another account's file, 404 for an unknown
+// or already deleted one.
+func (s *Server) deleteUpload(ctx *fasthttp.RequestCtx) {
+	if err := s.svc.DeleteUpload(ctx, account(ctx), pathID(ctx)); err != nil {
+		s.fail(ctx, err)
+		return
+	}
+	ctx.SetStatusCode(fasthttp.StatusAccepted)
+}
+
 // clientBody reads a request body and remembers how it failed, so that an
 // upload cut short by its client (a connection closed before its
 // Content-Length, a body that stalls past its read timeout) is answered as

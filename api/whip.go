@@ -127,7 +127,7 @@ func (s *Server) whipFail(ctx *fasthttp.RequestCtx, err error) {
 	switch {
 	case errors.Is(err, webrtc.ErrBadOffer):
 		s.fail(ctx, errBadRequest("sdp: "+strings.TrimPrefix(msg, webrtc.ErrBadOffer.Error()+": ")))
-	case errors.Is(err, webrtc.ErrNoG711):
+	case errors.Is(err, webrtc.ErrNoCodec):
 		s.failStatus(ctx, fasthttp.StatusNotAcceptable, msg)
 	case errors.Is(err, webrtc.ErrBadToken):
 		ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="earshot", error="invalid_token"`)

@@ -365,14 +365,16 @@ func addonError(err error) *AddonError {
 	switch {
 	case errors.Is(err, recognizer.ErrNotConfigured):
 		return &AddonError{StatusCode: 501, Exception: "NotConfigured", Message: err.Error()}
+	// The backend's address, its answers and the network error stay in the
+	// log (Addons.envelope logs them): tenants get the class only.
 	case errors.As(err, &be):
-		return &AddonError{StatusCode: 502, Exception: "BackendError", Message: err.Error()}
+		return &AddonError{StatusCode: 502, Exception: "BackendError", Message: "the language-model backend answered an error"}
 	case errors.Is(err, llm.ErrUnavailable):
-		return &AddonError{StatusCode: 503, Exception: "BackendUnavailable", Message: err.Error()}
+		return &AddonError{StatusCode: 503, Exception: "BackendUnavailable", Message: "the language-model backend is unreachable"}
 	case errors.Is(err, llm.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
-		return &AddonError{StatusCode: 504, Exception: "Timeout", Message: err.Error()}
+		return &AddonError{StatusCode: 504, Exception: "Timeout", Message: "the language-model backend did not answer in time"}
 	case errors.Is(err, llm.ErrMalformed):
-		return &AddonError{StatusCode: 502, Exception: "MalformedResponse", Message: err.Error()}
+		return &AddonError{StatusCode: 502, Exception: "MalformedResponse", Message: "the language-model backend sent an unusable answer"}
 	case errors.Is(err, llm.ErrTooLarge):
 		return &AddonError{StatusCode: 413, Exception: "InputTooLarge", Message: err.Error()}
 	case errors.Is(err, subtitles.ErrInvalidConfig), errors.Is(err, diarization.ErrConfig):
@@ -390,7 +392,7 @@ func addonError(err error) *AddonError {
 	case errors.Is(err, errAddonPanic):
 		return &AddonError{StatusCode: 500, Exception: "InternalError", Message: "internal error"}
 	}
-	return &AddonError{StatusCode: 500, Exception: "InternalError", Message: err.Error()}
+	return &AddonError{StatusCode: 500, Exception: "InternalError", Message: "internal error"}
 }
 
 // errAddonPanic is returned by an add-on run that panicked.
@@ -421,6 +423,8 @@ func (a *Addons) envelope(name string, f func() (any, bool, error)) (env *Envelo
 		env.Error = addonError(err)
 		if backendDown(err) {
 			a.log.Warn("add-on backend failed", "addon", name, "error", err)
+		} else if env.Error.StatusCode == 500 {
+			a.log.Error("add-on failed", "addon", name, "error", err)
 		}
 	}
 	return env

@@ -112,8 +112,15 @@ func (d *Daemon) CreateKey(ctx context.Context, account string) (string, store.K
 func (d *Daemon) Keys(ctx context.Context) ([]store.Key, error) { return listKeys(d.db) }
 
 // RevokeKey revokes the key with this id; its secret stops authenticating
-// at once. An unknown id is ErrNotFound.
-func (d *Daemon) RevokeKey(ctx context.Context, id string) error { return revokeKey(d.db, id) }
+// at once and the live sessions it created end (close 4401). An unknown id
+// is ErrNotFound.
+func (d *Daemon) RevokeKey(ctx context.Context, id string) error {
+	if err := revokeKey(d.db, id); err != nil {
+		return err
+	}
+	d.endKeySessions(id)
+	return nil
+}
 
 func (d *Daemon) listenAdmin() (net.Listener, error) {
 	p := filepath.Join(d.cfg.DataDir, AdminSocket)
@@ -158,6 +165,9 @@ func (d *Daemon) serveAdmin(ctx context.Context, ln net.Listener) error {
 				c.SetWriteDeadline(time.Now().Add(10 * time.Second))
 			}
 			resp := Admin(d.db, req)
+			if req.Op == "keys.revoke" && resp.Error == "" {
+				d.endKeySessions(req.ID)
+			}
 			if req.Op != "keys.list" {
 				d.log.Info("admin request", "op", req.Op, "account_id", req.Account, "error", resp.Error)
 			}

@@ -112,6 +112,18 @@ type FetchConfig struct {
 	// DNS; default media.DefaultDeny() (link-local and 0.0.0.0/8). An empty
 	// list ([]) denies nothing.
 	Deny []netip.Prefix `yaml:"deny"`
+	// MaxConcurrent bounds the downloads running at once. They run beside
+	// the workers and hold no worker or decoder: a job is claimed only
+	// once its audio is on disk. Default 8.
+	MaxConcurrent int `yaml:"max_concurrent"`
+	// MaxPerAccount bounds one account's downloads running at once (its
+	// other jobs wait their turn); default 2.
+	MaxPerAccount int `yaml:"max_per_account"`
+	// MinBytesPerSecond fails a download whose average rate, counted from
+	// 10 s after it started, falls below it, so a trickling server cannot
+	// hold a download for all of limits.fetch_timeout. Unset is 16384;
+	// 0 is no minimum.
+	MinBytesPerSecond *int64 `yaml:"min_bytes_per_second"`
 }
 
 // Limits bound inputs. Sizes are bytes, durations Go durations ("90s").
@@ -136,6 +148,10 @@ type Limits struct {
 	RequestsPerSecond *float64 `yaml:"requests_per_second"`
 	// Burst is how many requests a key may make at once; default 100.
 	Burst int `yaml:"burst"`
+	// MaxAccountBytes bounds the bytes one account keeps on disk (uploads,
+	// fetched audio_url bodies, live recordings); an upload or a fetch that
+	// would pass it fails with 507. Unset is 100 GiB; 0 is unlimited.
+	MaxAccountBytes *int64 `yaml:"max_account_bytes"`
 }
 
 // CallbacksConfig configures delivery of callbacks.
@@ -148,6 +164,10 @@ type CallbacksConfig struct {
 	// attempts; defaults 1s and 10m.
 	MinBackoff time.Duration `yaml:"min_backoff"`
 	MaxBackoff time.Duration `yaml:"max_backoff"`
+	// Allow lists destination networks (CIDR) a callback may reach even
+	// when fetch.deny covers them (receivers on the operator's own
+	// network); callbacks otherwise obey fetch.deny. Default none.
+	Allow []netip.Prefix `yaml:"allow"`
 }
 
 // SetDefaults fills zero fields.
@@ -202,6 +222,16 @@ func (c *Config) SetDefaults() {
 	if c.Fetch.Deny == nil {
 		c.Fetch.Deny = media.DefaultDeny()
 	}
+	if c.Fetch.MaxConcurrent == 0 {
+		c.Fetch.MaxConcurrent = 8
+	}
+	if c.Fetch.MaxPerAccount == 0 {
+		c.Fetch.MaxPerAccount = 2
+	}
+	if c.Fetch.MinBytesPerSecond == nil {
+		r := int64(16384)
+		c.Fetch.MinBytesPerSecond = &r
+	}
 	l := &c.Limits
 	if l.MaxUploadBytes == 0 {
 		l.MaxUploadBytes = 1 << 30
@@ -227,6 +257,10 @@ func (c *Config) SetDefaults() {
 	}
 	if l.Burst == 0 {
 		l.Burst = 100
+	}
+	if l.MaxAccountBytes == nil {
+		b := int64(100 << 30)
+		l.MaxAccountBytes = &b
 	}
 	cb := &c.Callbacks
 	if cb.Timeout == 0 {
@@ -327,6 +361,19 @@ func (c *Config) Validate() error {
 			bad(fmt.Sprintf("fetch.deny[%d]", i), "must be a CIDR such as 169.254.0.0/16")
 		}
 	}
+	for i, p := range c.Callbacks.Allow {
+		if !p.IsValid() {
+			bad(fmt.Sprintf("callbacks.allow[%d]", i), "must be a CIDR such as 10.0.0.0/8")
+		}
+	}
+	if f := c.Fetch; f.MaxConcurrent < 1 || f.MaxConcurrent > 1000 {
+		bad("fetch.max_concurrent", "must be 1 to 1000, not %d", f.MaxConcurrent)
+	} else if f.MaxPerAccount < 1 || f.MaxPerAccount > f.MaxConcurrent {
+		bad("fetch.max_per_account", "must be 1 to fetch.max_concurrent (%d), not %d", f.MaxConcurrent, f.MaxPerAccount)
+	}
+	if r := c.Fetch.MinBytesPerSecond; r != nil && *r < 0 {
+		bad("fetch.min_bytes_per_second", "must be 0 (no minimum) or more, not %d", *r)
+	}
 	l := c.Limits
 	if l.MaxUploadBytes < 1024 {
 		bad("limits.max_upload_bytes", "must be at least 1024")
@@ -351,6 +398,9 @@ func (c *Config) Validate() error {
 	}
 	if l.Burst < 1 {
 		bad("limits.burst", "must be at least 1, not %d", l.Burst)
+	}
+	if b := l.MaxAccountBytes; b != nil && *b < 0 {
+		bad("limits.max_account_bytes", "must be 0 (unlimited) or more, not %d", *b)
 	}
 	cb := c.Callbacks
 	if cb.MaxAge < 24*time.Hour {

@@ -45,6 +45,12 @@ func TestConfigSet(t *testing.T) {
 		{"fetch.deny", "[]", func(c *daemon.Config) any { return c.Fetch.Deny }, []netip.Prefix{}, ""},
 		{"fetch.deny", "", func(c *daemon.Config) any { return c.Fetch.Deny }, []netip.Prefix(nil), ""},
 		{"fetch.deny", "10.0.0.0/33", nil, nil, "must be a list such as [a, b] of a CIDR"},
+		{"callbacks.allow", "[10.1.2.0/24]", func(c *daemon.Config) any { return c.Callbacks.Allow },
+			[]netip.Prefix{netip.MustParsePrefix("10.1.2.0/24")}, ""},
+		{"callbacks.allow", "", func(c *daemon.Config) any { return c.Callbacks.Allow }, []netip.Prefix(nil), ""},
+		{"limits.max_account_bytes", "0", func(c *daemon.Config) any { return *c.Limits.MaxAccountBytes }, int64(0), ""},
+		{"limits.max_account_bytes", "1048576", func(c *daemon.Config) any { return *c.Limits.MaxAccountBytes }, int64(1 << 20), ""},
+		{"limits.max_account_bytes", "", func(c *daemon.Config) any { return c.Limits.MaxAccountBytes }, (*int64)(nil), ""},
 		{"engines.routes.model-1", "gpu", func(c *daemon.Config) any { return c.Engines.Routes.Model1 }, "gpu", ""},
 		{"engines.routes.languages", "{en: sphinx, fr: gpu}", func(c *daemon.Config) any { return c.Engines.Routes.Languages },
 			map[string]string{"en": "sphinx", "fr": "gpu"}, ""},
@@ -226,8 +232,12 @@ func TestConfigValidateAPIAndFetch(t *testing.T) {
 	c.API.MaxConns = -1
 	c.API.IdleTimeout = -time.Second
 	c.Fetch.Deny = []netip.Prefix{{}}
+	c.Callbacks.Allow = []netip.Prefix{{}}
+	minus := int64(-1)
+	c.Limits.MaxAccountBytes = &minus
 	err := c.Validate()
-	for _, want := range []string{"api.max_conns: must be at least 1", "api.idle_timeout: must not be negative", "fetch.deny[0]: must be a CIDR"} {
+	for _, want := range []string{"api.max_conns: must be at least 1", "api.idle_timeout: must not be negative", "fetch.deny[0]: must be a CIDR",
+		"callbacks.allow[0]: must be a CIDR", "limits.max_account_bytes: must be 0 (unlimited) or more"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate = %v, want %q", err, want)
 		}

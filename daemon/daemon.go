@@ -29,6 +29,7 @@ type Daemon struct {
 	caps    params.Capabilities
 	client  *http.Client // callbacks
 	metrics *metrics
+	quota   *storageQuota // limits.max_account_bytes
 
 	wake       chan struct{} // cap 1: a pre-recorded job was queued
 	outboxWake chan struct{} // cap 1: a delivery was enqueued
@@ -39,6 +40,14 @@ type Daemon struct {
 
 	liveMu   sync.Mutex
 	sessions map[string]*liveSession // guarded by liveMu: live sessions not ended, at most Live.Capacity
+
+	// liveAdmit serialises admitting a live session (capacity and quota)
+	// with adding it to sessions.
+	liveAdmit sync.Mutex
+
+	fetcher     *fetcher   // downloads audio_url beside the workers
+	claimMu     sync.Mutex // serialises claims, so workers take turns between accounts
+	lastClaimed string     // guarded by claimMu: the account of the last job claimed
 }
 
 // New opens the store and loads the engine. It starts nothing; on error it
@@ -50,6 +59,16 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 	db, err := store.Open(cfg.DataDir, nil)
 	if err != nil {
 		return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
+	}
+	// Before any door can write a blob: remove what no record names (a
+	// failed job's download left by an older version, a crash between a
+	// write and its record).
+	swept, err := db.SweepBlobs()
+	if len(swept) > 0 {
+		logger.Info("removed unreferenced audio files", "component", "store", "count", len(swept))
+	}
+	if err != nil {
+		logger.Error("remove unreferenced audio files", "component", "store", "error", err)
 	}
 	eng, err := sphinx.New(cfg.Sphinx, logger.With("component", "recognizer"))
 	if err != nil {
@@ -79,29 +98,37 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 			FFmpeg: cfg.FFmpeg, MaxDuration: cfg.Limits.MaxAudioDuration,
 		}},
 		caps:       params.Capabilities{Languages: engines.Languages()},
-		client:     &http.Client{Timeout: cfg.Callbacks.Timeout},
+		client:     newCallbackClient(cfg),
+		quota:      newStorageQuota(*cfg.Limits.MaxAccountBytes, db, logger.With("component", "quota")),
 		wake:       make(chan struct{}, 1),
 		outboxWake: make(chan struct{}, 1),
 		running:    make(map[string]context.CancelFunc),
 		sessions:   make(map[string]*liveSession),
 	}
 	d.metrics = newMetrics(d)
+	d.fetcher = newFetcher(d)
 	return d, nil
 }
 
 // Config returns the daemon's effective configuration.
 func (d *Daemon) Config() Config { return d.cfg }
 
-// Run recovers jobs left by a crash, then runs the workers, the outbox and
+// Run recovers jobs left by a kill, a power loss or a crash (crash.go),
+// then runs the workers, the outbox and
 // the admin socket until ctx ends; it returns once they have all exited.
 func (d *Daemon) Run(ctx context.Context) error {
-	rep, err := d.db.Recover()
+	crashed, err := d.armCrashReport()
+	if err != nil {
+		return err
+	}
+	rep, err := d.db.Recover(store.RecoverOptions{Crashed: crashed})
 	if err != nil {
 		return fmt.Errorf("recover: %w", err)
 	}
-	if len(rep.Requeued) > 0 || len(rep.Live) > 0 {
-		d.log.Info("recovered jobs", "requeued", len(rep.Requeued), "live", len(rep.Live))
+	if len(rep.Requeued) > 0 || len(rep.Suspects) > 0 || len(rep.Live) > 0 {
+		d.log.Info("recovered jobs", "requeued", len(rep.Requeued), "failed_after_crash", len(rep.Suspects), "live", len(rep.Live))
 	}
+	d.failSuspects(rep.Suspects)
 	for _, id := range rep.Live {
 		d.recoverLive(ctx, id)
 	}
@@ -113,6 +140,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	for i := range d.cfg.Workers {
 		g.Go(func() error { return d.runWorker(ctx, i) })
 	}
+	g.Go(func() error { return d.fetcher.run(ctx) })
 	g.Go(func() error { return d.runOutbox(ctx) })
 	g.Go(func() error { return d.runLive(ctx) })
 	g.Go(func() error { return RunRetention(ctx, d.db, d.cfg.Retention, d.log.With("component", "retention")) })

@@ -35,6 +35,16 @@ var (
 	ErrFetch = errors.New("daemon: audio_url fetch failed")
 	// ErrNoSpace is returned when the data directory is full.
 	ErrNoSpace = store.ErrNoSpace
+	// ErrLiveQuota is returned when an account already has the live
+	// sessions live.max_sessions_per_account allows (429). It wraps
+	// ErrAtCapacity, so a door without a mapping of its own (SIP) refuses
+	// as for a full appliance.
+	ErrLiveQuota = fmt.Errorf("daemon: account live session quota reached: %w", ErrAtCapacity)
+	// ErrQuota is returned when an upload or a fetched audio_url would take
+	// an account past limits.max_account_bytes. Like a full disk it is
+	// 507 Insufficient Storage (RFC 4918 11.5; RFC 4331 section 6 uses it
+	// for a quota), but its message, unlike a full disk's, is shown.
+	ErrQuota = errors.New("daemon: account storage quota exceeded")
 )
 
 // ValidationError is the contract's 400 with validation_errors.
@@ -58,9 +68,11 @@ func Status(err error) int {
 		return 413
 	case errors.Is(err, ErrCannotServe), errors.Is(err, ErrBadAudio), errors.Is(err, ErrFetch):
 		return 422
+	case errors.Is(err, ErrLiveQuota):
+		return 429
 	case errors.Is(err, ErrAtCapacity), errors.Is(err, recognizer.ErrAtCapacity), errors.Is(err, ErrEngineUnavailable):
 		return 503
-	case errors.Is(err, ErrNoSpace):
+	case errors.Is(err, ErrNoSpace), errors.Is(err, ErrQuota):
 		return 507
 	}
 	return 500
@@ -68,7 +80,8 @@ func Status(err error) int {
 
 // Error is a job-service error whose message is written for the client and
 // names the field it is about. Kind is one of the sentinels above; Cause,
-// when set, is the lower error (kept for errors.Is and the log).
+// when set, is the lower error (kept for errors.Is and the log, never shown
+// to the client).
 type Error struct {
 	Kind  error
 	Msg   string
@@ -94,19 +107,27 @@ func newError(kind, cause error, format string, a ...any) *Error {
 	return &Error{Kind: kind, Msg: fmt.Sprintf(format, a...), Cause: cause}
 }
 
+// The client-facing reasons of unusable audio (uploaded or fetched).
+const (
+	reasonNotAudio = "audio: not a readable audio file"
+	reasonTooLong  = "audio: longer than the limit of %s"
+	reasonQuota    = "storage quota of this account exceeded (limit %d bytes): delete files or jobs to free space"
+)
+
 // Message is the client-facing message of err: for 4xx errors of this
-// package, what went wrong and with which field; otherwise a generic text
-// for the status (causes of 5xx stay in the log).
+// package, its Msg (what went wrong, with which field, never the cause:
+// causes carry paths, addresses and remote answers, and go to the log);
+// otherwise a generic text for the status.
 func Message(err error) string {
 	status := Status(err)
 	if m, ok := engineMessage(err); ok {
 		return m
 	}
+	if errors.Is(err, errPoisonJob) {
+		return "the service stopped while processing this job; it is not retried"
+	}
 	var e *Error
-	if status < 500 && errors.As(err, &e) {
-		if e.Cause != nil && status != 401 && status != 404 {
-			return e.Msg + ": " + e.Cause.Error()
-		}
+	if (status < 500 || errors.Is(err, ErrQuota)) && errors.As(err, &e) {
 		return e.Msg
 	}
 	if status == 422 {
@@ -127,6 +148,8 @@ func Message(err error) string {
 		return "not found"
 	case 413:
 		return "request too large"
+	case 429:
+		return "too many live sessions open for this account"
 	case 503:
 		return "service at capacity, try again later"
 	case 507:

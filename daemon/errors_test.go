@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/store"
 )
@@ -34,6 +35,7 @@ func TestStatus(t *testing.T) {
 		{"capacity", newError(ErrAtCapacity, nil, "16 live sessions"), 503},
 		{"no decoder", fmt.Errorf("stream: %w", recognizer.ErrAtCapacity), 503},
 		{"disk full", fmt.Errorf("write: %w", store.ErrNoSpace), 507},
+		{"account quota", newError(ErrQuota, nil, reasonQuota, 1000), 507},
 		{"anything else", errors.New("boom"), 500},
 	}
 	for _, tt := range tests {
@@ -45,13 +47,13 @@ func TestStatus(t *testing.T) {
 	}
 }
 
-// TestMessage: client messages name the field, hide 5xx causes and keep
-// lower causes reachable for errors.Is.
+// TestMessage: client messages name the field, never carry a cause (paths,
+// addresses, remote answers) and keep lower causes reachable for errors.Is.
 func TestMessage(t *testing.T) {
-	cause := errors.New("media: truncated data chunk")
-	err := newError(ErrBadAudio, cause, "audio: unreadable")
-	if got := Message(err); got != "audio: unreadable: media: truncated data chunk" {
-		t.Errorf("Message = %q", got)
+	cause := errors.New("media: ffprobe file:/var/lib/earshot/blobs/job-1: truncated data chunk")
+	err := newError(ErrBadAudio, cause, reasonNotAudio)
+	if got := Message(err); got != reasonNotAudio {
+		t.Errorf("Message = %q, want the reason without its cause", got)
 	}
 	if !errors.Is(err, cause) || !errors.Is(err, ErrBadAudio) {
 		t.Error("errors.Is lost the kind or the cause")
@@ -59,7 +61,47 @@ func TestMessage(t *testing.T) {
 	if got := Message(fmt.Errorf("%w: model-3 is not available for live", params.ErrCannotServe)); got != "model-3 is not available for live" {
 		t.Errorf("422 message = %q", got)
 	}
+	if got := Message(newError(ErrQuota, errors.New("account acme: 900 bytes"), reasonQuota, 1000)); got != fmt.Sprintf(reasonQuota, 1000) {
+		t.Errorf("quota message = %q", got)
+	}
+	if got := Message(fmt.Errorf("write: %w", store.ErrNoSpace)); got != "insufficient storage on the appliance" {
+		t.Errorf("disk full message = %q", got)
+	}
 	if got := Message(fmt.Errorf("open /secret/path: %w", errors.New("permission denied"))); got != "internal error" {
 		t.Errorf("500 message leaks the cause: %q", got)
+	}
+}
+
+// TestFetchError: each class of failed audio_url gets one stable message,
+// whatever the address, port or status behind it.
+func TestFetchError(t *testing.T) {
+	d := &Daemon{cfg: Config{Limits: Limits{MaxUploadBytes: 1000}}}
+	tests := []struct {
+		name   string
+		cause  error
+		status int
+		want   string
+	}{
+		{"refused port", fmt.Errorf("%w http://10.0.0.5:22/: dial tcp 10.0.0.5:22: connect: connection refused", media.ErrFetch), 422, reasonUnreachable},
+		{"dns", fmt.Errorf("%w http://x.invalid/: lookup x.invalid on 127.0.0.53:53: no such host", media.ErrFetch), 422, reasonUnreachable},
+		{"denied", fmt.Errorf("%w http://169.254.169.254/: %w", media.ErrFetch, media.ErrDenied), 422, reasonUnreachable},
+		{"status 401", fmt.Errorf("%w http://10.0.0.5/: status 401: %w", media.ErrFetch, media.ErrStatus), 422, reasonRefused},
+		{"status 500", fmt.Errorf("%w http://10.0.0.5/: status 500: %w", media.ErrFetch, media.ErrStatus), 422, reasonRefused},
+		{"declared too large", fmt.Errorf("%w: declares 5000 bytes", media.ErrTooLarge), 413, "audio_url: larger than the limit of 1000 bytes"},
+		{"delivered too large", fmt.Errorf("write blob: %w", store.ErrTooLarge), 413, "audio_url: larger than the limit of 1000 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := d.fetchError(tt.cause)
+			if got := Status(err); got != tt.status {
+				t.Errorf("Status = %d, want %d", got, tt.status)
+			}
+			if got := Message(err); got != tt.want {
+				t.Errorf("Message = %q, want %q", got, tt.want)
+			}
+			if !errors.Is(err, tt.cause) {
+				t.Error("the cause is lost for the log")
+			}
+		})
 	}
 }

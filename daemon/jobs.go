@@ -58,7 +58,7 @@ func (d *Daemon) CreatePreRecorded(ctx context.Context, account, requestID strin
 		if err != nil || up.Account != account {
 			return nil, newError(ErrCannotServe, nil, "audio_url: no uploaded file with id %s", fileID)
 		}
-		job.Blob = "job-" + id
+		job.Blob = jobBlob(id)
 		if err := d.db.LinkBlob(up.Blob, job.Blob); err != nil {
 			return nil, fmt.Errorf("link upload %s: %w", fileID, err)
 		}
@@ -67,6 +67,7 @@ func (d *Daemon) CreatePreRecorded(ctx context.Context, account, requestID strin
 	} else {
 		src := p.AudioURL
 		job.File = &store.File{ID: uuid.NewString(), Source: &src}
+		job.AwaitingAudio = true // the fetcher downloads it, then queues it
 	}
 	if job.Params, err = json.Marshal(p); err != nil {
 		return nil, fmt.Errorf("encode params: %w", err)
@@ -78,6 +79,9 @@ func (d *Daemon) CreatePreRecorded(ctx context.Context, account, requestID strin
 		return nil, err
 	}
 	d.log.Info("job accepted", "job_id", id, "account_id", account, "kind", job.Kind)
+	if job.AwaitingAudio {
+		d.fetcher.add(account, id)
+	}
 	signal(d.wake)
 	return job, nil
 }
@@ -126,6 +130,7 @@ func (d *Daemon) DeleteJob(ctx context.Context, account string, kind store.Kind,
 	if err := d.db.DeleteJob(id); err != nil {
 		return err
 	}
+	d.quota.forget(account)
 	d.mu.Lock()
 	if cancel, ok := d.running[id]; ok {
 		cancel()
@@ -139,8 +144,12 @@ func (d *Daemon) DeleteJob(ctx context.Context, account string, kind store.Kind,
 func (d *Daemon) Upload(ctx context.Context, account, filename string, r io.Reader) (*store.Upload, error) {
 	id := uuid.NewString()
 	blob := "upload-" + id
-	size, err := d.db.WriteBlob(blob, r, d.cfg.Limits.MaxUploadBytes)
+	qr := d.quota.Reader(account, r)
+	size, err := d.db.WriteBlob(blob, qr, d.cfg.Limits.MaxUploadBytes)
+	qr.Settle(err)
 	switch {
+	case errors.Is(err, ErrQuota):
+		return nil, newError(ErrQuota, err, reasonQuota, d.quota.limit)
 	case errors.Is(err, store.ErrTooLarge):
 		return nil, newError(ErrTooLarge, nil, "audio: upload exceeds %d bytes", d.cfg.Limits.MaxUploadBytes)
 	case err != nil:
@@ -149,10 +158,11 @@ func (d *Daemon) Upload(ctx context.Context, account, filename string, r io.Read
 	info, err := media.Probe(ctx, d.db.BlobPath(blob), &d.tr.Media)
 	if err != nil {
 		d.db.RemoveBlob(blob)
+		d.quota.forget(account)
 		if errors.Is(err, media.ErrTooLong) {
-			return nil, newError(ErrTooLarge, err, "audio: too long")
+			return nil, newError(ErrTooLarge, err, reasonTooLong, d.cfg.Limits.MaxAudioDuration)
 		}
-		return nil, newError(ErrBadAudio, err, "audio: not a readable audio file")
+		return nil, newError(ErrBadAudio, err, reasonNotAudio)
 	}
 	name := filepath.Base(filename)
 	if name == "." || name == "/" {
@@ -187,6 +197,33 @@ func (d *Daemon) OpenUpload(ctx context.Context, account, id string) (*os.File, 
 	}
 	f, err := d.db.OpenBlob(up.Blob)
 	return f, up, err
+}
+
+// DeleteUpload deletes an uploaded file owned by account: its record, then
+// its bytes. Jobs already made from it keep their own link to the audio; a
+// later job naming it gets the 422 of an unknown file.
+func (d *Daemon) DeleteUpload(ctx context.Context, account, id string) error {
+	if !ValidID(id) {
+		return fmt.Errorf("file %q: %w", id, ErrNotFound)
+	}
+	up, err := d.db.Upload(id)
+	if err != nil {
+		return err
+	}
+	if up.Account != account {
+		return fmt.Errorf("file %s: %w", id, ErrNotOwner)
+	}
+	// Record first: a crash between the two leaves a file no record names,
+	// which the next start removes.
+	if err := d.db.DeleteUpload(id); err != nil {
+		return err
+	}
+	if err := d.db.RemoveBlob(up.Blob); err != nil {
+		return err
+	}
+	d.quota.forget(account)
+	d.log.Info("file deleted", "file_id", id, "account_id", account)
+	return nil
 }
 
 // OpenJobAudio opens a job's audio file and returns its content type.

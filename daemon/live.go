@@ -28,8 +28,9 @@ const tokenSecretAccount = "/session-token"
 var ErrTokenInvalid = newError(ErrUnauthorized, nil, "invalid or expired session token")
 
 // CreateLive validates a POST /v2/live body, commits a queued live job and
-// returns it with the session token for its WebSocket URL.
-func (d *Daemon) CreateLive(ctx context.Context, account, requestID string, body []byte, region string) (*store.Job, string, error) {
+// returns it with the session token for its WebSocket URL. keyID is the API
+// key asking ("" for a door without one): revoking it ends the session.
+func (d *Daemon) CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (*store.Job, string, error) {
 	p, err := params.DecodeLive(body, d.caps)
 	if err != nil {
 		return nil, "", err
@@ -40,11 +41,15 @@ func (d *Daemon) CreateLive(ctx context.Context, account, requestID string, body
 	if region != "" && region != "us-west" && region != "eu-west" {
 		return nil, "", &ValidationError{Problems: []string{"region must be one of us-west, eu-west"}}
 	}
-	d.liveMu.Lock()
-	n := len(d.sessions)
-	d.liveMu.Unlock()
-	if n >= d.cfg.Live.Capacity {
-		return nil, "", newError(ErrAtCapacity, nil, "%d live sessions open, capacity %d", n, d.cfg.Live.Capacity)
+	if err := d.quota.admit(account); err != nil {
+		return nil, "", newError(ErrQuota, err, reasonQuota, d.quota.limit)
+	}
+	// The check and the insert below are one step: concurrent creates
+	// cannot both take the last slot.
+	d.liveAdmit.Lock()
+	defer d.liveAdmit.Unlock()
+	if err := d.admitLive(account); err != nil {
+		return nil, "", err
 	}
 	id := uuid.NewString()
 	now := time.Now().UTC()
@@ -53,7 +58,7 @@ func (d *Daemon) CreateLive(ctx context.Context, account, requestID string, body
 		psm["region"] = region
 	}
 	job := &store.Job{
-		ID: id, Account: account, Kind: store.KindLive, Status: store.StatusQueued,
+		ID: id, Account: account, KeyID: keyID, Kind: store.KindLive, Status: store.StatusQueued,
 		RequestID: requestID, CreatedAt: now, CustomMetadata: p.CustomMetadata,
 		PostSessionMetadata: psm, Blob: "live-" + id + ".wav",
 	}
@@ -81,12 +86,32 @@ func (d *Daemon) CreateLive(ctx context.Context, account, requestID string, body
 	return job, tok, nil
 }
 
+// admitLive checks the appliance's live capacity and the account's quota.
+// The caller holds liveAdmit.
+func (d *Daemon) admitLive(account string) error {
+	d.liveMu.Lock()
+	n, mine := len(d.sessions), 0
+	for _, s := range d.sessions {
+		if s.account == account {
+			mine++
+		}
+	}
+	d.liveMu.Unlock()
+	if n >= d.cfg.Live.Capacity {
+		return newError(ErrAtCapacity, nil, "%d live sessions open, capacity %d", n, d.cfg.Live.Capacity)
+	}
+	if limit := d.cfg.Live.accountLimit(); limit > 0 && mine >= limit {
+		return newError(ErrLiveQuota, nil, "this account has %d live sessions open, its limit is %d (live.max_sessions_per_account); end one first", mine, limit)
+	}
+	return nil
+}
+
 // OpenLive opens a live session for a door without an HTTP request of its
 // own (SIP): the job is created as by POST /v2/live and attached at once,
 // with no WebSocket listener (messages still reach result.messages and the
 // callback). Ending the door's call must Stop the session.
 func (d *Daemon) OpenLive(ctx context.Context, req ingest.LiveRequest) (ingest.Session, error) {
-	job, _, err := d.CreateLive(ctx, req.Account, "", req.Params, "")
+	job, _, err := d.CreateLive(ctx, req.Account, "", "", req.Params, "")
 	if err != nil {
 		return nil, err
 	}
@@ -165,6 +190,9 @@ func (d *Daemon) AttachLive(ctx context.Context, tok string, out func([]byte) bo
 	d.liveMu.Lock()
 	s := d.sessions[id]
 	d.liveMu.Unlock()
+	if err := d.checkSessionKey(id, s); err != nil {
+		return nil, err
+	}
 	if s == nil {
 		return nil, newError(ErrNotFound, nil, "session %s has ended or does not exist", id)
 	}

@@ -11,8 +11,17 @@ type LiveConfig struct {
 	// Capacity is how many live sessions may exist at once (created and not
 	// ended); beyond it POST /v2/live answers 503; default 16.
 	Capacity int `yaml:"capacity"`
+	// MaxSessionsPerAccount bounds the live sessions one account may have
+	// at once (created and not ended), so one tenant cannot hold every
+	// slot; beyond it POST /v2/live answers 429 (a SIP call 503). Unset is
+	// half of Capacity (at least 1); 0 is no limit.
+	MaxSessionsPerAccount *int `yaml:"max_sessions_per_account"`
 	// TokenTTL is how long the WebSocket URL's token stays valid; default 1h.
 	TokenTTL time.Duration `yaml:"token_ttl"`
+	// ConnectTimeout ends a session no client has connected to this long
+	// after POST /v2/live (error 408), releasing its slot; default 30s.
+	// TokenTTL still bounds reconnecting to a session that started.
+	ConnectTimeout time.Duration `yaml:"connect_timeout"`
 	// IdleTimeout finalises a connected session that sent nothing this long; default 60s.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
 	// ReconnectGrace finalises a session whose client went away and did not
@@ -35,8 +44,15 @@ func (c *LiveConfig) SetDefaults() {
 	if c.Capacity == 0 {
 		c.Capacity = 16
 	}
+	if c.MaxSessionsPerAccount == nil {
+		n := max(1, c.Capacity/2)
+		c.MaxSessionsPerAccount = &n
+	}
 	if c.TokenTTL == 0 {
 		c.TokenTTL = time.Hour
+	}
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = 30 * time.Second
 	}
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = time.Minute
@@ -58,14 +74,31 @@ func (c *LiveConfig) SetDefaults() {
 	}
 }
 
+// connectWithin is how long a created session waits for its first client.
+func (c LiveConfig) connectWithin() time.Duration { return min(c.ConnectTimeout, c.TokenTTL) }
+
+// accountLimit is MaxSessionsPerAccount, 0 when there is none.
+func (c LiveConfig) accountLimit() int {
+	if c.MaxSessionsPerAccount == nil {
+		return 0
+	}
+	return *c.MaxSessionsPerAccount
+}
+
 // Validate checks the live settings.
 func (c LiveConfig) Validate() error {
 	var errs []error
 	if c.Capacity < 1 || c.Capacity > 10000 {
 		errs = append(errs, fmt.Errorf("live.capacity: must be 1 to 10000, not %d", c.Capacity))
 	}
+	if n := c.MaxSessionsPerAccount; n != nil && *n < 0 {
+		errs = append(errs, fmt.Errorf("live.max_sessions_per_account: must be 0 (no limit) or more, not %d", *n))
+	}
 	if c.TokenTTL < time.Second {
 		errs = append(errs, errors.New("live.token_ttl: must be at least 1s"))
+	}
+	if c.ConnectTimeout < time.Second {
+		errs = append(errs, errors.New("live.connect_timeout: must be at least 1s"))
 	}
 	if c.IdleTimeout < 100*time.Millisecond || c.ReconnectGrace < 0 {
 		errs = append(errs, errors.New("live.idle_timeout: must be at least 100ms; live.reconnect_grace >= 0"))

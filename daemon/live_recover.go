@@ -35,6 +35,13 @@ func (d *Daemon) recoverLive(ctx context.Context, id string) {
 			d: d, id: j.ID, account: j.Account, p: &p, format: liveFormat(&p),
 			expires: j.CreatedAt.Add(d.cfg.Live.TokenTTL), log: log, done: make(chan struct{}),
 		}
+		// A client may have been connecting as the daemon went down: it
+		// gets the whole connect timeout again, within the token's life.
+		s.keyID = j.KeyID
+		s.connectBy = time.Now().Add(d.cfg.Live.connectWithin())
+		if s.connectBy.After(s.expires) {
+			s.connectBy = s.expires
+		}
 		s.file, err = createRecording(d.db.BlobPath(j.Blob), s.format)
 		if err != nil {
 			d.endRecovered(log, j, nil, "session interrupted by a restart")

@@ -84,6 +84,16 @@ type liveSession struct {
 	// vocabNote is the post_session_metadata note on custom_vocabulary
 	// given to the embedded engine ("" when none); guarded by mu.
 	vocabNote string
+
+	// connectBy ends the session as 408 when no client has connected by
+	// then (live.connect_timeout); set at creation.
+	connectBy time.Time
+	// keyID is the API key that created the session ("" for SIP); revoking
+	// it ends the session (live_revoke.go).
+	keyID string
+	// endErr is why the session was ended from outside (its key was
+	// revoked), nil otherwise; guarded by mu.
+	endErr error
 }
 
 func liveFormat(p *params.Live) media.Format {
@@ -105,6 +115,8 @@ func (d *Daemon) newSession(job *store.Job, p *params.Live) (*liveSession, error
 		log:     d.log.With("component", "live", "session_id", job.ID),
 		done:    make(chan struct{}),
 	}
+	s.connectBy = job.CreatedAt.Add(d.cfg.Live.connectWithin())
+	s.keyID = job.KeyID
 	f, err := createRecording(d.db.BlobPath(job.Blob), s.format)
 	if err != nil {
 		return nil, err
@@ -594,11 +606,20 @@ func (s *liveSession) failLocked(reason string) {
 	if s.started.IsZero() {
 		code = 408
 	}
+	if s.endErr != nil {
+		code = Status(s.endErr)
+	}
+	blob := ""
 	_, err := s.d.db.UpdateJob(s.id, func(j *store.Job) ([]*store.Delivery, error) {
 		j.Status = store.StatusError
 		j.CompletedAt = time.Now().UTC()
 		j.ErrorCode = code
 		j.ErrorMessage = reason
+		if s.started.IsZero() {
+			// Never connected: the recording is a bare header, kept by
+			// nothing once the record stops naming it.
+			blob, j.Blob = j.Blob, ""
+		}
 		if j.PostSessionMetadata == nil {
 			j.PostSessionMetadata = map[string]any{}
 		}
@@ -607,6 +628,11 @@ func (s *liveSession) failLocked(reason string) {
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		s.log.Error("store live failure", "error", err)
+	} else if blob != "" {
+		s.closeFile()
+		if err := s.d.db.RemoveBlob(blob); err != nil {
+			s.log.Error("remove empty recording", "error", err)
+		}
 	}
 	s.d.metrics.jobsFinished.WithLabelValues(string(store.KindLive), string(store.StatusError)).Inc()
 	s.log.Info("live session failed", "status", code, "error", reason)
@@ -673,7 +699,7 @@ func (s *liveSession) expire(ctx context.Context, now time.Time, shutdown bool) 
 	defer s.mu.Unlock()
 	switch {
 	case s.state == stateEnded:
-	case s.state == stateWaiting && (shutdown || now.After(s.expires)):
+	case s.state == stateWaiting && (shutdown || now.After(s.connectBy)):
 		if shutdown {
 			// Never connected: it stays queued, and its token may still be
 			// used after the restart (Recover reloads it).
@@ -684,7 +710,7 @@ func (s *liveSession) expire(ctx context.Context, now time.Time, shutdown bool) 
 		}
 		s.state = stateEnded
 		s.closeFile()
-		s.failLocked("never connected before the session token expired")
+		s.failLocked(fmt.Sprintf("no client connected within %s of creation (live.connect_timeout)", s.d.cfg.Live.connectWithin()))
 	case shutdown:
 		s.stopped = true
 		s.finishLocked(ctx, "")

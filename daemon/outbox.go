@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -27,6 +29,27 @@ const (
 
 // outboxBatch bounds how many deliveries are attempted at once.
 const outboxBatch = 8
+
+// newCallbackClient builds the outbox's HTTP client: it dials through the
+// same deny list as audio_url fetches (fetch.deny) with the exceptions of
+// callbacks.allow, ignores proxy environment variables, and never follows
+// a redirect (a 3xx is the receiver's answer: the signed body is never
+// replayed to another address).
+func newCallbackClient(cfg Config) *http.Client {
+	g := media.Guard{Deny: cfg.Fetch.Deny, Allow: cfg.Callbacks.Allow}
+	return &http.Client{
+		Timeout: cfg.Callbacks.Timeout,
+		Transport: &http.Transport{
+			Proxy:               nil,
+			DialContext:         g.Dialer(cfg.Callbacks.Timeout).DialContext,
+			ForceAttemptHTTP2:   true,
+			TLSHandshakeTimeout: cfg.Callbacks.Timeout,
+			MaxIdleConns:        outboxBatch,
+			IdleConnTimeout:     30 * time.Second,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
 
 // callbackBody is the JSON body of every callback (PROTOCOL.md).
 type callbackBody struct {
@@ -107,6 +130,21 @@ func (d *Daemon) attempt(ctx context.Context, del *store.Delivery) {
 		}
 		d.metrics.callbackAttempts.WithLabelValues("delivered").Inc()
 		log.Info("callback delivered", "status", status, "attempts", del.Attempts+1)
+		return
+	case errors.Is(err, media.ErrDenied):
+		// Deterministic for the address it resolved to: not retried.
+		d.metrics.callbackAttempts.WithLabelValues("refused").Inc()
+		log.Warn("callback refused: destination denied by fetch.deny (add it to callbacks.allow to permit it)", "error", err)
+		if err := d.db.DeleteDelivery(del.ID); err != nil {
+			log.Error("delete delivery", "error", err)
+		}
+		return
+	case err == nil && status >= 300 && status < 400:
+		d.metrics.callbackAttempts.WithLabelValues("refused").Inc()
+		log.Warn("callback answered a redirect; redirects are not followed, not retried", "status", status)
+		if err := d.db.DeleteDelivery(del.ID); err != nil {
+			log.Error("delete delivery", "error", err)
+		}
 		return
 	case err == nil && status >= 400 && status < 500 && status != 429:
 		d.metrics.callbackAttempts.WithLabelValues("refused").Inc()

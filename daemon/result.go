@@ -145,9 +145,9 @@ func (t *Transcriber) TranscribeFile(ctx context.Context, path string, p *params
 	pcm, err := media.Decode(ctx, path, &t.Media)
 	switch {
 	case errors.Is(err, media.ErrTooLong):
-		return nil, nil, newError(ErrTooLarge, err, "audio: too long")
+		return nil, nil, newError(ErrTooLarge, err, reasonTooLong, t.Media.MaxDuration)
 	case errors.Is(err, media.ErrUnsupported), errors.Is(err, media.ErrCorrupt):
-		return nil, nil, newError(ErrBadAudio, err, "audio: unreadable")
+		return nil, nil, newError(ErrBadAudio, err, reasonNotAudio)
 	case err != nil:
 		return nil, nil, fmt.Errorf("decode audio: %w", err)
 	}

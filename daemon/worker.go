@@ -20,7 +20,7 @@ import (
 func (d *Daemon) runWorker(ctx context.Context, n int) error {
 	log := d.log.With("component", "worker", "worker", n)
 	for {
-		job, err := d.db.ClaimNext(store.KindPreRecorded)
+		job, err := d.claimNext()
 		switch {
 		case errors.Is(err, store.ErrEmpty):
 			select {
@@ -45,6 +45,17 @@ func (d *Daemon) runWorker(ctx context.Context, n int) error {
 			return nil
 		}
 	}
+}
+
+// claimNext claims the next queued job, taking turns between accounts.
+func (d *Daemon) claimNext() (*store.Job, error) {
+	d.claimMu.Lock()
+	defer d.claimMu.Unlock()
+	j, err := d.db.ClaimNextAfter(store.KindPreRecorded, d.lastClaimed)
+	if err == nil {
+		d.lastClaimed = j.Account
+	}
+	return j, err
 }
 
 func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
@@ -78,14 +89,17 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 		}
 		return
 	case jctx.Err() != nil:
-		return // deleted while running
+		// Deleted while running: the record and its blob are gone, but a
+		// download this run finished is not named by any record.
+		d.removeJobBlob(log, job.ID)
+		return
 	case err != nil:
-		d.failJob(log, job, err)
+		d.failJobRetry(ctx, log, job, err)
 		return
 	}
 	body, err := json.Marshal(res.result)
 	if err != nil {
-		d.failJob(log, job, fmt.Errorf("encode result: %w", err))
+		d.failJobRetry(ctx, log, job, fmt.Errorf("encode result: %w", err))
 		return
 	}
 	_, err = d.db.UpdateJob(job.ID, func(j *store.Job) ([]*store.Delivery, error) {
@@ -109,8 +123,13 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 		}
 		return d.callbackDeliveries(j, "transcription.success", json.RawMessage(body))
 	})
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
+		d.removeJobBlob(log, job.ID) // deleted as it finished
+		return
+	}
+	if err != nil {
 		log.Error("store result", "error", err)
+		d.failJobRetry(ctx, log, job, err)
 		return
 	}
 	signal(d.outboxWake)
@@ -144,8 +163,8 @@ func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput
 	out = &jobOutput{}
 	blob := job.Blob
 	if blob == "" {
-		blob = "job-" + job.ID
-		name, err := d.fetch(ctx, p.AudioURL, blob)
+		blob = jobBlob(job.ID)
+		name, err := d.fetch(ctx, job.Account, p.AudioURL, blob)
 		if err != nil {
 			return nil, err
 		}
@@ -159,26 +178,35 @@ func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput
 	return out, nil
 }
 
-// fetch downloads an external audio_url into a blob, bounded in size and time.
-func (d *Daemon) fetch(ctx context.Context, rawURL, blob string) (string, error) {
+// fetch downloads an external audio_url into a blob, bounded in size, time
+// and rate (fetcher.go), and in the account's storage quota.
+func (d *Daemon) fetch(ctx context.Context, account, rawURL, blob string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.Limits.FetchTimeout)
 	defer cancel()
+	ctx, rate := d.guardRate(ctx)
+	defer rate.stop()
 	rem, err := media.Fetch(ctx, rawURL, &media.FetchOptions{MaxBytes: d.cfg.Limits.MaxUploadBytes, Timeout: d.cfg.Limits.FetchTimeout, Deny: d.cfg.Fetch.Deny})
 	switch {
-	case errors.Is(err, media.ErrTooLarge):
-		return "", newError(ErrTooLarge, err, "audio_url: too large")
+	case err != nil && rate.tripped():
+		return "", rate.err()
 	case err != nil:
-		return "", newError(ErrFetch, err, "audio_url: fetch failed")
+		return "", d.fetchError(err)
 	}
 	defer rem.Body.Close()
-	if _, err := d.db.WriteBlob(blob, rem.Body, d.cfg.Limits.MaxUploadBytes); err != nil {
-		if errors.Is(err, media.ErrTooLarge) || errors.Is(err, store.ErrTooLarge) {
-			return "", newError(ErrTooLarge, nil, "audio_url: body exceeds %d bytes", d.cfg.Limits.MaxUploadBytes)
+	qr := d.quota.Reader(account, rate.count(rem.Body))
+	_, err = d.db.WriteBlob(blob, qr, d.cfg.Limits.MaxUploadBytes)
+	qr.Settle(err)
+	if err != nil {
+		if rate.tripped() {
+			return "", rate.err()
 		}
 		if errors.Is(err, store.ErrNoSpace) {
 			return "", err
 		}
-		return "", newError(ErrFetch, err, "audio_url: fetch failed")
+		if errors.Is(err, ErrQuota) {
+			return "", newError(ErrQuota, err, reasonQuota, d.quota.limit)
+		}
+		return "", d.fetchError(err)
 	}
 	name := rem.Filename
 	if name == "" {
@@ -187,14 +215,59 @@ func (d *Daemon) fetch(ctx context.Context, rawURL, blob string) (string, error)
 	return name, nil
 }
 
-// failJob ends a job as error with the contract status of err.
-func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) {
+// The client-facing reasons of a failed audio_url, one per class. The
+// cause (address, port, status, resolver) goes to the log only: messages
+// that told "connection refused" from "status 401" would map the network
+// behind the appliance for whoever posts jobs.
+const (
+	reasonUnreachable = "audio_url: unreachable"
+	reasonRefused     = "audio_url: refused by the remote server"
+	reasonTooLarge    = "audio_url: larger than the limit of %d bytes"
+)
+
+// fetchError classifies a failed download of an audio_url by its sentinel.
+// A denied destination reads as unreachable, so the deny list is no
+// oracle for what a name resolves to.
+func (d *Daemon) fetchError(err error) error {
+	switch {
+	case errors.Is(err, media.ErrTooLarge), errors.Is(err, store.ErrTooLarge):
+		return newError(ErrTooLarge, err, reasonTooLarge, d.cfg.Limits.MaxUploadBytes)
+	case errors.Is(err, media.ErrStatus):
+		return newError(ErrFetch, err, reasonRefused)
+	}
+	return newError(ErrFetch, err, reasonUnreachable)
+}
+
+// failJobRetry is failJob for a running job (its result could not be made
+// or stored: 507 when the disk is full), which must not stay processing:
+// while the disk stays too full for even the error, it retries with
+// backoff; on shutdown the job is left to Recover, which queues it again.
+func (d *Daemon) failJobRetry(ctx context.Context, log *slog.Logger, job *store.Job, cause error) {
+	wait := 100 * time.Millisecond
+	for {
+		err := d.failJob(log, job, cause)
+		if !errors.Is(err, store.ErrNoSpace) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+// failJob ends a job as error with the contract status of err. It returns
+// the store's error when that could not be recorded (ErrNotFound, a job
+// deleted meanwhile, is not an error).
+func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) error {
 	code := Status(cause)
 	if code < 400 {
 		code = 500
 	}
 	msg := Message(cause)
-	if code >= 500 {
+	if code >= 500 && !errors.Is(cause, ErrQuota) {
 		log.Error("job failed", "error", cause)
 	} else {
 		log.Info("job failed", "status", code, "error", cause)
@@ -202,6 +275,7 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) {
 	_, err := d.db.UpdateJob(job.ID, func(j *store.Job) ([]*store.Delivery, error) {
 		j.Status = store.StatusError
 		j.CompletedAt = time.Now().UTC()
+		j.Blob = "" // the audio goes below, once the record no longer names it
 		j.ErrorCode = code
 		j.ErrorMessage = msg
 		if j.PostSessionMetadata == nil {
@@ -213,7 +287,24 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) {
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		log.Error("store job failure", "error", err)
+		return err
 	}
+	// A failed job keeps no audio: whatever it downloaded or linked
+	// (possibly not audio at all) would otherwise stay until deleted.
+	d.removeJobBlob(log, job.ID)
+	d.quota.forget(job.Account)
 	d.metrics.jobsFinished.WithLabelValues(string(job.Kind), string(store.StatusError)).Inc()
 	signal(d.outboxWake)
+	return nil
 }
+
+// removeJobBlob removes the blob a pre-recorded job downloads to or links
+// its upload as ("job-" + id), once no record names it.
+func (d *Daemon) removeJobBlob(log *slog.Logger, id string) {
+	if err := d.db.RemoveBlob(jobBlob(id)); err != nil {
+		log.Error("remove job audio", "error", err)
+	}
+}
+
+// jobBlob names the blob of a pre-recorded job.
+func jobBlob(id string) string { return "job-" + id }

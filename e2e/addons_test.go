@@ -617,6 +617,8 @@ func TestAddonsBackend(t *testing.T) {
 			env := envelope(t, name, res[name])
 			if code, exc, msg := addonErr(env); env["success"] != false || code != 503 || exc != "BackendUnavailable" {
 				t.Errorf("%s: %v %d %s %q", name, env["success"], code, exc, msg)
+			} else if strings.Contains(msg, dead) || strings.Contains(msg, "refused") {
+				t.Errorf("%s: message %q shows the backend's address or the network error (issue 13 finding 8)", name, msg)
 			}
 		}
 		if res["transcription"].(map[string]any)["full_transcript"] == "" {

@@ -8,9 +8,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -20,19 +23,7 @@ import (
 func TestRestartDuringProcessing(t *testing.T) {
 	d := startDaemon(t, "", "")
 	key := createKey(t, d.DataDir, "acme")
-	longPath, _ := clip(t, "ljspeech-LJ001-0007-to-0016-long.wav")
-	status, up, body := d.upload(key, longPath)
-	if status != 200 {
-		t.Fatalf("upload: %d %s", status, body)
-	}
-	var ids []string
-	for range 3 {
-		var created struct{ ID string }
-		if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": up.AudioURL}, &created); status != 201 {
-			t.Fatalf("create: %d %s", status, body)
-		}
-		ids = append(ids, created.ID)
-	}
+	ids := queueLongJobs(t, d, key, 3)
 	d.WaitLog(time.Minute, `"job processing"`, ids[0])
 	d.Kill()
 
@@ -45,6 +36,26 @@ func TestRestartDuringProcessing(t *testing.T) {
 			t.Errorf("job %s: empty transcript after restart", id)
 		}
 	}
+}
+
+// queueLongJobs uploads the long clip once and queues n pre-recorded jobs
+// of it, returning their ids in order.
+func queueLongJobs(t *testing.T, d *daemonProc, key string, n int) []string {
+	t.Helper()
+	longPath, _ := clip(t, "ljspeech-LJ001-0007-to-0016-long.wav")
+	status, up, body := d.upload(key, longPath)
+	if status != 200 {
+		t.Fatalf("upload: %d %s", status, body)
+	}
+	var ids []string
+	for range n {
+		var created struct{ ID string }
+		if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": up.AudioURL}, &created); status != 201 {
+			t.Fatalf("create: %d %s", status, body)
+		}
+		ids = append(ids, created.ID)
+	}
+	return ids
 }
 
 // TestKeysWhileRunning: keys create works through the admin socket while the
@@ -217,5 +228,36 @@ func checkCallback(t *testing.T, d *daemonProc, key string, h callbackHit, id, m
 	mac.Write(h.body)
 	if want := hex.EncodeToString(mac.Sum(nil)); h.signature != want {
 		t.Errorf("signature %q, want %q", h.signature, want)
+	}
+}
+
+// TestCrashedJobNotRetried: when the daemon dies of a fatal error of its
+// own (here SIGSEGV, as the vocabulary crash in ps_process_raw did) while
+// a job is processing, the restarted daemon ends that job as an error
+// after this first crash instead of running it again (before: it was
+// claimed again, up to three crashes); a job still queued at the time runs
+// normally. A SIGKILL still requeues (TestRestartDuringProcessing).
+func TestCrashedJobNotRetried(t *testing.T) {
+	d := startDaemon(t, "", "")
+	key := createKey(t, d.DataDir, "acme")
+	ids := queueLongJobs(t, d, key, 2)
+	d.WaitLog(time.Minute, `"job processing"`, ids[0])
+	d.cmd.Process.Signal(syscall.SIGSEGV)
+	<-d.done
+
+	d2 := startDaemon(t, d.DataDir, "")
+	d2.WaitLog(time.Minute, `"recovered jobs"`, `"failed_after_crash":1`)
+	rec := d2.waitJob(key, ids[0], time.Minute)
+	checkRecord(t, rec, ids[0], "error")
+	meta, _ := rec["post_session_metadata"].(map[string]any)
+	if msg, _ := meta["error"].(string); !strings.Contains(msg, "not retried") || rec["error_code"] != float64(500) {
+		t.Errorf("error_code %v, post_session_metadata.error %q", rec["error_code"], meta["error"])
+	}
+	if n := d2.logCount(`"job processing"`, ids[0]); n != 0 {
+		t.Errorf("the crashed job was processed again (%d times)", n)
+	}
+	checkRecord(t, d2.waitJob(key, ids[1], 5*time.Minute), ids[1], "done")
+	if _, err := os.Stat(filepath.Join(d.DataDir, "crash.prev.log")); err != nil {
+		t.Errorf("crash report not kept: %v", err)
 	}
 }

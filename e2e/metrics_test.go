@@ -47,7 +47,9 @@ func TestMetrics(t *testing.T) {
 
 	// The harness passes --decoders 2: the flag beats the variable.
 	t.Setenv("EARSHOT_SPHINX_DECODERS", "1")
-	d := startDaemon(t, "", "fetch:\n  deny: [127.0.0.0/8]\n")
+	// Callbacks obey fetch.deny too: callbacks.allow lets them reach the
+	// hook server on the same loopback address the audio server is denied.
+	d := startDaemon(t, "", "fetch:\n  deny: [127.0.0.0/8]\ncallbacks:\n  allow: [127.0.0.1/32]\n")
 	key := createKey(t, d.DataDir, "acme")
 
 	type series struct{ method, route, status string }

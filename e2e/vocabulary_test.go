@@ -50,3 +50,41 @@ func TestCustomVocabularyGain(t *testing.T) {
 		t.Errorf("job without vocabulary has a note: %v", m)
 	}
 }
+
+// TestVocabularyCrashRequests sends the custom_vocabulary requests that
+// killed the daemon with SIGSEGV in ps_process_raw (issue 13, finding 1):
+// seven homophones, 5 items said "K AA", 10 said "G OW", 1000 said "K AA".
+// Every job must finish and the daemon must stay up (same process) for a
+// plain job after them.
+func TestVocabularyCrashRequests(t *testing.T) {
+	d := startDaemon(t, "", "")
+	key := createKey(t, d.DataDir, "acme")
+	path := filepath.Join(recognizertest.SpeechDir(t), "ljspeech-LJ001-0002.wav")
+	items := func(n int, pron string) []any {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = map[string]any{"value": fmt.Sprintf("word%c%c%c", 'a'+i%26, 'a'+i/26%26, 'a'+i/676%26), "pronunciations": []string{pron}}
+		}
+		return out
+	}
+	vocabularies := [][]any{
+		{"Kah", "Kaa", "Cah", "Caa", "Khaa", "Kha", "Qah"},
+		items(5, "K AA"),
+		items(10, "G OW"),
+		items(1000, "K AA"),
+	}
+	for _, v := range vocabularies {
+		for range 2 {
+			submit(t, d, key, path, func(url string) map[string]any {
+				return map[string]any{"audio_url": url, "custom_vocabulary": true,
+					"custom_vocabulary_config": map[string]any{"vocabulary": v}}
+			})
+		}
+	}
+	submit(t, d, key, path, func(url string) map[string]any { return map[string]any{"audio_url": url} })
+	select {
+	case <-d.done:
+		t.Fatal("the daemon exited")
+	default:
+	}
+}

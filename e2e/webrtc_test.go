@@ -295,6 +295,7 @@ func TestWebRTCBadInput(t *testing.T) {
 	tok := tokenOf(t, s.URL)
 	other := d.createLive(key, liveG711())
 	pcm := d.createLive(key, map[string]any{"encoding": "wav/pcm", "sample_rate": 16000})
+	pcm44 := d.createLive(key, map[string]any{"encoding": "wav/pcm", "sample_rate": 44100})
 	good := newWHIPPeer(t, pcmuCap)
 	opus := newWHIPPeer(t, opusCap)
 	forged := tok[:len(tok)-4] + "0000"
@@ -314,8 +315,9 @@ func TestWebRTCBadInput(t *testing.T) {
 		{"another session's token", other.ID, tok, "application/sdp", good.offer, 401, ""},
 		{"wrong content type", s.ID, tok, "application/json", good.offer, 415, "application/sdp"},
 		{"malformed sdp", s.ID, tok, "application/sdp", "v=0\r\nnot sdp at all\r\n", 400, "sdp"},
-		{"offer without G.711", s.ID, tok, "application/sdp", opus.offer, 406, "PCMU"},
-		{"session in linear16", pcm.ID, tokenOf(t, pcm.URL), "application/sdp", good.offer, 422, "encoding"},
+		{"opus offer for a mu-law session", s.ID, tok, "application/sdp", opus.offer, 406, "PCMU"},
+		{"PCMU offer for a 16 kHz session (Opus)", pcm.ID, tokenOf(t, pcm.URL), "application/sdp", good.offer, 406, "opus"},
+		{"session in linear16 at 44.1 kHz", pcm44.ID, tokenOf(t, pcm44.URL), "application/sdp", good.offer, 422, "sample_rate"},
 		{"unknown session", "00000000-0000-4000-8000-000000000000", "00000000-0000-4000-8000-000000000000.1.x", "application/sdp", good.offer, 401, ""},
 	}
 	for _, tc := range tests {
@@ -527,5 +529,15 @@ func TestConsoleBrowser(t *testing.T) {
 	}
 	if len(seen.Errors) > 0 {
 		t.Errorf("page errors: %q", seen.Errors)
+	}
+	// The console asks for Opus: its live session is 16 kHz PCM (wideband).
+	var page struct {
+		Items []map[string]any `json:"items"`
+	}
+	if status, body := d.do("GET", "/v2/live", key, nil, "", &page); status != 200 || len(page.Items) != 1 {
+		t.Fatalf("list live: %d %s", status, body)
+	}
+	if tag, rate := recordingFormat(t, d, key, page.Items[0]["id"].(string)); tag != 1 || rate != 16000 {
+		t.Errorf("the console's recording is format %d at %d Hz, want PCM (1) at 16000 (Opus)", tag, rate)
 	}
 }

@@ -56,7 +56,7 @@ Version: $VERSION
 Architecture: $arch
 Maintainer: earshot developers <earshot@localhost>
 Installed-Size: $size
-Depends: libc6, libpocketsphinx3, libsphinxbase3, pocketsphinx-en-us, libspeexdsp1, ffmpeg, adduser
+Depends: libc6, libpocketsphinx3, libsphinxbase3, pocketsphinx-en-us, libspeexdsp1, libopus0, libspandsp2, ffmpeg, adduser
 Section: sound
 Priority: optional
 Homepage: https://github.com/earshot-dev/earshot

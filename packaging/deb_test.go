@@ -73,7 +73,7 @@ func run(t *testing.T, name string, args ...string) string {
 }
 
 // depends are the package's runtime dependencies.
-var depends = []string{"libc6", "libpocketsphinx3", "libsphinxbase3", "pocketsphinx-en-us", "libspeexdsp1", "ffmpeg", "adduser"}
+var depends = []string{"libc6", "libpocketsphinx3", "libsphinxbase3", "pocketsphinx-en-us", "libspeexdsp1", "libopus0", "libspandsp2", "ffmpeg", "adduser"}
 
 func TestDeb(t *testing.T) {
 	d := buildDeb(t)

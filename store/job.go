@@ -53,6 +53,7 @@ type File struct {
 type Job struct {
 	ID                  string          `json:"id"`
 	Account             string          `json:"account"`
+	KeyID               string          `json:"key_id,omitempty"` // the API key that created it ("" for a door without one)
 	Kind                Kind            `json:"kind"`
 	Status              Status          `json:"status"`
 	RequestID           string          `json:"request_id,omitempty"`
@@ -67,13 +68,19 @@ type Job struct {
 	PostSessionMetadata map[string]any  `json:"post_session_metadata"`
 	Blob                string          `json:"blob,omitempty"`     // name of the blob holding this job's audio, "" if none
 	Attempts            int             `json:"attempts,omitempty"` // how many times processing started
+	// AwaitingAudio marks a queued pre-recorded job whose audio_url is
+	// still to be fetched: it stays out of the queue until it is cleared.
+	AwaitingAudio bool `json:"awaiting_audio,omitempty"`
 }
 
 // maxIDLen bounds job, upload and delivery ids (bbolt keys may not exceed 32 KiB).
 const maxIDLen = 256
 
-// inQueue reports whether j belongs in the durable queue.
-func (j *Job) inQueue() bool { return j.Kind == KindPreRecorded && j.Status == StatusQueued }
+// inQueue reports whether j belongs in the durable queue: a queued
+// pre-recorded job whose audio is on disk.
+func (j *Job) inQueue() bool {
+	return j.Kind == KindPreRecorded && j.Status == StatusQueued && !j.AwaitingAudio
+}
 
 func (j *Job) queueKey() []byte {
 	return append(appendTime(appendStr(nil, string(j.Kind)), j.CreatedAt), j.ID...)
@@ -268,6 +275,12 @@ func putJob(tx *bolt.Tx, old, j *Job) error {
 		return err
 	}
 	if old != nil && old.Status == j.Status {
+		switch {
+		case old.inQueue() && !j.inQueue():
+			return tx.Bucket(bucketQueue).Delete(j.queueKey())
+		case !old.inQueue() && j.inQueue():
+			return tx.Bucket(bucketQueue).Put(j.queueKey(), []byte(j.Account))
+		}
 		return nil
 	}
 	if old != nil {
@@ -285,7 +298,7 @@ func putJob(tx *bolt.Tx, old, j *Job) error {
 		return err
 	}
 	if j.inQueue() {
-		return tx.Bucket(bucketQueue).Put(j.queueKey(), nil)
+		return tx.Bucket(bucketQueue).Put(j.queueKey(), []byte(j.Account))
 	}
 	return nil
 }

@@ -132,6 +132,23 @@ func (db *DB) Keys() ([]Key, error) {
 	return out, nil
 }
 
+// Key returns the key with the given id, revoked or not. An unknown id is
+// ErrNotFound.
+func (db *DB) Key(id string) (Key, error) {
+	var rec keyRecord
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketKeys).Get([]byte(id))
+		if v == nil {
+			return ErrNotFound
+		}
+		return json.Unmarshal(v, &rec)
+	})
+	if err != nil {
+		return Key{}, fmt.Errorf("store: key %s: %w", id, err)
+	}
+	return rec.Key, nil
+}
+
 // RevokeKey revokes the key with the given id; its secret stops
 // authenticating at once. Revoking a revoked key keeps the first RevokedAt.
 // An unknown id is ErrNotFound.

@@ -176,7 +176,7 @@ func TestRandomJobs(t *testing.T) {
 			}
 			slices.SortFunc(requeued, older)
 			slices.SortFunc(live, older)
-			rep, err := db.Recover()
+			rep, err := db.Recover(store.RecoverOptions{})
 			if err != nil {
 				fail("Recover: %v", err)
 			}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -15,14 +16,28 @@ import (
 // processing and increments Attempts, in one transaction, and returns it.
 // When nothing is queued it returns ErrEmpty. Only pre-recorded jobs are
 // ever queued, so ClaimNext(KindLive) is always ErrEmpty.
-func (db *DB) ClaimNext(kind Kind) (*Job, error) {
+func (db *DB) ClaimNext(kind Kind) (*Job, error) { return db.claim(kind, nil) }
+
+// ClaimNextAfter is ClaimNext taking turns between accounts: it claims the
+// oldest queued job of the account that follows after in name order among
+// the accounts with a queued job, wrapping around to the first. A worker
+// passes the account it served last, so one account's backlog does not
+// hold back another's jobs.
+func (db *DB) ClaimNextAfter(kind Kind, after string) (*Job, error) { return db.claim(kind, &after) }
+
+func (db *DB) claim(kind Kind, after *string) (*Job, error) {
 	if !kind.valid() {
 		return nil, fmt.Errorf("store: claim: kind %q: %w", kind, ErrInvalid)
 	}
 	var out *Job
 	err := db.update(func(tx *bolt.Tx) error {
 		prefix := appendStr(nil, string(kind))
-		k, _ := tx.Bucket(bucketQueue).Cursor().Seek(prefix)
+		var k []byte
+		if after == nil {
+			k, _ = tx.Bucket(bucketQueue).Cursor().Seek(prefix)
+		} else {
+			k = nextInTurn(tx, prefix, *after)
+		}
 		if k == nil || len(k) < len(prefix)+8 || string(k[:len(prefix)]) != string(prefix) {
 			return ErrEmpty
 		}
@@ -42,6 +57,57 @@ func (db *DB) ClaimNext(kind Kind) (*Job, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: claim %s: %w", kind, err)
+	}
+	return out, nil
+}
+
+// nextInTurn returns the queue key of the oldest job of the first account
+// after `after` (wrapping around) among the queued jobs under prefix, nil
+// when there is none. The queue value is the job's account (empty in
+// entries written before it was kept there: the job is read instead).
+func nextInTurn(tx *bolt.Tx, prefix []byte, after string) []byte {
+	var next, first []byte
+	var nextAcc, firstAcc string
+	c := tx.Bucket(bucketQueue).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(k) >= len(prefix)+8; k, v = c.Next() {
+		acc := string(v)
+		if acc == "" {
+			if j, err := decodeStoredJob(tx, string(k[len(prefix)+8:])); err == nil {
+				acc = j.Account
+			}
+		}
+		// Keys come oldest first: the first key seen of an account is its oldest.
+		if first == nil || acc < firstAcc {
+			first, firstAcc = k, acc
+		}
+		if acc > after && (next == nil || acc < nextAcc) {
+			next, nextAcc = k, acc
+		}
+	}
+	if next != nil {
+		return next
+	}
+	return first
+}
+
+// AwaitingAudio returns the queued pre-recorded jobs whose audio_url is
+// still to be fetched, oldest first (for the fetcher after a restart).
+func (db *DB) AwaitingAudio() ([]*Job, error) {
+	var out []*Job
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		for _, e := range jobsWithStatus(tx, KindPreRecorded, StatusQueued) {
+			j, err := decodeStoredJob(tx, e.id)
+			if err != nil {
+				return err
+			}
+			if j.AwaitingAudio {
+				out = append(out, j)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: jobs awaiting audio: %w", err)
 	}
 	return out, nil
 }

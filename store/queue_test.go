@@ -96,3 +96,66 @@ func TestClaimNextConcurrent(t *testing.T) {
 		t.Errorf("claimed %d jobs, want %d", len(seen), n)
 	}
 }
+
+// TestClaimNextAfter: claims take turns between accounts in name order,
+// each account's oldest job first, wrapping around.
+func TestClaimNextAfter(t *testing.T) {
+	db := storetest.Open(t)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	mustCreate(t, db,
+		newJob("h1", "hog", store.KindPreRecorded, store.StatusQueued, at(1)),
+		newJob("h2", "hog", store.KindPreRecorded, store.StatusQueued, at(2)),
+		newJob("h3", "hog", store.KindPreRecorded, store.StatusQueued, at(3)),
+		newJob("o1", "other", store.KindPreRecorded, store.StatusQueued, at(4)),
+		newJob("a1", "acme", store.KindPreRecorded, store.StatusQueued, at(5)),
+	)
+	var got []string
+	last := "hog"
+	for {
+		j, err := db.ClaimNextAfter(store.KindPreRecorded, last)
+		if errors.Is(err, store.ErrEmpty) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, j.ID)
+		last = j.Account
+	}
+	if want := []string{"o1", "a1", "h1", "h2", "h3"}; !slices.Equal(got, want) {
+		t.Errorf("claim order %v, want %v", got, want)
+	}
+}
+
+// TestAwaitingAudio: a queued job awaiting its audio stays out of the
+// queue until the flag is cleared, and is listed by AwaitingAudio.
+func TestAwaitingAudio(t *testing.T) {
+	db := storetest.Open(t)
+	j := newJob("f", "a", store.KindPreRecorded, store.StatusQueued, t0)
+	j.AwaitingAudio = true
+	mustCreate(t, db, j)
+	if _, err := db.ClaimNext(store.KindPreRecorded); !errors.Is(err, store.ErrEmpty) {
+		t.Fatalf("claim of a job awaiting audio: %v, want ErrEmpty", err)
+	}
+	if got, err := db.AwaitingAudio(); err != nil || len(got) != 1 || got[0].ID != "f" {
+		t.Fatalf("AwaitingAudio = %v, %v", got, err)
+	}
+	if err := db.Check(); err != nil {
+		t.Fatalf("Check with a job awaiting audio: %v", err)
+	}
+	if _, err := db.UpdateJob("f", func(j *store.Job) ([]*store.Delivery, error) {
+		j.AwaitingAudio, j.Blob = false, "job-f"
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.AwaitingAudio(); err != nil || len(got) != 0 {
+		t.Fatalf("AwaitingAudio after the fetch = %v, %v", got, err)
+	}
+	if err := db.Check(); err != nil {
+		t.Fatalf("Check after the fetch: %v", err)
+	}
+	if c, err := db.ClaimNext(store.KindPreRecorded); err != nil || c.ID != "f" {
+		t.Fatalf("claim after the fetch = %v, %v", c, err)
+	}
+}

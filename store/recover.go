@@ -9,9 +9,22 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
+// RecoverOptions says how Recover treats the work the last run left
+// unfinished.
+type RecoverOptions struct {
+	// Crashed says the last run died of a fatal error of its own (a
+	// crash in C code, an unrecovered panic), not of a kill or a power
+	// loss. The pre-recorded jobs it left processing may have caused it,
+	// so they are not requeued (a poison job would crash every run that
+	// picks it up) but reported in RecoverReport.Suspects, still
+	// processing, for the caller to end.
+	Crashed bool
+}
+
 // RecoverReport says what Recover found.
 type RecoverReport struct {
 	Requeued []string // pre-recorded jobs put back in the queue, oldest first
+	Suspects []string // pre-recorded jobs left processing by a crash (RecoverOptions.Crashed), oldest first
 	Live     []string // live jobs left queued or processing, oldest first, for the daemon to finalise
 }
 
@@ -35,15 +48,20 @@ func jobsWithStatus(tx *bolt.Tx, kind Kind, st Status) []statusEntry {
 }
 
 // Recover runs once at start, before any worker claims: pre-recorded jobs
-// left processing by a crash go back to queued and into the queue (which
-// keeps oldest first); a queued pre-recorded job missing from the queue is
+// left processing by a kill or power loss go back to queued and into the
+// queue (which keeps oldest first), or, after a crash of the process
+// itself (o.Crashed), are reported as suspects; a queued pre-recorded job missing from the queue is
 // put back in it; the IDs of live jobs left queued or processing are
 // reported for the daemon to finalise. It commits in one transaction.
-func (db *DB) Recover() (RecoverReport, error) {
+func (db *DB) Recover(o RecoverOptions) (RecoverReport, error) {
 	var rep RecoverReport
 	err := db.update(func(tx *bolt.Tx) error {
 		rep = RecoverReport{}
 		for _, e := range jobsWithStatus(tx, KindPreRecorded, StatusProcessing) {
+			if o.Crashed {
+				rep.Suspects = append(rep.Suspects, e.id)
+				continue
+			}
 			old, err := decodeStoredJob(tx, e.id)
 			if err != nil {
 				return err
@@ -61,8 +79,8 @@ func (db *DB) Recover() (RecoverReport, error) {
 			if err != nil {
 				return err
 			}
-			if queue.Get(j.queueKey()) == nil {
-				if err := queue.Put(j.queueKey(), nil); err != nil {
+			if j.inQueue() && queue.Get(j.queueKey()) == nil {
+				if err := queue.Put(j.queueKey(), []byte(j.Account)); err != nil {
 					return err
 				}
 			}

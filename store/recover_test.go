@@ -47,7 +47,7 @@ func TestRecoverAfterClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rep, err := db.Recover()
+	rep, err := db.Recover(store.RecoverOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestRecoverAfterClose(t *testing.T) {
 	// A second Recover with nothing left processing reports only live jobs.
 	db.UpdateJob("p2", setStatus(store.StatusDone))
 	db.UpdateJob("p3", setStatus(store.StatusError))
-	if rep, err := db.Recover(); err != nil || len(rep.Requeued) != 0 || len(rep.Live) != 2 {
+	if rep, err := db.Recover(store.RecoverOptions{}); err != nil || len(rep.Requeued) != 0 || len(rep.Live) != 2 {
 		t.Errorf("second Recover = %+v, %v", rep, err)
 	}
 }
@@ -127,7 +127,7 @@ func TestCrashRecovery(t *testing.T) {
 	if err := db.Check(); err != nil {
 		t.Fatalf("Check after SIGKILL: %v", err)
 	}
-	rep, err := db.Recover()
+	rep, err := db.Recover(store.RecoverOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,4 +187,35 @@ func crashChild(dir string) {
 	fmt.Println("ready")
 	_, _ = io.Copy(io.Discard, os.Stdin) // until killed
 	os.Exit(3)
+}
+
+// TestRecoverCrashed: after a crash of the process itself, jobs left
+// processing are reported as suspects and stay processing; queued jobs
+// stay queued.
+func TestRecoverCrashed(t *testing.T) {
+	db, err := store.Open(t.TempDir(), &store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	mustCreate(t, db,
+		newJob("p1", "a", store.KindPreRecorded, store.StatusQueued, t0),
+		newJob("p2", "a", store.KindPreRecorded, store.StatusQueued, t0.Add(time.Second)),
+	)
+	if _, err := db.ClaimNext(store.KindPreRecorded); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := db.Recover(store.RecoverOptions{Crashed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rep.Suspects, []string{"p1"}) || len(rep.Requeued) != 0 {
+		t.Errorf("Recover = %+v, want p1 suspect and nothing requeued", rep)
+	}
+	if j, err := db.Job("p1"); err != nil || j.Status != store.StatusProcessing {
+		t.Errorf("p1 = %+v, %v: want still processing", j, err)
+	}
+	if j, err := db.ClaimNext(store.KindPreRecorded); err != nil || j.ID != "p2" {
+		t.Errorf("ClaimNext = %+v, %v: want p2", j, err)
+	}
 }

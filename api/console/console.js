@@ -176,8 +176,14 @@ async function recStart() {
     recStatus("Asking for the microphone…");
     rec.mic = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true } });
     recStatus("Opening a live session…");
+    // Opus (wideband, decoded by earshot to 16 kHz) when the browser has it;
+    // otherwise G.711 µ-law at 8 kHz.
+    const codec = sendCodec();
+    const format = codec === "audio/opus"
+      ? { encoding: "wav/pcm", bit_depth: 16, sample_rate: 16000, channels: 1 }
+      : { encoding: "wav/ulaw", bit_depth: 8, sample_rate: 8000, channels: 1 };
     const s = await api("POST", "/v2/live", { json: {
-      encoding: "wav/ulaw", bit_depth: 8, sample_rate: 8000, channels: 1,
+      ...format,
       custom_metadata: { source: "console" },
       messages_config: {
         receive_partial_transcripts: true, receive_final_transcripts: true, receive_lifecycle_events: true,
@@ -194,7 +200,7 @@ async function recStart() {
     const pc = new RTCPeerConnection();
     rec.pc = pc;
     const tr = pc.addTransceiver(rec.mic.getAudioTracks()[0], { direction: "sendonly" });
-    preferPCMU(tr);
+    preferCodec(tr, codec);
     await pc.setLocalDescription(await pc.createOffer());
     await waitGathering(pc);
     const resp = await fetch("/v2/live/" + encodeURIComponent(s.id) + "/whip", {
@@ -220,12 +226,24 @@ async function recStart() {
   }
 }
 
-// preferPCMU offers G.711 µ-law first: earshot takes only PCMU/PCMA.
-function preferPCMU(tr) {
+// sendCodec is the codec the page asks for: Opus when the browser can send
+// it (every current browser), else PCMU. earshot takes Opus for a 16 kHz
+// session and PCMU/PCMA for an 8 kHz one.
+function sendCodec() {
+  try {
+    const caps = RTCRtpSender.getCapabilities("audio").codecs;
+    if (caps.some((c) => c.mimeType.toLowerCase() === "audio/opus")) return "audio/opus";
+  } catch (e) { /* no capabilities API: fall back to G.711 */ }
+  return "audio/pcmu";
+}
+
+// preferCodec offers only the session's codec (mime type), so the answer
+// cannot pick another.
+function preferCodec(tr, mime) {
   if (!tr.setCodecPreferences) return;
   for (const src of [window.RTCRtpReceiver, window.RTCRtpSender]) {
     try {
-      const caps = src.getCapabilities("audio").codecs.filter((c) => c.mimeType.toLowerCase() === "audio/pcmu");
+      const caps = src.getCapabilities("audio").codecs.filter((c) => c.mimeType.toLowerCase() === mime);
       if (caps.length) { tr.setCodecPreferences(caps); return; }
     } catch (e) { /* try the other list */ }
   }

@@ -18,19 +18,17 @@ import (
 )
 
 const configUsage = `usage:
-  earshotd config check [FILE]   check a config file (default ` + systemd.DefaultConfig + `) with the
+  earshotd config check [--config FILE | FILE]
+                                 check a config file (default ` + systemd.DefaultConfig + `) with the
                                  EARSHOT_* variables applied as by run: prints "ok", or each
                                  problem with its key and line, or its variable (exit 1)
 `
 
 func cmdConfig(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "check" || len(args) > 2 {
+	path, ok := configCheckPath(args)
+	if !ok {
 		fmt.Fprint(stderr, configUsage)
 		return errors.New("config: usage")
-	}
-	path := systemd.DefaultConfig
-	if len(args) == 2 {
-		path = args[1]
 	}
 	problems, err := checkConfig(path, os.Environ())
 	if err != nil {
@@ -44,6 +42,25 @@ func cmdConfig(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(stdout, p)
 	}
 	return fmt.Errorf("config check: %s: %d problem(s)", path, len(problems))
+}
+
+// configCheckPath reads the arguments of "config check": nothing, FILE,
+// or --config FILE (also --config=FILE, as run takes it).
+func configCheckPath(args []string) (string, bool) {
+	if len(args) == 0 || args[0] != "check" {
+		return "", false
+	}
+	switch rest := args[1:]; {
+	case len(rest) == 0:
+		return systemd.DefaultConfig, true
+	case len(rest) == 1 && strings.HasPrefix(rest[0], "--config="):
+		return strings.TrimPrefix(rest[0], "--config="), rest[0] != "--config="
+	case len(rest) == 1 && !strings.HasPrefix(rest[0], "-"):
+		return rest[0], true
+	case len(rest) == 2 && (rest[0] == "--config" || rest[0] == "-config") && rest[1] != "":
+		return rest[1], true
+	}
+	return "", false
 }
 
 // configProblem is one finding of checkConfig.

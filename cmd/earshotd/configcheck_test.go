@@ -61,3 +61,30 @@ func TestConfigCheck(t *testing.T) {
 		t.Error("config lint succeeded")
 	}
 }
+
+// TestConfigCheckFlag: config check takes --config FILE (and
+// --config=FILE) as run does, besides the positional form (issue 16:
+// --config was refused).
+func TestConfigCheckFlag(t *testing.T) {
+	good := filepath.Join(t.TempDir(), "earshot.yaml")
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(good, []byte("workers: 2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("workers: 100\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--config", good}, {"--config=" + good}, {good}} {
+		if out, err := earshotd(t, append([]string{"config", "check"}, args...)...); err != nil || strings.TrimSpace(out) != "ok" {
+			t.Errorf("config check %v: %q, %v", args, out, err)
+		}
+	}
+	if out, err := earshotd(t, "config", "check", "--config", bad); err == nil || !strings.Contains(out, "workers (line 1)") {
+		t.Errorf("config check --config %s: %q, %v; want the workers problem", bad, out, err)
+	}
+	for _, args := range [][]string{{"--config"}, {"--config="}, {"--bogus", good}, {good, good}} {
+		if _, err := earshotd(t, append([]string{"config", "check"}, args...)...); err == nil {
+			t.Errorf("config check %v succeeded", args)
+		}
+	}
+}

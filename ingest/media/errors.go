@@ -22,4 +22,10 @@ var (
 	// failure, a denied destination address, a non-2xx status, a timeout, or
 	// a body read that failed part way.
 	ErrFetch = errors.New("media: fetch")
+	// ErrStatus is returned, beside ErrFetch, when the remote server
+	// answers a non-2xx status.
+	ErrStatus = errors.New("media: remote answered an error status")
+	// ErrDenied is returned (wrapped, beside ErrFetch for Fetch) when a
+	// destination address is refused by a Guard.
+	ErrDenied = errors.New("media: destination denied")
 )

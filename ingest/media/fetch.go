@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"path"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -27,9 +25,10 @@ type Remote struct {
 }
 
 // Fetch GETs an http(s) URL. Other schemes return ErrUnsupported. A network
-// or DNS failure, a denied destination address, a redirect loop or a non-2xx
-// status returns an error wrapping ErrFetch with the reason, e.g.
-// "media: fetch http://x/a.wav: status 404" (query and user info are left
+// or DNS failure, a denied destination address (also ErrDenied), a redirect
+// loop or a non-2xx status (also ErrStatus) returns an error wrapping
+// ErrFetch with the reason, e.g. "media: fetch http://x/a.wav: status 404:
+// media: remote answered an error status" (query and user info are left
 // out of messages, as they often carry credentials). A Content-Length over
 // MaxBytes returns ErrTooLarge before the body is read. The Body's Read
 // fails with ErrTooLarge once more than MaxBytes arrive, and with ErrFetch
@@ -80,7 +79,7 @@ func Fetch(ctx context.Context, rawURL string, o *FetchOptions) (*Remote, error)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		resp.Body.Close()
 		cancel()
-		return nil, fmt.Errorf("%w %s: status %d", ErrFetch, final, resp.StatusCode)
+		return nil, fmt.Errorf("%w %s: status %d: %w", ErrFetch, final, resp.StatusCode, ErrStatus)
 	}
 	if resp.ContentLength > opts.MaxBytes {
 		resp.Body.Close()
@@ -122,31 +121,19 @@ func remoteFilename(resp *http.Response) string {
 }
 
 // newClient builds the default client: a dialer that refuses denied
-// addresses after DNS resolution, no proxy, at most maxRedirects redirects
-// and only to http(s).
+// addresses after DNS resolution, no proxy, no transparent decompression,
+// at most maxRedirects redirects and only to http(s).
 func newClient(deny []netip.Prefix) *http.Client {
-	d := &net.Dialer{
-		Timeout:   30 * time.Second,
-		KeepAlive: 30 * time.Second,
-		Control: func(network, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil {
-				return fmt.Errorf("media: dial %s: %w", address, err)
-			}
-			a := ap.Addr().Unmap()
-			for _, p := range deny {
-				if p.Contains(a) {
-					return fmt.Errorf("media: destination %s is in denied range %s", a, p)
-				}
-			}
-			return nil
-		},
-	}
+	d := Guard{Deny: deny}.Dialer(30 * time.Second)
 	tr := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           d.DialContext,
-		ForceAttemptHTTP2:     true,
-		DisableKeepAlives:     true, // one request per client: nothing idles after Close
+		Proxy:             nil,
+		DialContext:       d.DialContext,
+		ForceAttemptHTTP2: true,
+		DisableKeepAlives: true, // one request per client: nothing idles after Close
+		// No Accept-Encoding, no transparent gunzip: the body is stored
+		// as sent, so MaxBytes bounds the bytes on disk, and a small gzip
+		// that expands a thousandfold stays small (and is not audio).
+		DisableCompression:    true,
 		TLSHandshakeTimeout:   30 * time.Second,
 		ResponseHeaderTimeout: 2 * time.Minute,
 		MaxIdleConns:          4,

@@ -73,8 +73,9 @@ func TestFetch(t *testing.T) {
 				if strings.Contains(err.Error(), "secret") {
 					t.Errorf("error message leaks the query: %v", err)
 				}
-				if tt.name == "404" && err.Error() != "media: fetch "+srv.URL+"/missing.wav: status 404" {
-					t.Errorf("message %q", err.Error())
+				if tt.name == "404" && (!errors.Is(err, ErrStatus) ||
+					err.Error() != "media: fetch "+srv.URL+"/missing.wav: status 404: "+ErrStatus.Error()) {
+					t.Errorf("message %q, want ErrStatus with the status", err.Error())
 				}
 				return
 			}

@@ -6,5 +6,8 @@
 // G.711 is carried as raw bytes: a Receiver writes PCMU or PCMA frames, one
 // byte per sample per channel, interleaved frame by frame when a call has
 // several streams (SIPREC); decoding to PCM happens behind the live session.
-// It does no VAD, resampling or recognition, and does not import a door.
+// G.722 (one byte per 8000 Hz clock tick too) goes through the same jitter
+// buffer and mixer as bytes and is decoded at the end, one decoder per
+// channel, to 16 kHz 16-bit PCM. It does no VAD, resampling or recognition,
+// and does not import a door.
 package rtp

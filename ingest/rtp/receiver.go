@@ -14,9 +14,12 @@ import (
 
 	"github.com/pion/rtcp"
 	pionrtp "github.com/pion/rtp"
+
+	"github.com/earshot-dev/earshot/ingest/codec"
 )
 
-// ClockRate is the RTP clock and sample rate of G.711 (RFC 3551).
+// ClockRate is the RTP clock of the codecs a Receiver takes (RFC 3551):
+// the sample rate of G.711, and G.722's clock (one byte per tick).
 const ClockRate = 8000
 
 // maxQueued bounds the chunks waiting for a slow Writer (10 s of ticks).
@@ -25,17 +28,20 @@ const maxQueued = 500
 // tick is the receiver's clock: the 20 ms frame of G.711 telephony.
 const tick = 20 * time.Millisecond
 
-// Writer takes the call's audio: G.711 bytes of the receiver's codec,
-// channels interleaved frame by frame. ingest.Session implements it.
+// Writer takes the call's audio: G.711 bytes of the receiver's codec, or
+// for G.722 its 16 kHz 16-bit little-endian PCM, channels interleaved
+// frame by frame (codec.Codec.Format). ingest.Session implements it.
 type Writer interface {
 	Write(ctx context.Context, audio []byte) error
 }
 
 // ReceiverConfig sets a Receiver's clocks. Zero fields take defaults.
 type ReceiverConfig struct {
-	// Codec is the law Write gets; packets of the other law are
-	// transcoded (a codec change by re-INVITE).
-	Codec Codec
+	// Codec is what Write gets: a G.711 law (packets of the other law are
+	// transcoded: a codec change by re-INVITE) or G.722, decoded to 16 kHz
+	// PCM. Packets of a codec not Compatible with it are skipped. Default
+	// PCMU.
+	Codec codec.Codec
 	// Timeout ends Run with ErrTimeout when no RTP arrived on any stream
 	// for this long and the call is not on hold; default 30s.
 	Timeout time.Duration
@@ -51,6 +57,9 @@ type ReceiverConfig struct {
 
 // SetDefaults fills zero fields.
 func (c *ReceiverConfig) SetDefaults() {
+	if c.Codec == codec.None {
+		c.Codec = codec.PCMU
+	}
 	if c.Timeout == 0 {
 		c.Timeout = 30 * time.Second
 	}
@@ -67,10 +76,10 @@ func (c *ReceiverConfig) SetDefaults() {
 type Stream struct {
 	// Pair receives the stream; the caller closes it after Run.
 	Pair *Pair
-	// Codecs maps the stream's payload types to G.711 laws; packets of
-	// other types (telephone-event, comfort noise) take their sequence
-	// number and are skipped.
-	Codecs map[uint8]Codec
+	// Codecs maps the stream's payload types to codecs; packets of other
+	// types (telephone-event, comfort noise) take their sequence number
+	// and are skipped.
+	Codecs map[uint8]codec.Codec
 	// RemoteRTCP is where receiver reports go (the SDP's a=rtcp or
 	// port+1); the source of RTCP received replaces it (symmetric RTCP).
 	RemoteRTCP *net.UDPAddr
@@ -125,8 +134,8 @@ type Receiver struct {
 	ssrc    uint32
 
 	mu     sync.Mutex
-	hold   bool              // guarded by mu
-	codecs []map[uint8]Codec // guarded by mu: new maps from Update
+	hold   bool                    // guarded by mu
+	codecs []map[uint8]codec.Codec // guarded by mu: new maps from Update
 	upd    atomic.Bool
 	// overflow counts audio bytes dropped because the session fell
 	// maxQueued ticks behind.
@@ -144,6 +153,9 @@ func NewReceiver(cfg ReceiverConfig, streams []Stream, log *slog.Logger) (*Recei
 	if len(streams) == 0 {
 		return nil, errors.New("rtp: a receiver needs at least one stream")
 	}
+	if !cfg.Codec.G711() && cfg.Codec != codec.G722 {
+		return nil, fmt.Errorf("rtp: a receiver takes G.711 or G.722, not %s", cfg.Codec)
+	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -160,7 +172,7 @@ func NewReceiver(cfg ReceiverConfig, streams []Stream, log *slog.Logger) (*Recei
 // Update applies a re-INVITE: new payload type maps per stream (nil keeps
 // a stream's) and whether the call is on hold (no RTP expected: the
 // timeout is suspended and silence fills the time).
-func (r *Receiver) Update(codecs []map[uint8]Codec, hold bool) {
+func (r *Receiver) Update(codecs []map[uint8]codec.Codec, hold bool) {
 	r.mu.Lock()
 	r.hold = hold
 	r.codecs = codecs
@@ -179,6 +191,14 @@ func (r *Receiver) Stats() []StreamStats {
 // what it holds), the timeout passes (ErrTimeout) or w fails. It does not
 // close the pairs.
 func (r *Receiver) Run(ctx context.Context, w Writer) error {
+	if r.cfg.Codec.Wideband() {
+		dw, err := newDecodeWriter(w, r.cfg.Codec, len(r.streams))
+		if err != nil {
+			return err
+		}
+		defer dw.Close()
+		w = dw
+	}
 	// The readers outlive ctx until drain has taken the last packets.
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
@@ -398,9 +418,10 @@ func (r *Receiver) handle(in input) bool {
 	s.recv.packet(p.SequenceNumber, p.Timestamp, in.at)
 	s.stats.Packets++
 	s.last = in.at
-	codec, ok := s.Codecs[p.PayloadType]
-	if ok && codec != r.cfg.Codec {
-		transcode(p.Payload, codec, r.cfg.Codec)
+	c, ok := s.Codecs[p.PayloadType]
+	ok = ok && r.cfg.Codec.Compatible(c)
+	if ok && c != r.cfg.Codec {
+		transcode(p.Payload, c, r.cfg.Codec)
 	}
 	s.jb.Push(Packet{Seq: p.SequenceNumber, Timestamp: p.Timestamp, Payload: p.Payload, Skip: !ok}, in.at, s.emit)
 	s.jb.Pop(in.at, s.emit)

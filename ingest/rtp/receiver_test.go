@@ -5,11 +5,16 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	pionrtp "github.com/pion/rtp"
+
+	"github.com/earshot-dev/earshot/ingest/codec"
+	"github.com/earshot-dev/earshot/ingest/codec/codectest"
+	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 )
 
 // sink collects what a Receiver writes.
@@ -72,7 +77,7 @@ func TestReceiverMono(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pair.Close()
-	r, err := NewReceiver(ReceiverConfig{Codec: PCMU}, []Stream{{Pair: pair, Codecs: map[uint8]Codec{0: PCMU}}}, nil)
+	r, err := NewReceiver(ReceiverConfig{Codec: codec.PCMU}, []Stream{{Pair: pair, Codecs: map[uint8]codec.Codec{0: codec.PCMU}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,9 +120,9 @@ func TestReceiverStereoSSRCChangeAndTranscode(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer p.Close()
-		streams = append(streams, Stream{Pair: p, Codecs: map[uint8]Codec{0: PCMU, 8: PCMA}})
+		streams = append(streams, Stream{Pair: p, Codecs: map[uint8]codec.Codec{0: codec.PCMU, 8: codec.PCMA}})
 	}
-	r, err := NewReceiver(ReceiverConfig{Codec: PCMU}, streams, nil)
+	r, err := NewReceiver(ReceiverConfig{Codec: codec.PCMU}, streams, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +163,7 @@ func TestReceiverStereoSSRCChangeAndTranscode(t *testing.T) {
 		t.Fatalf("got %d bytes, want %d", len(got), 2*len(a))
 	}
 	want1 := append([]byte(nil), b...)
-	transcode(want1, PCMA, PCMU)
+	transcode(want1, codec.PCMA, codec.PCMU)
 	for i := 0; i < len(a); i++ {
 		if got[2*i] != a[i] || got[2*i+1] != want1[i] {
 			t.Fatalf("frame %d: %d,%d want %d,%d", i, got[2*i], got[2*i+1], a[i], want1[i])
@@ -178,9 +183,9 @@ func TestReceiverPadsQuietChannel(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer p.Close()
-		streams = append(streams, Stream{Pair: p, Codecs: map[uint8]Codec{0: PCMU}})
+		streams = append(streams, Stream{Pair: p, Codecs: map[uint8]codec.Codec{0: codec.PCMU}})
 	}
-	r, _ := NewReceiver(ReceiverConfig{Codec: PCMU, PadAfter: 50 * time.Millisecond}, streams, nil)
+	r, _ := NewReceiver(ReceiverConfig{Codec: codec.PCMU, PadAfter: 50 * time.Millisecond}, streams, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	var s sink
 	done := make(chan error, 1)
@@ -233,7 +238,7 @@ func FuzzRTPDatagram(f *testing.F) {
 	}
 	f.Cleanup(func() { pair.Close() })
 	f.Fuzz(func(t *testing.T, data []byte, isRTCP bool) {
-		r, err := NewReceiver(ReceiverConfig{}, []Stream{{Pair: pair, Codecs: map[uint8]Codec{0: PCMU, 8: PCMA}, Mux: true}}, nil)
+		r, err := NewReceiver(ReceiverConfig{}, []Stream{{Pair: pair, Codecs: map[uint8]codec.Codec{0: codec.PCMU, 8: codec.PCMA}, Mux: true}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -256,4 +261,94 @@ func FuzzRTPDatagram(f *testing.F) {
 			t.Fatalf("%d bytes of audio from %d-byte datagrams", n, len(data))
 		}
 	})
+}
+
+// TestReceiverG722: a two-stream G.722 call (SIPREC with HD voice) is
+// written as 16 kHz 16-bit PCM, interleaved, each stream decoded by its own
+// decoder; a G.711 packet in a G.722 call is skipped.
+func TestReceiverG722(t *testing.T) {
+	wav := filepath.Join(recognizertest.SpeechDir(t), "pocketsphinx-goforward.wav")
+	audio, err := codectest.G722(wav)
+	if err != nil {
+		t.Fatal(err)
+	}
+	audio = audio[:160*50]
+	other := make([]byte, len(audio))
+	for i := range other {
+		other[i] = audio[len(audio)-1-i]
+	}
+	ports := testPorts(t)
+	var streams []Stream
+	for range 2 {
+		p, err := ports.Listen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		streams = append(streams, Stream{Pair: p, Codecs: map[uint8]codec.Codec{9: codec.G722, 0: codec.PCMU}})
+	}
+	r, err := NewReceiver(ReceiverConfig{Codec: codec.G722}, streams, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	var s sink
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx, &s) }()
+	var conns []*net.UDPConn
+	for _, st := range streams {
+		c, err := net.DialUDP("udp", nil, st.Pair.RTP.LocalAddr().(*net.UDPAddr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	a, b := packets(t, audio, 9, 1), packets(t, other, 9, 2)
+	pcmu := packets(t, ramp(160), 0, 1)[0]
+	tick := time.NewTicker(2 * time.Millisecond)
+	for i := range a {
+		<-tick.C
+		conns[0].Write(a[i])
+		conns[1].Write(b[i])
+		if i == 10 {
+			conns[0].Write(pcmu) // an old sequence number of another codec
+		}
+	}
+	tick.Stop()
+	want := make([]byte, 0, 4*len(audio))
+	var pcm [2][]int16
+	for i, src := range [][]byte{audio, other} {
+		d, err := codec.NewDecoder(codec.G722)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pcm[i], _ = d.Decode(src, nil)
+		d.Close()
+	}
+	for i := range pcm[0] {
+		want = codec.AppendLE(want, []int16{pcm[0][i], pcm[1][i]})
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(s.bytes()) < len(want) && time.Now().Before(deadline) {
+		<-time.After(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := s.bytes(); !bytes.Equal(got, want) {
+		t.Fatalf("got %d bytes, want %d identical; stats %+v", len(got), len(want), r.Stats())
+	}
+}
+
+func TestReceiverRefusesOpus(t *testing.T) {
+	p, err := testPorts(t).Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := NewReceiver(ReceiverConfig{Codec: codec.Opus}, []Stream{{Pair: p}}, nil); err == nil {
+		t.Fatal("a receiver took Opus, which has no byte-per-tick stream")
+	}
 }

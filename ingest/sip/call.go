@@ -17,6 +17,8 @@ import (
 	sipmsg "github.com/emiago/sipgo/sip"
 
 	"github.com/earshot-dev/earshot/ingest"
+	"github.com/earshot-dev/earshot/ingest/codec"
+	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/ingest/rtp"
 )
 
@@ -40,7 +42,7 @@ type call struct {
 	sess   ingest.Session
 	recv   *rtp.Receiver
 	pairs  []*rtp.Pair
-	codec  rtp.Codec
+	codec  codec.Codec
 	labels []string
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -227,19 +229,25 @@ func (s *Server) setup(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *rout
 }
 
 // liveParams is the POST /v2/live body for a call: the route's options
-// with the door's audio format.
-func liveParams(opts map[string]any, codec rtp.Codec, channels int) ([]byte, error) {
+// with the door's audio format (codec.Codec.Format: G.711 bytes at 8 kHz,
+// or G.722 decoded to 16-bit PCM at 16 kHz).
+func liveParams(opts map[string]any, c codec.Codec, channels int) ([]byte, error) {
 	body := make(map[string]any, len(opts)+4)
 	for k, v := range opts {
 		body[k] = v
 	}
-	body["encoding"] = "wav/ulaw"
-	if codec == rtp.PCMA {
+	f := c.Format(channels)
+	switch f.Encoding {
+	case media.MuLaw:
+		body["encoding"] = "wav/ulaw"
+	case media.ALaw:
 		body["encoding"] = "wav/alaw"
+	default:
+		body["encoding"] = "wav/pcm"
 	}
-	body["bit_depth"] = 8
-	body["sample_rate"] = rtp.ClockRate
-	body["channels"] = channels
+	body["bit_depth"] = f.BitDepth
+	body["sample_rate"] = f.SampleRate
+	body["channels"] = f.Channels
 	b, err := json.Marshal(body)
 	if err != nil {
 		return nil, fmt.Errorf("sip: route options: %w", err)
@@ -352,7 +360,7 @@ func (c *call) reinvite(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 		c.s.respondErr(req, tx, err)
 		return
 	}
-	codecs := make([]map[uint8]rtp.Codec, len(o.streams))
+	codecs := make([]map[uint8]codec.Codec, len(o.streams))
 	hold := true
 	for i, st := range o.streams {
 		codecs[i] = st.codecs

@@ -7,8 +7,9 @@ import (
 )
 
 var (
-	// ErrNoCodec is returned when an offer has no audio stream with PCMU
-	// or PCMA at 8 kHz over RTP/AVP (488 Not Acceptable Here).
+	// ErrNoCodec is returned when an offer has no audio stream with PCMU,
+	// PCMA or G722 over RTP/AVP, or a re-INVITE none the call's session
+	// takes (488 Not Acceptable Here).
 	ErrNoCodec = errors.New("sip: no acceptable codec")
 
 	// ErrBadOffer is returned when the SDP or SIPREC body cannot be parsed

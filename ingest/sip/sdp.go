@@ -9,7 +9,7 @@ import (
 
 	"github.com/pion/sdp/v3"
 
-	"github.com/earshot-dev/earshot/ingest/rtp"
+	"github.com/earshot-dev/earshot/ingest/codec"
 )
 
 // maxStreams is how many audio streams one call may carry (SIPREC's
@@ -24,18 +24,19 @@ type offer struct {
 
 // offerStream is one accepted audio m= line.
 type offerStream struct {
-	index  int                 // m= line number
-	pt     uint8               // chosen payload type
-	codec  rtp.Codec           // its law
-	codecs map[uint8]rtp.Codec // every G.711 type offered
-	tePT   int                 // telephone-event type, -1 if none
-	teFmtp string              // its fmtp, echoed
-	rtp    netip.AddrPort      // where the peer sends from (c= and port)
-	rtcp   netip.AddrPort      // where its RTCP goes (a=rtcp or port+1)
-	mux    bool                // a=rtcp-mux
-	dir    string              // sendrecv, sendonly, recvonly, inactive
-	label  string              // a=label (SIPREC stream label)
-	protos []string            // RTP/AVP or RTP/AVPF
+	index  int                   // m= line number
+	pt     uint8                 // chosen payload type
+	codec  codec.Codec           // its codec
+	codecs map[uint8]codec.Codec // every offered type the call's session can take
+	tePT   int                   // telephone-event type, -1 if none
+	teFmtp string                // its fmtp, echoed
+	rtp    netip.AddrPort        // where the peer sends from (c= and port)
+	rtcp   netip.AddrPort        // where its RTCP goes (a=rtcp or port+1)
+	mux    bool                  // a=rtcp-mux
+	dir    string                // sendrecv, sendonly, recvonly, inactive
+	label  string                // a=label (SIPREC stream label)
+	protos []string              // RTP/AVP or RTP/AVPF
+	order  []uint8               // offered types earshot takes, in offer order
 }
 
 // hold reports whether the peer will send no audio on this stream.
@@ -43,10 +44,13 @@ func (s offerStream) hold() bool {
 	return s.dir == "inactive" || s.dir == "recvonly" || !s.rtp.Addr().IsValid() || s.rtp.Addr().IsUnspecified()
 }
 
-// parseOffer reads an SDP offer. prefer, when set (a re-INVITE), is the
-// call's law, chosen over the offer's order if offered. It returns
-// ErrBadOffer or ErrNoCodec.
-func parseOffer(body []byte, prefer *rtp.Codec) (*offer, error) {
+// parseOffer reads an SDP offer. G.722 is chosen when every audio line
+// that carries a codec earshot takes offers it (one session, one format),
+// else the first G.711 law of each line. prefer, when set (a re-INVITE), is
+// the call's codec: it is kept if offered, and only codecs Compatible with
+// it are taken (a G.711 call may switch laws; a G.722 call stays G.722). It
+// returns ErrBadOffer or ErrNoCodec.
+func parseOffer(body []byte, prefer *codec.Codec) (*offer, error) {
 	var sd sdp.SessionDescription
 	if err := sd.Unmarshal(body); err != nil {
 		return nil, fmt.Errorf("%w: sdp: %v", ErrBadOffer, err)
@@ -57,25 +61,28 @@ func parseOffer(body []byte, prefer *rtp.Codec) (*offer, error) {
 	o := &offer{media: sd.MediaDescriptions}
 	sessAddr := connAddr(sd.ConnectionInformation)
 	sessDir := direction(sd.Attributes)
+	var lines []offerStream
+	wide := prefer == nil || *prefer == codec.G722
 	for i, m := range sd.MediaDescriptions {
-		if len(o.streams) == maxStreams || m.MediaName.Media != "audio" || m.MediaName.Port.Value == 0 {
+		if len(lines) == maxStreams || m.MediaName.Media != "audio" || m.MediaName.Port.Value == 0 {
 			continue
 		}
 		if p := strings.Join(m.MediaName.Protos, "/"); p != "RTP/AVP" && p != "RTP/AVPF" {
 			continue
 		}
-		s, ok := chooseCodec(m, prefer)
+		port := m.MediaName.Port.Value
+		if port < 1 || port > 65535 {
+			continue
+		}
+		s, ok := offeredCodecs(m)
 		if !ok {
 			continue
 		}
+		wide = wide && s.offers(codec.G722)
 		s.index, s.protos = i, m.MediaName.Protos
 		addr := sessAddr
 		if a := connAddr(m.ConnectionInformation); a.IsValid() {
 			addr = a
-		}
-		port := m.MediaName.Port.Value
-		if port < 1 || port > 65535 {
-			continue
 		}
 		s.rtp = netip.AddrPortFrom(addr, uint16(port))
 		s.rtcp = netip.AddrPortFrom(addr, uint16(min(port+1, 65535)))
@@ -91,7 +98,19 @@ func parseOffer(body []byte, prefer *rtp.Codec) (*offer, error) {
 			s.dir = "sendrecv"
 		}
 		s.label, _ = m.Attribute("label")
-		o.streams = append(o.streams, s)
+		lines = append(lines, s)
+	}
+	family := codec.PCMU
+	switch {
+	case prefer != nil:
+		family = *prefer
+	case wide && len(lines) > 0:
+		family = codec.G722
+	}
+	for _, s := range lines {
+		if s.choose(family, prefer) {
+			o.streams = append(o.streams, s)
+		}
 	}
 	if len(o.streams) == 0 {
 		return nil, ErrNoCodec
@@ -99,11 +118,12 @@ func parseOffer(body []byte, prefer *rtp.Codec) (*offer, error) {
 	return o, nil
 }
 
-// chooseCodec picks the first PCMU or PCMA payload type of an m= line (or
-// prefer when offered) and notes telephone-event.
-func chooseCodec(m *sdp.MediaDescription, prefer *rtp.Codec) (offerStream, bool) {
-	s := offerStream{tePT: -1, codecs: map[uint8]rtp.Codec{}}
-	maps := map[int]string{}
+// offeredCodecs reads the payload types of an m= line the SIP door takes
+// (G.711 and G.722; in offer order in s.order) and notes telephone-event. It reports whether
+// any was offered.
+func offeredCodecs(m *sdp.MediaDescription) (offerStream, bool) {
+	s := offerStream{tePT: -1, codecs: map[uint8]codec.Codec{}}
+	rtpmaps := map[int]string{}
 	fmtps := map[int]string{}
 	for _, a := range m.Attributes {
 		pt, rest, ok := strings.Cut(a.Value, " ")
@@ -113,47 +133,64 @@ func chooseCodec(m *sdp.MediaDescription, prefer *rtp.Codec) (offerStream, bool)
 		}
 		switch a.Key {
 		case "rtpmap":
-			maps[n] = strings.ToLower(strings.TrimSpace(rest))
+			rtpmaps[n] = strings.TrimSpace(rest)
 		case "fmtp":
 			fmtps[n] = strings.TrimSpace(rest)
 		}
 	}
-	first := true
 	for _, f := range m.MediaName.Formats {
 		n, err := strconv.Atoi(f)
 		if err != nil || n < 0 || n > 127 {
 			continue
 		}
-		enc, mapped := maps[n]
-		if !mapped {
-			switch n {
-			case 0:
-				enc = "pcmu/8000"
-			case 8:
-				enc = "pcma/8000"
-			}
-		}
-		enc = strings.TrimSuffix(enc, "/1")
-		var c rtp.Codec
-		switch enc {
-		case "pcmu/8000":
-			c = rtp.PCMU
-		case "pcma/8000":
-			c = rtp.PCMA
-		case "telephone-event/8000":
+		enc, mapped := rtpmaps[n]
+		if mapped && strings.EqualFold(enc, "telephone-event/8000") {
 			if s.tePT < 0 {
 				s.tePT, s.teFmtp = n, fmtps[n]
 			}
 			continue
-		default:
+		}
+		c := codec.Lookup(n, enc, mapped)
+		// The SIP door takes G.711 and G.722; Opus is the WebRTC door's.
+		if c == codec.None || c == codec.Opus {
 			continue
 		}
-		s.codecs[uint8(n)] = c
-		if first || (prefer != nil && c == *prefer && s.codec != *prefer) {
-			s.pt, s.codec, first = uint8(n), c, false
+		if _, dup := s.codecs[uint8(n)]; !dup {
+			s.codecs[uint8(n)] = c
+			s.order = append(s.order, uint8(n))
 		}
 	}
-	return s, !first
+	return s, len(s.codecs) > 0
+}
+
+// offers reports whether the line offers c.
+func (s *offerStream) offers(c codec.Codec) bool {
+	for _, d := range s.codecs {
+		if d == c {
+			return true
+		}
+	}
+	return false
+}
+
+// choose keeps the offered types of the call's codec family (G722, or the
+// G.711 laws) and picks one: prefer when offered, else the first in offer
+// order. It reports whether the line offers the family at all.
+func (s *offerStream) choose(family codec.Codec, prefer *codec.Codec) bool {
+	kept := map[uint8]codec.Codec{}
+	found := false
+	for _, pt := range s.order {
+		c := s.codecs[pt]
+		if !family.Compatible(c) {
+			continue
+		}
+		kept[pt] = c
+		if !found || prefer != nil && c == *prefer && s.codec != *prefer {
+			s.pt, s.codec, found = pt, c, true
+		}
+	}
+	s.codecs = kept
+	return found
 }
 
 func connAddr(c *sdp.ConnectionInformation) netip.Addr {
@@ -197,7 +234,7 @@ func direction(attrs []sdp.Attribute) string {
 }
 
 // answer builds the SDP answer: every accepted stream on its port with the
-// chosen law (plus telephone-event when offered), receive-only or inactive;
+// chosen codec (plus telephone-event when offered), receive-only or inactive;
 // every other m= line declined with port 0 (RFC 3264 section 6).
 func (o *offer) answer(ip netip.Addr, ports []int, sessID, version uint64) ([]byte, error) {
 	addrType := "IP4"
@@ -218,7 +255,7 @@ func (o *offer) answer(ip netip.Addr, ports []int, sessID, version uint64) ([]by
 			s := o.streams[k]
 			md := &sdp.MediaDescription{MediaName: sdp.MediaName{Media: "audio", Port: sdp.RangedPort{Value: ports[k]},
 				Protos: s.protos, Formats: []string{strconv.Itoa(int(s.pt))}}}
-			md.Attributes = append(md.Attributes, sdp.NewAttribute("rtpmap", fmt.Sprintf("%d %s/8000", s.pt, s.codec)))
+			md.Attributes = append(md.Attributes, sdp.NewAttribute("rtpmap", fmt.Sprintf("%d %s", s.pt, s.codec.RTPMap())))
 			if s.tePT >= 0 {
 				md.MediaName.Formats = append(md.MediaName.Formats, strconv.Itoa(s.tePT))
 				md.Attributes = append(md.Attributes, sdp.NewAttribute("rtpmap", fmt.Sprintf("%d telephone-event/8000", s.tePT)))

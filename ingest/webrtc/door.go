@@ -18,6 +18,7 @@ import (
 	pionwebrtc "github.com/pion/webrtc/v4"
 
 	"github.com/earshot-dev/earshot/ingest"
+	"github.com/earshot-dev/earshot/ingest/codec"
 	"github.com/earshot-dev/earshot/ingest/media"
 )
 
@@ -99,11 +100,11 @@ func (d *Door) certificate() (pionwebrtc.Certificate, error) {
 	return *d.cert, nil
 }
 
-// newAPI builds the pion API for one peer: a MediaEngine with only PCMU and
-// PCMA (so nothing else can be negotiated) and the ICE settings.
+// newAPI builds the pion API for one peer: a MediaEngine with only Opus,
+// PCMU and PCMA (so nothing else can be negotiated) and the ICE settings.
 func (d *Door) newAPI() (*pionwebrtc.API, error) {
 	me := &pionwebrtc.MediaEngine{}
-	for _, c := range []pionwebrtc.RTPCodecParameters{pcmuParams, pcmaParams} {
+	for _, c := range []pionwebrtc.RTPCodecParameters{opusParams, pcmuParams, pcmaParams} {
 		if err := me.RegisterCodec(c, pionwebrtc.RTPCodecTypeAudio); err != nil {
 			return nil, fmt.Errorf("webrtc: register %s: %w", c.MimeType, err)
 		}
@@ -132,20 +133,40 @@ func (d *Door) newAPI() (*pionwebrtc.API, error) {
 	return pionwebrtc.NewAPI(pionwebrtc.WithMediaEngine(me), pionwebrtc.WithSettingEngine(se)), nil
 }
 
+// The door's codecs as pion registers them, from the codec table.
 var (
-	pcmuParams = pionwebrtc.RTPCodecParameters{
-		RTPCodecCapability: pionwebrtc.RTPCodecCapability{MimeType: pionwebrtc.MimeTypePCMU, ClockRate: 8000, Channels: 1},
-		PayloadType:        0,
-	}
-	pcmaParams = pionwebrtc.RTPCodecParameters{
-		RTPCodecCapability: pionwebrtc.RTPCodecCapability{MimeType: pionwebrtc.MimeTypePCMA, ClockRate: 8000, Channels: 1},
-		PayloadType:        8,
+	pcmuParams = g711Params(codec.PCMU, pionwebrtc.MimeTypePCMU)
+	pcmaParams = g711Params(codec.PCMA, pionwebrtc.MimeTypePCMA)
+	opusParams = pionwebrtc.RTPCodecParameters{
+		RTPCodecCapability: pionwebrtc.RTPCodecCapability{MimeType: pionwebrtc.MimeTypeOpus,
+			ClockRate: uint32(codec.Opus.ClockRate()), Channels: 2, SDPFmtpLine: codec.OpusFmtp},
+		PayloadType: codec.OpusPayloadType,
 	}
 )
 
+func g711Params(c codec.Codec, mime string) pionwebrtc.RTPCodecParameters {
+	pt, _ := c.StaticPT()
+	return pionwebrtc.RTPCodecParameters{
+		RTPCodecCapability: pionwebrtc.RTPCodecCapability{MimeType: mime, ClockRate: uint32(c.ClockRate()), Channels: 1},
+		PayloadType:        pionwebrtc.PayloadType(pt),
+	}
+}
+
+// params is c's registration.
+func params(c codec.Codec) pionwebrtc.RTPCodecParameters {
+	switch c {
+	case codec.PCMA:
+		return pcmaParams
+	case codec.Opus:
+		return opusParams
+	}
+	return pcmuParams
+}
+
 // Offer answers a WHIP offer (RFC 9725 §4.2) for live session sessionID,
-// authorised by its session token: it negotiates the G.711 law the session
-// was opened for, gathers host candidates and returns the complete SDP
+// authorised by its session token: it negotiates the codec the session was
+// opened for (PCMU for wav/ulaw 8 kHz, PCMA for wav/alaw 8 kHz, Opus for
+// wav/pcm 16-bit 16 kHz, decoded by the door), gathers host candidates and returns the complete SDP
 // answer and the new resource's id (an unguessable capability: End needs
 // it). The client's mistakes are checked before the session is touched;
 // only a session opened in another format is found after attaching (it then
@@ -201,25 +222,21 @@ func (d *Door) Offer(ctx context.Context, sessionID, token string, offer []byte)
 	if err != nil {
 		return nil, "", err
 	}
-	law, err := sessionCodec(sess)
+	want, err := sessionCodec(sess)
 	if err != nil {
 		return nil, "", err
 	}
-	if !offered.has(law) {
-		return nil, "", fmt.Errorf("%w: the session's encoding needs %s, the offer has %s", ErrNoG711, law, offered)
-	}
-	want := pcmuParams
-	if law == codecPCMA {
-		want = pcmaParams
+	if !offered.has(want) {
+		return nil, "", fmt.Errorf("%w: the session's encoding needs %s, the offer has %s", ErrNoCodec, want, offered)
 	}
 	for _, t := range pc.GetTransceivers() {
 		if t.Kind() == pionwebrtc.RTPCodecTypeAudio {
-			if err := t.SetCodecPreferences([]pionwebrtc.RTPCodecParameters{want}); err != nil {
-				return nil, "", fmt.Errorf("%w: %v", ErrNoG711, err)
+			if err := t.SetCodecPreferences([]pionwebrtc.RTPCodecParameters{params(want)}); err != nil {
+				return nil, "", fmt.Errorf("%w: %v", ErrNoCodec, err)
 			}
 		}
 	}
-	p = newPeer(d, sess, pc, law)
+	p = newPeer(d, sess, pc, want)
 	ans, err := pc.CreateAnswer(nil)
 	if err != nil {
 		p = nil
@@ -255,7 +272,7 @@ func (d *Door) Offer(ctx context.Context, sessionID, token string, offer []byte)
 	d.wg.Go(p.supervise)
 	d.mu.Unlock()
 	ok = true
-	d.log.Info("whip peer answered", "session_id", sessionID, "codec", law.String(),
+	d.log.Info("whip peer answered", "session_id", sessionID, "codec", want.String(),
 		"elapsed_ms", time.Since(start).Milliseconds())
 	d.log.Debug("whip answer", "session_id", sessionID, "sdp", local.SDP)
 	return []byte(local.SDP), p.resource, nil
@@ -280,30 +297,28 @@ func (d *Door) newPeerConnection() (*pionwebrtc.PeerConnection, error) {
 	return pc, nil
 }
 
-// sessionCodec is the G.711 law the session takes, or ErrFormat naming
-// the field that rules WebRTC out.
-func sessionCodec(s ingest.Session) (codec, error) {
+// sessionCodec is the codec that fills the session's format, or ErrFormat
+// naming the field that rules WebRTC out.
+func sessionCodec(s ingest.Session) (codec.Codec, error) {
 	f, ok := s.(formatted)
 	if !ok {
-		return codecNone, errors.New("webrtc: session does not report its audio format")
+		return codec.None, errors.New("webrtc: session does not report its audio format")
 	}
 	fm := f.Format()
-	var c codec
-	switch fm.Encoding {
-	case media.MuLaw:
-		c = codecPCMU
-	case media.ALaw:
-		c = codecPCMA
-	default:
-		return codecNone, fmt.Errorf("%w: encoding: the session was opened for %s; WebRTC carries wav/ulaw (PCMU) or wav/alaw (PCMA)", ErrFormat, fm.Encoding)
+	if c := codec.ForFormat(fm, codec.Opus); c != codec.None {
+		return c, nil
 	}
-	if fm.SampleRate != 8000 {
-		return codecNone, fmt.Errorf("%w: sample_rate: the session was opened for %d Hz; G.711 over WebRTC is 8000", ErrFormat, fm.SampleRate)
+	switch {
+	case fm.Channels != 1:
+		return codec.None, fmt.Errorf("%w: channels: the session was opened for %d channels; WebRTC carries 1", ErrFormat, fm.Channels)
+	case fm.Encoding == media.MuLaw || fm.Encoding == media.ALaw:
+		return codec.None, fmt.Errorf("%w: sample_rate: the session was opened for %d Hz; G.711 over WebRTC is 8000", ErrFormat, fm.SampleRate)
+	case fm.Encoding == media.LinearPCM && fm.BitDepth == 16:
+		return codec.None, fmt.Errorf("%w: sample_rate: the session was opened for %d Hz; WebRTC's wav/pcm (Opus, decoded by earshot) is 16000", ErrFormat, fm.SampleRate)
+	case fm.Encoding == media.LinearPCM:
+		return codec.None, fmt.Errorf("%w: bit_depth: the session was opened for %d bits; WebRTC's wav/pcm (Opus, decoded by earshot) is 16", ErrFormat, fm.BitDepth)
 	}
-	if fm.Channels != 1 {
-		return codecNone, fmt.Errorf("%w: channels: the session was opened for %d channels; WebRTC carries 1", ErrFormat, fm.Channels)
-	}
-	return c, nil
+	return codec.None, fmt.Errorf("%w: encoding: the session was opened for %s; WebRTC carries wav/ulaw (PCMU), wav/alaw (PCMA) or wav/pcm at 16 kHz (Opus)", ErrFormat, fm.Encoding)
 }
 
 // End deletes a WHIP resource (RFC 9725 §4.3): it closes the peer and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -14,7 +15,10 @@ import (
 	pionwebrtc "github.com/pion/webrtc/v4"
 
 	"github.com/earshot-dev/earshot/ingest"
+	"github.com/earshot-dev/earshot/ingest/codec"
+	"github.com/earshot-dev/earshot/ingest/codec/codectest"
 	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 )
 
 // recSession is the door contract's session as a recording: the daemon's
@@ -218,11 +222,6 @@ func (o *offerer) send(t *testing.T, pt uint8, seq uint16, ts uint32, v byte) {
 	}
 }
 
-var opusParams = pionwebrtc.RTPCodecParameters{
-	RTPCodecCapability: pionwebrtc.RTPCodecCapability{MimeType: pionwebrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2},
-	PayloadType:        111,
-}
-
 func TestOfferStreamsPayloadsUntilEnd(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -274,7 +273,7 @@ func TestOfferStreamsPayloadsUntilEnd(t *testing.T) {
 			}
 			s.waitBytes(t, len(want))
 			seq, ts = seq+2, ts+320
-			want = append(want, bytes.Repeat([]byte{codecByName(tc.law).silence()}, 320)...)
+			want = append(want, bytes.Repeat([]byte{codecByName(tc.law).Silence()}, 320)...)
 			for i := range 5 {
 				o.send(t, pt, seq, ts, byte(100+i))
 				if i == 0 {
@@ -307,11 +306,11 @@ func TestOfferStreamsPayloadsUntilEnd(t *testing.T) {
 	}
 }
 
-func codecByName(n string) codec {
+func codecByName(n string) codec.Codec {
 	if n == "PCMA" {
-		return codecPCMA
+		return codec.PCMA
 	}
-	return codecPCMU
+	return codec.PCMU
 }
 
 func firstDiff(a, b []byte) int {
@@ -337,15 +336,19 @@ func TestOfferRejects(t *testing.T) {
 	}{
 		{"malformed sdp", "ulaw", "ulaw.1.good", []byte("v=0\r\nthis is not sdp\r\n"), ErrBadOffer, false},
 		{"empty offer", "ulaw", "ulaw.1.good", nil, ErrBadOffer, false},
-		{"opus only", "ulaw", "ulaw.1.good", opusOffer, ErrNoG711, false},
+		{"opus only for a ulaw session", "ulaw", "ulaw.1.good", opusOffer, ErrNoCodec, true},
+		{"PCMU only for a wav/pcm session", "pcm", "pcm.1.good", pcmuOffer, ErrNoCodec, true},
 		{"token of another session", "ulaw", "alaw.1.good", pcmuOffer, ErrBadToken, false},
 		{"token without dots", "ulaw", "ulaw", pcmuOffer, ErrBadToken, false},
 		{"forged token", "ulaw", "ulaw.1.bad", pcmuOffer, errUnknownToken, false},
-		{"PCMA offer for a ulaw session", "ulaw", "ulaw.1.good", pcmaOffer, ErrNoG711, true},
-		{"linear16 session", "pcm", "pcm.1.good", pcmuOffer, ErrFormat, true},
+		{"PCMA offer for a ulaw session", "ulaw", "ulaw.1.good", pcmaOffer, ErrNoCodec, true},
+		{"linear16 session at 8 kHz", "pcm8", "pcm8.1.good", pcmuOffer, ErrFormat, true},
+		{"float session", "float", "float.1.good", pcmuOffer, ErrFormat, true},
 		{"too large", "ulaw", "ulaw.1.good", append(bytes.Repeat([]byte("a=x\r\n"), 20000), pcmuOffer...), ErrBadOffer, false},
 	}
-	ss := []*recSession{newRecSession("ulaw", ulaw8k), newRecSession("alaw", alaw8k), newRecSession("pcm", pcm16k)}
+	ss := []*recSession{newRecSession("ulaw", ulaw8k), newRecSession("alaw", alaw8k), newRecSession("pcm", pcm16k),
+		newRecSession("pcm8", media.Format{Encoding: media.LinearPCM, BitDepth: 16, SampleRate: 8000, Channels: 1}),
+		newRecSession("float", media.Format{Encoding: media.Float, BitDepth: 32, SampleRate: 16000, Channels: 1})}
 	d := newDoor(t, 10*time.Second, ss...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -356,7 +359,7 @@ func TestOfferRejects(t *testing.T) {
 			if d.Peers() != 0 {
 				t.Errorf("a failed offer left a peer")
 			}
-			if tc.want == ErrFormat && !strings.Contains(err.Error(), "encoding") {
+			if tc.want == ErrFormat && !strings.Contains(err.Error(), "encoding") && !strings.Contains(err.Error(), "sample_rate") {
 				t.Errorf("error %q does not name the field", err)
 			}
 		})
@@ -462,5 +465,64 @@ func TestPublicIPInAnswer(t *testing.T) {
 	}
 	if !strings.Contains(string(answer), " 203.0.113.7 ") {
 		t.Errorf("answer has no candidate on the public IP:\n%s", answer)
+	}
+}
+
+// TestOpusSession: a wav/pcm 16 kHz session negotiates Opus, and the door
+// writes libopus's packets decoded to 16 kHz PCM, a lost packet as 20 ms
+// of silence, and skips a packet libopus refuses.
+func TestOpusSession(t *testing.T) {
+	pkts, err := codectest.OpusPackets(filepath.Join(recognizertest.SpeechDir(t), "pocketsphinx-goforward.wav"), 32000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newRecSession("s1", pcm16k)
+	d := newDoor(t, 10*time.Second, s)
+	o, offer := newOfferer(t, opusParams, pcmuParams)
+	answer, res, err := d.Offer(t.Context(), "s1", "s1.1.good", offer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(answer), "opus/48000/2") || strings.Contains(string(answer), "PCMU") {
+		t.Fatalf("answer does not negotiate only opus:\n%s", answer)
+	}
+	o.answer(t, answer)
+	dec, err := codec.NewDecoder(codec.Opus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	var want []byte
+	var pcm []int16
+	seq, ts := uint16(1), uint32(1000)
+	send := func(p []byte) {
+		err := o.track.WriteRTP(&rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 111, SequenceNumber: seq, Timestamp: ts, SSRC: 1}, Payload: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, p := range pkts[:40] {
+		switch i {
+		case 20: // lost: 20 ms (960 ticks of 48 kHz) of silence
+			want = append(want, make([]byte, 640)...)
+		case 30: // refused by libopus: skipped, its time filled by the next
+			send([]byte{0x03})
+			want = append(want, make([]byte, 640)...)
+		default:
+			send(p)
+			pcm, _ = dec.Decode(p, pcm[:0])
+			want = codec.AppendLE(want, pcm)
+		}
+		if i == 0 {
+			s.waitBytes(t, 640)
+		}
+		seq, ts = seq+1, ts+960
+	}
+	s.waitBytes(t, len(want))
+	if err := d.End(t.Context(), "s1", res); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.snapshot(); !bytes.Equal(got, want) {
+		t.Errorf("session got %d bytes, want %d (first difference at %d)", len(got), len(want), firstDiff(got, want))
 	}
 }

@@ -2,68 +2,43 @@ package webrtc
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/pion/sdp/v3"
+
+	"github.com/earshot-dev/earshot/ingest/codec"
 )
 
-// codec is one of the two G.711 laws the door negotiates.
-type codec int
+// doorCodecs are the codecs the WHIP door takes, in the order it names them.
+var doorCodecs = []codec.Codec{codec.Opus, codec.PCMU, codec.PCMA}
 
-const (
-	codecNone codec = iota
-	codecPCMU       // G.711 µ-law, session encoding wav/ulaw, static payload type 0
-	codecPCMA       // G.711 A-law, session encoding wav/alaw, static payload type 8
-)
+// offerCodecs says which of the door's codecs an offer sends on some audio
+// m-line.
+type offerCodecs map[codec.Codec]bool
 
-func (c codec) String() string {
-	switch c {
-	case codecPCMU:
-		return "PCMU"
-	case codecPCMA:
-		return "PCMA"
-	}
-	return "none"
-}
-
-// silence is the law's encoding of a zero sample, written for RTP gaps.
-func (c codec) silence() byte {
-	if c == codecPCMA {
-		return 0xD5
-	}
-	return 0xFF
-}
-
-// offerCodecs says which laws an offer sends on some audio m-line.
-type offerCodecs struct {
-	pcmu, pcma bool
-}
-
-func (o offerCodecs) has(c codec) bool {
-	return c == codecPCMU && o.pcmu || c == codecPCMA && o.pcma
-}
+func (o offerCodecs) has(c codec.Codec) bool { return o[c] }
 
 func (o offerCodecs) String() string {
 	var s []string
-	if o.pcmu {
-		s = append(s, "PCMU")
-	}
-	if o.pcma {
-		s = append(s, "PCMA")
+	for _, c := range doorCodecs {
+		if o[c] {
+			s = append(s, c.String())
+		}
 	}
 	if s == nil {
-		return "neither PCMU nor PCMA"
+		return "none of opus, PCMU and PCMA"
 	}
 	return strings.Join(s, " and ")
 }
 
-// checkOffer parses an SDP offer (RFC 8866) and reports the G.711 laws its
-// sending audio m-lines carry, by static payload type (RFC 3551 §6: 0 PCMU,
-// 8 PCMA) or by an rtpmap naming PCMU/8000 or PCMA/8000. It wraps
-// ErrBadOffer for an unparsable offer or one that sends no audio, and
-// ErrNoG711 for audio without either law.
+// checkOffer parses an SDP offer (RFC 8866) and reports the door's codecs
+// its sending audio m-lines carry, read through the codec table (static
+// payload types 0 and 8, rtpmaps PCMU/8000, PCMA/8000, opus/48000/2). It
+// wraps ErrBadOffer for an unparsable offer or one that sends no audio, and
+// ErrNoCodec for audio in none of them.
 func checkOffer(b []byte) (offerCodecs, error) {
-	var o offerCodecs
+	o := offerCodecs{}
 	var sd sdp.SessionDescription
 	if err := sd.Unmarshal(b); err != nil {
 		return o, fmt.Errorf("%w: %v", ErrBadOffer, err)
@@ -82,36 +57,32 @@ func checkOffer(b []byte) (offerCodecs, error) {
 			continue
 		}
 		audio++
-		for _, f := range m.MediaName.Formats {
-			switch f {
-			case "0":
-				o.pcmu = true
-			case "8":
-				o.pcma = true
-			}
-		}
+		rtpmaps := map[int]string{}
 		for _, a := range m.Attributes {
 			if a.Key != "rtpmap" {
 				continue
 			}
-			_, enc, _ := strings.Cut(a.Value, " ")
-			name, rate, _ := strings.Cut(strings.ToUpper(strings.TrimSpace(enc)), "/")
-			if rate != "8000" && !strings.HasPrefix(rate, "8000/") {
+			pt, enc, _ := strings.Cut(a.Value, " ")
+			if n, err := strconv.Atoi(pt); err == nil && n >= 0 && n <= 127 {
+				rtpmaps[n] = enc
+			}
+		}
+		for _, f := range m.MediaName.Formats {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 0 || n > 127 {
 				continue
 			}
-			switch name {
-			case "PCMU":
-				o.pcmu = true
-			case "PCMA":
-				o.pcma = true
+			enc, mapped := rtpmaps[n]
+			if c := codec.Lookup(n, enc, mapped); c == codec.Opus || c.G711() {
+				o[c] = true
 			}
 		}
 	}
 	if audio == 0 {
 		return o, fmt.Errorf("%w: no audio m-line that sends (WHIP offers send audio)", ErrBadOffer)
 	}
-	if !o.pcmu && !o.pcma {
-		return o, fmt.Errorf("%w: the offer's audio has neither PCMU nor PCMA; earshot takes only G.711 over WebRTC", ErrNoG711)
+	if len(o) == 0 {
+		return o, fmt.Errorf("%w: the offer's audio has none of opus, PCMU and PCMA", ErrNoCodec)
 	}
 	return o, nil
 }

@@ -12,6 +12,7 @@ import (
 	pionwebrtc "github.com/pion/webrtc/v4"
 
 	"github.com/earshot-dev/earshot/ingest"
+	"github.com/earshot-dev/earshot/ingest/codec"
 )
 
 // After DELETE, packets that had already arrived still reach the
@@ -22,9 +23,9 @@ const (
 	maxDrain   = 2 * time.Second
 )
 
-// maxGapSamples bounds the silence written for one RTP timestamp gap (1 s
-// at 8 kHz); a larger jump is a new timeline, not loss.
-const maxGapSamples = 8000
+// maxGapMs bounds the silence written for one RTP timestamp gap; a larger
+// jump is a new timeline, not loss.
+const maxGapMs = 1000
 
 // peer is one session's PeerConnection. Its supervise goroutine owns the
 // end of the session; pion's callbacks only signal it through channels.
@@ -32,7 +33,7 @@ type peer struct {
 	d        *Door
 	sess     ingest.Session
 	pc       *pionwebrtc.PeerConnection
-	law      codec
+	codec    codec.Codec
 	resource string
 	log      *slog.Logger
 
@@ -47,9 +48,9 @@ type peer struct {
 	packets atomic.Int64  // audio packets written
 }
 
-func newPeer(d *Door, sess ingest.Session, pc *pionwebrtc.PeerConnection, law codec) *peer {
+func newPeer(d *Door, sess ingest.Session, pc *pionwebrtc.PeerConnection, c codec.Codec) *peer {
 	p := &peer{
-		d: d, sess: sess, pc: pc, law: law, resource: newResource(),
+		d: d, sess: sess, pc: pc, codec: c, resource: newResource(),
 		log:    d.log.With("session_id", sess.ID()),
 		states: make(chan pionwebrtc.PeerConnectionState, 16),
 		tracks: make(chan *pionwebrtc.TrackRemote, 4),
@@ -146,23 +147,36 @@ loop:
 	p.log.Info("whip peer ended", "reason", reason, "packets", p.packets.Load(), "error", p.stopErr)
 }
 
-// read passes the track's audio payloads to the session as they come
-// (RFC 3550 §5.1): packets of another payload type (telephone-event,
+// read passes the track's audio to the session as it comes (RFC 3550
+// §5.1): G.711 payloads as they are, Opus decoded to 16 kHz PCM by a
+// decoder read owns. Packets of another payload type (telephone-event,
 // comfort noise) are skipped, duplicates and late packets dropped, and a
-// timestamp gap (loss, or a sender's silence suppression) up to
-// maxGapSamples is filled with the law's silence so the recording keeps
-// real time.
+// timestamp gap (loss, or a sender's silence suppression) up to maxGap is
+// filled with silence so the recording keeps real time.
 func (p *peer) read(t *pionwebrtc.TrackRemote) {
 	defer func() {
 		if r := recover(); r != nil {
 			p.log.Error("webrtc reader panicked", "panic", r, "stack", string(debug.Stack()))
 		}
 	}()
+	var dec codec.Decoder
+	if p.codec.Wideband() {
+		var err error
+		if dec, err = codec.NewDecoder(p.codec); err != nil {
+			p.log.Error("webrtc decoder", "error", err)
+			return
+		}
+		defer dec.Close()
+	}
+	// ticks is the RTP clock ticks a second of the session's audio takes.
+	ticks := p.codec.ClockRate()
+	rate := p.codec.Format(1).SampleRate
 	pt := uint8(t.PayloadType())
 	ctx := context.Background()
 	buf := make([]byte, 1500)
 	var pkt rtp.Packet
-	var gap []byte
+	var gap, out []byte
+	var pcm []int16
 	var next uint32 // timestamp expected next
 	var lastSeq uint16
 	started := false
@@ -178,15 +192,21 @@ func (p *peer) read(t *pionwebrtc.TrackRemote) {
 		if pkt.PayloadType != pt || len(pkt.Payload) == 0 {
 			continue
 		}
+		audio, dur := pkt.Payload, uint32(len(pkt.Payload))
+		if dec != nil {
+			if pcm, err = dec.Decode(pkt.Payload, pcm[:0]); err != nil {
+				p.log.Debug("undecodable packet", "codec", p.codec.String(), "error", err)
+				continue
+			}
+			out = codec.AppendLE(out[:0], pcm)
+			audio, dur = out, uint32(len(pcm)*ticks/rate)
+		}
 		if started {
 			if d := pkt.SequenceNumber - lastSeq; d == 0 || d >= 0x8000 {
 				continue // duplicate or older than what was written
 			}
-			if missing := pkt.Timestamp - next; missing > 0 && missing <= maxGapSamples {
-				gap = gap[:0]
-				for range missing {
-					gap = append(gap, p.law.silence())
-				}
+			if missing := pkt.Timestamp - next; missing > 0 && int(missing) <= ticks*maxGapMs/1000 {
+				gap = p.silence(gap[:0], int(missing)*rate/ticks)
 				if !p.write(ctx, gap) {
 					return
 				}
@@ -194,12 +214,26 @@ func (p *peer) read(t *pionwebrtc.TrackRemote) {
 		}
 		started = true
 		lastSeq = pkt.SequenceNumber
-		next = pkt.Timestamp + uint32(len(pkt.Payload))
+		next = pkt.Timestamp + dur
 		p.packets.Add(1)
-		if !p.write(ctx, pkt.Payload) {
+		if !p.write(ctx, audio) {
 			return
 		}
 	}
+}
+
+// silence appends n samples of silence in the session's format.
+func (p *peer) silence(b []byte, n int) []byte {
+	if p.codec.G711() {
+		for range n {
+			b = append(b, p.codec.Silence())
+		}
+		return b
+	}
+	for range 2 * n {
+		b = append(b, 0)
+	}
+	return b
 }
 
 // write passes audio to the session; false when the session refused it

@@ -76,9 +76,12 @@ static int es_vocabulary_search(ps_decoder_t *ps, const char *base, const char *
 import "C"
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"unsafe"
 
@@ -319,45 +322,77 @@ const vocabularyLambda = 0.01
 // lw*log P(word) to a path's score.
 func (d *decoder) lw() float64 { return float64(C.es_lw(d.ps)) }
 
-// applyVocabulary adds v's new words to the dictionary (PocketSphinx also
-// adds them to the language model at a uniform unigram probability) and,
-// when v boosts words, switches the decoder to a search whose language
-// model interpolates its own with v's unigram model. arpa is that model's
-// text. The decoder is changed for good: d.vocab records v's key.
-func (d *decoder) applyVocabulary(v *vocabulary, arpa string) error {
+// applyVocabulary puts v on the decoder for good (d.vocab records v's
+// key): the dictionary is reloaded from dict, the decoder's own dictionary
+// file with v's entries appended (ps_load_dict), and the decoder switches
+// to a search whose language model interpolates its own with arpa, v's
+// unigram model of every new and boosted word (see vocabulary.go).
+//
+// Words are never added with ps_add_word: it also adds each word to the
+// n-gram model, and the trie models of PocketSphinx 5prealpha corrupt
+// their unigram table when words are added one after another (the
+// "Kah", "Kaa", "Cah"... vocabulary crashed the process in ps_process_raw
+// about one run in two). Reloading the dictionary leaves the n-gram model
+// untouched; the vocabulary model gives the new words their probability.
+func (d *decoder) applyVocabulary(dict string, v *vocabulary, arpa string) error {
 	d.reset()
-	for i, w := range v.add {
-		cw, cp := C.CString(w.word), C.CString(strings.Join(w.phones, " "))
-		update := C.int(0)
-		if i == len(v.add)-1 && len(v.boost) == 0 {
-			update = 1 // rebuild the active search's lexicon once
-		}
-		rv := C.ps_add_word(d.ps, cw, cp, update)
-		C.free(unsafe.Pointer(cw))
-		C.free(unsafe.Pointer(cp))
-		if rv < 0 {
-			return fmt.Errorf("%w: add word %q /%s/", ErrVocabulary, w.word, strings.Join(w.phones, " "))
-		}
-	}
-	d.vocab = v.key
-	if len(v.boost) == 0 {
-		return nil
-	}
-	f, err := os.CreateTemp("", "earshot-vocabulary-*.arpa")
+	dir, err := os.MkdirTemp("", "earshot-vocabulary-")
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrVocabulary, err)
 	}
-	defer os.Remove(f.Name())
-	_, werr := f.WriteString(arpa)
-	if err := errors.Join(werr, f.Close()); err != nil {
+	defer os.RemoveAll(dir)
+	dictPath := filepath.Join(dir, "vocabulary.dict")
+	if len(v.add) > 0 {
+		if err := writeDictionary(dictPath, dict, v.add); err != nil {
+			return fmt.Errorf("%w: write dictionary: %w", ErrVocabulary, err)
+		}
+	}
+	d.vocab = v.key // the decoder is changed from here on, even on error
+	if len(v.add) > 0 {
+		cdict := C.CString(dictPath)
+		rv := C.ps_load_dict(d.ps, cdict, nil, nil)
+		C.free(unsafe.Pointer(cdict))
+		if rv < 0 {
+			return fmt.Errorf("%w: load dictionary with %d entries added", ErrVocabulary, len(v.add))
+		}
+	}
+	if arpa == "" {
+		return nil
+	}
+	lmPath := filepath.Join(dir, "vocabulary.arpa")
+	if err := os.WriteFile(lmPath, []byte(arpa), 0o600); err != nil {
 		return fmt.Errorf("%w: write language model: %w", ErrVocabulary, err)
 	}
 	base := C.ps_get_search(d.ps)
-	cname, cpath := C.CString(vocabularySearch), C.CString(f.Name())
+	cname, cpath := C.CString(vocabularySearch), C.CString(lmPath)
 	defer C.free(unsafe.Pointer(cname))
 	defer C.free(unsafe.Pointer(cpath))
 	if rv := C.es_vocabulary_search(d.ps, base, cname, cpath, C.float(vocabularyLambda)); rv < 0 {
 		return fmt.Errorf("%w: build interpolated language model (step %d)", ErrVocabulary, -rv)
 	}
 	return nil
+}
+
+// writeDictionary writes the dictionary file at base followed by entries,
+// one "word PH ON ES" line each, to path.
+func writeDictionary(path, base string, entries []entry) (err error) {
+	in, err := os.Open(base)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, out.Close()) }()
+	w := bufio.NewWriter(out)
+	if _, err := io.Copy(w, in); err != nil {
+		return err
+	}
+	w.WriteByte('\n')
+	for _, e := range entries {
+		fmt.Fprintf(w, "%s %s\n", e.word, strings.Join(e.phones, " "))
+	}
+	return w.Flush()
 }

@@ -19,9 +19,13 @@
 // the whole utterance); incremental Write/Finish uses a running mean and is
 // a few points worse.
 //
-// Custom vocabulary (recognizer.StreamOptions.Vocabulary) changes a
-// decoder's dictionary and language model in place (vocabulary.go has the
-// intensity mapping, lts.go the letter-to-sound fallback); such a decoder
+// Custom vocabulary (recognizer.StreamOptions.Vocabulary) reloads a
+// decoder's dictionary with the new entries and switches it to a language
+// model interpolating its own with a unigram model of the vocabulary
+// (vocabulary.go has the intensity mapping and the bounds every word and
+// pronunciation is checked against before it reaches C, lts.go the
+// letter-to-sound fallback). Words are never added with ps_add_word, which
+// corrupts 5prealpha's trie language model (decoder.go); such a decoder
 // only serves streams with the same vocabulary and is replaced by a freshly
 // loaded one otherwise, so words never leak between jobs.
 package sphinx

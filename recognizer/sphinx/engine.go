@@ -198,7 +198,7 @@ func (e *Engine) prepare(d *decoder, voc *vocabulary) (*decoder, error) {
 		return d, nil
 	}
 	start := time.Now()
-	if err := d.applyVocabulary(voc, voc.arpa(d.lw())); err != nil {
+	if err := d.applyVocabulary(e.cfg.Dict, voc, voc.arpa(d.lw())); err != nil {
 		e.mu.Lock()
 		e.freeLocked(d)
 		e.mu.Unlock()

@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/earshot-dev/earshot/recognizer"
 )
@@ -95,10 +97,20 @@ type entry struct {
 	phones []string
 }
 
+// Bounds on what a vocabulary may put into a decoder. A request is
+// checked against its own limits first (daemon/params); these hold for any
+// caller, so nothing unbounded reaches the C library.
+const (
+	maxVocabularyWords = 2000 // distinct words of one vocabulary
+	maxWordBytes       = 64   // bytes of one word
+	maxPhones          = 40   // phones of one pronunciation
+)
+
 // vocabulary is a stream's custom vocabulary resolved against the lexicon.
 type vocabulary struct {
 	key      string             // identifies what is applied to a decoder
 	add      []entry            // dictionary entries to add, in order
+	fresh    map[string]bool    // words of add the dictionary did not have
 	boost    map[string]float64 // word → log10 floor of its probability
 	problems []error            // what was left out, and why
 }
@@ -114,10 +126,24 @@ type vocabulary struct {
 // cannot be used is left out and reported in problems. It returns nil when
 // nothing is left to apply.
 func (lx *lexicon) resolveVocabulary(items []recognizer.VocabularyWord) *vocabulary {
-	v := &vocabulary{boost: map[string]float64{}}
+	v := &vocabulary{boost: map[string]float64{}, fresh: map[string]bool{}}
 	added := map[string]bool{}
 	for _, it := range items {
-		words := splitWords(it.Value)
+		words, bad := splitWords(it.Value), ""
+		words = slices.DeleteFunc(words, func(w string) bool {
+			if validWord(w) {
+				return false
+			}
+			bad = w
+			return true
+		})
+		if bad != "" {
+			v.problems = append(v.problems, fmt.Errorf("sphinx: vocabulary %q: %q left out: a word is at most %d bytes of letters, digits, apostrophes and periods", it.Value, bad, maxWordBytes))
+		}
+		if len(added)+len(words) > maxVocabularyWords {
+			v.problems = append(v.problems, fmt.Errorf("sphinx: vocabulary %q left out: a vocabulary holds at most %d words", it.Value, maxVocabularyWords))
+			continue
+		}
 		if len(words) == 0 {
 			v.problems = append(v.problems, fmt.Errorf("sphinx: vocabulary %q: no word in it", it.Value))
 			continue
@@ -139,12 +165,15 @@ func (lx *lexicon) resolveVocabulary(items []recognizer.VocabularyWord) *vocabul
 			}
 			_, known := lx.prons[w]
 			if !known && !added[w] && len(prons) == 0 {
-				phones := letterToSound(w)
+				phones := lx.known(letterToSound(w))
 				if len(phones) == 0 {
 					v.problems = append(v.problems, fmt.Errorf("sphinx: vocabulary %q: %q is not in the dictionary and has no letters to pronounce", it.Value, w))
 					continue
 				}
 				prons = append(prons, phones)
+			}
+			if !known && !added[w] {
+				v.fresh[w] = true
 			}
 			v.addPronunciations(lx, w, known || added[w], prons)
 			added[w] = true
@@ -218,6 +247,9 @@ func (lx *lexicon) pronunciation(p string) ([]string, error) {
 		return nil, fmt.Errorf("pronunciation %q is empty", p)
 	}
 	if isPhoneNotation(fields) {
+		if len(fields) > maxPhones {
+			return nil, fmt.Errorf("pronunciation %q ignored: more than %d phones", p, maxPhones)
+		}
 		out := make([]string, 0, len(fields))
 		for _, f := range fields {
 			ph := strings.TrimRight(f, "012")
@@ -234,7 +266,7 @@ func (lx *lexicon) pronunciation(p string) ([]string, error) {
 			out = append(out, strings.Fields(ph)...)
 			continue
 		}
-		ph := letterToSound(w)
+		ph := lx.known(letterToSound(w))
 		if len(ph) == 0 {
 			return nil, fmt.Errorf("pronunciation %q ignored: %q has no letters to pronounce", p, w)
 		}
@@ -243,7 +275,38 @@ func (lx *lexicon) pronunciation(p string) ([]string, error) {
 	if len(out) == 0 {
 		return nil, fmt.Errorf("pronunciation %q ignored: no word in it", p)
 	}
+	if len(out) > maxPhones {
+		return nil, fmt.Errorf("pronunciation %q ignored: more than %d phones", p, maxPhones)
+	}
 	return out, nil
+}
+
+// known returns phones cut to maxPhones, or nil when one of them is not a
+// phone of the model.
+func (lx *lexicon) known(phones []string) []string {
+	phones = phones[:min(len(phones), maxPhones)]
+	for _, p := range phones {
+		if !lx.phones[p] {
+			return nil
+		}
+	}
+	return phones
+}
+
+// validWord reports whether w can be a dictionary and language-model
+// word: valid UTF-8 of at most maxWordBytes bytes, letters, digits,
+// apostrophes and periods only (no space, control character, bracket or
+// the "(2)" suffix of alternates).
+func validWord(w string) bool {
+	if w == "" || len(w) > maxWordBytes || !utf8.ValidString(w) {
+		return false
+	}
+	for _, r := range w {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '.' {
+			return false
+		}
+	}
+	return true
 }
 
 // isPhoneNotation reports whether every field looks like an ARPAbet phone:
@@ -279,20 +342,28 @@ func splitWords(s string) []string {
 	return out
 }
 
-// arpa is the unigram model of the boosted words in ARPA format: each at
-// the log10 probability that the interpolation weight lambda brings to its
-// floor with language weight lw (see the comment on minFloorLog10).
+// arpa is the unigram model of the boosted and the new words in ARPA
+// format: each at the log10 probability that the interpolation weight
+// lambda brings to its floor with language weight lw (see the comment on
+// minFloorLog10); a new word without a boost gets the floor of intensity
+// 0, about the probability PocketSphinx gives a word it adds itself.
+// It is "" when there is no such word (v only adds pronunciations).
 func (v *vocabulary) arpa(lw float64) string {
-	words := make([]string, 0, len(v.boost))
-	for w := range v.boost {
-		words = append(words, w)
+	floors := maps.Clone(v.boost)
+	for w := range v.fresh {
+		if _, ok := floors[w]; !ok {
+			floors[w] = floorLog10(0)
+		}
 	}
-	slices.Sort(words)
+	if len(floors) == 0 {
+		return ""
+	}
+	words := slices.Sorted(maps.Keys(floors))
 	var b strings.Builder
 	fmt.Fprintf(&b, "\\data\\\nngram 1=%d\n\n\\1-grams:\n", len(words))
 	lift := -math.Log10(vocabularyLambda) / lw
 	for _, w := range words {
-		fmt.Fprintf(&b, "%.4f %s\n", min(v.boost[w]+lift, 0), w)
+		fmt.Fprintf(&b, "%.4f %s\n", min(floors[w]+lift, 0), w)
 	}
 	b.WriteString("\n\\end\\\n")
 	return b.String()

@@ -43,7 +43,8 @@ var clips = []string{
 }
 
 func main() {
-	ns := flag.String("n", "1,2,4,6,8", "session counts to run")
+	ns := flag.String("n", "1,2,4,6,8", "wideband (16 kHz PCM) session counts to run")
+	nb := flag.String("narrow", "4,6,8,10", "narrowband (8 kHz mu-law, daemon defaults) session counts to run; empty for none")
 	speech := flag.String("speech", "../shared/testdata/speech", "speech clips")
 	fast := flag.Bool("fast", false, "run the daemon with sphinx.fast_search: true")
 	partials := flag.Bool("partials", false, "ask for partial transcripts (the WebSocket default is off)")
@@ -54,13 +55,13 @@ func main() {
 	if *partials {
 		sessionBody = `{"messages_config":{"receive_partial_transcripts":true}}`
 	}
-	if err := run(*ns, *speech); err != nil {
+	if err := run(*ns, *nb, *speech); err != nil {
 		fmt.Fprintln(os.Stderr, "livebench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ns, dir string) error {
+func run(ns, nb, dir string) error {
 	var audio []byte
 	for _, c := range clips {
 		b, err := os.ReadFile(filepath.Join(dir, c))
@@ -83,8 +84,12 @@ func run(ns, dir string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("| %d | %d | %d | %.0f | %.0f | %.0f | %.0f / %.0f | %.3f | %.2f | %.1f | %d |\n",
-			n, r.decoders, len(r.lat), pct(r.lat, 0.5), pct(r.lat, 0.95), pct(r.lat, 1), pct(r.gaps, 0.95), pct(r.gaps, 1),
+		gaps := "not measured (no partials asked)"
+		if len(r.gaps) > 0 {
+			gaps = fmt.Sprintf("%.0f / %.0f", pct(r.gaps, 0.95), pct(r.gaps, 1))
+		}
+		fmt.Printf("| %d | %d | %d | %.0f | %.0f | %.0f | %s | %.3f | %.2f | %.1f | %d |\n",
+			n, r.decoders, len(r.lat), pct(r.lat, 0.5), pct(r.lat, 0.95), pct(r.lat, 1), gaps,
 			r.cpu/(float64(n)*audioSec), r.cpu/(float64(n)*audioSec)/ref, r.rssPer, r.errors)
 	}
 	idle, err := idleRSS(50)
@@ -92,7 +97,10 @@ func run(ns, dir string) error {
 		return err
 	}
 	fmt.Printf("\nmemory per idle connected session (50 sessions): %.2f MB\n", idle)
-	return nil
+	if nb == "" {
+		return nil
+	}
+	return narrowTable(nb, dir, ref)
 }
 
 type result struct {
@@ -106,7 +114,7 @@ type result struct {
 
 func runN(n int, audio []byte) (*result, error) {
 	dec := max(2, n)
-	d, err := benchd.Start("live:\n  capacity: 64\n"+extraConfig, "--decoders", strconv.Itoa(dec), "--log-level", "info")
+	d, err := benchd.Start("live:\n  capacity: 64\n  max_sessions_per_account: 0\n"+extraConfig, "--decoders", strconv.Itoa(dec), "--log-level", "info")
 	if err != nil {
 		return nil, err
 	}
@@ -137,11 +145,11 @@ func runN(n int, audio []byte) (*result, error) {
 		off := (len(audio) / n * i) &^ 1
 		a := append(append([]byte{}, audio[off:]...), audio[:off]...)
 		wg.Go(func() {
-			lat, gaps, errs := session(d, a)
+			res := sessionWith(d, a, sessionBody, 640)
 			mu.Lock()
-			r.lat = append(r.lat, lat...)
-			r.gaps = append(r.gaps, gaps...)
-			r.errors += errs
+			r.lat = append(r.lat, res.lat...)
+			r.gaps = append(r.gaps, res.gaps...)
+			r.errors += res.errs
 			mu.Unlock()
 		})
 	}
@@ -154,18 +162,28 @@ func runN(n int, audio []byte) (*result, error) {
 	return r, nil
 }
 
-// session streams audio at real time and returns final latencies, partial
-// gaps and the number of error messages.
-func session(d *benchd.Daemon, audio []byte) (lat, gaps []float64, errs int) {
-	url, err := create(d, sessionBody)
+// sessionResult is what one streamed session saw.
+type sessionResult struct {
+	lat, gaps []float64 // final latencies and gaps between partials, ms
+	finals    []string  // final transcripts in order
+	errs      int       // error messages and failures
+}
+
+// sessionWith creates a session with body, streams audio at real time in
+// chunks of chunk bytes (20 ms of audio) and returns what it saw.
+func sessionWith(d *benchd.Daemon, audio []byte, body string, chunk int) (res sessionResult) {
+	url, err := create(d, body)
 	if err != nil {
-		return nil, nil, 1
+		res.errs = 1
+		return res
 	}
 	c, _, err := websocket.DefaultDialer.Dial(url, nil)
 	if err != nil {
-		return nil, nil, 1
+		res.errs = 1
+		return res
 	}
 	defer c.Close()
+	lat, gaps, finals, errs := &res.lat, &res.gaps, &res.finals, &res.errs
 	var t0 time.Time
 	done := make(chan struct{})
 	go func() {
@@ -183,32 +201,36 @@ func session(d *benchd.Daemon, audio []byte) (lat, gaps []float64, errs int) {
 					ID        string `json:"id"`
 					IsFinal   bool   `json:"is_final"`
 					Utterance struct {
-						End float64 `json:"end"`
+						End  float64 `json:"end"`
+						Text string  `json:"text"`
 					} `json:"utterance"`
 				} `json:"data"`
 			}
 			json.Unmarshal(b, &m)
 			switch m.Type {
 			case "error":
-				errs++
+				*errs++
 			case "transcript":
 				if prev, ok := lastPartial[m.Data.ID]; ok {
-					gaps = append(gaps, float64(now.Sub(prev).Milliseconds()))
+					*gaps = append(*gaps, float64(now.Sub(prev).Milliseconds()))
 				}
 				if m.Data.IsFinal {
 					delete(lastPartial, m.Data.ID)
-					lat = append(lat, float64(now.Sub(t0.Add(time.Duration(m.Data.Utterance.End*float64(time.Second)))).Milliseconds()))
+					*lat = append(*lat, float64(now.Sub(t0.Add(time.Duration(m.Data.Utterance.End*float64(time.Second)))).Milliseconds()))
+					*finals = append(*finals, m.Data.Utterance.Text)
 				} else {
 					lastPartial[m.Data.ID] = now
 				}
 			}
 		}
 	}()
-	const chunk = 640 // 20 ms
 	t0 = time.Now()
 	for i, n := 0, 0; i < len(audio); i, n = i+chunk, n+1 {
 		if err := c.WriteMessage(websocket.BinaryMessage, audio[i:min(i+chunk, len(audio))]); err != nil {
-			return lat, gaps, errs + 1
+			c.Close()
+			<-done
+			res.errs++
+			return res
 		}
 		if d := time.Until(t0.Add(time.Duration(n+1) * 20 * time.Millisecond)); d > 0 {
 			time.Sleep(d)
@@ -216,7 +238,7 @@ func session(d *benchd.Daemon, audio []byte) (lat, gaps []float64, errs int) {
 	}
 	c.WriteJSON(map[string]string{"type": "stop_recording"})
 	<-done
-	return lat, gaps, errs
+	return res
 }
 
 func create(d *benchd.Daemon, body string) (string, error) {
@@ -239,7 +261,7 @@ func create(d *benchd.Daemon, body string) (string, error) {
 // idleRSS connects n sessions that send nothing and returns the RSS growth
 // per session.
 func idleRSS(n int) (float64, error) {
-	d, err := benchd.Start("live:\n  capacity: 128\n", "--decoders", "2")
+	d, err := benchd.Start("live:\n  capacity: 128\n  max_sessions_per_account: 0\n", "--decoders", "2")
 	if err != nil {
 		return 0, err
 	}

@@ -3,6 +3,12 @@
 // reports throughput, error rate, latency percentiles, and the daemon's RSS,
 // goroutines (from /metrics go_goroutines) and open fds over time.
 //
+// It runs in two phases on one daemon: a quiet phase of normal traffic
+// only (-quiet), the reference, then the same normal traffic beside the
+// hostile mix of another account (hostile.go) for -duration. The report
+// compares the normal traffic's p99 latency between the phases, counts
+// its errors (which must be 0) and says whether the daemon stayed up.
+//
 //	go run ./bench/cmd/soak -duration 10m -out bench/SOAK.md
 package main
 
@@ -201,13 +207,53 @@ func pct(ds []time.Duration, p float64) float64 {
 	return float64(ds[i].Microseconds()) / 1000
 }
 
+func newStats() *stats {
+	return &stats{lat: map[string][]time.Duration{}, errs: map[string]int{}, last: map[string]string{}}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// normal runs the normal traffic until ctx ends.
+func normal(ctx context.Context, wg *sync.WaitGroup, c *client, wav, pcm []byte, pre, lives, lists int) {
+	loop := func(n int, f func()) {
+		for range n {
+			wg.Go(func() {
+				for ctx.Err() == nil {
+					f()
+				}
+			})
+		}
+	}
+	loop(pre, func() { c.preRecorded(ctx, wav) })
+	loop(lives, func() { c.live(pcm) })
+	loop(lists, func() {
+		c.req("list", "GET", "/v2/pre-recorded?limit=50", nil, "", 200, nil)
+		c.req("list live", "GET", "/v2/live?limit=50", nil, "", 200, nil)
+		time.Sleep(50 * time.Millisecond) // 20 list pairs per second per client
+	})
+	// Deliberate bad requests, counted apart: they must answer 4xx.
+	loop(1, func() {
+		c.req("bad request (expect 400)", "POST", "/v2/pre-recorded", []byte(`{"audio_url":5}`), "application/json", 400, nil)
+		time.Sleep(time.Second) // one per second
+	})
+}
+
 func main() {
-	duration := flag.Duration("duration", 10*time.Minute, "how long to run the load")
+	duration := flag.Duration("duration", 10*time.Minute, "how long to run the load beside the hostile mix")
+	quiet := flag.Duration("quiet", 2*time.Minute, "how long to run the normal load alone first (the reference)")
 	every := flag.Duration("sample", 30*time.Second, "resource sampling interval")
 	speech := flag.String("speech", "../shared/testdata/speech/pocketsphinx-goforward.wav", "16 kHz 16-bit mono WAV")
 	pre := flag.Int("prerecorded", 2, "concurrent pre-recorded clients")
 	lives := flag.Int("live", 2, "concurrent live clients")
 	lists := flag.Int("list", 1, "concurrent list/get clients")
+	slowConns := flag.Int("slow-conns", 400, "hostile connections trickling a header byte every 5 s")
 	out := flag.String("out", "", "also write the report (markdown) here")
 	flag.Parse()
 
@@ -223,33 +269,16 @@ func main() {
 		os.Exit(1)
 	}
 	defer d.Stop()
-	st := &stats{lat: map[string][]time.Duration{}, errs: map[string]int{}, last: map[string]string{}}
-	c := &client{base: d.Base, key: d.Key, hc: &http.Client{Timeout: time.Minute}, st: st}
-
-	ctx, cancel := context.WithTimeout(context.Background(), *duration)
-	defer cancel()
-	var wg sync.WaitGroup
-	loop := func(n int, f func()) {
-		for range n {
-			wg.Go(func() {
-				for ctx.Err() == nil {
-					f()
-				}
-			})
-		}
+	hostileKey, err := d.CreateKey("hostile")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "soak:", err)
+		os.Exit(1)
 	}
-	loop(*pre, func() { c.preRecorded(ctx, wav) })
-	loop(*lives, func() { c.live(pcm) })
-	loop(*lists, func() {
-		c.req("list", "GET", "/v2/pre-recorded?limit=50", nil, "", 200, nil)
-		c.req("list live", "GET", "/v2/live?limit=50", nil, "", 200, nil)
-		time.Sleep(50 * time.Millisecond) // 20 list pairs per second per client
-	})
-	// Deliberate bad requests, counted apart: they must answer 4xx.
-	loop(1, func() {
-		c.req("bad request (expect 400)", "POST", "/v2/pre-recorded", []byte(`{"audio_url":5}`), "application/json", 400, nil)
-		time.Sleep(time.Second) // one per second
-	})
+	slowURL, stopSlow := slowServer(wav)
+	defer stopSlow()
+	hc := &http.Client{Timeout: time.Minute}
+	h := &hostile{c: &client{base: d.Base, key: hostileKey, hc: hc, st: newStats()}, wav: wav, slowURL: slowURL,
+		slowConn: *slowConns, outcomes: map[string]map[string]int{}}
 
 	start := time.Now()
 	var samples []sample
@@ -258,47 +287,58 @@ func main() {
 		s := samples[len(samples)-1]
 		fmt.Fprintf(os.Stderr, "soak %6.0fs rss %.0f MB goroutines %d fds %d\n", s.at.Seconds(), s.rss, s.goroutines, s.fds)
 	}
-	take()
-	tick := time.NewTicker(*every)
-	for done := false; !done; {
-		select {
-		case <-tick.C:
-			take()
-		case <-ctx.Done():
-			done = true
+	phase := func(dur time.Duration, withHostile bool) *stats {
+		st := newStats()
+		c := &client{base: d.Base, key: d.Key, hc: hc, st: st}
+		ctx, cancel := context.WithTimeout(context.Background(), dur)
+		defer cancel()
+		var wg sync.WaitGroup
+		normal(ctx, &wg, c, wav, pcm, *pre, *lives, *lists)
+		if withHostile {
+			h.run(ctx, &wg)
 		}
+		tick := time.NewTicker(*every)
+		for done := false; !done; {
+			select {
+			case <-tick.C:
+				take()
+			case <-ctx.Done():
+				done = true
+			}
+		}
+		tick.Stop()
+		wg.Wait()
+		return st
 	}
-	tick.Stop()
-	wg.Wait()
+	take()
+	quietSt := phase(*quiet, false)
+	take()
+	hostileSt := phase(*duration, true)
 	take() // after the clients stopped
+	crashed := d.Exited()
 
 	var b strings.Builder
 	host, _ := os.Hostname()
 	fmt.Fprintf(&b, "## Soak, %s, %s, %d CPUs, %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), host, runtime.NumCPU(), runtime.Version())
-	fmt.Fprintf(&b, "%s of load: %d pre-recorded clients (upload, create, poll, list, delete), %d live clients (%.1f s clip at 4x), %d list clients, 1 bad request/s.\n\n",
-		*duration, *pre, *lives, float64(len(pcm))/32000, *lists)
-	fmt.Fprintf(&b, "| operation | count | per s | errors | p50 ms | p95 ms | p99 ms | max ms |\n|---|---|---|---|---|---|---|---|\n")
-	ops := make([]string, 0, len(st.lat))
-	for op := range st.lat {
-		ops = append(ops, op)
-	}
-	slices.Sort(ops)
-	total, totalErr := 0, 0
-	for _, op := range ops {
-		ds := st.lat[op]
-		slices.Sort(ds)
-		fmt.Fprintf(&b, "| %s | %d | %.2f | %d | %.1f | %.1f | %.1f | %.1f |\n", op, len(ds), float64(len(ds))/duration.Seconds(), st.errs[op], pct(ds, .5), pct(ds, .95), pct(ds, .99), pct(ds, 1))
-		if !strings.HasPrefix(op, "bad request") {
-			total += len(ds)
-			totalErr += st.errs[op]
+	fmt.Fprintf(&b, "Normal traffic (account bench): %d pre-recorded clients (upload, create, poll, list, delete), %d live clients (%.1f s clip at 4x), %d list clients, 1 bad request/s. "+
+		"First %s of normal traffic alone (quiet), then %s of the same beside the hostile mix of account hostile: crash vocabularies every 10 s, %d connections trickling a header byte every 5 s from 8 loopback addresses, an upload with a 900 KiB filename every 5 s, a never-connected live session every 2 s, a job whose audio_url serves 10 bytes/s every 10 s.\n\n",
+		*pre, *lives, float64(len(pcm))/32000, *lists, *quiet, *duration, *slowConns)
+	fmt.Fprintf(&b, "Daemon crashed or exited during the run: %v.\n\n", crashed)
+	totalErr := writeOps(&b, "hostile phase, normal traffic", hostileSt, *duration)
+	writeOps(&b, "quiet phase (reference)", quietSt, *quiet)
+	fmt.Fprintf(&b, "\n| normal operation | quiet p99 ms | hostile-phase p99 ms | ratio |\n|---|---|---|---|\n")
+	worst := 0.0
+	for _, op := range sortedKeys(hostileSt.lat) {
+		q, hs := quietSt.lat[op], hostileSt.lat[op]
+		if len(q) == 0 || strings.HasPrefix(op, "bad request") {
+			continue
 		}
+		r := pct(hs, .99) / max(pct(q, .99), 0.001)
+		worst = max(worst, r)
+		fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.2f |\n", op, pct(q, .99), pct(hs, .99), r)
 	}
-	fmt.Fprintf(&b, "\nerror rate (excluding the deliberate bad requests): %d / %d = %.4f%%\n", totalErr, total, 100*float64(totalErr)/float64(max(total, 1)))
-	for _, op := range ops {
-		if st.last[op] != "" {
-			fmt.Fprintf(&b, "- last %s error: %s\n", op, st.last[op])
-		}
-	}
+	fmt.Fprintf(&b, "\nworst p99 ratio (hostile / quiet): %.2f\n", worst)
+	h.report(&b)
 	fmt.Fprintf(&b, "\n| t s | RSS MB | goroutines | open fds |\n|---|---|---|---|\n")
 	for _, s := range samples {
 		fmt.Fprintf(&b, "| %.0f | %.0f | %d | %d |\n", s.at.Seconds(), s.rss, s.goroutines, s.fds)
@@ -310,7 +350,28 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	if totalErr > 0 {
+	if totalErr > 0 || crashed {
 		os.Exit(1)
 	}
+}
+
+// writeOps writes the latency table of one phase and returns its error
+// count (deliberate bad requests excluded).
+func writeOps(b *strings.Builder, title string, st *stats, d time.Duration) int {
+	fmt.Fprintf(b, "\n%s:\n\n| operation | count | per s | errors | p50 ms | p95 ms | p99 ms | max ms |\n|---|---|---|---|---|---|---|---|\n", title)
+	total, totalErr := 0, 0
+	for _, op := range sortedKeys(st.lat) {
+		ds := st.lat[op]
+		slices.Sort(ds)
+		fmt.Fprintf(b, "| %s | %d | %.2f | %d | %.1f | %.1f | %.1f | %.1f |\n", op, len(ds), float64(len(ds))/d.Seconds(), st.errs[op], pct(ds, .5), pct(ds, .95), pct(ds, .99), pct(ds, 1))
+		if !strings.HasPrefix(op, "bad request") {
+			total += len(ds)
+			totalErr += st.errs[op]
+		}
+	}
+	fmt.Fprintf(b, "\nerror rate (excluding the deliberate bad requests): %d / %d = %.4f%%\n", totalErr, total, 100*float64(totalErr)/float64(max(total, 1)))
+	for _, op := range sortedKeys(st.last) {
+		fmt.Fprintf(b, "- last %s error: %s\n", op, st.last[op])
+	}
+	return totalErr
 }

@@ -21,7 +21,10 @@ type Daemon struct {
 	Base string // http://127.0.0.1:port
 	Key  string
 	Dir  string
+	bin  string
+	data string
 	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited
 }
 
 var addrRE = regexp.MustCompile(`"msg":"api listening".*"addr":"([^"]+)"`)
@@ -69,7 +72,11 @@ func Start(configYAML string, flags ...string) (*Daemon, error) {
 		}
 		io.Copy(io.Discard, stdout) // the daemon's log, drained at the least cost
 	}()
-	d := &Daemon{Key: strings.TrimSpace(string(out)), Dir: dir, cmd: cmd}
+	d := &Daemon{Key: strings.TrimSpace(string(out)), Dir: dir, bin: bin, data: data, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		cmd.Wait()
+		close(d.done)
+	}()
 	select {
 	case a := <-found:
 		d.Base = "http://" + a
@@ -83,8 +90,29 @@ func Start(configYAML string, flags ...string) (*Daemon, error) {
 // Stop kills the daemon and removes its files.
 func (d *Daemon) Stop() {
 	d.cmd.Process.Kill()
-	d.cmd.Wait()
+	<-d.done
 	os.RemoveAll(d.Dir)
+}
+
+// Exited reports whether the daemon process has ended (a crash, while the
+// benchmark still runs).
+func (d *Daemon) Exited() bool {
+	select {
+	case <-d.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// CreateKey creates a key of another account through the running daemon's
+// admin socket.
+func (d *Daemon) CreateKey(account string) (string, error) {
+	out, err := exec.Command(d.bin, "keys", "create", "--data-dir", d.data, "--account", account).Output()
+	if err != nil {
+		return "", fmt.Errorf("keys create %s: %w", account, err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // CPUSeconds is the daemon's user+system CPU time so far.

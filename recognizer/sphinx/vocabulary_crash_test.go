@@ -1,0 +1,141 @@
+package sphinx
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/earshot-dev/earshot/recognizer"
+)
+
+// crashVocabularies are the custom_vocabulary requests that crashed the
+// daemon with SIGSEGV in ps_process_raw (issue 13, finding 1): words added
+// with ps_add_word went into PocketSphinx's trie language model, whose
+// unigram table they corrupted. Before the fix this test died in about
+// half of its decodes.
+func crashVocabularies() map[string][]recognizer.VocabularyWord {
+	items := func(n int, pron string) []recognizer.VocabularyWord {
+		out := make([]recognizer.VocabularyWord, n)
+		for i := range out {
+			out[i] = recognizer.VocabularyWord{Value: "word" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + string(rune('a'+i/26%26)),
+				Intensity: 0.5, Pronunciations: []string{pron}}
+		}
+		return out
+	}
+	var homophones []recognizer.VocabularyWord
+	for _, w := range []string{"Kah", "Kaa", "Cah", "Caa", "Khaa", "Kha", "Qah"} {
+		homophones = append(homophones, recognizer.VocabularyWord{Value: w, Intensity: 0.5})
+	}
+	return map[string][]recognizer.VocabularyWord{
+		"homophones": homophones,
+		"5 K AA":     items(5, "K AA"),
+		"10 G OW":    items(10, "G OW"),
+		"1000 K AA":  items(1000, "K AA"),
+	}
+}
+
+// TestVocabularyCrashRequests decodes a real clip three times with each
+// vocabulary that crashed the process; every decode must finish.
+func TestVocabularyCrashRequests(t *testing.T) {
+	e := newEngine(t, 1)
+	c := manifestClip(t, "ljspeech-LJ001-0002.wav")
+	base := transcribe(t, e, c.Path)
+	for name, v := range crashVocabularies() {
+		t.Run(name, func(t *testing.T) {
+			for range 3 {
+				got := transcribe(t, vocabularyEngine{e, v}, c.Path)
+				t.Logf("%q", got)
+			}
+			if after := transcribe(t, e, c.Path); after != base {
+				t.Errorf("after the vocabulary the pool decodes %q, baseline %q", after, base)
+			}
+		})
+	}
+}
+
+// TestVocabularyBounds: what a caller other than the request layer hands
+// the engine is bounded before it reaches the C library.
+func TestVocabularyBounds(t *testing.T) {
+	lx := newEngine(t, 1).lex
+	long := strings.Repeat("k", maxWordBytes+1)
+	v := lx.resolveVocabulary([]recognizer.VocabularyWord{
+		{Value: long},
+		{Value: "a\x00b"},
+		{Value: "zorblax", Pronunciations: []string{strings.Repeat("K AA ", maxPhones+1)}},
+		{Value: "blorf", Pronunciations: []string{"K AA QQ"}},
+	})
+	for _, e := range v.add {
+		if !validWord(strings.TrimSuffix(strings.SplitN(e.word, "(", 2)[0], ")")) || len(e.phones) > maxPhones || len(e.phones) == 0 {
+			t.Errorf("entry %q /%v/ reaches the decoder", e.word, e.phones)
+		}
+		for _, p := range e.phones {
+			if !lx.phones[p] {
+				t.Errorf("entry %q: phone %q is not the model's", e.word, p)
+			}
+		}
+	}
+	if len(v.problems) < 4 {
+		t.Errorf("problems %v: want one per bad item", v.problems)
+	}
+	var many []recognizer.VocabularyWord
+	for i := range maxVocabularyWords + 10 {
+		many = append(many, recognizer.VocabularyWord{Value: "w" + strings.Repeat("q", i%5) + string(rune('a'+i%26)) + string(rune('a'+i/26%26)) + string(rune('a'+i/676%26))})
+	}
+	if v := lx.resolveVocabulary(many); len(v.add) > maxVocabularyWords || len(v.problems) == 0 {
+		t.Errorf("%d words resolved (%d problems), at most %d", len(v.fresh), len(v.problems), maxVocabularyWords)
+	}
+}
+
+// FuzzVocabulary drives the real decoder with generated vocabularies: any
+// words, pronunciations (phones or respellings) and intensities, applied
+// to a pooled decoder that then decodes a second of real speech.
+func FuzzVocabulary(f *testing.F) {
+	f.Add("Kah Kaa Cah Caa Khaa Kha Qah", "", 0.5)
+	f.Add("alpha beta gamma delta", "K AA", 0.5)
+	f.Add("go went gone goes", "G OW", 1.0)
+	f.Add("modern", "", 0.0)
+	f.Add("read read reed", "R EH D", 0.3)
+	f.Add("x y z", "AA AA AA AA AA", 0.9)
+	e, err := func() (*Engine, error) {
+		cfg := Config{Decoders: 1}
+		cfg.SetDefaults()
+		return New(cfg, nil)
+	}()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { e.Close() })
+	var pcm []int16
+	f.Fuzz(func(t *testing.T, words, pron string, intensity float64) {
+		if pcm == nil {
+			_, all := clip(t, "ljspeech-LJ001-0002.wav")
+			pcm = all[:min(len(all), recognizer.SampleRate)]
+		}
+		if !utf8.ValidString(words) || !utf8.ValidString(pron) {
+			return
+		}
+		var v []recognizer.VocabularyWord
+		for w := range strings.FieldsSeq(words) {
+			it := recognizer.VocabularyWord{Value: w, Intensity: intensity}
+			if pron != "" {
+				it.Pronunciations = []string{pron}
+			}
+			v = append(v, it)
+			if len(v) == 50 {
+				break
+			}
+		}
+		st, err := e.NewStream(context.Background(), recognizer.StreamOptions{Vocabulary: v})
+		if err != nil {
+			return // refused vocabularies are fine; crashes are not
+		}
+		defer st.Close()
+		if err := st.Write(pcm); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Finish(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package sphinx
 /*
 #cgo pkg-config: pocketsphinx sphinxbase
 #include <stdlib.h>
+#include <malloc.h>
 #include <pocketsphinx.h>
 #include <sphinxbase/err.h>
 #include <sphinxbase/cmn.h>
@@ -156,10 +157,15 @@ func newDecoder(cfg Config) (*decoder, error) {
 }
 
 // free releases the decoder's C memory. It must be called exactly once.
+// The freed heap is handed back to the system (malloc_trim): decoders are
+// freed and loaded again whenever streams with other vocabularies come, and
+// glibc otherwise keeps the pages in per-thread arenas, so the process grew
+// by hundreds of MB under such traffic.
 func (d *decoder) free() {
 	if d.ps != nil {
 		C.ps_free(d.ps)
 		d.ps = nil
+		C.malloc_trim(0)
 	}
 }
 

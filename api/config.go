@@ -25,6 +25,10 @@ type Config struct {
 	// x-service-key, from the end of its headers; default 10m (large
 	// uploads).
 	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// MinBodyBytesPerSecond is the least average rate of a request body
+	// after its first 10 s; below it the body is cut with 408; default
+	// 16384 (1 is as good as none).
+	MinBodyBytesPerSecond int64 `yaml:"min_body_bytes_per_second"`
 	// WriteTimeout bounds writing one response; default 10m (audio downloads).
 	WriteTimeout time.Duration `yaml:"write_timeout"`
 	// IdleTimeout closes keep-alive connections idle this long; default 60s.
@@ -78,6 +82,9 @@ func (c *Config) SetDefaults() {
 	if c.ReadTimeout == 0 {
 		c.ReadTimeout = 10 * time.Minute
 	}
+	if c.MinBodyBytesPerSecond == 0 {
+		c.MinBodyBytesPerSecond = 16 << 10
+	}
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = 10 * time.Minute
 	}
@@ -121,6 +128,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxPendingConns < 1 || c.MaxPendingConns > c.MaxConns {
 		errs = append(errs, fmt.Errorf("api.max_pending_conns: must be 1 to api.max_conns (%d), not %d", c.MaxConns, c.MaxPendingConns))
+	}
+	if c.MinBodyBytesPerSecond < 1 {
+		errs = append(errs, fmt.Errorf("api.min_body_bytes_per_second: must be at least 1, not %d", c.MinBodyBytesPerSecond))
 	}
 	if c.MaxListBytes < 4096 {
 		errs = append(errs, fmt.Errorf("api.max_list_bytes: must be at least 4096, not %d", c.MaxListBytes))

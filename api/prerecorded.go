@@ -29,9 +29,10 @@ func (s *Server) readBody(ctx *fasthttp.RequestCtx) ([]byte, error) {
 		return nil, fmt.Errorf("%w: body of %d bytes > limit %d", daemon.ErrTooLarge, n, limit)
 	}
 	var buf bytes.Buffer
-	n, err := io.Copy(&buf, io.LimitReader(ctx.RequestBodyStream(), limit+1))
+	body := s.newClientBody(ctx)
+	n, err := io.Copy(&buf, io.LimitReader(body, limit+1))
 	if err != nil {
-		return nil, errBadRequest("body: could not be read")
+		return nil, body.blame(errBadRequest("body: could not be read"))
 	}
 	if n > limit {
 		refuseBody(ctx)

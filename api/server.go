@@ -190,17 +190,32 @@ func (s *Server) newHTTPServer(r *router.Router) *fasthttp.Server {
 	}
 }
 
-// bodyLimits bounds a request once its headers are read: with an
-// x-service-key its body may take Config.ReadTimeout and its answer
-// Config.WriteTimeout (uploads, audio downloads); without one (probes,
-// console, WebSocket and WHIP, or a refusal to come) both take
-// Config.HeaderTimeout, so a client without a key cannot hold a
-// connection by trickling a body or reading slowly.
+// bodyLimits bounds a request once its headers are read. fasthttp reads
+// the first 8 KiB of a body before the handler runs: that read gets
+// bodyRateGrace plus the time for 8 KiB at Config.MinBodyBytesPerSecond;
+// the handler's clientBody then holds the rest to the minimum rate within
+// bodyTimeout. Answers get Config.WriteTimeout with an x-service-key
+// (audio downloads), else Config.HeaderTimeout.
 func (s *Server) bodyLimits(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	const preRead = 8 << 10
+	read := min(s.bodyTimeout(h), bodyRateGrace+time.Duration(preRead*float64(time.Second)/float64(s.cfg.MinBodyBytesPerSecond)))
+	write := s.cfg.HeaderTimeout
 	if len(h.Peek(HeaderKey)) > 0 {
-		return fasthttp.RequestConfig{ReadTimeout: s.cfg.ReadTimeout, WriteTimeout: s.cfg.WriteTimeout}
+		write = s.cfg.WriteTimeout
 	}
-	return fasthttp.RequestConfig{ReadTimeout: s.cfg.HeaderTimeout, WriteTimeout: s.cfg.HeaderTimeout}
+	return fasthttp.RequestConfig{ReadTimeout: read, WriteTimeout: write}
+}
+
+// bodyTimeout is how long a request body may take in all: with an
+// x-service-key Config.ReadTimeout (uploads); without one (probes,
+// console, WebSocket and WHIP, or a refusal to come)
+// Config.HeaderTimeout, so a client without a key cannot hold a
+// connection by trickling a body.
+func (s *Server) bodyTimeout(h *fasthttp.RequestHeader) time.Duration {
+	if len(h.Peek(HeaderKey)) > 0 {
+		return s.cfg.ReadTimeout
+	}
+	return s.cfg.HeaderTimeout
 }
 
 // readError answers a request fasthttp could not read, with the

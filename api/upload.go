@@ -6,7 +6,6 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
-	"net"
 
 	"github.com/valyala/fasthttp"
 
@@ -48,7 +47,7 @@ func (s *Server) upload(ctx *fasthttp.RequestCtx) {
 		s.fail(ctx, errBadRequest("body: Content-Type must be multipart/form-data with a boundary"))
 		return
 	}
-	body := &clientBody{r: ctx.RequestBodyStream()}
+	body := s.newClientBody(ctx)
 	mr := multipart.NewReader(body, mp["boundary"])
 	for range maxSkippedParts + 1 {
 		part, err := mr.NextPart()
@@ -121,39 +120,4 @@ func (s *Server) deleteUpload(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	ctx.SetStatusCode(fasthttp.StatusAccepted)
-}
-
-// clientBody reads a request body and remembers how it failed, so that an
-// upload cut short by its client (a connection closed before its
-// Content-Length, a body that stalls past its read timeout) is answered as
-// the client's fault rather than as the service's.
-type clientBody struct {
-	r   io.Reader
-	err error // the first read error other than io.EOF
-}
-
-func (b *clientBody) Read(p []byte) (int, error) {
-	if b.r == nil {
-		return 0, io.EOF
-	}
-	n, err := b.r.Read(p)
-	if err != nil && err != io.EOF && b.err == nil {
-		b.err = err
-	}
-	return n, err
-}
-
-// blame turns err, the failure of a service fed by this body, into the
-// client's error when the body itself failed: 408 if it stalled past its
-// timeout, 400 if it ended early (multipart reports a body that ends
-// inside a part as io.ErrUnexpectedEOF).
-func (b *clientBody) blame(err error) error {
-	var ne net.Error
-	switch {
-	case b.err != nil && errors.As(b.err, &ne) && ne.Timeout():
-		return fmt.Errorf("upload body: %w: %w", ErrBodyTimeout, b.err)
-	case b.err != nil, errors.Is(err, io.ErrUnexpectedEOF):
-		return errBadRequest("body: ended before its Content-Length (truncated upload)")
-	}
-	return err
 }

@@ -82,6 +82,9 @@ type APIConfig struct {
 	// ReadTimeout bounds reading the body of a request with an
 	// x-service-key; default 10m (large uploads).
 	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// MinBodyBytesPerSecond is the least average rate of a request body
+	// after its first 10 s (below it: 408); default 16384.
+	MinBodyBytesPerSecond int64 `yaml:"min_body_bytes_per_second"`
 	// WriteTimeout bounds writing one response; default 10m (audio downloads).
 	WriteTimeout time.Duration `yaml:"write_timeout"`
 	// IdleTimeout closes keep-alive connections idle this long; default 1m.
@@ -200,6 +203,9 @@ func (c *Config) SetDefaults() {
 	}
 	if a.ReadTimeout == 0 {
 		a.ReadTimeout = 10 * time.Minute
+	}
+	if a.MinBodyBytesPerSecond == 0 {
+		a.MinBodyBytesPerSecond = 16 << 10
 	}
 	if a.WriteTimeout == 0 {
 		a.WriteTimeout = 10 * time.Minute
@@ -341,6 +347,9 @@ func (c *Config) Validate() error {
 	}
 	if a.MaxPendingConns < 1 || a.MaxPendingConns > a.MaxConns {
 		bad("api.max_pending_conns", "must be 1 to api.max_conns (%d), not %d", a.MaxConns, a.MaxPendingConns)
+	}
+	if a.MinBodyBytesPerSecond < 1 {
+		bad("api.min_body_bytes_per_second", "must be at least 1, not %d", a.MinBodyBytesPerSecond)
 	}
 	if a.MaxListBytes < 4096 {
 		bad("api.max_list_bytes", "must be at least 4096, not %d", a.MaxListBytes)

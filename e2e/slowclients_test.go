@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"os"
@@ -177,5 +179,66 @@ func TestSlowClientBounds(t *testing.T) {
 		if got := closedByDaemon(c); !strings.HasPrefix(got, "HTTP/1.1 408") || !strings.Contains(got, `"statusCode":408`) || !strings.Contains(got, `"request_id":"`) {
 			t.Errorf("unfinished header %d: got %q, want 408 with the error body", i, got)
 		}
+	}
+}
+
+// TestSlowBodyWithKey: a client with a valid key that trickles an upload
+// (100 bytes a second, far below api.min_body_bytes_per_second) is cut
+// with 408 soon after the 10 s grace, not held for api.read_timeout
+// (10 minutes): whether it trickles from the first byte (fasthttp's own
+// read of the first 8 KiB) or after 16 KiB (the upload handler's read).
+func TestSlowBodyWithKey(t *testing.T) {
+	d := startDaemon(t, "", "")
+	key := createKey(t, d.DataDir, "acme")
+	wav, _ := clip(t, "pocketsphinx-goforward.wav")
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("audio", "clip.wav")
+	b, err := os.ReadFile(wav)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw.Write(b)
+	mw.Close()
+
+	for _, fast := range []int{1000, 16 << 10} {
+		t.Run(fmt.Sprintf("after %d bytes", fast), func(t *testing.T) {
+			c, err := net.Dial("tcp", strings.TrimPrefix(d.Base, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			fmt.Fprintf(c, "POST /v2/upload HTTP/1.1\r\nHost: earshot\r\nx-service-key: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n",
+				key, mw.FormDataContentType(), body.Len())
+			rest := body.Bytes()
+			c.Write(rest[:fast])
+			rest = rest[fast:]
+			ctx, cancel := context.WithCancel(t.Context())
+			var wg sync.WaitGroup
+			defer func() { cancel(); wg.Wait() }()
+			wg.Go(func() {
+				tick := time.NewTicker(time.Second) // the slow client's own pace
+				defer tick.Stop()
+				for len(rest) > 100 {
+					if _, err := c.Write(rest[:100]); err != nil {
+						return
+					}
+					rest = rest[100:]
+					select {
+					case <-ctx.Done():
+						return
+					case <-tick.C:
+					}
+				}
+			})
+			c.SetReadDeadline(time.Now().Add(60 * time.Second))
+			answer, err := io.ReadAll(c)
+			if err != nil && !errors.Is(err, syscall.ECONNRESET) {
+				t.Fatalf("trickled upload: no answer within 60s (read %q): %v", answer, err)
+			}
+			if !bytes.HasPrefix(answer, []byte("HTTP/1.1 408")) || !bytes.Contains(answer, []byte(`"statusCode":408`)) {
+				t.Errorf("trickled upload: %q, want 408 with the error body", answer)
+			}
+		})
 	}
 }

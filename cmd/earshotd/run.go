@@ -140,7 +140,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 func apiConfig(cfg daemon.Config) api.Config {
 	return api.Config{
 		PublicURL: cfg.PublicURL, MaxBodyBytes: cfg.Limits.MaxBodyBytes, MaxUploadBytes: cfg.Limits.MaxUploadBytes,
-		HeaderTimeout: cfg.API.HeaderTimeout, ReadTimeout: cfg.API.ReadTimeout, WriteTimeout: cfg.API.WriteTimeout, IdleTimeout: cfg.API.IdleTimeout,
+		HeaderTimeout: cfg.API.HeaderTimeout, ReadTimeout: cfg.API.ReadTimeout, MinBodyBytesPerSecond: cfg.API.MinBodyBytesPerSecond, WriteTimeout: cfg.API.WriteTimeout, IdleTimeout: cfg.API.IdleTimeout,
 		MaxConns: cfg.API.MaxConns, MaxPendingConns: cfg.API.MaxPendingConns, MaxConnsPerIP: cfg.API.MaxConnsPerIP, MaxListBytes: cfg.API.MaxListBytes, TLSCert: cfg.API.TLSCert, TLSKey: cfg.API.TLSKey,
 		RequestsPerSecond: *cfg.Limits.RequestsPerSecond, Burst: cfg.Limits.Burst, SeparateOps: cfg.OpsListen != "",
 		Live: api.LiveLimits{MaxFrameBytes: cfg.Live.MaxFrameBytes, MaxMessagesPerSecond: cfg.Live.MaxMessagesPerSecond, IdleTimeout: cfg.Live.IdleTimeout},

@@ -120,13 +120,18 @@ live:
 	}
 
 	// An orphan (as an older version left for every failed download) goes
-	// at start; the done job's and the upload's files stay.
-	d.Stop()
+	// at start; the done job's and the upload's files stay. A session that
+	// never connected, cut by a crash, ends 408 after it without a file.
+	cut := d.createLive(key, map[string]any{})
+	d.Kill()
 	orphan := filepath.Join(d.DataDir, "blobs", "job-0b1c5f0e-8d7e-4a53-9f4e-2f1a0c9e7d11")
 	if err := os.WriteFile(orphan, bomb, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	d2 := startDaemon(t, d.DataDir, cfg)
+	if rec := d2.waitLive(key, cut.ID, time.Minute); rec["error_code"] != 408.0 {
+		t.Errorf("session cut before connecting ended %v %v, want error 408", rec["status"], rec["error_code"])
+	}
 	if got := blobFiles(t, d2.DataDir); !slices.Equal(got, want) {
 		t.Errorf("after restart, blobs %v, want %v", got, want)
 	}

@@ -80,6 +80,7 @@ func (d *Daemon) recoverLive(ctx context.Context, id string) {
 
 // endRecovered ends a recovered live job as done (fill != nil) or error.
 func (d *Daemon) endRecovered(log interface{ Error(string, ...any) }, j *store.Job, fill func(*store.Job), failure string) {
+	empty := "" // the header-only recording of a session never connected
 	_, err := d.db.UpdateJob(j.ID, func(j *store.Job) ([]*store.Delivery, error) {
 		j.CompletedAt = time.Now().UTC()
 		if j.PostSessionMetadata == nil {
@@ -93,6 +94,7 @@ func (d *Daemon) endRecovered(log interface{ Error(string, ...any) }, j *store.J
 		j.ErrorCode = 500
 		if j.Status == store.StatusQueued {
 			j.ErrorCode = 408
+			empty, j.Blob = j.Blob, ""
 		}
 		j.Status = store.StatusError
 		j.ErrorMessage = failure
@@ -101,5 +103,11 @@ func (d *Daemon) endRecovered(log interface{ Error(string, ...any) }, j *store.J
 	})
 	if err != nil {
 		log.Error("end recovered live job", "error", err)
+		return
+	}
+	if empty != "" {
+		if err := d.db.RemoveBlob(empty); err != nil {
+			log.Error("remove empty recording", "error", err)
+		}
 	}
 }

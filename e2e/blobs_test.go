@@ -31,6 +31,24 @@ func blobFiles(t *testing.T, dataDir string) []string {
 	return names
 }
 
+// waitBlobs waits until the data dir's audio files are exactly want: a job
+// or session is recorded as ended before its file goes.
+func waitBlobs(t *testing.T, dataDir string, want []string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		got := blobFiles(t, dataDir)
+		if slices.Equal(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("blobs %v after %s, want %v", got, timeout, want)
+			return
+		}
+		time.Sleep(50 * time.Millisecond) // polling interval against a real process, not settling
+	}
+}
+
 // gzipBomb is 64 MiB of zeros gzipped (about 64 KB).
 func gzipBomb(t *testing.T) []byte {
 	t.Helper()
@@ -115,21 +133,22 @@ live:
 		t.Errorf("never-connected session ended %v %v, want error 408", rec["status"], rec["error_code"])
 	}
 	want := []string{"job-" + done.ID, "upload-" + up.AudioMetadata.ID}
-	if got := blobFiles(t, d.DataDir); !slices.Equal(got, want) {
-		t.Errorf("after the failed job, blobs %v, want %v", got, want)
-	}
+	waitBlobs(t, d.DataDir, want, 10*time.Second)
 
 	// An orphan (as an older version left for every failed download) goes
-	// at start; the done job's and the upload's files stay.
-	d.Stop()
+	// at start; the done job's and the upload's files stay. A session that
+	// never connected, cut by a crash, ends 408 after it without a file.
+	cut := d.createLive(key, map[string]any{})
+	d.Kill()
 	orphan := filepath.Join(d.DataDir, "blobs", "job-0b1c5f0e-8d7e-4a53-9f4e-2f1a0c9e7d11")
 	if err := os.WriteFile(orphan, bomb, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	d2 := startDaemon(t, d.DataDir, cfg)
-	if got := blobFiles(t, d2.DataDir); !slices.Equal(got, want) {
-		t.Errorf("after restart, blobs %v, want %v", got, want)
+	if rec := d2.waitLive(key, cut.ID, time.Minute); rec["error_code"] != 408.0 {
+		t.Errorf("session cut before connecting ended %v %v, want error 408", rec["status"], rec["error_code"])
 	}
+	waitBlobs(t, d2.DataDir, want, 10*time.Second)
 	d2.WaitLog(10*time.Second, "removed unreferenced audio files", `"count":1`)
 	if status, _ := d2.do("GET", "/v2/pre-recorded/"+done.ID+"/file", key, nil, "", nil); status != 200 {
 		t.Errorf("done job's audio after restart: %d", status)

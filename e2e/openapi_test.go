@@ -1,0 +1,400 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// openAPIFile is the document the daemon embeds and serves.
+const openAPIFile = "../api/openapi.json"
+
+// apiDoc is api/openapi.json compiled for checking real answers: every
+// object schema that lists properties gets additionalProperties false
+// (unless it says otherwise), so a field the daemon sends and the document
+// does not name fails, as does a required field that is missing.
+type apiDoc struct {
+	doc map[string]any
+	c   *jsonschema.Compiler
+}
+
+const docURL = "https://earshot.invalid/openapi.json"
+
+func loadAPIDoc(t *testing.T, raw []byte) *apiDoc {
+	t.Helper()
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatalf("%s: %v", openAPIFile, err)
+	}
+	doc, ok := v.(map[string]any)
+	if !ok {
+		t.Fatalf("%s: not a JSON object", openAPIFile)
+	}
+	closeObjects(doc["components"])
+	closeObjects(doc["paths"])
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	if err := c.AddResource(docURL, doc); err != nil {
+		t.Fatal(err)
+	}
+	return &apiDoc{doc: doc, c: c}
+}
+
+// closeObjects sets additionalProperties false on every schema under v that
+// has properties and no additionalProperties of its own.
+func closeObjects(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		if props, ok := v["properties"].(map[string]any); ok {
+			if _, set := v["additionalProperties"]; !set {
+				v["additionalProperties"] = false
+			}
+			for _, p := range props {
+				closeObjects(p)
+			}
+		}
+		for k, e := range v {
+			if k != "properties" {
+				closeObjects(e)
+			}
+		}
+	case []any:
+		for _, e := range v {
+			closeObjects(e)
+		}
+	}
+}
+
+// response is the documented response of route (e.g. "GET
+// /v2/pre-recorded/{id}") for status, and its JSON pointer.
+func (a *apiDoc) response(route string, status int) (map[string]any, string, error) {
+	method, path, _ := strings.Cut(route, " ")
+	ptr := "/paths/" + escapePtr(path) + "/" + strings.ToLower(method)
+	op, ok := a.at(ptr).(map[string]any)
+	if !ok {
+		return nil, "", fmt.Errorf("%s is not in %s", route, openAPIFile)
+	}
+	responses, _ := op["responses"].(map[string]any)
+	key := fmt.Sprint(status)
+	r, ok := responses[key].(map[string]any)
+	if !ok {
+		return nil, "", fmt.Errorf("%s: status %d is not documented in %s", route, status, openAPIFile)
+	}
+	ptr += "/responses/" + key
+	if ref, ok := r["$ref"].(string); ok {
+		ptr = strings.TrimPrefix(ref, "#")
+		r, _ = a.at(ptr).(map[string]any)
+	}
+	return r, ptr, nil
+}
+
+func escapePtr(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+func (a *apiDoc) at(ptr string) any {
+	var v any = a.doc
+	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")]
+	}
+	return v
+}
+
+// check fails t unless the answer (status, Content-Type, body) of route is
+// what the document says: a documented status; for a JSON body, a body
+// valid against its schema (the message names the route, the status and
+// the field's path in the body); for no content, no body.
+func (a *apiDoc) check(t *testing.T, route string, status int, ctype string, body []byte) {
+	t.Helper()
+	r, ptr, err := a.response(route, status)
+	if err != nil {
+		t.Errorf("%v (body %.200s)", err, body)
+		return
+	}
+	content, _ := r["content"].(map[string]any)
+	if len(content) == 0 {
+		if len(body) != 0 {
+			t.Errorf("%s %d: documented without a body, got %.200q", route, status, body)
+		}
+		return
+	}
+	mt, _, _ := mime.ParseMediaType(ctype)
+	media, ok := content[mt].(map[string]any)
+	if !ok {
+		media, ok = content["*/*"].(map[string]any)
+	}
+	if !ok {
+		t.Errorf("%s %d: Content-Type %q is not documented (%s)", route, status, ctype, ptr)
+		return
+	}
+	if mt != "application/json" {
+		return
+	}
+	if _, ok := media["schema"]; !ok {
+		t.Errorf("%s %d: no schema documented", route, status)
+		return
+	}
+	loc := docURL + "#" + ptr + "/content/application~1json/schema"
+	sch, err := a.c.Compile(loc)
+	if err != nil {
+		t.Fatalf("compile %s: %v", loc, err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		t.Errorf("%s %d: body is not JSON: %.200q", route, status, body)
+		return
+	}
+	if err := sch.Validate(inst); err != nil {
+		t.Errorf("%s %d: the answer does not match api/openapi.json (%s): a field at the path below is undocumented, missing or of another type; update the document or the daemon:\n%v\nbody: %.2000s",
+			route, status, ptr, err, body)
+	}
+}
+
+// call sends a request (key "" sends none) and checks its answer against
+// the document; it returns the status and the body.
+func (a *apiDoc) call(t *testing.T, d *daemonProc, route, path, key string, body io.Reader, ctype string, hdr ...string) (int, []byte) {
+	t.Helper()
+	method, _, _ := strings.Cut(route, " ")
+	req, err := http.NewRequest(method, d.Base+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("x-service-key", key)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	c := http.Client{Timeout: 60 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.check(t, route, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	return resp.StatusCode, b
+}
+
+func jsonBody(v any) io.Reader {
+	b, _ := json.Marshal(v)
+	return bytes.NewReader(b)
+}
+
+// TestOpenAPI serves the document, validates it as OpenAPI 3.1 with a
+// maintained validator, and checks the real answers of every endpoint
+// (success and errors) against it: every field of an answer is documented
+// and every documented required field is there.
+func TestOpenAPI(t *testing.T) {
+	d := startDaemon(t, "", "")
+	key := createKey(t, d.DataDir, "acme")
+	admin := createKey(t, d.DataDir, "admin")
+
+	file, err := os.ReadFile(openAPIFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, served := d.do("GET", "/v2/openapi.json", "", nil, "", nil)
+	if status != 200 || !bytes.Equal(served, file) {
+		t.Fatalf("GET /v2/openapi.json without a key: %d, %d bytes; want 200 and %s (%d bytes)", status, len(served), openAPIFile, len(file))
+	}
+	validateOpenAPI(t, served)
+	a := loadAPIDoc(t, served)
+	a.call(t, d, "GET /v2/openapi.json", "/v2/openapi.json", "", nil, "")
+
+	t.Run("operations", func(t *testing.T) {
+		a.call(t, d, "GET /healthz", "/healthz", "", nil, "")
+		a.call(t, d, "GET /readyz", "/readyz", "", nil, "")
+		a.call(t, d, "GET /metrics", "/metrics", "", nil, "")
+	})
+
+	t.Run("errors", func(t *testing.T) {
+		for _, c := range []struct {
+			route, path, key, body string
+			want                   int
+		}{
+			{"GET /v2/engines", "/v2/engines", "", "", 401},
+			{"GET /v2/pre-recorded", "/v2/pre-recorded?limit=0", key, "", 400},
+			{"POST /v2/pre-recorded", "/v2/pre-recorded", key, `{"audio_url":7}`, 400},
+			{"POST /v2/pre-recorded", "/v2/pre-recorded", key, `{"audio_url":"ftp://x/y.wav"}`, 422},
+			{"GET /v2/pre-recorded/{id}", "/v2/pre-recorded/00000000-0000-4000-8000-000000000000", key, "", 404},
+			{"DELETE /v2/transcription/{id}", "/v2/transcription/not-an-id", key, "", 403},
+			{"GET /v2/files/{id}", "/v2/files/nope", key, "", 404},
+			{"POST /v2/upload", "/v2/upload", key, "x", 400},
+			{"POST /v2/live", "/v2/live", key, `{"model":"model-3"}`, 422},
+			{"POST /v2/live", "/v2/live", key, `{"sample_rate":11025}`, 400},
+			{"GET /v2/live/{id}", "/v2/live/00000000-0000-4000-8000-000000000000", key, "", 404},
+			{"POST /admin/keys", "/admin/keys", key, `{"account":"x"}`, 403},
+			{"POST /admin/keys", "/admin/keys", admin, `{"account":7}`, 400},
+			{"DELETE /admin/keys/{id}", "/admin/keys/000000000000", admin, "", 404},
+		} {
+			method, _, _ := strings.Cut(c.route, " ")
+			var body io.Reader
+			if c.body != "" {
+				body = strings.NewReader(c.body)
+			}
+			ctype := ""
+			if method == "POST" {
+				ctype = "application/json"
+			}
+			if got, b := a.call(t, d, c.route, c.path, c.key, body, ctype); got != c.want {
+				t.Errorf("%s %s: %d %s, want %d", method, c.path, got, b, c.want)
+			}
+		}
+		if got, _ := a.call(t, d, "POST /v2/live/{id}/whip", "/v2/live/x/whip", "", strings.NewReader("v=0"), "text/plain"); got != 415 {
+			t.Errorf("WHIP offer as text/plain: %d, want 415", got)
+		}
+		if got, _ := a.call(t, d, "POST /v2/live/{id}/whip", "/v2/live/x/whip", "", strings.NewReader("v=0"), "application/sdp"); got != 401 {
+			t.Errorf("WHIP offer without a bearer: %d, want 401", got)
+		}
+		if got, _ := a.call(t, d, "PATCH /v2/live/{id}/whip/{resource}", "/v2/live/x/whip/y", "", nil, ""); got != 405 {
+			t.Errorf("WHIP PATCH: %d, want 405", got)
+		}
+		if got, _ := a.call(t, d, "OPTIONS /v2/live/{id}/whip", "/v2/live/x/whip", "", nil, "", "Access-Control-Request-Method", "POST", "Origin", "http://example.com"); got != 204 {
+			t.Errorf("WHIP OPTIONS: %d, want 204", got)
+		}
+	})
+
+	t.Run("files and pre-recorded", func(t *testing.T) {
+		a.call(t, d, "GET /v2/engines", "/v2/engines", key, nil, "")
+		path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		fw, _ := mw.CreateFormFile("audio", filepath.Base(path))
+		audio, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fw.Write(audio)
+		mw.Close()
+		status, b := a.call(t, d, "POST /v2/upload", "/v2/upload", key, &buf, mw.FormDataContentType())
+		var up uploadResponse
+		if status != 200 || json.Unmarshal(b, &up) != nil {
+			t.Fatalf("upload: %d %s", status, b)
+		}
+		fileID := up.AudioMetadata.ID
+		a.call(t, d, "GET /v2/files/{id}", "/v2/files/"+fileID, key, nil, "")
+
+		// Every add-on, so each envelope's shape is checked (those without
+		// a backend answer their NotConfigured envelope).
+		req := map[string]any{
+			"audio_url": up.AudioURL, "custom_metadata": map[string]any{"case": "openapi"},
+			"sentences": true, "subtitles": true, "subtitles_config": map[string]any{"formats": []string{"srt", "vtt"}},
+			"diarization": true, "summarization": true, "named_entity_recognition": true, "sentiment_analysis": true,
+			"translation": true, "translation_config": map[string]any{"target_languages": []string{"fr"}},
+			"audio_to_llm": true, "audio_to_llm_config": map[string]any{"prompts": []string{"Who speaks?"}},
+			"pii_redaction": true, "custom_spelling": true, "custom_spelling_config": map[string]any{"spelling_dictionary": map[string]any{"Stew": []string{"stew"}}},
+			"custom_vocabulary": true, "custom_vocabulary_config": map[string]any{"vocabulary": []any{"turnips", map[string]any{"value": "mutton", "intensity": 0.5}}},
+			"language_config": map[string]any{"languages": []string{"en"}},
+		}
+		status, b = a.call(t, d, "POST /v2/pre-recorded", "/v2/pre-recorded", key, jsonBody(req), "application/json")
+		var created struct{ ID string }
+		if status != 201 || json.Unmarshal(b, &created) != nil {
+			t.Fatalf("POST /v2/pre-recorded: %d %s", status, b)
+		}
+		if rec := d.waitJob(key, created.ID, 3*time.Minute); rec["status"] != "done" {
+			t.Fatalf("job ended %v: %v", rec["status"], rec)
+		}
+		a.call(t, d, "GET /v2/pre-recorded/{id}", "/v2/pre-recorded/"+created.ID, key, nil, "")
+		a.call(t, d, "GET /v2/pre-recorded", "/v2/pre-recorded?limit=5&status=done", key, nil, "")
+		a.call(t, d, "GET /v2/pre-recorded/{id}/file", "/v2/pre-recorded/"+created.ID+"/file", key, nil, "")
+		if got, _ := a.call(t, d, "DELETE /v2/pre-recorded/{id}", "/v2/pre-recorded/"+created.ID, key, nil, ""); got != 202 {
+			t.Errorf("DELETE job: %d", got)
+		}
+		if got, _ := a.call(t, d, "DELETE /v2/files/{id}", "/v2/files/"+fileID, key, nil, ""); got != 202 {
+			t.Errorf("DELETE file: %d", got)
+		}
+	})
+
+	t.Run("live", func(t *testing.T) {
+		path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
+		status, b := a.call(t, d, "POST /v2/live", "/v2/live?region=eu-west", key, jsonBody(map[string]any{
+			"custom_metadata":     map[string]any{"case": "openapi"},
+			"messages_config":     map[string]any{"receive_partial_transcripts": true, "receive_lifecycle_events": true},
+			"realtime_processing": map[string]any{"named_entity_recognition": true, "sentiment_analysis": true},
+			"post_processing":     map[string]any{"summarization": true, "chapterization": true},
+		}), "application/json")
+		var s liveSession
+		if status != 201 || json.Unmarshal(b, &s) != nil {
+			t.Fatalf("POST /v2/live: %d %s", status, b)
+		}
+		a.call(t, d, "GET /v2/live/{id}", "/v2/live/"+s.ID, key, nil, "") // queued
+		msgs, code := runSession(t, s.URL, pcmOf(t, path), 32, 0)
+		if code != 1000 || len(msgs) == 0 || msgs[len(msgs)-1].Type != "end_session" {
+			t.Fatalf("session closed %d after %d messages", code, len(msgs))
+		}
+		a.call(t, d, "GET /v2/live/{id}", "/v2/live/"+s.ID, key, nil, "")
+		a.call(t, d, "GET /v2/live", "/v2/live?limit=5", key, nil, "")
+		a.call(t, d, "GET /v2/live/{id}/file", "/v2/live/"+s.ID+"/file", key, nil, "")
+		if got, _ := a.call(t, d, "DELETE /v2/live/{id}", "/v2/live/"+s.ID, key, nil, ""); got != 202 {
+			t.Errorf("DELETE live job: %d", got)
+		}
+	})
+
+	t.Run("admin", func(t *testing.T) {
+		status, b := a.call(t, d, "POST /admin/keys", "/admin/keys", admin, strings.NewReader(`{"account":"team-b"}`), "application/json")
+		var k struct{ ID string }
+		if status != 201 || json.Unmarshal(b, &k) != nil {
+			t.Fatalf("POST /admin/keys: %d %s", status, b)
+		}
+		if got, _ := a.call(t, d, "DELETE /admin/keys/{id}", "/admin/keys/"+k.ID, admin, nil, ""); got != 202 {
+			t.Errorf("DELETE key: %d", got)
+		}
+		a.call(t, d, "GET /admin/keys", "/admin/keys", admin, nil, "") // with a revoked key
+	})
+}
+
+// validateOpenAPI checks doc as an OpenAPI 3.1 document with
+// @seriousme/openapi-schema-validator (installed by `make test-deps` in
+// bin/e2e-node, like playwright-core; $EARSHOT_NODE_MODULES overrides).
+func validateOpenAPI(t *testing.T, doc []byte) {
+	t.Helper()
+	modules := os.Getenv("EARSHOT_NODE_MODULES")
+	if modules == "" {
+		modules, _ = filepath.Abs("../bin/e2e-node/node_modules")
+	}
+	cli := filepath.Join(modules, "@seriousme/openapi-schema-validator/bin/validate-api-cli.js")
+	if _, err := os.Stat(cli); err != nil {
+		t.Skipf("needs @seriousme/openapi-schema-validator in %s (make test-deps)", modules)
+	}
+	f := filepath.Join(t.TempDir(), "openapi.json")
+	if err := os.WriteFile(f, doc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("node", cli, f).CombinedOutput()
+	var res struct {
+		Valid bool `json:"valid"`
+	}
+	if err != nil || json.Unmarshal(out, &res) != nil || !res.Valid {
+		t.Fatalf("GET /v2/openapi.json is not a valid OpenAPI document: %v\n%s", err, out)
+	}
+	var head struct {
+		OpenAPI string `json:"openapi"`
+	}
+	if json.Unmarshal(doc, &head) != nil || !strings.HasPrefix(head.OpenAPI, "3.1.") {
+		t.Fatalf("document says openapi %q, want 3.1.x", head.OpenAPI)
+	}
+}

@@ -167,6 +167,37 @@ func (a *apiDoc) check(t *testing.T, route string, status int, ctype string, bod
 	}
 }
 
+// checkMessage fails t unless raw, a server message of the live
+// WebSocket (where says which), matches the schema LiveMessage_<type> of
+// the document.
+func (a *apiDoc) checkMessage(t *testing.T, where string, raw []byte) {
+	t.Helper()
+	var head struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		t.Errorf("%s: message %.200q is not a JSON object", where, raw)
+		return
+	}
+	name := "LiveMessage_" + head.Type
+	if a.at("/components/schemas/"+name) == nil {
+		t.Errorf("%s: message type %q is not documented (add components.schemas.%s to %s): %.300s", where, head.Type, name, openAPIFile, raw)
+		return
+	}
+	sch, err := a.c.Compile(docURL + "#/components/schemas/" + name)
+	if err != nil {
+		t.Fatalf("compile %s: %v", name, err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sch.Validate(inst); err != nil {
+		t.Errorf("%s: %s message does not match %s in %s: a field at the path below is undocumented, missing or of another type:\n%v\nmessage: %.1000s",
+			where, head.Type, name, openAPIFile, err, raw)
+	}
+}
+
 // call sends a request (key "" sends none) and checks its answer against
 // the document; it returns the status and the body.
 func (a *apiDoc) call(t *testing.T, d *daemonProc, route, path, key string, body io.Reader, ctype string, hdr ...string) (int, []byte) {
@@ -332,10 +363,11 @@ func TestOpenAPI(t *testing.T) {
 	t.Run("live", func(t *testing.T) {
 		path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
 		status, b := a.call(t, d, "POST /v2/live", "/v2/live?region=eu-west", key, jsonBody(map[string]any{
-			"custom_metadata":     map[string]any{"case": "openapi"},
-			"messages_config":     map[string]any{"receive_partial_transcripts": true, "receive_lifecycle_events": true},
-			"realtime_processing": map[string]any{"named_entity_recognition": true, "sentiment_analysis": true},
-			"post_processing":     map[string]any{"summarization": true, "chapterization": true},
+			"custom_metadata": map[string]any{"case": "openapi"},
+			"messages_config": map[string]any{"receive_partial_transcripts": true, "receive_lifecycle_events": true},
+			"realtime_processing": map[string]any{"named_entity_recognition": true, "sentiment_analysis": true,
+				"translation": true, "translation_config": map[string]any{"target_languages": []string{"fr"}}},
+			"post_processing": map[string]any{"summarization": true, "chapterization": true},
 		}), "application/json")
 		var s liveSession
 		if status != 201 || json.Unmarshal(b, &s) != nil {
@@ -346,7 +378,31 @@ func TestOpenAPI(t *testing.T) {
 		if code != 1000 || len(msgs) == 0 || msgs[len(msgs)-1].Type != "end_session" {
 			t.Fatalf("session closed %d after %d messages", code, len(msgs))
 		}
-		a.call(t, d, "GET /v2/live/{id}", "/v2/live/"+s.ID, key, nil, "")
+		types := map[string]bool{}
+		for _, m := range msgs {
+			a.checkMessage(t, "WebSocket", m.raw)
+			types[m.Type] = true
+		}
+		// Every kind of message this session asked for came and was checked.
+		for _, typ := range []string{"start_session", "start_recording", "audio_chunk", "stop_recording", "speech_start", "speech_end",
+			"transcript", "named_entity_recognition", "sentiment_analysis", "translation", "end_recording", "post_transcript",
+			"post_summarization", "post_chapterization", "post_final_transcript", "end_session"} {
+			if !types[typ] {
+				t.Errorf("no %s message in the session (got %v)", typ, types)
+			}
+		}
+		_, b = a.call(t, d, "GET /v2/live/{id}", "/v2/live/"+s.ID, key, nil, "")
+		var rec struct {
+			Result struct {
+				Messages []string `json:"messages"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(b, &rec); err != nil || len(rec.Result.Messages) == 0 {
+			t.Fatalf("GET /v2/live/%s: no result.messages: %.300s", s.ID, b)
+		}
+		for i, m := range rec.Result.Messages {
+			a.checkMessage(t, fmt.Sprintf("result.messages[%d]", i), []byte(m))
+		}
 		a.call(t, d, "GET /v2/live", "/v2/live?limit=5", key, nil, "")
 		a.call(t, d, "GET /v2/live/{id}/file", "/v2/live/"+s.ID+"/file", key, nil, "")
 		if got, _ := a.call(t, d, "DELETE /v2/live/{id}", "/v2/live/"+s.ID, key, nil, ""); got != 202 {

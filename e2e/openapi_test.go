@@ -352,6 +352,17 @@ func TestOpenAPI(t *testing.T) {
 		a.call(t, d, "GET /v2/pre-recorded/{id}", "/v2/pre-recorded/"+created.ID, key, nil, "")
 		a.call(t, d, "GET /v2/pre-recorded", "/v2/pre-recorded?limit=5&status=done", key, nil, "")
 		a.call(t, d, "GET /v2/pre-recorded/{id}/file", "/v2/pre-recorded/"+created.ID+"/file", key, nil, "")
+		// A job that fails (its audio_url answers JSON, not audio): the
+		// record of status error.
+		status, b = a.call(t, d, "POST /v2/pre-recorded", "/v2/pre-recorded", key, jsonBody(map[string]any{"audio_url": d.Base + "/healthz"}), "application/json")
+		var failed struct{ ID string }
+		if status != 201 || json.Unmarshal(b, &failed) != nil {
+			t.Fatalf("POST /v2/pre-recorded: %d %s", status, b)
+		}
+		if rec := d.waitJob(key, failed.ID, time.Minute); rec["status"] != "error" {
+			t.Fatalf("job of a non-audio URL ended %v, want error: %v", rec["status"], rec)
+		}
+		a.call(t, d, "GET /v2/pre-recorded/{id}", "/v2/pre-recorded/"+failed.ID, key, nil, "")
 		if got, _ := a.call(t, d, "DELETE /v2/pre-recorded/{id}", "/v2/pre-recorded/"+created.ID, key, nil, ""); got != 202 {
 			t.Errorf("DELETE job: %d", got)
 		}

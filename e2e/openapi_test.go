@@ -198,11 +198,42 @@ func (a *apiDoc) checkMessage(t *testing.T, where string, raw []byte) {
 	}
 }
 
+// checkRequest fails t unless body, a JSON request the daemon accepted,
+// is valid against the documented request schema of route.
+func (a *apiDoc) checkRequest(t *testing.T, route string, body []byte) {
+	t.Helper()
+	method, path, _ := strings.Cut(route, " ")
+	ptr := "/paths/" + escapePtr(path) + "/" + strings.ToLower(method) + "/requestBody/content/application~1json/schema"
+	if a.at(ptr) == nil {
+		t.Errorf("%s accepted a JSON body, but no JSON request body is documented", route)
+		return
+	}
+	sch, err := a.c.Compile(docURL + "#" + ptr)
+	if err != nil {
+		t.Fatalf("compile %s: %v", ptr, err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("%s: request body is not JSON: %v", route, err)
+	}
+	if err := sch.Validate(inst); err != nil {
+		t.Errorf("%s: the daemon accepted a request the document's request schema refuses (%s):\n%v\nrequest: %.1000s", route, ptr, err, body)
+	}
+}
+
 // call sends a request (key "" sends none) and checks its answer against
 // the document; it returns the status and the body.
 func (a *apiDoc) call(t *testing.T, d *daemonProc, route, path, key string, body io.Reader, ctype string, hdr ...string) (int, []byte) {
 	t.Helper()
 	method, _, _ := strings.Cut(route, " ")
+	var sent []byte
+	if body != nil {
+		var err error
+		if sent, err = io.ReadAll(body); err != nil {
+			t.Fatal(err)
+		}
+		body = bytes.NewReader(sent)
+	}
 	req, err := http.NewRequest(method, d.Base+path, body)
 	if err != nil {
 		t.Fatal(err)
@@ -227,6 +258,9 @@ func (a *apiDoc) call(t *testing.T, d *daemonProc, route, path, key string, body
 		t.Fatal(err)
 	}
 	a.check(t, route, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	if resp.StatusCode < 300 && ctype == "application/json" {
+		a.checkRequest(t, route, sent)
+	}
 	return resp.StatusCode, b
 }
 
@@ -252,7 +286,7 @@ func TestOpenAPI(t *testing.T) {
 	if status != 200 || !bytes.Equal(served, file) {
 		t.Fatalf("GET /v2/openapi.json without a key: %d, %d bytes; want 200 and %s (%d bytes)", status, len(served), openAPIFile, len(file))
 	}
-	validateOpenAPI(t, served)
+	t.Run("valid OpenAPI 3.1", func(t *testing.T) { validateOpenAPI(t, served) })
 	a := loadAPIDoc(t, served)
 	a.call(t, d, "GET /v2/openapi.json", "/v2/openapi.json", "", nil, "")
 
@@ -350,6 +384,10 @@ func TestOpenAPI(t *testing.T) {
 			t.Fatalf("job ended %v: %v", rec["status"], rec)
 		}
 		a.call(t, d, "GET /v2/pre-recorded/{id}", "/v2/pre-recorded/"+created.ID, key, nil, "")
+		other := createKey(t, d.DataDir, "other")
+		if got, _ := a.call(t, d, "GET /v2/pre-recorded/{id}", "/v2/pre-recorded/"+created.ID, other, nil, ""); got != 401 {
+			t.Errorf("another account's job: %d, want 401", got)
+		}
 		a.call(t, d, "GET /v2/pre-recorded", "/v2/pre-recorded?limit=5&status=done", key, nil, "")
 		a.call(t, d, "GET /v2/pre-recorded/{id}/file", "/v2/pre-recorded/"+created.ID+"/file", key, nil, "")
 		// A job that fails (its audio_url answers JSON, not audio): the

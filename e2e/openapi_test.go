@@ -459,6 +459,26 @@ func TestOpenAPI(t *testing.T) {
 		}
 	})
 
+	t.Run("limits", func(t *testing.T) {
+		ld := startDaemon(t, "", "limits:\n  requests_per_second: 1\n  burst: 3\nlive:\n  max_sessions_per_account: 1\n")
+		one, busy := createKey(t, ld.DataDir, "one"), createKey(t, ld.DataDir, "busy")
+		if got, _ := a.call(t, ld, "POST /v2/live", "/v2/live", one, strings.NewReader(`{}`), "application/json"); got != 201 {
+			t.Fatalf("first live session: %d", got)
+		}
+		if got, _ := a.call(t, ld, "POST /v2/live", "/v2/live", one, strings.NewReader(`{}`), "application/json"); got != 429 {
+			t.Errorf("second live session of an account limited to one: %d, want 429", got)
+		}
+		for i := 0; ; i++ {
+			got, _ := a.call(t, ld, "GET /v2/engines", "/v2/engines", busy, nil, "")
+			if got == 429 {
+				break
+			}
+			if i == 20 {
+				t.Fatalf("no 429 after %d requests at burst 3, 1/s", i+1)
+			}
+		}
+	})
+
 	t.Run("admin", func(t *testing.T) {
 		status, b := a.call(t, d, "POST /admin/keys", "/admin/keys", admin, strings.NewReader(`{"account":"team-b"}`), "application/json")
 		var k struct{ ID string }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -476,6 +477,38 @@ func TestOpenAPI(t *testing.T) {
 			if i == 20 {
 				t.Fatalf("no 429 after %d requests at burst 3, 1/s", i+1)
 			}
+		}
+	})
+
+	t.Run("SIP call record", func(t *testing.T) {
+		sd, addr := startSIPDaemon(t, fmt.Sprintf(sipConfig, "30s", "0s"))
+		skey := createKey(t, sd.DataDir, "acme")
+		audio, _ := g711(t, "pocketsphinx-goforward.wav", "mulaw")
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		defer cancel()
+		conn, port := udpPair(t)
+		dlg, code := newPhone(t, addr).call(ctx, "transcribe", "application/sdp", offerSDP([]int{port}, "0 101", "sendrecv", false))
+		if code != 200 {
+			t.Fatalf("INVITE answered %d", code)
+		}
+		addrs, _, _, _ := answered(t, dlg.InviteResponse.Body())
+		sendRTP(t, conn, addrs[0], 0, audio, 4, impair{}, 0x1234)
+		if err := dlg.Bye(ctx); err != nil {
+			t.Fatalf("bye: %v", err)
+		}
+		job := liveJobByCall(t, sd, skey, dlg.InviteRequest.CallID().Value(), 90*time.Second)
+		id, _ := job["id"].(string)
+		_, b := a.call(t, sd, "GET /v2/live/{id}", "/v2/live/"+id, skey, nil, "")
+		var rec struct {
+			Result struct {
+				Messages []string `json:"messages"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(b, &rec); err != nil || len(rec.Result.Messages) == 0 {
+			t.Fatalf("GET /v2/live/%s: no result.messages: %.300s", id, b)
+		}
+		for i, m := range rec.Result.Messages {
+			a.checkMessage(t, fmt.Sprintf("SIP call result.messages[%d]", i), []byte(m))
 		}
 	})
 

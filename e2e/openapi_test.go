@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	pionwebrtc "github.com/pion/webrtc/v4"
+	"github.com/pion/webrtc/v4/pkg/media"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -509,6 +511,74 @@ func TestOpenAPI(t *testing.T) {
 		}
 		for i, m := range rec.Result.Messages {
 			a.checkMessage(t, fmt.Sprintf("SIP call result.messages[%d]", i), []byte(m))
+		}
+	})
+
+	t.Run("WHIP", func(t *testing.T) {
+		wd := startDaemon(t, "", webrtcConfig)
+		wkey := createKey(t, wd.DataDir, "acme")
+		status, b := a.call(t, wd, "POST /v2/live", "/v2/live", wkey, jsonBody(liveG711()), "application/json")
+		var s liveSession
+		if status != 201 || json.Unmarshal(b, &s) != nil {
+			t.Fatalf("POST /v2/live: %d %s", status, b)
+		}
+		tok := tokenOf(t, s.URL)
+		p := newWHIPPeer(t, pcmuCap)
+		route := "POST /v2/live/{id}/whip"
+		if got, b := a.call(t, wd, route, "/v2/live/"+s.ID+"/whip", "", strings.NewReader(p.offer), "application/sdp", "Authorization", "Bearer nope"); got != 401 {
+			t.Errorf("WHIP offer with a bad token: %d %s, want 401", got, b)
+		}
+		if got, b := a.call(t, wd, route, "/v2/live/"+s.ID+"/whip", "", strings.NewReader("v=0\r\n"), "application/sdp", "Authorization", "Bearer "+tok); got != 400 {
+			t.Errorf("WHIP offer of bad SDP: %d %s, want 400", got, b)
+		}
+		if got, b := a.call(t, wd, route, "/v2/live/"+s.ID+"/whip", "", strings.NewReader(newWHIPPeer(t, opusCap).offer), "application/sdp", "Authorization", "Bearer "+tok); got != 406 {
+			t.Errorf("WHIP offer without the session's codec: %d %s, want 406", got, b)
+		}
+		resp, answer := wd.whipPost(s.ID, tok, "application/sdp", p.offer)
+		a.check(t, route, resp.StatusCode, resp.Header.Get("Content-Type"), answer)
+		if resp.StatusCode != 201 {
+			t.Fatalf("WHIP offer: %d %s", resp.StatusCode, answer)
+		}
+		if err := p.pc.SetRemoteDescription(pionwebrtc.SessionDescription{Type: pionwebrtc.SDPTypeAnswer, SDP: string(answer)}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-p.up:
+		case <-time.After(10 * time.Second):
+			t.Fatal("WebRTC did not connect within 10s")
+		}
+		if got, b := a.call(t, wd, route, "/v2/live/"+s.ID+"/whip", "", strings.NewReader(newWHIPPeer(t, pcmuCap).offer), "application/sdp", "Authorization", "Bearer "+tok); got != 409 {
+			t.Errorf("second WHIP offer: %d %s, want 409", got, b)
+		}
+		path, _ := clip(t, "pocketsphinx-goforward.wav")
+		audio := ulawOf(t, path)
+		tick := time.NewTicker(20 * time.Millisecond)
+		for i := 0; i < len(audio); i += 160 {
+			<-tick.C
+			if err := p.track.WriteSample(media.Sample{Data: audio[i:min(i+160, len(audio))], Duration: 20 * time.Millisecond}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tick.Stop()
+		loc := resp.Header.Get("Location")
+		if got, b := a.call(t, wd, "DELETE /v2/live/{id}/whip/{resource}", loc, "", nil, ""); got != 200 {
+			t.Fatalf("WHIP DELETE: %d %s", got, b)
+		}
+		if got, _ := a.call(t, wd, "DELETE /v2/live/{id}/whip/{resource}", loc, "", nil, ""); got != 404 {
+			t.Errorf("second WHIP DELETE: %d, want 404", got)
+		}
+		_, b = a.call(t, wd, "GET /v2/live/{id}", "/v2/live/"+s.ID, wkey, nil, "")
+		var rec struct {
+			Status string `json:"status"`
+			Result struct {
+				Messages []string `json:"messages"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(b, &rec); err != nil || rec.Status != "done" || len(rec.Result.Messages) == 0 {
+			t.Fatalf("GET /v2/live/%s after WHIP: %.300s", s.ID, b)
+		}
+		for i, m := range rec.Result.Messages {
+			a.checkMessage(t, fmt.Sprintf("WHIP session result.messages[%d]", i), []byte(m))
 		}
 	})
 

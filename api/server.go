@@ -222,7 +222,7 @@ func (s *Server) readError(ctx *fasthttp.RequestCtx, err error) {
 	}
 	s.writeJSON(ctx, status, errorBody{
 		Timestamp: time.Now().UTC().Format(timeFormat), Path: string(ctx.Path()),
-		StatusCode: status, Message: msg,
+		RequestID: uuid.NewString(), StatusCode: status, Message: msg,
 	})
 }
 

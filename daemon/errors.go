@@ -70,9 +70,11 @@ func Status(err error) int {
 		return 422
 	case errors.Is(err, ErrLiveQuota):
 		return 429
+	case errors.Is(err, ErrQuota): // before ErrAtCapacity, which a live refusal also wraps
+		return 507
 	case errors.Is(err, ErrAtCapacity), errors.Is(err, recognizer.ErrAtCapacity), errors.Is(err, ErrEngineUnavailable):
 		return 503
-	case errors.Is(err, ErrNoSpace), errors.Is(err, ErrQuota):
+	case errors.Is(err, ErrNoSpace):
 		return 507
 	}
 	return 500

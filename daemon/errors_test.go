@@ -36,6 +36,7 @@ func TestStatus(t *testing.T) {
 		{"no decoder", fmt.Errorf("stream: %w", recognizer.ErrAtCapacity), 503},
 		{"disk full", fmt.Errorf("write: %w", store.ErrNoSpace), 507},
 		{"account quota", newError(ErrQuota, nil, reasonQuota, 1000), 507},
+		{"account quota, live", newError(ErrQuota, fmt.Errorf("%w: %w", ErrAtCapacity, ErrQuota), reasonQuota, 1000), 507},
 		{"anything else", errors.New("boom"), 500},
 	}
 	for _, tt := range tests {

@@ -42,7 +42,8 @@ func (d *Daemon) CreateLive(ctx context.Context, account, keyID, requestID strin
 		return nil, "", &ValidationError{Problems: []string{"region must be one of us-west, eu-west"}}
 	}
 	if err := d.quota.admit(account); err != nil {
-		return nil, "", newError(ErrQuota, err, reasonQuota, d.quota.limit)
+		// Also ErrAtCapacity, for a door with no 507 of its own (SIP: 503).
+		return nil, "", newError(ErrQuota, fmt.Errorf("%w: %w", ingest.ErrAtCapacity, err), reasonQuota, d.quota.limit)
 	}
 	// The check and the insert below are one step: concurrent creates
 	// cannot both take the last slot.

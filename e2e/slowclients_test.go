@@ -174,8 +174,8 @@ func TestSlowClientBounds(t *testing.T) {
 		t.Errorf("healthz from another address: %d", resp.StatusCode)
 	}
 	for i, c := range held {
-		if got := closedByDaemon(c); got != "" && !strings.HasPrefix(got, "HTTP/1.1 408") {
-			t.Errorf("unfinished header %d: got %q, want a close or 408", i, got)
+		if got := closedByDaemon(c); !strings.HasPrefix(got, "HTTP/1.1 408") || !strings.Contains(got, `"statusCode":408`) || !strings.Contains(got, `"request_id":"`) {
+			t.Errorf("unfinished header %d: got %q, want 408 with the error body", i, got)
 		}
 	}
 }

@@ -23,6 +23,9 @@
 //   - A pre-recorded job is in the queue exactly while its status is queued.
 //   - A blob appears under its name only once it is complete and fsynced
 //     (written to a temporary file, then renamed).
+//   - A blob is written before the record that names it and removed after
+//     the record stops naming it, so a crash leaves at most a blob no
+//     record names; SweepBlobs, run at start, removes those.
 //
 // A DB is safe for concurrent use. bbolt serialises writers; readers run
 // in parallel with them. Only one process may hold the database open: a

@@ -15,4 +15,7 @@
 //     without consuming input, so hostile files cost at most their own size.
 //   - Every ffmpeg/ffprobe run is bounded by Options.Timeout and killed when
 //     the caller's context ends.
+//   - A fetched body is never decompressed: MaxBytes bounds the bytes as
+//     sent. Every outgoing connection (Fetch's, and any built on Guard)
+//     is checked against the deny list after DNS, at dial time.
 package media

@@ -62,7 +62,7 @@ func parseOffer(body []byte, prefer *codec.Codec) (*offer, error) {
 	sessAddr := connAddr(sd.ConnectionInformation)
 	sessDir := direction(sd.Attributes)
 	var lines []offerStream
-	wide := prefer == nil || *prefer == codec.G722
+	wide := true // every line with a codec offers G.722
 	for i, m := range sd.MediaDescriptions {
 		if len(lines) == maxStreams || m.MediaName.Media != "audio" || m.MediaName.Port.Value == 0 {
 			continue
@@ -119,8 +119,8 @@ func parseOffer(body []byte, prefer *codec.Codec) (*offer, error) {
 }
 
 // offeredCodecs reads the payload types of an m= line the SIP door takes
-// (G.711 and G.722; in offer order in s.order) and notes telephone-event. It reports whether
-// any was offered.
+// (G.711 and G.722, in offer order in s.order) and notes telephone-event.
+// It reports whether any was offered.
 func offeredCodecs(m *sdp.MediaDescription) (offerStream, bool) {
 	s := offerStream{tePT: -1, codecs: map[uint8]codec.Codec{}}
 	rtpmaps := map[int]string{}

@@ -18,12 +18,14 @@ DEB_PKGS    := libpocketsphinx-dev pocketsphinx-en-us pocketsphinx ffmpeg libspe
 TEST_DEB_PKGS := chromium wrk debootstrap baresip-core
 E2E_NODE    := bin/e2e-node
 PLAYWRIGHT  := playwright-core@1.65.1
+# Validates api/openapi.json as OpenAPI 3.1 (also the daemon's GET /v2/openapi.json, in e2e/openapi_test.go).
+OPENAPI_VALIDATOR := @seriousme/openapi-schema-validator@2.11.0
 BIN         := bin/earshotd
 DATA        ?= $(CURDIR)/.data
 LISTEN      ?= 127.0.0.1:8080
 TEST_TIMEOUT ?= 20m
 
-.PHONY: all deps test-deps apt tools build run test lint unit bench clean
+.PHONY: all deps test-deps apt tools build run test lint openapi unit bench clean
 
 all: build
 
@@ -34,6 +36,7 @@ deps:
 test-deps: deps
 	@$(MAKE) --no-print-directory apt PKGS="$(TEST_DEB_PKGS)"
 	@[ -d $(E2E_NODE)/node_modules/playwright-core ] || npm install --silent --no-audit --no-fund --prefix $(E2E_NODE) $(PLAYWRIGHT)
+	@[ -d $(E2E_NODE)/node_modules/@seriousme/openapi-schema-validator ] || npm install --silent --no-audit --no-fund --prefix $(E2E_NODE) $(OPENAPI_VALIDATOR)
 
 # apt installs the Debian packages of PKGS that are missing.
 apt:
@@ -68,7 +71,11 @@ lint: deps tools
 unit: test-deps
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-test: lint unit
+# openapi validates the API's OpenAPI 3.1 document (api/openapi.json, served at GET /v2/openapi.json).
+openapi: test-deps
+	node $(E2E_NODE)/node_modules/@seriousme/openapi-schema-validator/bin/validate-api-cli.js api/openapi.json
+
+test: lint openapi unit
 
 # On-demand measurements (never part of `make test`); results in bench/RESULTS.md.
 BENCH_RESULTS ?= bench/RESULTS.md

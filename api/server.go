@@ -101,6 +101,7 @@ func New(cfg Config, svc Service, logger *slog.Logger) (*Server, error) {
 		s.opsRoutes(r)
 	}
 	r.GET("/v2/engines", s.auth(s.listEngines))
+	r.GET("/v2/openapi.json", s.openAPI)
 	r.POST("/v2/upload", s.auth(s.upload))
 	r.GET("/v2/files/{id}", s.auth(s.getUpload))
 	r.DELETE("/v2/files/{id}", s.auth(s.deleteUpload))

@@ -459,24 +459,29 @@ func diarizationConfig(c *params.DiarizationConfig) diarization.Config {
 	return d
 }
 
-// subtitlesConfig maps subtitles_config onto the subtitles package,
-// clamping the values params accepts beyond what it builds (rows under 10
-// characters, captions under 0.5 s).
+// subtitlesConfig maps subtitles_config onto the subtitles package. Values
+// below what the package builds are refused by params (422); a duration
+// given alone moves the other's default out of its way (maximum_duration
+// 0.6 alone shortens the 0.7 s minimum to 0.6, minimum_duration 8 alone
+// lengthens the 6 s maximum to 8) rather than failing the subtitles.
 func subtitlesConfig(c *params.SubtitlesConfig, duration float64) subtitles.Config {
 	s := subtitles.Config{AudioDuration: duration}
 	if c == nil {
 		return s
 	}
+	def := subtitles.Config{}
+	def.SetDefaults()
 	s.Formats, s.Style = c.Formats, c.Style
-	if c.MinimumDuration != nil {
-		s.MinimumDuration = *c.MinimumDuration
-	}
-	if c.MaximumDuration != nil {
-		s.MaximumDuration = max(*c.MaximumDuration, 0.5)
-		s.MinimumDuration = min(s.MinimumDuration, s.MaximumDuration)
+	switch {
+	case c.MinimumDuration != nil && c.MaximumDuration != nil:
+		s.MinimumDuration, s.MaximumDuration = *c.MinimumDuration, *c.MaximumDuration
+	case c.MinimumDuration != nil:
+		s.MinimumDuration, s.MaximumDuration = *c.MinimumDuration, max(def.MaximumDuration, *c.MinimumDuration)
+	case c.MaximumDuration != nil:
+		s.MinimumDuration, s.MaximumDuration = min(def.MinimumDuration, *c.MaximumDuration), *c.MaximumDuration
 	}
 	if c.MaximumCharactersPerRow != nil {
-		s.MaximumCharactersPerRow = max(*c.MaximumCharactersPerRow, 10)
+		s.MaximumCharactersPerRow = *c.MaximumCharactersPerRow
 	}
 	if c.MaximumRowsPerCaption != nil {
 		s.MaximumRowsPerCaption = *c.MaximumRowsPerCaption

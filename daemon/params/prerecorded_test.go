@@ -396,6 +396,10 @@ func TestDecodePreRecordedCannotServe(t *testing.T) {
 			"cannot serve: language_config.languages fr, de are not served by this appliance (installed: en)"},
 		{"no language installed", pr(`"language_config":{"languages":["en"]}`), Capabilities{Languages: []string{}},
 			"cannot serve: language_config.languages en is not served by this appliance (installed: none)"},
+		{"subtitle rows under 10 characters", pr(`"subtitles":true,"subtitles_config":{"maximum_characters_per_row":9}`), english,
+			"cannot serve: subtitles_config.maximum_characters_per_row 9 is below 10, the narrowest row this appliance lays out"},
+		{"captions under half a second", pr(`"subtitles":true,"subtitles_config":{"maximum_duration":0.4}`), english,
+			"cannot serve: subtitles_config.maximum_duration 0.4 is below 0.5 s, the shortest caption this appliance builds"},
 		{"model-3 language not installed", pr(`"model":"model-3","language_config":{"languages":["de"]}`), english,
 			"cannot serve: language_config.languages de is not served by this appliance (installed: en)"},
 	}

@@ -627,7 +627,7 @@ func (a *Addons) translationEnvelope(ctx context.Context, utts []recognizer.Utte
 			return nil, true, errors.New("translation: translation_config.target_languages is empty")
 		})
 	}
-	opts := llm.TranslationOptions{Context: c.Context, Informal: c.Informal, MatchOriginalUtterances: c.MatchOriginalUtterances}
+	opts := llm.TranslationOptions{Context: c.AdaptationContext(), Informal: c.Informal, MatchOriginalUtterances: c.MatchOriginalUtterances}
 	return a.envelope("translation", func() (any, bool, error) {
 		results := make([]TranslationResult, 0, len(c.TargetLanguages))
 		var firstErr error

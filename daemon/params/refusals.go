@@ -28,5 +28,22 @@ func refusePreRecorded(r *PreRecorded) error {
 				ErrCannotServe, *d, MinCaptionSeconds)
 		}
 	}
+	return refuseTranslation("translation_config", r.TranslationConfig)
+}
+
+// refuseTranslation is the 422 for a translation_config (at path) this
+// appliance cannot serve: a model other than base, or lipsync false.
+func refuseTranslation(path string, c *TranslationConfig) error {
+	if c == nil {
+		return nil
+	}
+	if c.Model != TranslationBase {
+		return fmt.Errorf("%w: %s.model %q: this appliance translates with one model (its configured backend), served as %q",
+			ErrCannotServe, path, c.Model, TranslationBase)
+	}
+	if !c.Lipsync {
+		return fmt.Errorf("%w: %s.lipsync false: translated utterances always keep the original utterances' timing on this appliance",
+			ErrCannotServe, path)
+	}
 	return nil
 }

@@ -333,6 +333,10 @@ func (a *Addons) apply(ctx context.Context, r *Result, utts []recognizer.Utteran
 		}
 	}
 	var speakers []int
+	if c := p.DiarizationConfig; p.Diarization && j.distinctChannels && c != nil &&
+		(c.NumberOfSpeakers != nil || c.MinSpeakers != nil || c.MaxSpeakers != nil) {
+		notes["diarization_config"] = "speaker counts not used: the channels carry distinct audio, and each channel is one speaker"
+	}
 	if p.Diarization {
 		r.Diarization = a.envelope("diarization", func() (any, bool, error) {
 			c := diarizationConfig(p.DiarizationConfig)

@@ -479,6 +479,16 @@ func TestDiarizationByChannel(t *testing.T) {
 	if len(seen) != 2 {
 		t.Errorf("channels %v", seen)
 	}
+
+	// Speaker counts cannot change one speaker per channel: the result
+	// says they were not used.
+	three := 3
+	r, _ := runAddons(t, builtinAddons(), m, true, channels, &params.PreRecorded{Diarization: true,
+		DiarizationConfig: &params.DiarizationConfig{NumberOfSpeakers: &three}})
+	psm := r.PostSessionMetadata
+	if note, _ := psm["diarization_config"].(string); !strings.Contains(note, "not used") {
+		t.Errorf("speaker counts on distinct channels: post_session_metadata %v, want a diarization_config note", psm)
+	}
 }
 
 // Swapped implementations that fail, to show one add-on's failure never

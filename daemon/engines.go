@@ -487,12 +487,24 @@ func transcribeRoute(ctx context.Context, rt Route, channels [][]int16, prompt s
 		return nil, err
 	}
 	br.Language = mainLanguage(br.Utterances)
-	if !rt.PerUtterance {
-		for i := range br.Utterances {
-			br.Utterances[i].Language = br.Language
-		}
+	if rt.PerUtterance {
+		return br, nil
 	}
-	return br, nil
+	// Without code switching the language detected on the first utterance
+	// is kept (SPEC 2.6): when others were heard as another language, the
+	// whole job is decoded again in the first one (relabelling them would
+	// keep text decoded in the other language). A first language the
+	// engine does not list keeps the detected labels.
+	first := ""
+	if i := slices.IndexFunc(br.Utterances, func(u recognizer.Utterance) bool { return u.Language != "" }); i >= 0 {
+		first = br.Utterances[i].Language
+	}
+	mixed := slices.ContainsFunc(br.Utterances, func(u recognizer.Utterance) bool { return u.Language != "" && u.Language != first })
+	if first == "" || !mixed || !slices.Contains(rt.Engine.Languages(), first) {
+		return br, nil
+	}
+	rt.Language = first
+	return recognizer.Transcribe(ctx, rt.streamEngine(prompt), channels, recognizer.BatchOptions{Language: first, Concurrency: max(slots, 1)})
 }
 
 // mainLanguage is the language detected on most speech ("" when none).

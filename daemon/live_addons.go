@@ -114,7 +114,7 @@ func (s *liveSession) realtimeLocked(id int, u recognizer.Utterance) {
 	if rt.Translation && rt.TranslationConfig != nil {
 		c := rt.TranslationConfig
 		job := liveTranslation{session: s.id, uttID: uttID, u: u, targets: c.TargetLanguages,
-			opts: llm.TranslationOptions{Context: c.Context, Informal: c.Informal, MatchOriginalUtterances: c.MatchOriginalUtterances}}
+			opts: llm.TranslationOptions{Context: c.AdaptationContext(), Informal: c.Informal, MatchOriginalUtterances: c.MatchOriginalUtterances}}
 		var err error
 		switch {
 		case la.a.Translation == nil:

@@ -333,6 +333,10 @@ func (a *Addons) apply(ctx context.Context, r *Result, utts []recognizer.Utteran
 		}
 	}
 	var speakers []int
+	if c := p.DiarizationConfig; p.Diarization && j.distinctChannels && c != nil &&
+		(c.NumberOfSpeakers != nil || c.MinSpeakers != nil || c.MaxSpeakers != nil) {
+		notes["diarization_config"] = "speaker counts not used: the channels carry distinct audio, and each channel is one speaker"
+	}
 	if p.Diarization {
 		r.Diarization = a.envelope("diarization", func() (any, bool, error) {
 			c := diarizationConfig(p.DiarizationConfig)
@@ -459,24 +463,29 @@ func diarizationConfig(c *params.DiarizationConfig) diarization.Config {
 	return d
 }
 
-// subtitlesConfig maps subtitles_config onto the subtitles package,
-// clamping the values params accepts beyond what it builds (rows under 10
-// characters, captions under 0.5 s).
+// subtitlesConfig maps subtitles_config onto the subtitles package. Values
+// below what the package builds are refused by params (422); a duration
+// given alone moves the other's default out of its way (maximum_duration
+// 0.6 alone shortens the 0.7 s minimum to 0.6, minimum_duration 8 alone
+// lengthens the 6 s maximum to 8) rather than failing the subtitles.
 func subtitlesConfig(c *params.SubtitlesConfig, duration float64) subtitles.Config {
 	s := subtitles.Config{AudioDuration: duration}
 	if c == nil {
 		return s
 	}
+	def := subtitles.Config{}
+	def.SetDefaults()
 	s.Formats, s.Style = c.Formats, c.Style
-	if c.MinimumDuration != nil {
-		s.MinimumDuration = *c.MinimumDuration
-	}
-	if c.MaximumDuration != nil {
-		s.MaximumDuration = max(*c.MaximumDuration, 0.5)
-		s.MinimumDuration = min(s.MinimumDuration, s.MaximumDuration)
+	switch {
+	case c.MinimumDuration != nil && c.MaximumDuration != nil:
+		s.MinimumDuration, s.MaximumDuration = *c.MinimumDuration, *c.MaximumDuration
+	case c.MinimumDuration != nil:
+		s.MinimumDuration, s.MaximumDuration = *c.MinimumDuration, max(def.MaximumDuration, *c.MinimumDuration)
+	case c.MaximumDuration != nil:
+		s.MinimumDuration, s.MaximumDuration = min(def.MinimumDuration, *c.MaximumDuration), *c.MaximumDuration
 	}
 	if c.MaximumCharactersPerRow != nil {
-		s.MaximumCharactersPerRow = max(*c.MaximumCharactersPerRow, 10)
+		s.MaximumCharactersPerRow = *c.MaximumCharactersPerRow
 	}
 	if c.MaximumRowsPerCaption != nil {
 		s.MaximumRowsPerCaption = *c.MaximumRowsPerCaption
@@ -622,7 +631,7 @@ func (a *Addons) translationEnvelope(ctx context.Context, utts []recognizer.Utte
 			return nil, true, errors.New("translation: translation_config.target_languages is empty")
 		})
 	}
-	opts := llm.TranslationOptions{Context: c.Context, Informal: c.Informal, MatchOriginalUtterances: c.MatchOriginalUtterances}
+	opts := llm.TranslationOptions{Context: c.AdaptationContext(), Informal: c.Informal, MatchOriginalUtterances: c.MatchOriginalUtterances}
 	return a.envelope("translation", func() (any, bool, error) {
 		results := make([]TranslationResult, 0, len(c.TargetLanguages))
 		var firstErr error

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,9 @@ type transcriptionStandin struct {
 	srv  *http.Server
 	mu   sync.Mutex
 	reqs []map[string]string // guarded by mu: fields, plus "_path" and "_seconds" of the WAV
+	// detections counts requests without a language; in mode "mixed" the
+	// first is heard as English and the others as French.
+	detections atomic.Int64
 }
 
 func (s *transcriptionStandin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -77,9 +81,13 @@ func (s *transcriptionStandin) ServeHTTP(w http.ResponseWriter, r *http.Request)
 "segments":[{"id":0,"start":0.0,"end":%.3f,"text":" hello world","avg_logprob":-0.2}]}`, secs, secs)
 			return
 		}
-		fmt.Fprintf(w, `{"task":"transcribe","language":"english","duration":%.3f,"text":" alpha beta",
+		lang := "english"
+		if fields["language"] == "" && s.detections.Add(1) > 1 && s.mode.Load() == "mixed" {
+			lang = "french"
+		}
+		fmt.Fprintf(w, `{"task":"transcribe","language":"%s","duration":%.3f,"text":" alpha beta",
 "segments":[{"id":0,"start":0.0,"end":%.3f,"text":" alpha beta","avg_logprob":-0.1}],
-"words":[{"word":" alpha","start":0.10,"end":0.40},{"word":" beta","start":0.50,"end":0.90}]}`, secs, secs)
+"words":[{"word":" alpha","start":0.10,"end":0.40},{"word":" beta","start":0.50,"end":0.90}]}`, lang, secs, secs)
 	}
 }
 
@@ -125,6 +133,58 @@ func engineConfigWith(url string, fallback bool, extra string) string {
       breaker_failures: 100
 %s  fallback: %v
 `, url, extra, fallback)
+}
+
+// TestRemoteEngineCodeSwitching: the stand-in hears the first segment as
+// English and the others as French. With code_switching the utterances keep
+// those languages; without it the first language is kept (SPEC 2.6) and
+// the job is decoded again in it, so no utterance carries text decoded as
+// French under an English label.
+func TestRemoteEngineCodeSwitching(t *testing.T) {
+	sv, url := startStandin(t)
+	sv.mode.Store("mixed")
+	// capacity 1: segments are sent one at a time, in order.
+	d := startDaemon(t, "", engineConfigWith(url, false, "      capacity: 1\n"))
+	key := createKey(t, d.DataDir, "acme")
+	path, _ := twoSpeakerFile(t)
+	for _, cs := range []bool{true, false} {
+		t.Run(fmt.Sprintf("code_switching=%v", cs), func(t *testing.T) {
+			sv.detections.Store(0)
+			before := len(sv.requests())
+			job := submit(t, d, key, path, func(u string) map[string]any {
+				return map[string]any{"audio_url": u, "language_config": map[string]any{"code_switching": cs}}
+			})
+			reqs := sv.requests()[before:]
+			var detect, fixed []string
+			for _, r := range reqs {
+				if r["language"] == "" {
+					detect = append(detect, r["_seconds"])
+				} else {
+					fixed = append(fixed, r["language"])
+				}
+			}
+			tr := job["result"].(map[string]any)["transcription"].(map[string]any)
+			var langs []string
+			for _, u := range tr["utterances"].([]any) {
+				langs = append(langs, u.(map[string]any)["language"].(string))
+			}
+			if len(detect) < 2 || len(langs) != len(detect) || langs[0] != "en" {
+				t.Fatalf("%d detection requests, utterance languages %v", len(detect), langs)
+			}
+			if cs {
+				if len(fixed) != 0 || !slices.Contains(langs, "fr") || fmt.Sprint(tr["languages"]) != "[fr en]" {
+					t.Errorf("code switching: languages %v (result %v), %d fixed-language requests", langs, tr["languages"], len(fixed))
+				}
+				return
+			}
+			if len(fixed) != len(detect) || slices.ContainsFunc(fixed, func(l string) bool { return l != "en" }) {
+				t.Errorf("without code switching: re-decoded in %v, want every segment in en", fixed)
+			}
+			if slices.ContainsFunc(langs, func(l string) bool { return l != "en" }) || fmt.Sprint(tr["languages"]) != "[en]" {
+				t.Errorf("without code switching: languages %v (result %v)", langs, tr["languages"])
+			}
+		})
+	}
 }
 
 func TestRemoteEngineBatch(t *testing.T) {

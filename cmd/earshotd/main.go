@@ -16,7 +16,8 @@ const usage = `usage: earshotd <command> [flags]
 commands:
   run                      start the daemon (--config FILE, --listen ADDR, --data-dir DIR, ...)
   keys create|list|revoke  manage API keys (--data-dir DIR; works while the daemon runs)
-  transcribe FILE          transcribe a file offline and print the result JSON
+  transcribe [--request REQ.json] FILE
+                           transcribe a file offline with the daemon's engines and add-ons
   config check [FILE]      check a config file: "ok" or each problem with its key and line
   service install|uninstall|start|stop|status [--root DIR]
                            install earshotd.service (hardened systemd unit) and manage it

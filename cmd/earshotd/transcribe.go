@@ -7,21 +7,29 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"path/filepath"
 
 	"github.com/earshot-dev/earshot/daemon"
-	"github.com/earshot-dev/earshot/daemon/params"
-	"github.com/earshot-dev/earshot/ingest/media"
-	"github.com/earshot-dev/earshot/recognizer/sphinx"
 )
 
+// maxRequestFile bounds a --request file, as the API bounds a body.
+const maxRequestFile = 1 << 20
+
 // cmdTranscribe runs the pre-recorded pipeline on a local file, without a
-// daemon or a store, and prints the result JSON.
+// daemon or a store, and prints the result JSON: the engines, routing and
+// add-ons of the configuration (--config, EARSHOT_*, --set, as for run), and
+// the options of a pre-recorded request (--request, a SPEC 2.4 body without
+// audio_url), refused as POST /v2/pre-recorded would refuse them.
 func cmdTranscribe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("transcribe", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "", "YAML config file (engine settings)")
+	cfgPath := fs.String("config", "", "YAML config file (engines, add-ons)")
 	decoders := fs.Int("decoders", 0, "PocketSphinx decoders (default: CPUs)")
+	reqPath := fs.String("request", "", "JSON `file` with the request's options (a /v2/pre-recorded body without audio_url; - for stdin)")
+	var sets setFlags
+	fs.Var(&sets, "set", "`key.path=value`: set any config key (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -32,27 +40,76 @@ func cmdTranscribe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if _, err := os.Stat(path); err != nil {
 		return err
 	}
+	body, err := requestBody(*reqPath, path)
+	if err != nil {
+		return err
+	}
 	cfg, err := loadConfig(*cfgPath, os.Environ(), func(c *daemon.Config) error {
 		if *decoders != 0 {
 			c.Sphinx.Decoders = *decoders
 		}
-		return nil
+		return sets.apply(c)
 	})
 	if err != nil {
 		return err
 	}
-	eng, err := sphinx.New(cfg.Sphinx, nil)
+	lt, err := daemon.NewLocalTranscriber(cfg, newLogger(stderr, cfg.LogLevel))
 	if err != nil {
 		return err
 	}
-	defer eng.Close()
-	tr := &daemon.Transcriber{Engine: eng, Media: media.Options{FFmpeg: cfg.FFmpeg, MaxDuration: cfg.Limits.MaxAudioDuration}}
-	p := &params.PreRecorded{AudioURL: "file://" + path, Model: "model-1"}
-	res, _, err := tr.TranscribeFile(ctx, path, p)
+	defer lt.Close()
+	p, err := lt.Decode(body)
+	if err != nil {
+		return fmt.Errorf("transcribe: request: %w", err)
+	}
+	res, notes, err := lt.TranscribeFile(ctx, path, p)
 	if err != nil {
 		return fmt.Errorf("transcribe %s: %w", path, err)
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
-	return enc.Encode(res)
+	return enc.Encode(struct {
+		Result              *daemon.Result `json:"result"`
+		RequestParams       any            `json:"request_params"`
+		PostSessionMetadata map[string]any `json:"post_session_metadata"`
+	}{res, p, notes})
+}
+
+// requestBody reads the --request file (none: {}) and adds audio_url naming
+// the local file; a request that names its own audio_url is refused.
+func requestBody(reqPath, audio string) ([]byte, error) {
+	req := map[string]json.RawMessage{}
+	if reqPath != "" {
+		f := os.Stdin
+		if reqPath != "-" {
+			var err error
+			if f, err = os.Open(reqPath); err != nil {
+				return nil, err
+			}
+			defer f.Close()
+		}
+		b, err := io.ReadAll(io.LimitReader(f, maxRequestFile+1))
+		if err != nil {
+			return nil, err
+		}
+		if len(b) > maxRequestFile {
+			return nil, fmt.Errorf("transcribe: --request: over %d bytes", maxRequestFile)
+		}
+		if err := json.Unmarshal(b, &req); err != nil {
+			return nil, fmt.Errorf("transcribe: --request: not a JSON object: %w", err)
+		}
+	}
+	if req == nil { // the file held null
+		req = map[string]json.RawMessage{}
+	}
+	if _, ok := req["audio_url"]; ok {
+		return nil, errors.New("transcribe: --request must not carry audio_url: the audio is FILE")
+	}
+	// A well-formed URL that is never fetched: the pipeline reads FILE.
+	u, err := json.Marshal("https://localhost/transcribe/" + url.PathEscape(filepath.Base(audio)))
+	if err != nil {
+		return nil, err
+	}
+	req["audio_url"] = u
+	return json.Marshal(req)
 }

@@ -201,6 +201,9 @@ func DecodeLive(body []byte, c Capabilities) (*Live, error) {
 	if err := c.checkLanguages(l.Model, l.LanguageConfig); err != nil {
 		return nil, err
 	}
+	if err := refuseTranslation("realtime_processing.translation_config", l.RealtimeProcessing.TranslationConfig); err != nil {
+		return nil, err
+	}
 	return l, nil
 }
 

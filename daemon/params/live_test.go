@@ -243,6 +243,8 @@ func TestDecodeLiveCannotServe(t *testing.T) {
 			"cannot serve: language_config.languages de is not served by this appliance (installed: en)"},
 		{"listing the installed", `{"language_config":{"languages":["ja"]}}`, Capabilities{Languages: []string{"en", "fr"}},
 			"cannot serve: language_config.languages ja is not served by this appliance (installed: en, fr)"},
+		{"enhanced translation", `{"realtime_processing":{"translation":true,"translation_config":{"target_languages":["fr"],"model":"enhanced"}}}`, english,
+			`cannot serve: realtime_processing.translation_config.model "enhanced": this appliance translates with one model (its configured backend), served as "base"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

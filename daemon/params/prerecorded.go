@@ -205,5 +205,8 @@ func DecodePreRecorded(body []byte, c Capabilities) (*PreRecorded, error) {
 	if err := c.checkLanguages(r.Model, r.LanguageConfig); err != nil {
 		return nil, err
 	}
+	if err := refusePreRecorded(r); err != nil {
+		return nil, err
+	}
 	return r, nil
 }

@@ -148,10 +148,10 @@ func TestDecodePreRecordedGood(t *testing.T) {
 		{name: "translation defaults", body: pr(`"translation":true,"translation_config":{"target_languages":["FR","wo","fr"]}`),
 			field: "translation_config",
 			want:  `{"target_languages":["fr","wo"],"model":"base","match_original_utterances":true,"lipsync":true,"context_adaptation":true,"informal":false}`},
-		{name: "translation full", body: pr(`"translation":true,"translation_config":{"target_languages":["de"],"model":"enhanced",` +
-			`"match_original_utterances":false,"lipsync":false,"context_adaptation":false,"context":"a call","informal":true}`),
+		{name: "translation full", body: pr(`"translation":true,"translation_config":{"target_languages":["de"],"model":"base",` +
+			`"match_original_utterances":false,"lipsync":true,"context_adaptation":false,"context":"a call","informal":true}`),
 			field: "translation_config",
-			want:  `{"target_languages":["de"],"model":"enhanced","match_original_utterances":false,"lipsync":false,"context_adaptation":false,"context":"a call","informal":true}`},
+			want:  `{"target_languages":["de"],"model":"base","match_original_utterances":false,"lipsync":true,"context_adaptation":false,"context":"a call","informal":true}`},
 		{name: "summarization default config", body: pr(`"summarization":true`), field: "summarization_config", want: `{"type":"general"}`},
 		{name: "summarization type", body: pr(`"summarization":true,"summarization_config":{"type":"bullet_points"}`), field: "summarization_config", want: `{"type":"bullet_points"}`},
 		{name: "spelling", body: pr(`"custom_spelling":true,"custom_spelling_config":{"spelling_dictionary":{"SQL":["sequel","S Q L"]}}`),
@@ -396,6 +396,14 @@ func TestDecodePreRecordedCannotServe(t *testing.T) {
 			"cannot serve: language_config.languages fr, de are not served by this appliance (installed: en)"},
 		{"no language installed", pr(`"language_config":{"languages":["en"]}`), Capabilities{Languages: []string{}},
 			"cannot serve: language_config.languages en is not served by this appliance (installed: none)"},
+		{"subtitle rows under 10 characters", pr(`"subtitles":true,"subtitles_config":{"maximum_characters_per_row":9}`), english,
+			"cannot serve: subtitles_config.maximum_characters_per_row 9 is below 10, the narrowest row this appliance lays out"},
+		{"captions under half a second", pr(`"subtitles":true,"subtitles_config":{"maximum_duration":0.4}`), english,
+			"cannot serve: subtitles_config.maximum_duration 0.4 is below 0.5 s, the shortest caption this appliance builds"},
+		{"enhanced translation", pr(`"translation":true,"translation_config":{"target_languages":["fr"],"model":"enhanced"}`), english,
+			`cannot serve: translation_config.model "enhanced": this appliance translates with one model (its configured backend), served as "base"`},
+		{"translation without lipsync", pr(`"translation":true,"translation_config":{"target_languages":["fr"],"lipsync":false}`), english,
+			"cannot serve: translation_config.lipsync false: translated utterances always keep the original utterances' timing on this appliance"},
 		{"model-3 language not installed", pr(`"model":"model-3","language_config":{"languages":["de"]}`), english,
 			"cannot serve: language_config.languages de is not served by this appliance (installed: en)"},
 	}
@@ -436,5 +444,22 @@ func TestFileID(t *testing.T) {
 				t.Errorf("FileID = %q, %v; want %q, %v", id, ok, tc.id, tc.ok)
 			}
 		})
+	}
+}
+
+func TestAdaptationContext(t *testing.T) {
+	for _, tc := range []struct {
+		body, want string
+	}{
+		{`{"target_languages":["fr"],"context":"a call"}`, "a call"},
+		{`{"target_languages":["fr"],"context":"a call","context_adaptation":false}`, ""},
+	} {
+		r, err := DecodePreRecorded([]byte(pr(`"translation":true,"translation_config":`+tc.body)), english)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.TranslationConfig.AdaptationContext(); got != tc.want {
+			t.Errorf("%s: context %q, want %q", tc.body, got, tc.want)
+		}
 	}
 }

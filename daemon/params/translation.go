@@ -21,6 +21,16 @@ type TranslationConfig struct {
 	Informal bool   `json:"informal"` // default false
 }
 
+// AdaptationContext is the context the translation adapts to: Context when
+// context_adaptation is on (the default), else "" (context_adaptation false
+// translates each utterance without the given context).
+func (c *TranslationConfig) AdaptationContext() string {
+	if c == nil || !c.ContextAdaptation {
+		return ""
+	}
+	return c.Context
+}
+
 func decodeTranslationConfig(parent *object) *TranslationConfig {
 	o, ok := parent.object("translation_config")
 	if !ok {

@@ -24,6 +24,7 @@ type Daemon struct {
 	log     *slog.Logger
 	db      *store.DB
 	engine  *sphinx.Engine // the embedded engine
+	tel     *sphinx.Engine // its telephone-band pool, nil when none
 	engines *Engines       // every engine and the routing table
 	tr      *Transcriber
 	caps    params.Capabilities
@@ -56,15 +57,26 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 		db.Close()
 		return nil, fmt.Errorf("load engine: %w", err)
 	}
+	tel, err := sphinx.NewTelephone(cfg.Sphinx, logger.With("component", "recognizer", "model", "telephone"))
+	if err != nil {
+		eng.Close()
+		db.Close()
+		return nil, fmt.Errorf("load engine: %w", err)
+	}
 	engines, err := NewEngines(eng, cfg.Engines, logger.With("component", "recognizer"))
 	if err != nil {
+		tel.Close()
 		eng.Close()
 		db.Close()
 		return nil, fmt.Errorf("load engines: %w", err)
 	}
+	if tel != nil {
+		engines.SetTelephone(tel)
+	}
 	addons, err := NewAddons(cfg.Addons, logger.With("component", "addons"))
 	if err != nil {
 		engines.Close()
+		tel.Close()
 		eng.Close()
 		db.Close()
 		return nil, fmt.Errorf("wire add-ons: %w", err)
@@ -74,6 +86,7 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 		log:     logger,
 		db:      db,
 		engine:  eng,
+		tel:     tel,
 		engines: engines,
 		tr: &Transcriber{Engine: eng, Engines: engines, Addons: addons, Media: media.Options{
 			FFmpeg: cfg.FFmpeg, MaxDuration: cfg.Limits.MaxAudioDuration,
@@ -117,7 +130,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g.Go(func() error { return d.runLive(ctx) })
 	g.Go(func() error { return RunRetention(ctx, d.db, d.cfg.Retention, d.log.With("component", "retention")) })
 	g.Go(func() error { return d.serveAdmin(ctx, adm) })
-	d.log.Info("daemon started", "workers", d.cfg.Workers, "decoders", d.cfg.Sphinx.Decoders, "data_dir", d.cfg.DataDir)
+	telephone := "none"
+	if d.tel != nil {
+		telephone = fmt.Sprintf("%s (%d decoders)", d.tel.AcousticModel(), d.cfg.Sphinx.TelephoneDecoders)
+	}
+	d.log.Info("daemon started", "workers", d.cfg.Workers, "decoders", d.cfg.Sphinx.Decoders, "telephone_model", telephone, "data_dir", d.cfg.DataDir)
 	err = g.Wait()
 	if errors.Is(err, context.Canceled) {
 		err = nil
@@ -134,7 +151,7 @@ func (d *Daemon) Close() error {
 	}
 	d.closed = true
 	d.mu.Unlock()
-	return errors.Join(d.engines.Close(), d.engine.Close(), d.db.Close(), d.tr.Addons.Close())
+	return errors.Join(d.engines.Close(), d.engine.Close(), d.tel.Close(), d.db.Close(), d.tr.Addons.Close())
 }
 
 // Ready reports whether the daemon can serve: store open, engine loaded.

@@ -47,10 +47,24 @@ func cmdTranscribe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	defer eng.Close()
 	tr := &daemon.Transcriber{Engine: eng, Media: media.Options{FFmpeg: cfg.FFmpeg, MaxDuration: cfg.Limits.MaxAudioDuration}}
+	// The telephone-band pool, for 8 kHz and band-limited audio (as many
+	// decoders as the wideband pool: the run uses one of the two).
+	tel, err := sphinx.NewTelephone(cfg.Sphinx, nil)
+	if err != nil {
+		return err
+	}
+	defer tel.Close()
+	if tel != nil {
+		tr.Telephone = tel
+	}
 	p := &params.PreRecorded{AudioURL: "file://" + path, Model: "model-1"}
 	res, _, err := tr.TranscribeFile(ctx, path, p)
 	if err != nil {
 		return fmt.Errorf("transcribe %s: %w", path, err)
+	}
+	// The result has no post_session_metadata; say which model ran.
+	if m, ok := res.PostSessionMetadata["acoustic_model"]; ok {
+		fmt.Fprintf(stderr, "transcribe: acoustic model %v, audio band %v\n", m, res.PostSessionMetadata["audio_band"])
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")

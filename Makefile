@@ -16,6 +16,9 @@ DEB_PKGS    := libpocketsphinx-dev pocketsphinx-en-us pocketsphinx ffmpeg libspe
 # browser test and the WHIP sessions; baresip-core places real SIP calls (PCMU, PCMA, G.722); wrk loads the
 # API; debootstrap makes the throwaway Debian root the .deb is installed into.
 TEST_DEB_PKGS := chromium wrk debootstrap baresip-core
+# For `make model` only (adapting the telephone-band acoustic model): sphinxtrain's bw, mllr_solve,
+# map_adapt, mllr_transform and sphinxbase's sphinx_fe.
+MODEL_DEB_PKGS := sphinxtrain sphinxbase-utils
 E2E_NODE    := bin/e2e-node
 PLAYWRIGHT  := playwright-core@1.65.1
 # Validates api/openapi.json as OpenAPI 3.1 (also the daemon's GET /v2/openapi.json, in e2e/openapi_test.go).
@@ -112,6 +115,22 @@ fuzz: deps
 
 clean:
 	rm -rf bin dist
+
+# Telephone-band acoustic model (cmd/telmodel; never part of `make test`: about 20 min of CPU on
+# 2 cores): adapts Debian's en-us model to G.711 mu-law and A-law renditions of the corpus's
+# train-clean-100 readers, measures stock, MLLR, MAP and MLLR+MAP on its held-out test-other readers
+# and on testdata, and writes the best one's means and variances to model/en-us-telephone and the
+# table to bench/MODEL.md. Renditions and features are kept in MODEL_SCRATCH between runs; the
+# adaptation itself is redone every run.
+CORPUS        ?= ../shared/corpus
+SPEECH        ?= ../shared/testdata/speech
+MODEL_SCRATCH ?= /tmp/earshot-telmodel
+.PHONY: model
+model: deps
+	@$(MAKE) --no-print-directory apt PKGS="$(MODEL_DEB_PKGS)"
+	$(GO) run ./cmd/telmodel -corpus $(CORPUS) -testdata $(SPEECH) -scratch $(MODEL_SCRATCH) \
+		-out model/en-us-telephone -report bench/MODEL.md
+	@sha256sum model/en-us-telephone/means model/en-us-telephone/variances
 
 # Debian package (dpkg-deb; packaging/build-deb.sh): earshot_<version>_<arch>.deb in $(DEB_OUT).
 DEB_OUT ?= dist

@@ -11,7 +11,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/earshot-dev/earshot/daemon/params"
-	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
 	"github.com/earshot-dev/earshot/store"
 )
@@ -24,6 +23,7 @@ type Daemon struct {
 	log     *slog.Logger
 	db      *store.DB
 	engine  *sphinx.Engine // the embedded engine
+	tel     *sphinx.Engine // its telephone-band pool, nil when none
 	engines *Engines       // every engine and the routing table
 	tr      *Transcriber
 	caps    params.Capabilities
@@ -70,34 +70,20 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 	if err != nil {
 		logger.Error("remove unreferenced audio files", "component", "store", "error", err)
 	}
-	eng, err := sphinx.New(cfg.Sphinx, logger.With("component", "recognizer"))
+	pl, err := newPipeline(cfg, logger)
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("load engine: %w", err)
-	}
-	engines, err := NewEngines(eng, cfg.Engines, logger.With("component", "recognizer"))
-	if err != nil {
-		eng.Close()
-		db.Close()
-		return nil, fmt.Errorf("load engines: %w", err)
-	}
-	addons, err := NewAddons(cfg.Addons, logger.With("component", "addons"))
-	if err != nil {
-		engines.Close()
-		eng.Close()
-		db.Close()
-		return nil, fmt.Errorf("wire add-ons: %w", err)
+		return nil, err
 	}
 	d := &Daemon{
-		cfg:     cfg,
-		log:     logger,
-		db:      db,
-		engine:  eng,
-		engines: engines,
-		tr: &Transcriber{Engine: eng, Engines: engines, Addons: addons, Media: media.Options{
-			FFmpeg: cfg.FFmpeg, MaxDuration: cfg.Limits.MaxAudioDuration,
-		}},
-		caps:       params.Capabilities{Languages: engines.Languages()},
+		cfg:        cfg,
+		log:        logger,
+		db:         db,
+		engine:     pl.embedded,
+		tel:        pl.tel,
+		engines:    pl.tr.Engines,
+		tr:         pl.tr,
+		caps:       params.Capabilities{Languages: pl.tr.Engines.Languages()},
 		client:     newCallbackClient(cfg),
 		quota:      newStorageQuota(*cfg.Limits.MaxAccountBytes, db, logger.With("component", "quota")),
 		wake:       make(chan struct{}, 1),
@@ -145,7 +131,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g.Go(func() error { return d.runLive(ctx) })
 	g.Go(func() error { return RunRetention(ctx, d.db, d.cfg.Retention, d.log.With("component", "retention")) })
 	g.Go(func() error { return d.serveAdmin(ctx, adm) })
-	d.log.Info("daemon started", "workers", d.cfg.Workers, "decoders", d.cfg.Sphinx.Decoders, "data_dir", d.cfg.DataDir)
+	telephone := "none"
+	if d.tel != nil {
+		telephone = fmt.Sprintf("%s (%d decoders)", d.tel.AcousticModel(), d.cfg.Sphinx.TelephoneDecoders)
+	}
+	d.log.Info("daemon started", "workers", d.cfg.Workers, "decoders", d.cfg.Sphinx.Decoders, "telephone_model", telephone, "data_dir", d.cfg.DataDir)
 	err = g.Wait()
 	if errors.Is(err, context.Canceled) {
 		err = nil
@@ -162,7 +152,7 @@ func (d *Daemon) Close() error {
 	}
 	d.closed = true
 	d.mu.Unlock()
-	return errors.Join(d.engines.Close(), d.engine.Close(), d.db.Close(), d.tr.Addons.Close())
+	return errors.Join(d.engines.Close(), d.engine.Close(), d.tel.Close(), d.db.Close(), d.tr.Addons.Close())
 }
 
 // Ready reports whether the daemon can serve: store open, engine loaded.

@@ -122,9 +122,12 @@ func engineMessage(err error) (string, bool) {
 type Engines struct {
 	cfg      EnginesConfig
 	embedded recognizer.Engine
-	list     []recognizer.Engine // embedded first, then remotes in config order
-	remotes  []*remote.Engine
-	metrics  engineMetrics
+	// telephone is the embedded engine's telephone-band pool, nil when
+	// none (SetTelephone).
+	telephone recognizer.Engine
+	list      []recognizer.Engine // embedded first, then remotes in config order
+	remotes   []*remote.Engine
+	metrics   engineMetrics
 }
 
 // NewEngines builds the remote engines of c (no I/O) beside embedded.

@@ -94,6 +94,9 @@ type liveSession struct {
 	// endErr is why the session was ended from outside (its key was
 	// revoked), nil otherwise; guarded by mu.
 	endErr error
+	// bandNotes are the audio_band and acoustic_model notes (forBand);
+	// guarded by mu.
+	bandNotes map[string]any
 }
 
 func liveFormat(p *params.Live) media.Format {
@@ -252,6 +255,10 @@ func (s *liveSession) startLocked() error {
 	if err != nil {
 		return err
 	}
+	// A call (8 kHz PCMU/PCMA from the doors, or narrowband WebSocket
+	// audio) decodes with the telephone-band model.
+	band := recognizer.Band{Narrowband: s.format.SampleRate < recognizer.SampleRate, ByRate: true}
+	rt.Engine, s.bandNotes = s.d.engines.forBand(rt.Engine, band)
 	prompt := ""
 	if rp := s.p.RealtimeProcessing; rp.CustomVocabulary && isRemote(rt.Engine) {
 		prompt = vocabularyPrompt(rp.CustomVocabularyConfig)
@@ -577,6 +584,9 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 				j.PostSessionMetadata = map[string]any{}
 			}
 			j.PostSessionMetadata["engine"] = s.route.Engine.Name()
+			for k, v := range s.bandNotes {
+				j.PostSessionMetadata[k] = v
+			}
 			if s.vocabNote != "" {
 				j.PostSessionMetadata["custom_vocabulary"] = s.vocabNote
 			}

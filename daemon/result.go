@@ -127,6 +127,10 @@ func errNotConfigured(name string) error {
 type Transcriber struct {
 	// Engine transcribes when Engines is nil (earshotd transcribe).
 	Engine recognizer.Engine
+	// Telephone, when set, is Engine's telephone-band pool: it transcribes
+	// narrowband audio when Engines is nil (with Engines, their telephone
+	// pool does).
+	Telephone recognizer.Engine
 	// Engines routes each job to an engine (and falls back to the
 	// embedded one when configured); nil means Engine for everything.
 	Engines *Engines
@@ -151,7 +155,8 @@ func (t *Transcriber) TranscribeFile(ctx context.Context, path string, p *params
 	case err != nil:
 		return nil, nil, fmt.Errorf("decode audio: %w", err)
 	}
-	br, notes, err := t.recognise(ctx, pcm.Channels, p)
+	band := recognizer.BandOf(pcm.Info.SampleRate, pcm.Channels)
+	br, notes, err := t.recognise(ctx, pcm.Channels, band, p)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -182,24 +187,30 @@ func (t *Transcriber) TranscribeFile(ctx context.Context, path string, p *params
 // recognise runs the recogniser on a job's channels: on the routed engine,
 // falling back to the embedded one when the routed remote engine fails and
 // the policy allows it. notes are post_session_metadata: the engine used,
-// the fallback and its reason, custom_vocabulary when sent as a prompt.
-func (t *Transcriber) recognise(ctx context.Context, channels [][]int16, p *params.PreRecorded) (*recognizer.BatchResult, map[string]any, error) {
+// the fallback and its reason, custom_vocabulary when sent as a prompt,
+// the audio band and the embedded engine's acoustic model (band decides
+// between the wideband and the telephone-band pool).
+func (t *Transcriber) recognise(ctx context.Context, channels [][]int16, band recognizer.Band, p *params.PreRecorded) (*recognizer.BatchResult, map[string]any, error) {
 	if t.Engines == nil {
 		lang := p.Language()
 		if lang == "" {
 			lang = t.Engine.Languages()[0]
 		}
-		br, err := recognizer.Transcribe(ctx, t.Engine, channels, recognizer.BatchOptions{Language: lang})
+		eng, notes := bandEngine(t.Engine, t.Engine, t.Telephone, band)
+		br, err := recognizer.Transcribe(ctx, eng, channels, recognizer.BatchOptions{Language: lang})
 		if err != nil {
 			return nil, nil, fmt.Errorf("transcribe: %w", err)
 		}
-		return br, map[string]any{"engine": t.Engine.Name()}, nil
+		notes["engine"] = eng.Name()
+		return br, notes, nil
 	}
 	rt, err := t.Engines.Route(p.Model, p.LanguageConfig.Languages, p.LanguageConfig.CodeSwitching)
 	if err != nil {
 		return nil, nil, err
 	}
-	notes := map[string]any{"engine": rt.Engine.Name()}
+	var notes map[string]any
+	rt.Engine, notes = t.Engines.forBand(rt.Engine, band)
+	notes["engine"] = rt.Engine.Name()
 	prompt := ""
 	if isRemote(rt.Engine) && p.CustomVocabulary != nil && *p.CustomVocabulary {
 		if prompt = vocabularyPrompt(p.CustomVocabularyConfig); prompt != "" {
@@ -226,12 +237,16 @@ func (t *Transcriber) recognise(ctx context.Context, channels [][]int16, p *para
 	if fl == "" {
 		return nil, nil, jerr
 	}
-	br, ferr := transcribeRoute(ctx, Route{Engine: t.Engines.embedded, Language: fl}, channels, "")
+	fen, bnotes := t.Engines.forBand(t.Engines.embedded, band)
+	br, ferr := transcribeRoute(ctx, Route{Engine: fen, Language: fl}, channels, "")
 	if ferr != nil {
 		return nil, nil, fmt.Errorf("transcribe (fallback after %v): %w", jerr, ferr)
 	}
 	delete(notes, "custom_vocabulary")
 	t.Engines.countFallback(rt.Engine.Name())
+	for k, v := range bnotes {
+		notes[k] = v
+	}
 	notes["engine"] = t.Engines.embedded.Name()
 	notes["fallback"] = map[string]any{"from": rt.Engine.Name(), "reason": Message(jerr) + ": " + err.Error()}
 	return br, notes, nil

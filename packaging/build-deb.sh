@@ -44,6 +44,17 @@ fi
 install -D -m 0644 "$top/systemd/earshotd.service" "$root/lib/systemd/system/earshotd.service"
 install -D -m 0644 "$here/earshot.yaml" "$root/etc/earshot/earshot.yaml"
 install -D -m 0644 "$top/README.md" "$root/usr/share/doc/earshot/README.md"
+# The telephone-band acoustic model (`make model`), as committed: the files
+# it changes, and links into pocketsphinx-en-us's model for the others.
+model="$root/usr/share/earshot/model/en-us-telephone"
+mkdir -p "$model"
+for f in "$top"/model/en-us-telephone/*; do
+	if [ -L "$f" ]; then
+		ln -s "$(readlink "$f")" "$model/$(basename "$f")"
+	else
+		install -m 0644 "$f" "$model/$(basename "$f")"
+	fi
+done
 for s in postinst prerm postrm; do
 	install -m 0755 "$here/debian/$s" "$root/DEBIAN/$s"
 done

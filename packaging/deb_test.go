@@ -106,10 +106,11 @@ func TestDeb(t *testing.T) {
 			}
 		}
 		for path, want := range map[string]string{
-			"./usr/bin/earshotd":                    "-rwxr-xr-x root/root",
-			"./lib/systemd/system/earshotd.service": "-rw-r--r-- root/root",
-			"./etc/earshot/earshot.yaml":            "-rw-r--r-- root/root",
-			"./usr/share/doc/earshot/README.md":     "-rw-r--r-- root/root",
+			"./usr/bin/earshotd":                              "-rwxr-xr-x root/root",
+			"./lib/systemd/system/earshotd.service":           "-rw-r--r-- root/root",
+			"./etc/earshot/earshot.yaml":                      "-rw-r--r-- root/root",
+			"./usr/share/doc/earshot/README.md":               "-rw-r--r-- root/root",
+			"./usr/share/earshot/model/en-us-telephone/means": "-rw-r--r-- root/root",
 		} {
 			if entries[path] != want {
 				t.Errorf("%s: %q, want %q", path, entries[path], want)
@@ -124,6 +125,23 @@ func TestDeb(t *testing.T) {
 			got, err := os.ReadFile(filepath.Join(x, path))
 			if err != nil || !bytes.Equal(got, want) {
 				t.Errorf("%s in the .deb differs from its source (%v)", path, err)
+			}
+		}
+		// The telephone model as committed: its own files (means at least)
+		// and links to Debian's model (pocketsphinx-en-us, a dependency).
+		for _, f := range []string{"feat.params", "mdef", "means", "noisedict", "sendump", "transition_matrices", "variances"} {
+			src := filepath.Join("..", "model", "en-us-telephone", f)
+			dst := filepath.Join(x, "usr/share/earshot/model/en-us-telephone", f)
+			if target, err := os.Readlink(src); err == nil {
+				if got, err := os.Readlink(dst); err != nil || got != target || !strings.HasPrefix(target, "/usr/share/pocketsphinx/model/en-us/en-us/") {
+					t.Errorf("telephone model %s: link to %q (%v), want %q", f, got, err, target)
+				}
+				continue
+			}
+			want, _ := os.ReadFile(src)
+			got, err := os.ReadFile(dst)
+			if err != nil || len(want) == 0 || !bytes.Equal(got, want) {
+				t.Errorf("telephone model %s in the .deb differs from model/en-us-telephone (%v)", f, err)
 			}
 		}
 		a, _ := os.ReadFile(d.binary)

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/earshot-dev/earshot/recognizer/sphinx/telmodel"
 )
 
 // TestDebInstall installs the .deb with apt into a throwaway Debian 12 root
@@ -59,6 +61,10 @@ func TestDebInstall(t *testing.T) {
 	copyFile(t, d.path, filepath.Join(root, "tmp/earshot.deb"))
 	wav := "../../shared/testdata/speech/pocketsphinx-goforward.wav"
 	copyFile(t, wav, filepath.Join(root, "tmp/speech.wav"))
+	// The same speech as an 8 kHz mu-law call recording.
+	if _, err := telmodel.Render(t.Context(), wav, filepath.Join(root, "tmp/call.wav"), telmodel.MuLaw); err != nil {
+		t.Fatal(err)
+	}
 
 	out := in("apt-get", "install", "-y", "--no-install-recommends", "/tmp/earshot.deb")
 	if !strings.Contains(out, "earshot: admin API key") {
@@ -91,6 +97,11 @@ func TestDebInstall(t *testing.T) {
 	// The runtime dependencies suffice: libraries, model, ffmpeg.
 	if got := in("runuser", "-u", "earshot", "--", "earshotd", "transcribe", "/tmp/speech.wav"); !strings.Contains(strings.ToLower(got), "forward") {
 		t.Errorf("transcribe with the installed package: %s", got)
+	}
+	// 8 kHz input decodes with the installed telephone-band model.
+	if got := in("runuser", "-u", "earshot", "--", "earshotd", "transcribe", "/tmp/call.wav"); !strings.Contains(got, "acoustic model en-us-telephone") ||
+		!strings.Contains(strings.ToLower(got), "forward") {
+		t.Errorf("transcribe of 8 kHz audio with the installed package: %s", got)
 	}
 
 	// Upgrade: a newer package keeps the data and the operator's config.

@@ -66,6 +66,10 @@ func cmdTranscribe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return fmt.Errorf("transcribe %s: %w", path, err)
 	}
+	// Say which acoustic model ran (also in post_session_metadata).
+	if m, ok := notes["acoustic_model"]; ok {
+		fmt.Fprintf(stderr, "transcribe: acoustic model %v, audio band %v\n", m, notes["audio_band"])
+	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {

@@ -12,6 +12,12 @@ const (
 	DefaultHMM  = "/usr/share/pocketsphinx/model/en-us/en-us"
 	DefaultDict = "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict"
 	DefaultLM   = "/usr/share/pocketsphinx/model/en-us/en-us.lm.bin"
+	// DefaultTelephoneHMM is where earshot's .deb installs the telephone-band
+	// model (built by `make model` from Debian's en-us model; its shared
+	// files are links into DefaultHMM).
+	DefaultTelephoneHMM = "/usr/share/earshot/model/en-us-telephone"
+	// NoTelephoneHMM as TelephoneHMM turns the telephone-band model off.
+	NoTelephoneHMM = "none"
 )
 
 // MaxDecoders bounds Config.Decoders; each decoder holds about 40 MB.
@@ -39,6 +45,36 @@ type Config struct {
 	// utterance there), which is what bounds live latency, at about the same
 	// accuracy. Default false: the same search as pocketsphinx_batch.
 	FastSearch bool `yaml:"fast_search"`
+	// TelephoneHMM is the acoustic model for telephone-band audio (a source
+	// below 16 kHz, or no speech energy above 4 kHz): Debian's en-us model
+	// adapted to G.711 (model/en-us-telephone, `make model`). It gets its
+	// own pool of TelephoneDecoders. Empty means DefaultTelephoneHMM when
+	// that directory exists, else none; "none" turns it off (telephone
+	// audio then decodes with HMM).
+	TelephoneHMM string `yaml:"telephone_hmm"`
+	// TelephoneDecoders is the telephone model's pool size, 1..64 (each
+	// about 40 MB more). Default Decoders.
+	TelephoneDecoders int `yaml:"telephone_decoders"`
+}
+
+// Telephone returns the configuration of the telephone-band pool (HMM the
+// telephone model, Decoders TelephoneDecoders), false when there is none.
+// Call it on a config that passed SetDefaults and Validate.
+func (c Config) Telephone() (Config, bool) {
+	hmm := c.TelephoneHMM
+	switch hmm {
+	case NoTelephoneHMM:
+		return Config{}, false
+	case "":
+		if st, err := os.Stat(DefaultTelephoneHMM); err != nil || !st.IsDir() {
+			return Config{}, false
+		}
+		hmm = DefaultTelephoneHMM
+	}
+	t := c
+	t.HMM, t.Decoders = hmm, c.TelephoneDecoders
+	t.TelephoneHMM, t.TelephoneDecoders = NoTelephoneHMM, t.Decoders
+	return t, true
 }
 
 // SetDefaults fills zero fields with their defaults.
@@ -57,6 +93,9 @@ func (c *Config) SetDefaults() {
 	}
 	if c.Language == "" {
 		c.Language = "en"
+	}
+	if c.TelephoneDecoders == 0 {
+		c.TelephoneDecoders = c.Decoders
 	}
 }
 
@@ -83,6 +122,12 @@ func (c Config) Validate() error {
 	check("hmm", c.HMM, true)
 	check("dict", c.Dict, false)
 	check("lm", c.LM, false)
+	if c.TelephoneHMM != "" && c.TelephoneHMM != NoTelephoneHMM {
+		check("telephone_hmm", c.TelephoneHMM, true)
+	}
+	if c.TelephoneDecoders < 1 || c.TelephoneDecoders > MaxDecoders {
+		errs = append(errs, fmt.Errorf("sphinx: telephone_decoders: %d not in 1..%d", c.TelephoneDecoders, MaxDecoders))
+	}
 	if c.Decoders < 1 || c.Decoders > MaxDecoders {
 		errs = append(errs, fmt.Errorf("sphinx: decoders: %d not in 1..%d", c.Decoders, MaxDecoders))
 	}

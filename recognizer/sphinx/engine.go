@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -257,6 +258,9 @@ func (e *Engine) isClosed() bool {
 // streams: each one's decoder is freed when that stream is closed, so every
 // stream must still be closed. Close is idempotent and returns nil.
 func (e *Engine) Close() error {
+	if e == nil {
+		return nil
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -273,3 +277,21 @@ func (e *Engine) Close() error {
 
 // errClosedStream wraps recognizer.ErrClosed for stream calls after Close.
 var errClosedStream = fmt.Errorf("sphinx: stream: %w", recognizer.ErrClosed)
+
+// NewTelephone loads the telephone-band pool of cfg (see Config.Telephone):
+// nil and no error when cfg has no telephone model.
+func NewTelephone(cfg Config, logger *slog.Logger) (*Engine, error) {
+	tc, ok := cfg.Telephone()
+	if !ok {
+		return nil, nil
+	}
+	e, err := New(tc, logger)
+	if err != nil {
+		return nil, fmt.Errorf("telephone model %s: %w", tc.HMM, err)
+	}
+	return e, nil
+}
+
+// AcousticModel names the engine's acoustic model: its directory's base
+// name ("en-us", "en-us-telephone").
+func (e *Engine) AcousticModel() string { return filepath.Base(e.cfg.HMM) }

@@ -196,3 +196,8 @@ func hasVowel(s string) bool { return strings.ContainsAny(s, "aeiouy") }
 func isVowelPhone(p string) bool {
 	return strings.IndexByte("AEIOU", p[0]) >= 0
 }
+
+// GuessPronunciation is the letter-to-sound fallback (see letterToSound)
+// for tools that need a pronunciation of a word the dictionary lacks (the
+// telephone model's adaptation transcripts); nil when word has no letters.
+func GuessPronunciation(word string) []string { return letterToSound(word) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -374,6 +375,9 @@ func TestConfig(t *testing.T) {
 		{"dict is dir", func(c *Config) { c.Dict = DefaultHMM }, []string{"dict"}},
 		{"too many decoders", func(c *Config) { c.Decoders = 65 }, []string{"decoders"}},
 		{"negative decoders", func(c *Config) { c.Decoders = -1 }, []string{"decoders"}},
+		{"missing telephone model", func(c *Config) { c.TelephoneHMM = missing }, []string{"telephone_hmm"}},
+		{"telephone model off", func(c *Config) { c.TelephoneHMM = NoTelephoneHMM }, nil},
+		{"too many telephone decoders", func(c *Config) { c.TelephoneDecoders = 65 }, []string{"telephone_decoders"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -393,8 +397,37 @@ func TestConfig(t *testing.T) {
 	}
 	var c Config
 	c.SetDefaults()
-	if c.Decoders < 1 || c.Language != "en" || c.HMM != DefaultHMM {
+	if c.Decoders < 1 || c.Language != "en" || c.HMM != DefaultHMM || c.TelephoneDecoders != c.Decoders {
 		t.Errorf("defaults %+v", c)
+	}
+}
+
+// TestTelephoneConfig: the telephone pool's config is the engine's with
+// the telephone model and pool size; "none" has none; the default is the
+// installed model when there is one.
+func TestTelephoneConfig(t *testing.T) {
+	var c Config
+	c.Decoders = 3
+	c.SetDefaults()
+	c.TelephoneHMM, c.TelephoneDecoders = DefaultHMM, 2
+	tc, ok := c.Telephone()
+	if !ok || tc.HMM != DefaultHMM || tc.Decoders != 2 || tc.LM != c.LM || tc.TelephoneHMM != NoTelephoneHMM {
+		t.Errorf("Telephone() = %+v, %v", tc, ok)
+	}
+	if err := tc.Validate(); err != nil {
+		t.Errorf("the telephone pool's config does not validate: %v", err)
+	}
+	if _, ok := tc.Telephone(); ok {
+		t.Error("the telephone pool has a telephone pool of its own")
+	}
+	c.TelephoneHMM = NoTelephoneHMM
+	if _, ok := c.Telephone(); ok {
+		t.Error("none: still a telephone pool")
+	}
+	c.TelephoneHMM = ""
+	_, installed := os.Stat(DefaultTelephoneHMM)
+	if tc, ok := c.Telephone(); ok != (installed == nil) || ok && tc.HMM != DefaultTelephoneHMM {
+		t.Errorf("default: %+v, %v (installed: %v)", tc, ok, installed)
 	}
 }
 

@@ -280,6 +280,7 @@ func main() {
 	h := &hostile{c: &client{base: d.Base, key: hostileKey, hc: hc, st: newStats()}, wav: wav, slowURL: slowURL,
 		slowConn: *slowConns, outcomes: map[string]map[string]int{}}
 
+	loadStart := loadavg()
 	start := time.Now()
 	var samples []sample
 	take := func() {
@@ -323,7 +324,7 @@ func main() {
 	fmt.Fprintf(&b, "Normal traffic (account bench): %d pre-recorded clients (upload, create, poll, list, delete), %d live clients (%.1f s clip at 4x), %d list clients, 1 bad request/s. "+
 		"First %s of normal traffic alone (quiet), then %s of the same beside the hostile mix of account hostile: crash vocabularies every 10 s, %d connections trickling a header byte every 5 s from 8 loopback addresses, an upload with a 900 KiB filename every 5 s, a never-connected live session every 2 s, a job whose audio_url serves 10 bytes/s every 10 s.\n\n",
 		*pre, *lives, float64(len(pcm))/32000, *lists, *quiet, *duration, *slowConns)
-	fmt.Fprintf(&b, "Daemon crashed or exited during the run: %v.\n\n", crashed)
+	fmt.Fprintf(&b, "Daemon crashed or exited during the run: %v. Load average (1 min) at the start %s, at the end %s.\n\n", crashed, loadStart, loadavg())
 	totalErr := writeOps(&b, "hostile phase, normal traffic", hostileSt, *duration)
 	writeOps(&b, "quiet phase (reference)", quietSt, *quiet)
 	fmt.Fprintf(&b, "\n| normal operation | quiet p99 ms | hostile-phase p99 ms | ratio |\n|---|---|---|---|\n")
@@ -353,6 +354,15 @@ func main() {
 	if totalErr > 0 || crashed {
 		os.Exit(1)
 	}
+}
+
+// loadavg is the machine's 1-minute load average, as /proc/loadavg says.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Fields(string(b))[0]
 }
 
 // writeOps writes the latency table of one phase and returns its error

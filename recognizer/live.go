@@ -187,6 +187,20 @@ const (
 	// MaxWithoutEndpointing, a pause of liveSoftPause ends the utterance.
 	liveSoftWindow = 1500 * time.Millisecond
 	liveSoftPause  = 30 * time.Millisecond
+	// liveHangover is the silence after an utterance's endpoint that is
+	// still decoded with it (the final comes that much later), unless
+	// sound comes back first: a batch segment ends in silence too (its
+	// padding), and without it the decoder has to end the utterance on
+	// its last phone, which costs words at every cut. With the default
+	// 50 ms endpointing utterances are short and there are many cuts.
+	liveHangover = 200 * time.Millisecond
+	// liveCMNHistory is how much of a channel's recent utterance audio
+	// normalises the next utterance (cmnPrimer), and liveCMNWarm how much
+	// audio the channel must have produced before an incremental decode
+	// starts: the first utterance of a channel waits (buffered) until it
+	// has that much, so its normalisation comes from its own voice.
+	liveCMNHistory = 10 * time.Second
+	liveCMNWarm    = 1500 * time.Millisecond
 )
 
 // Live runs VAD/endpointing and decoding for every channel of one
@@ -210,7 +224,7 @@ type Live struct {
 	closed   bool
 
 	// Config in samples.
-	endpoint, maxUtt, softFrom, softPause, partialEvery, preRoll int64
+	endpoint, maxUtt, softFrom, softPause, partialEvery, preRoll, histLen, warmLen, hangover int64
 }
 
 // liveChannel is one channel's VAD and utterance state.
@@ -222,17 +236,19 @@ type liveChannel struct {
 	pos     int64                  // samples consumed into frames
 	ring    []int16                // recent audio while idle (pre-roll), at most cap
 
-	active      bool      // inside an utterance
-	st          Stream    // nil when idle or when no decoder could be had
-	uttStart    int64     // session sample at which st's current utterance audio starts
-	speechStart int64     // session sample where the utterance's speech began
-	speechEnd   int64     // end of the last speech frame
-	silence     int64     // non-speech samples since speechEnd
-	nextPartial int64     // audio position at which the next partial is due
-	id          int       // utterance ID, -1 until its first partial or final
-	cmn         []float32 // cepstral mean learnt on this channel's last utterance, nil before
-	utt         []int16   // the current utterance's audio from uttStart (bounded by MaxWithoutEndpointing)
-	errored     bool      // a decoder shortage was reported for the current utterance
+	active      bool    // inside an utterance
+	ending      bool    // past the utterance's endpoint, in its hangover
+	st          Stream  // nil when idle or when no decoder could be had
+	uttStart    int64   // session sample at which st's current utterance audio starts
+	speechStart int64   // session sample where the utterance's speech began
+	speechEnd   int64   // end of the last speech frame
+	silence     int64   // non-speech samples since speechEnd
+	nextPartial int64   // audio position at which the next partial is due
+	id          int     // utterance ID, -1 until its first partial or final
+	utt         []int16 // the current utterance's audio from uttStart (bounded by MaxWithoutEndpointing)
+	hist        []int16 // the channel's recent utterance audio, at most liveCMNHistory, oldest first
+	prime       []int16 // scratch: hist and utt joined for cmnPrimer
+	errored     bool    // a decoder shortage was reported for the current utterance
 }
 
 // oneShot is implemented by streams that can decode a whole utterance in
@@ -248,13 +264,18 @@ type oneShot interface {
 	Decode(pcm []int16) (Utterance, error)
 }
 
-// cmnCarrier is implemented by streams whose feature normalisation can be
-// carried from one utterance to the next of the same channel (sphinx): a
-// fresh decoder per short utterance otherwise starts from the model's
-// initial mean every time, which costs accuracy.
-type cmnCarrier interface {
-	CMN() []float32
-	SetCMN([]float32)
+// cmnPrimer is implemented by streams whose feature normalisation can
+// start from audio of the same channel (sphinx): an incremental decode has
+// to normalise each frame as it comes, with a mean fixed before the
+// utterance starts, where a batch decode uses the mean over the whole
+// segment. Live primes every utterance's stream with the mean of the
+// channel's recent utterance audio (up to liveCMNHistory) and, for the
+// first speech of a channel, of the utterance's own first liveCMNWarm of
+// audio, so the incremental decode is normalised as a batch decode of the
+// same audio would be; without it each utterance would start from the
+// model's initial mean, far off for many voices and channels.
+type cmnPrimer interface {
+	SetCMNFrom(pcm []int16)
 }
 
 // NewLive prepares recognition of one session on e. It checks cfg (after
@@ -290,6 +311,9 @@ func NewLive(e Engine, cfg LiveConfig, emit func(Event)) (*Live, error) {
 		softPause:    samples(liveSoftPause),
 		partialEvery: samples(cfg.PartialInterval),
 		preRoll:      samples(livePreRoll),
+		histLen:      samples(liveCMNHistory),
+		warmLen:      samples(liveCMNWarm),
+		hangover:     samples(liveHangover),
 	}
 	ringCap := int(l.preRoll) + liveStartWindow*liveFrameLen
 	for i := range cfg.Channels {
@@ -367,7 +391,23 @@ func (l *Live) frameIn(ctx context.Context, ch *liveChannel, frame []int16) erro
 	}
 	t1 := ch.pos + int64(len(frame))
 	ch.pos = t1
-	speech, started, back := ch.vad.frame(frame, ch.active)
+	speech, started, back := ch.vad.frame(frame, ch.active && !ch.ending)
+	if ch.ending {
+		// After the endpoint: the silence goes on to the decoder, so the
+		// utterance's last sounds end in silence as in a batch segment,
+		// until liveHangover has passed or sound comes back.
+		if !speech {
+			ch.pushRing(frame)
+			l.feed(ch, frame, t1)
+			if ch.silence += int64(len(frame)); ch.silence < l.endpoint+l.hangover {
+				return nil
+			}
+			return l.close(ctx, ch, t1)
+		}
+		if err := l.close(ctx, ch, t1-int64(len(frame))); err != nil {
+			return err
+		}
+	}
 	if !ch.active {
 		ch.pushRing(frame)
 		if started {
@@ -376,6 +416,9 @@ func (l *Live) frameIn(ctx context.Context, ch *liveChannel, frame []int16) erro
 		return nil
 	}
 	l.feed(ch, frame, t1)
+	if err := l.warm(ctx, ch, t1); err != nil {
+		return err
+	}
 	if speech {
 		ch.silence, ch.speechEnd = 0, t1
 	} else {
@@ -384,7 +427,13 @@ func (l *Live) frameIn(ctx context.Context, ch *liveChannel, frame []int16) erro
 	length := t1 - ch.uttStart
 	switch {
 	case ch.silence >= l.endpoint:
-		return l.end(ctx, ch, t1)
+		l.emit(Event{Kind: EventSpeechEnd, Channel: ch.index, Time: seconds64(ch.speechEnd)})
+		if l.hangover > 0 {
+			ch.ending = true
+			ch.ring = ch.ring[:0]
+			return nil
+		}
+		return l.close(ctx, ch, t1)
 	case length >= l.maxUtt || length >= l.softFrom && ch.silence >= l.softPause:
 		return l.cut(ctx, ch, t1)
 	case l.cfg.Partials && t1 >= ch.nextPartial:
@@ -415,13 +464,23 @@ func (l *Live) begin(ctx context.Context, ch *liveChannel, start, t1 int64) erro
 	l.emit(Event{Kind: EventSpeechStart, Channel: ch.index, Time: seconds64(start)})
 	ch.utt = ch.utt[:0]
 	ch.errored = false
-	// Without partials the decoder is checked out only for the final.
-	if l.incremental() {
-		if err := l.checkout(ctx, ch, start, t1); err != nil {
-			return err
-		}
-	}
 	l.feed(ch, pre, t1)
+	return l.warm(ctx, ch, t1)
+}
+
+// warm checks out the channel's decoder for an incremental decode once
+// there is audio enough to normalise it by (liveCMNWarm of recent
+// utterances and this one; at once when the channel has spoken before),
+// primes it and feeds it the utterance so far. Without partials and with
+// OnePassFinals the decoder is checked out only for the final.
+func (l *Live) warm(ctx context.Context, ch *liveChannel, t1 int64) error {
+	if ch.st != nil || ch.errored || !l.incremental() || len(ch.hist)+len(ch.utt) < int(l.warmLen) {
+		return nil
+	}
+	if err := l.checkout(ctx, ch, ch.speechStart, t1); err != nil || ch.st == nil {
+		return err
+	}
+	l.write(ch, ch.utt, t1)
 	return nil
 }
 
@@ -446,19 +505,44 @@ func (l *Live) checkout(ctx context.Context, ch *liveChannel, start, t1 int64) e
 		return nil
 	}
 	ch.st = st
-	if c, ok := st.(cmnCarrier); ok && ch.cmn != nil {
-		c.SetCMN(ch.cmn)
-	}
+	l.primeCMN(ch)
 	return nil
 }
 
-// feed writes audio to the channel's stream; a failure is reported and
-// the rest of the utterance goes undecoded.
+// primeCMN starts the stream's normalisation from the channel's recent
+// utterance audio and the current utterance so far (cmnPrimer).
+func (l *Live) primeCMN(ch *liveChannel) {
+	p, ok := ch.st.(cmnPrimer)
+	if !ok {
+		return
+	}
+	ch.prime = append(append(ch.prime[:0], ch.hist...), ch.utt...)
+	p.SetCMNFrom(ch.prime)
+}
+
+// remember appends the finished utterance's audio to the channel's
+// history, keeping its last liveCMNHistory.
+func (l *Live) remember(ch *liveChannel) {
+	ch.hist = append(ch.hist, ch.utt...)
+	if over := len(ch.hist) - int(l.histLen); over > 0 {
+		n := copy(ch.hist, ch.hist[over:])
+		ch.hist = ch.hist[:n]
+	}
+}
+
+// feed appends audio to the utterance and writes it to the channel's
+// stream when it decodes incrementally.
 func (l *Live) feed(ch *liveChannel, pcm []int16, t1 int64) {
 	ch.utt = append(ch.utt, pcm...)
 	if ch.st == nil || !l.incremental() {
 		return
 	}
+	l.write(ch, pcm, t1)
+}
+
+// write writes audio to the channel's stream; a failure is reported and
+// the rest of the utterance goes undecoded.
+func (l *Live) write(ch *liveChannel, pcm []int16, t1 int64) {
 	if err := ch.st.Write(pcm); err != nil {
 		ch.st.Close()
 		ch.st = nil
@@ -469,13 +553,20 @@ func (l *Live) feed(ch *liveChannel, pcm []int16, t1 int64) {
 // end closes the utterance: speech_end, then its final, then the decoder
 // goes back to the pool.
 func (l *Live) end(ctx context.Context, ch *liveChannel, t1 int64) error {
-	l.emit(Event{Kind: EventSpeechEnd, Channel: ch.index, Time: seconds64(ch.speechEnd)})
+	if !ch.ending {
+		l.emit(Event{Kind: EventSpeechEnd, Channel: ch.index, Time: seconds64(ch.speechEnd)})
+	}
+	return l.close(ctx, ch, t1)
+}
+
+// close emits the ended utterance's final and returns its decoder.
+func (l *Live) close(ctx context.Context, ch *liveChannel, t1 int64) error {
 	err := l.final(ctx, ch, t1)
 	if ch.st != nil {
 		ch.st.Close()
 		ch.st = nil
 	}
-	ch.active = false
+	ch.active, ch.ending = false, false
 	ch.vad.clearStart()
 	return err
 }
@@ -486,6 +577,9 @@ func (l *Live) cut(ctx context.Context, ch *liveChannel, t1 int64) error {
 	err := l.final(ctx, ch, t1)
 	ch.uttStart, ch.speechStart = t1, t1
 	ch.nextPartial = t1 + l.partialEvery
+	if ch.st != nil {
+		l.primeCMN(ch) // the stream goes on: normalise by the audio so far
+	}
 	return err
 }
 
@@ -493,6 +587,7 @@ func (l *Live) cut(ctx context.Context, ch *liveChannel, t1 int64) error {
 // words.
 func (l *Live) final(ctx context.Context, ch *liveChannel, t1 int64) error {
 	defer func() {
+		l.remember(ch)
 		ch.id = -1
 		ch.utt = ch.utt[:0]
 		if !l.incremental() && ch.st != nil {
@@ -500,10 +595,11 @@ func (l *Live) final(ctx context.Context, ch *liveChannel, t1 int64) error {
 			ch.st = nil
 		}
 	}()
-	if len(ch.utt) == 0 {
-		return nil
+	if len(ch.utt) == 0 || ch.errored {
+		return nil // nothing said, or no decoder came for it (reported)
 	}
-	if ch.st == nil {
+	fresh := ch.st == nil // the utterance has not been written to a stream
+	if fresh {
 		if err := l.checkout(ctx, ch, ch.speechStart, t1); err != nil || ch.st == nil {
 			return err
 		}
@@ -513,10 +609,12 @@ func (l *Live) final(ctx context.Context, ch *liveChannel, t1 int64) error {
 	if o, ok := ch.st.(oneShot); ok && l.cfg.OnePassFinals {
 		u, err = o.Decode(ch.utt)
 	} else {
-		u, err = ch.st.Finish()
-	}
-	if c, ok := ch.st.(cmnCarrier); ok && err == nil {
-		ch.cmn = c.CMN()
+		if fresh {
+			err = ch.st.Write(ch.utt)
+		}
+		if err == nil {
+			u, err = ch.st.Finish()
+		}
 	}
 	if err != nil {
 		ch.st.Close()

@@ -468,3 +468,37 @@ func TestWordText(t *testing.T) {
 		t.Errorf("cleanHyp: %q", got)
 	}
 }
+
+// TestSetCMNFrom checks that an incremental decode primed with the mean
+// cepstrum of the utterance's own audio gives what a one-pass Decode
+// (normalised over the whole utterance, as pocketsphinx_batch does) gives:
+// the same words and times. The clips are under 3 s, the window in which
+// PocketSphinx's live normalisation keeps the primed mean unchanged.
+func TestSetCMNFrom(t *testing.T) {
+	e := newEngine(t, 1)
+	for _, name := range []string{"pocketsphinx-goforward.wav", "ls-test-clean-1089-134691-0000.wav"} {
+		t.Run(name, func(t *testing.T) {
+			_, pcm := clip(t, name)
+			st := openStream(t, e)
+			whole, err := st.Decode(pcm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.SetCMNFrom(pcm)
+			writeChunks(t, st, pcm)
+			primed, err := st.Finish()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("one pass %q, primed incremental %q", whole.Text, primed.Text)
+			if primed.Text != whole.Text || len(primed.Words) != len(whole.Words) {
+				t.Fatalf("primed incremental %q, one pass %q", primed.Text, whole.Text)
+			}
+			for i, w := range primed.Words {
+				if w.Start != whole.Words[i].Start || w.End != whole.Words[i].End {
+					t.Errorf("word %d %+v, one pass %+v", i, w, whole.Words[i])
+				}
+			}
+		})
+	}
+}

@@ -118,22 +118,14 @@ func utterance(words []recognizer.Word, lang string) recognizer.Utterance {
 	return u
 }
 
-// CMN returns the cepstral mean the decoder has adapted to in this stream,
-// so a caller that decodes one channel in many streams (live utterances on
-// pooled decoders) can carry it to the next stream with SetCMN.
-func (s *Stream) CMN() []float32 {
-	if s.d == nil {
-		return nil
-	}
-	return s.d.cmn()
-}
-
-// SetCMN starts the stream's live cepstral mean normalisation from v (from
-// CMN of an earlier stream on the same channel) instead of the model's
-// initial mean. Call it before the first Write; a v of the wrong length is
-// ignored.
-func (s *Stream) SetCMN(v []float32) {
-	if s.d != nil && v != nil {
-		s.d.setCMN(v)
+// SetCMNFrom starts the stream's live cepstral mean normalisation from the
+// mean cepstrum of pcm, audio of the same channel (its recent utterances
+// and what has come of the current one), instead of the model's initial
+// mean: the incremental decode is then normalised as a batch decode over
+// that audio would be. Call it before the first Write of an utterance;
+// it does nothing when pcm is too short for a frame.
+func (s *Stream) SetCMNFrom(pcm []int16) {
+	if s.d != nil {
+		s.d.setCMNFrom(pcm)
 	}
 }

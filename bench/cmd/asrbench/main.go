@@ -15,7 +15,11 @@
 // through the live path (100 ms Writes, one Finish, no VAD) to show the
 // accuracy of incremental decoding; with -serial it repeats the batch run
 // one file and one segment at a time, to show the CPU cost without two
-// decoders sharing the machine's cores and caches.
+// decoders sharing the machine's cores and caches. With -daemon (default
+// on) it starts the real earshotd and sends every clip, at 16 kHz and as
+// 8 kHz G.711 mu-law and A-law renditions (ffmpeg, zaf/g711), as a
+// pre-recorded job and as a live WebSocket session with default settings,
+// and reports the WER of the jobs and of the live finals side by side.
 package main
 
 import (
@@ -43,8 +47,9 @@ func main() {
 	speech := flag.String("speech", "", "speech test set directory (default: shared/testdata/speech found above the working directory)")
 	stream := flag.Bool("stream", true, "also measure the incremental (live) decoding path")
 	serial := flag.Bool("serial", false, "also run earshot one file and one segment at a time (CPU without core sharing)")
+	daemon := flag.Bool("daemon", true, "also measure the real daemon: pre-recorded jobs and live WebSocket finals, at 16 kHz and on G.711 renditions")
 	flag.Parse()
-	if err := run(context.Background(), *speech, *stream, *serial); err != nil {
+	if err := run(context.Background(), *speech, *stream, *serial, *daemon); err != nil {
 		fmt.Fprintln(os.Stderr, "asrbench:", err)
 		os.Exit(1)
 	}
@@ -64,7 +69,7 @@ type row struct {
 	audioSeconds float64
 }
 
-func run(ctx context.Context, speechDir string, stream, serial bool) error {
+func run(ctx context.Context, speechDir string, stream, serial, daemon bool) error {
 	if speechDir == "" {
 		d, err := recognizertest.LocateSpeechDir()
 		if err != nil {
@@ -110,10 +115,20 @@ func run(ctx context.Context, speechDir string, stream, serial bool) error {
 		r.audioSeconds = audio
 		rows = append(rows, r)
 	}
+	var drows []row
+	if daemon {
+		if drows, err = runDaemon(clips); err != nil {
+			return err
+		}
+	}
 
 	fmt.Println("| engine | WER | errors / ref words | CPU s | CPU s per audio s | wall s | wall / CPU |")
 	fmt.Println("|---|---|---|---|---|---|---|")
-	for _, r := range rows {
+	for _, r := range append(rows, drows...) {
+		if r.cpu == 0 { // through the daemon: WER only
+			fmt.Printf("| %s | %.2f%% | %d / %d | | | | |\n", r.name, 100*float64(r.errs)/float64(r.words), r.errs, r.words)
+			continue
+		}
 		fmt.Printf("| %s | %.2f%% | %d / %d | %.1f | %.3f | %.1f | %.2f |\n", r.name,
 			100*float64(r.errs)/float64(r.words), r.errs, r.words, r.cpu.Seconds(),
 			r.cpu.Seconds()/r.audioSeconds, r.wall.Seconds(), r.wall.Seconds()/r.cpu.Seconds())
@@ -126,6 +141,12 @@ func run(ctx context.Context, speechDir string, stream, serial bool) error {
 	fmt.Printf("- WER: earshot %.2f%% vs reference %.2f%% (target <= reference + 1 point): %s\n", werOurs, werRef, verdict(werOurs <= werRef+1))
 	fmt.Printf("- CPU: earshot %.2fx the reference's (target <= 1.15x): %s\n", cpuRatio, verdict(cpuRatio <= 1.15))
 	fmt.Printf("- wall: earshot wall %.2fx its CPU on %d CPUs (target <= 0.6x): %s\n", wallRatio, runtime.NumCPU(), verdict(wallRatio <= 0.6))
+	for i := 0; i+1 < len(drows); i += 2 {
+		b, l := drows[i], drows[i+1]
+		wb, wl := 100*float64(b.errs)/float64(b.words), 100*float64(l.errs)/float64(l.words)
+		fmt.Printf("- %s: live finals %.2f%% vs pre-recorded %.2f%% (target <= pre-recorded + 2 points): %s\n",
+			strings.TrimPrefix(l.name, "earshot live (WebSocket finals), "), wl, wb, verdict(wl <= wb+2))
+	}
 	fmt.Printf("- load average after: %s\n", loadAvg())
 	return nil
 }

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fasthttp/websocket"
+	"github.com/zaf/g711"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/earshot-dev/earshot/bench/internal/benchd"
+)
+
+// rendition is one way the test clips reach the daemon.
+type rendition struct {
+	name     string // "16 kHz PCM", "G.711 mu-law 8 kHz", ...
+	encoding string // live encoding parameter
+	rate     int
+	tag      uint16 // WAV format tag
+	// audio turns a clip file into the bytes a client would send.
+	audio func(path string) ([]byte, error)
+}
+
+var renditions = []rendition{
+	{"16 kHz PCM", "wav/pcm", 16000, 1, pcm16},
+	{"G.711 mu-law 8 kHz", "wav/ulaw", 8000, 7, func(p string) ([]byte, error) { return g711Of(p, g711.EncodeUlaw) }},
+	{"G.711 A-law 8 kHz", "wav/alaw", 8000, 6, func(p string) ([]byte, error) { return g711Of(p, g711.EncodeAlaw) }},
+}
+
+// pcm16 is the clip's 16-bit samples (the test set is 16 kHz mono WAV).
+func pcm16(path string) ([]byte, error) {
+	return exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", path, "-ar", "16000", "-ac", "1", "-f", "s16le", "-").Output()
+}
+
+// g711Of resamples the clip to 8 kHz with ffmpeg and encodes it with
+// zaf/g711, as a phone would send it.
+func g711Of(path string, enc func([]byte) []byte) ([]byte, error) {
+	pcm, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", path, "-ar", "8000", "-ac", "1", "-f", "s16le", "-").Output()
+	if err != nil {
+		return nil, fmt.Errorf("ffmpeg %s: %w", path, err)
+	}
+	return enc(pcm), nil
+}
+
+// wavOf wraps audio of rendition r in a canonical WAV header.
+func wavOf(r rendition, audio []byte) []byte {
+	bps := 2
+	if r.tag != 1 {
+		bps = 1
+	}
+	var b bytes.Buffer
+	b.WriteString("RIFF")
+	binary.Write(&b, binary.LittleEndian, uint32(36+len(audio)))
+	b.WriteString("WAVEfmt ")
+	for _, v := range []any{uint32(16), r.tag, uint16(1), uint32(r.rate), uint32(r.rate * bps), uint16(bps), uint16(8 * bps)} {
+		binary.Write(&b, binary.LittleEndian, v)
+	}
+	b.WriteString("data")
+	binary.Write(&b, binary.LittleEndian, uint32(len(audio)))
+	b.Write(audio)
+	return b.Bytes()
+}
+
+// runDaemon measures the real daemon on every rendition of the clips: a
+// pre-recorded job of each clip (upload, POST /v2/pre-recorded) and a live
+// WebSocket session of each (default session settings, audio sent as fast
+// as the socket takes it: the recogniser's output does not depend on the
+// pace), WER of the job transcripts and of the live finals joined. Two
+// clips go at a time, as two decoders serve them.
+func runDaemon(clips []clip) ([]row, error) {
+	d, err := benchd.Start("live:\n  capacity: 16\n", "--decoders", "2")
+	if err != nil {
+		return nil, err
+	}
+	defer d.Stop()
+	var rows []row
+	for _, r := range renditions {
+		batch := row{name: "earshot pre-recorded (daemon), " + r.name}
+		live := row{name: "earshot live (WebSocket finals), " + r.name}
+		texts := make([][2]string, len(clips))
+		start := time.Now()
+		var g errgroup.Group
+		g.SetLimit(2)
+		for i, c := range clips {
+			g.Go(func() error {
+				audio, err := r.audio(c.Path)
+				if err != nil {
+					return err
+				}
+				if texts[i][0], err = prerecorded(d, wavOf(r, audio), c.File); err != nil {
+					return fmt.Errorf("%s %s pre-recorded: %w", r.name, c.File, err)
+				}
+				if texts[i][1], err = liveFinals(d, r, audio); err != nil {
+					return fmt.Errorf("%s %s live: %w", r.name, c.File, err)
+				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
+		batch.wall = time.Since(start)
+		for i, c := range clips {
+			addErrors(&batch, c.Transcript, texts[i][0])
+			addErrors(&live, c.Transcript, texts[i][1])
+		}
+		rows = append(rows, batch, live)
+	}
+	return rows, nil
+}
+
+func call(d *benchd.Daemon, method, path, contentType string, body io.Reader, out any) error {
+	req, err := http.NewRequest(method, d.Base+path, body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("x-service-key", d.Key)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, b)
+	}
+	return json.Unmarshal(b, out)
+}
+
+// prerecorded uploads wav, runs a pre-recorded job and returns its
+// full_transcript.
+func prerecorded(d *benchd.Daemon, wav []byte, name string) (string, error) {
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	fw, _ := mw.CreateFormFile("audio", filepath.Base(name))
+	fw.Write(wav)
+	mw.Close()
+	var up struct {
+		AudioURL string `json:"audio_url"`
+	}
+	if err := call(d, "POST", "/v2/upload", mw.FormDataContentType(), &buf, &up); err != nil {
+		return "", err
+	}
+	var job struct{ ID string }
+	body, _ := json.Marshal(map[string]any{"audio_url": up.AudioURL})
+	if err := call(d, "POST", "/v2/pre-recorded", "application/json", bytes.NewReader(body), &job); err != nil {
+		return "", err
+	}
+	deadline := time.Now().Add(10 * time.Minute)
+	for time.Now().Before(deadline) {
+		var rec struct {
+			Status string
+			Result struct {
+				Transcription struct {
+					FullTranscript string `json:"full_transcript"`
+				}
+			}
+		}
+		if err := call(d, "GET", "/v2/pre-recorded/"+job.ID, "", nil, &rec); err != nil {
+			return "", err
+		}
+		switch rec.Status {
+		case "done":
+			return rec.Result.Transcription.FullTranscript, nil
+		case "error":
+			return "", fmt.Errorf("job %s failed", job.ID)
+		}
+		time.Sleep(200 * time.Millisecond) // polling a real process
+	}
+	return "", fmt.Errorf("job %s did not finish", job.ID)
+}
+
+// liveFinals streams audio to a new live session in 20 ms frames, stops
+// the recording and returns the final transcripts joined in order.
+func liveFinals(d *benchd.Daemon, r rendition, audio []byte) (string, error) {
+	body, _ := json.Marshal(map[string]any{"encoding": r.encoding, "sample_rate": r.rate, "bit_depth": map[bool]int{true: 16, false: 8}[r.tag == 1]})
+	var s struct{ URL string }
+	if err := call(d, "POST", "/v2/live", "application/json", bytes.NewReader(body), &s); err != nil {
+		return "", err
+	}
+	c, resp, err := websocket.DefaultDialer.Dial(s.URL, nil)
+	if resp != nil {
+		resp.Body.Close()
+	}
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	var finals []string
+	done := make(chan error, 1)
+	go func() {
+		for {
+			_, b, err := c.ReadMessage()
+			if err != nil {
+				if websocket.IsCloseError(err, websocket.CloseNormalClosure) {
+					err = nil
+				}
+				done <- err
+				return
+			}
+			var m struct {
+				Type string
+				Data struct {
+					IsFinal   bool `json:"is_final"`
+					Utterance struct{ Text string }
+				}
+			}
+			if json.Unmarshal(b, &m) == nil && m.Type == "transcript" && m.Data.IsFinal {
+				finals = append(finals, m.Data.Utterance.Text)
+			}
+		}
+	}()
+	step := r.rate / 50 // 20 ms of samples
+	if r.tag == 1 {
+		step *= 2
+	}
+	for i := 0; i < len(audio); i += step {
+		if err := c.WriteMessage(websocket.BinaryMessage, audio[i:min(i+step, len(audio))]); err != nil {
+			return "", err
+		}
+	}
+	if err := c.WriteJSON(map[string]string{"type": "stop_recording"}); err != nil {
+		return "", err
+	}
+	select {
+	case err := <-done:
+		return strings.Join(finals, " "), err
+	case <-time.After(10 * time.Minute):
+		return "", fmt.Errorf("session did not end")
+	}
+}

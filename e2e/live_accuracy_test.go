@@ -1,0 +1,125 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/earshot-dev/earshot/recognizer/recognizertest"
+)
+
+// accuracyClips are the clips TestLiveFinalsMatchBatch sends both ways:
+// 29 s of read speech from three speakers, each clip with pauses the
+// default 50 ms endpointing cuts into several utterances.
+var accuracyClips = []string{
+	"ls-test-clean-1089-134686-0000.wav",
+	"ls-dev-clean-2412-153948-0000.wav",
+	"librivox-sense-and-sensibility-01-0870.wav",
+}
+
+// maxLiveGap bounds, per rendition, how many points the WER of a live
+// session's finals (default settings: 50 ms endpointing, no partials) may
+// exceed the WER of a pre-recorded job on the same audio, both through the
+// real daemon, over the clips above (86 words). Measured 2026-11-23:
+//
+//	pcm16k:  pre-recorded 31.40%, live 43.02%: gap 11.63 points
+//	         (before the live CMN priming and hangover: live 47.67%, 16.28)
+//	mulaw8k: pre-recorded 68.60%, live 72.09%: gap 3.49 points
+//	         (before: live 69.77%, 1.16)
+//
+// The bounds add two words (2.3 points). The issue's target, 2 points, is
+// not met at 16 kHz: most of what is left comes from the default 50 ms
+// endpointing cutting read speech into utterances of 1 to 2 s, each
+// decoded without the words before it.
+var maxLiveGap = map[string]float64{
+	"pcm16k":  14,
+	"mulaw8k": 6,
+}
+
+// TestLiveFinalsMatchBatch sends each clip as a pre-recorded job and as a
+// live WebSocket session (16 kHz PCM, and 8 kHz G.711 mu-law made with
+// ffmpeg and zaf/g711 as a phone would send it) and bounds the gap between
+// the live finals' WER and the job's.
+func TestLiveFinalsMatchBatch(t *testing.T) {
+	d := startDaemon(t, "", "")
+	key := createKey(t, d.DataDir, "acme")
+	for _, r := range []struct {
+		name  string
+		body  map[string]any
+		tag   uint16 // WAV format tag for the pre-recorded upload
+		rate  int
+		audio func(path string) []byte
+	}{
+		{"pcm16k", map[string]any{}, 1, 16000, func(p string) []byte { return pcmOf(t, p) }},
+		{"mulaw8k", map[string]any{"encoding": "wav/ulaw", "sample_rate": 8000, "bit_depth": 8}, 7, 8000, func(p string) []byte { return ulawOf(t, p) }},
+	} {
+		t.Run(r.name, func(t *testing.T) {
+			var batchErrs, liveErrs, words int
+			for _, f := range accuracyClips {
+				path, ref := clip(t, f)
+				audio := r.audio(path)
+				wav := filepath.Join(t.TempDir(), f)
+				if err := os.WriteFile(wav, wavBytes(r.tag, r.rate, audio), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				job := submit(t, d, key, wav, func(url string) map[string]any { return map[string]any{"audio_url": url} })
+				batch := job["result"].(map[string]any)["transcription"].(map[string]any)["full_transcript"].(string)
+
+				s := d.createLive(key, r.body)
+				bytesPerMs := r.rate / 1000
+				if r.tag == 1 {
+					bytesPerMs *= 2
+				}
+				msgs, code := runSession(t, s.URL, audio, bytesPerMs, 0)
+				if code != 1000 {
+					t.Fatalf("%s: close code %d", f, code)
+				}
+				var finals []string
+				for _, m := range msgs {
+					var tr struct {
+						IsFinal   bool `json:"is_final"`
+						Utterance struct{ Text string }
+					}
+					if m.Type == "transcript" && json.Unmarshal(m.Data, &tr) == nil && tr.IsFinal {
+						finals = append(finals, tr.Utterance.Text)
+					}
+				}
+				live := strings.Join(finals, " ")
+				rw := recognizertest.Normalize(ref)
+				be := recognizertest.EditDistance(rw, recognizertest.Normalize(batch))
+				le := recognizertest.EditDistance(rw, recognizertest.Normalize(live))
+				t.Logf("%s: pre-recorded %d errors %q; live %d errors in %d finals %q", f, be, batch, le, len(finals), live)
+				batchErrs, liveErrs, words = batchErrs+be, liveErrs+le, words+len(rw)
+			}
+			wb, wl := 100*float64(batchErrs)/float64(words), 100*float64(liveErrs)/float64(words)
+			t.Logf("%s: pre-recorded WER %.2f%%, live finals %.2f%% (%d words): gap %.2f points", r.name, wb, wl, words, wl-wb)
+			if wl-wb > maxLiveGap[r.name] {
+				t.Errorf("live finals' WER %.2f%% is %.2f points above the pre-recorded job's %.2f%% (bound %.1f)", wl, wl-wb, wb, maxLiveGap[r.name])
+			}
+		})
+	}
+}
+
+// wavBytes wraps mono audio in a canonical WAV header (tag 1 PCM 16-bit,
+// 6 A-law, 7 mu-law).
+func wavBytes(tag uint16, rate int, audio []byte) []byte {
+	bps := 2
+	if tag != 1 {
+		bps = 1
+	}
+	var b bytes.Buffer
+	b.WriteString("RIFF")
+	binary.Write(&b, binary.LittleEndian, uint32(36+len(audio)))
+	b.WriteString("WAVEfmt ")
+	for _, v := range []any{uint32(16), tag, uint16(1), uint32(rate), uint32(rate * bps), uint16(bps), uint16(8 * bps)} {
+		binary.Write(&b, binary.LittleEndian, v)
+	}
+	b.WriteString("data")
+	binary.Write(&b, binary.LittleEndian, uint32(len(audio)))
+	b.Write(audio)
+	return b.Bytes()
+}

@@ -2,6 +2,8 @@ package sphinx
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -164,8 +166,19 @@ func TestResolveVocabulary(t *testing.T) {
 		lx.resolveVocabulary([]recognizer.VocabularyWord{{Value: "dashwood!", Intensity: 0.5}}); a.key != b.key {
 		t.Error("same vocabulary, different keys")
 	}
+	// The unigram model holds the boosted words and every new word (the
+	// dictionary reload adds no word to the n-gram model): new words
+	// without intensity at the floor of intensity 0; alternates of known
+	// words (carl) need nothing.
 	arpa := v.arpa(6.5)
-	if !strings.Contains(arpa, "ngram 1=2") || !strings.Contains(arpa, " dashwood\n") {
+	for _, w := range []string{"dashwood", "zorblax", "counselled", "quentaro", "quorvix"} {
+		if !strings.Contains(arpa, " "+w+"\n") {
+			t.Errorf("arpa lacks %s:\n%s", w, arpa)
+		}
+	}
+	lift := -math.Log10(vocabularyLambda) / 6.5
+	if !strings.Contains(arpa, "ngram 1=5") || strings.Contains(arpa, " carl\n") ||
+		!strings.Contains(arpa, fmt.Sprintf("%.4f counselled\n", floorLog10(0)+lift)) {
 		t.Errorf("arpa:\n%s", arpa)
 	}
 }

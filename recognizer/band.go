@@ -91,4 +91,3 @@ func BandOf(sourceRate int, channels [][]int16) Band {
 	r := high / (low + high)
 	return Band{Narrowband: r <= NarrowbandRatio, HighRatio: r}
 }
-

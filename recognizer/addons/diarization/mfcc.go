@@ -33,9 +33,9 @@ type mfccAnalyzer struct {
 
 func newMFCC() *mfccAnalyzer {
 	a := &mfccAnalyzer{
-		window:  make([]float64, frameLen),
-		buf:     make([]complex128, fftSize),
-		fft:     dsp.NewFFT(fftSize),
+		window: make([]float64, frameLen),
+		buf:    make([]complex128, fftSize),
+		fft:    dsp.NewFFT(fftSize),
 	}
 	for i := range a.window {
 		a.window[i] = 0.54 - 0.46*math.Cos(2*math.Pi*float64(i)/float64(frameLen-1))
@@ -72,7 +72,6 @@ func newMFCC() *mfccAnalyzer {
 	}
 	return a
 }
-
 
 // frames computes the MFCCs (c1..c19) and the log energy of every full
 // frame of pcm.

@@ -27,6 +27,10 @@ type Daemon struct {
 	done chan struct{} // closed when the process has exited
 }
 
+// TelephoneModel is the checkout's telephone-band model, relative to the
+// repository root the benchmarks run from.
+const TelephoneModel = "model/en-us-telephone"
+
 var addrRE = regexp.MustCompile(`"msg":"api listening".*"addr":"([^"]+)"`)
 
 // Start builds ./cmd/earshotd into a temp dir (run from the repo root) and
@@ -50,7 +54,15 @@ func Start(configYAML string, flags ...string) (*Daemon, error) {
 	if err := os.WriteFile(cfg, []byte(configYAML), 0o600); err != nil {
 		return nil, err
 	}
-	args := append([]string{"run", "--listen", "127.0.0.1:0", "--data-dir", data, "--config", cfg, "--set", "limits.requests_per_second=0"}, flags...)
+	args := []string{"run", "--listen", "127.0.0.1:0", "--data-dir", data, "--config", cfg, "--set", "limits.requests_per_second=0"}
+	// The telephone-band model of this checkout, as `make run` and the
+	// .deb give the daemon (its default is the .deb's installed path).
+	if abs, err := filepath.Abs(TelephoneModel); err == nil {
+		if st, err := os.Stat(abs); err == nil && st.IsDir() {
+			args = append(args, "--set", "sphinx.telephone_hmm="+abs)
+		}
+	}
+	args = append(args, flags...)
 	cmd := exec.Command(bin, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

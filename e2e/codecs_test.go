@@ -200,24 +200,12 @@ func TestSIPCodecsBaresip(t *testing.T) {
 // only mime, and returns what the page saw.
 func whipBrowser(t *testing.T, d *daemonProc, s liveSession, wav, mime string, seconds float64) map[string]any {
 	t.Helper()
-	browser := os.Getenv("CHROMIUM")
-	if browser == "" {
-		browser = "/usr/bin/chromium"
-	}
-	modules := os.Getenv("EARSHOT_NODE_MODULES")
-	if modules == "" {
-		modules, _ = filepath.Abs("../bin/e2e-node/node_modules")
-	}
-	node, err := exec.LookPath("node")
-	if _, serr := os.Stat(browser); serr != nil || err != nil {
-		t.Fatal("needs chromium and node (make test-deps)")
-	}
-	if _, err := os.Stat(filepath.Join(modules, "playwright-core")); err != nil {
-		t.Fatalf("needs playwright-core in %s (make test-deps)", modules)
+	browser, node, modules, missing := browserTools()
+	if missing != "" {
+		t.Fatal(missing)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Duration(seconds*float64(time.Second))+90*time.Second)
 	defer cancel()
-	var out []byte
 	// A run whose browser process itself fails (start-up on a loaded
 	// machine) is tried once more on a new session by the caller; here
 	// the first failure is reported.
@@ -225,7 +213,8 @@ func whipBrowser(t *testing.T, d *daemonProc, s liveSession, wav, mime string, s
 	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "CHROMIUM="+browser)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if out, err = cmd.Output(); err != nil {
+	out, err := cmd.Output()
+	if err != nil {
 		t.Fatalf("browser run: %v\n%s", err, stderr.String())
 	}
 	var seen map[string]any

@@ -271,27 +271,34 @@ type uploadResponse struct {
 // upload sends a file as the multipart field "audio".
 func (d *daemonProc) upload(key, path string) (int, uploadResponse, []byte) {
 	d.t.Helper()
+	body, ctype := multipartAudio(d.t, path)
+	var up uploadResponse
+	status, resp := d.do("POST", "/v2/upload", key, bytes.NewReader(body), ctype, nil)
+	if status == 200 {
+		if err := json.Unmarshal(resp, &up); err != nil {
+			d.t.Fatalf("upload response %q: %v", resp, err)
+		}
+	}
+	return status, up, resp
+}
+
+// multipartAudio is the /v2/upload body carrying the file at path as the
+// "audio" field, and its Content-Type.
+func multipartAudio(t testing.TB, path string) ([]byte, string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	fw, err := mw.CreateFormFile("audio", filepath.Base(path))
 	if err != nil {
-		d.t.Fatal(err)
+		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		d.t.Fatal(err)
-	}
-	io.Copy(fw, f)
-	f.Close()
+	fw.Write(b)
 	mw.Close()
-	var up uploadResponse
-	status, body := d.do("POST", "/v2/upload", key, &buf, mw.FormDataContentType(), nil)
-	if status == 200 {
-		if err := json.Unmarshal(body, &up); err != nil {
-			d.t.Fatalf("upload response %q: %v", body, err)
-		}
-	}
-	return status, up, body
+	return buf.Bytes(), mw.FormDataContentType()
 }
 
 // waitJob polls a job until it is done or error.

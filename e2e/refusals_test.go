@@ -2,12 +2,9 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"mime/multipart"
 	"net"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -43,15 +40,7 @@ func TestRefusalsSayWhy(t *testing.T) {
 	audio := pcmOf(t, wav)
 
 	t.Run("truncated upload is 400", func(t *testing.T) {
-		var body bytes.Buffer
-		mw := multipart.NewWriter(&body)
-		fw, _ := mw.CreateFormFile("audio", "clip.wav")
-		b, err := os.ReadFile(wav)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fw.Write(b)
-		mw.Close()
+		body, ctype := multipartAudio(t, wav)
 		c, err := net.Dial("tcp", strings.TrimPrefix(d.Base, "http://"))
 		if err != nil {
 			t.Fatal(err)
@@ -60,8 +49,8 @@ func TestRefusalsSayWhy(t *testing.T) {
 		c.SetDeadline(time.Now().Add(30 * time.Second))
 		// Content-Length says the whole body; half of it comes, then EOF.
 		fmt.Fprintf(c, "POST /v2/upload HTTP/1.1\r\nHost: earshot\r\nx-service-key: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n",
-			key, mw.FormDataContentType(), body.Len())
-		c.Write(body.Bytes()[:body.Len()/2])
+			key, ctype, len(body))
+		c.Write(body[:len(body)/2])
 		c.(*net.TCPConn).CloseWrite()
 		status, err := bufio.NewReader(c).ReadString('\n')
 		if err != nil {

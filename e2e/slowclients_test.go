@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net"
 	"net/http"
 	"os"
@@ -191,15 +190,7 @@ func TestSlowBodyWithKey(t *testing.T) {
 	d := startDaemon(t, "", "")
 	key := createKey(t, d.DataDir, "acme")
 	wav, _ := clip(t, "pocketsphinx-goforward.wav")
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	fw, _ := mw.CreateFormFile("audio", "clip.wav")
-	b, err := os.ReadFile(wav)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fw.Write(b)
-	mw.Close()
+	body, ctype := multipartAudio(t, wav)
 
 	for _, fast := range []int{1000, 16 << 10} {
 		t.Run(fmt.Sprintf("after %d bytes", fast), func(t *testing.T) {
@@ -209,8 +200,8 @@ func TestSlowBodyWithKey(t *testing.T) {
 			}
 			defer c.Close()
 			fmt.Fprintf(c, "POST /v2/upload HTTP/1.1\r\nHost: earshot\r\nx-service-key: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n",
-				key, mw.FormDataContentType(), body.Len())
-			rest := body.Bytes()
+				key, ctype, len(body))
+			rest := body
 			c.Write(rest[:fast])
 			rest = rest[fast:]
 			ctx, cancel := context.WithCancel(t.Context())

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -455,6 +456,29 @@ func TestConsole(t *testing.T) {
 	}
 }
 
+// browserTools finds Chromium ($CHROMIUM, default /usr/bin/chromium), node
+// and playwright-core ($EARSHOT_NODE_MODULES, default
+// ../bin/e2e-node/node_modules); missing says what is not there ("" when
+// all are), and how `make test-deps` installs it.
+func browserTools() (browser, node, modules, missing string) {
+	browser = os.Getenv("CHROMIUM")
+	if browser == "" {
+		browser = "/usr/bin/chromium"
+	}
+	modules = os.Getenv("EARSHOT_NODE_MODULES")
+	if modules == "" {
+		modules, _ = filepath.Abs("../bin/e2e-node/node_modules")
+	}
+	node, err := exec.LookPath("node")
+	if _, serr := os.Stat(browser); serr != nil || err != nil {
+		return "", "", "", "needs chromium and node (make test-deps)"
+	}
+	if _, err := os.Stat(filepath.Join(modules, "playwright-core")); err != nil {
+		return "", "", "", fmt.Sprintf("needs playwright-core in %s (make test-deps)", modules)
+	}
+	return browser, node, modules, ""
+}
+
 // TestConsoleBrowser drives /console in Debian's chromium (headless, fake
 // microphone playing a speech file) with playwright-core: it records over
 // WebRTC until a final transcript shows, then uploads a file and sees its
@@ -463,20 +487,9 @@ func TestConsole(t *testing.T) {
 // $EARSHOT_NODE_MODULES (default ../bin/e2e-node/node_modules, installed by
 // `npm install --prefix bin/e2e-node playwright-core@1.65.1`).
 func TestConsoleBrowser(t *testing.T) {
-	browser := os.Getenv("CHROMIUM")
-	if browser == "" {
-		browser = "/usr/bin/chromium"
-	}
-	modules := os.Getenv("EARSHOT_NODE_MODULES")
-	if modules == "" {
-		modules, _ = filepath.Abs("../bin/e2e-node/node_modules")
-	}
-	node, err := exec.LookPath("node")
-	if _, serr := os.Stat(browser); serr != nil || err != nil {
-		t.Skip("needs chromium and node (apt-get install chromium nodejs)")
-	}
-	if _, err := os.Stat(filepath.Join(modules, "playwright-core")); err != nil {
-		t.Skipf("needs playwright-core in %s (npm install --prefix bin/e2e-node playwright-core@1.65.1)", modules)
+	browser, node, modules, missing := browserTools()
+	if missing != "" {
+		t.Skip(missing)
 	}
 	shots := os.Getenv("EARSHOT_ARTIFACTS")
 	if shots == "" {

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"math"
 	"net"
-	"os"
 	"runtime/debug"
 	"strconv"
 	"time"
@@ -35,13 +34,13 @@ type Jobs interface {
 	Job(ctx context.Context, account string, kind store.Kind, id string) (*store.Job, error)
 	EachJob(ctx context.Context, q store.ListQuery, fn func(*store.Job) bool) error
 	DeleteJob(ctx context.Context, account string, kind store.Kind, id string) error
-	OpenJobAudio(ctx context.Context, account string, kind store.Kind, id string) (*os.File, string, error)
+	OpenJobAudio(ctx context.Context, account string, kind store.Kind, id string) (store.BlobReader, string, error)
 }
 
 // Uploads is what the API needs for service-hosted files.
 type Uploads interface {
 	Upload(ctx context.Context, account, filename string, r io.Reader) (*store.Upload, error)
-	OpenUpload(ctx context.Context, account, id string) (*os.File, *store.Upload, error)
+	OpenUpload(ctx context.Context, account, id string) (store.BlobReader, *store.Upload, error)
 	DeleteUpload(ctx context.Context, account, id string) error
 }
 

@@ -48,7 +48,7 @@ func IsAdmin(k store.Key) bool { return k.Account == AdminAccount }
 // Admin carries out an admin request on an open store; the admin socket and
 // the CLI (when no daemon runs) share it, and its key operations are the
 // ones the HTTP admin endpoints use (createKey, listKeys, revokeKey).
-func Admin(db *store.DB, req AdminRequest) AdminResponse {
+func Admin(db store.Store, req AdminRequest) AdminResponse {
 	var resp AdminResponse
 	var err error
 	switch req.Op {
@@ -77,7 +77,7 @@ func Admin(db *store.DB, req AdminRequest) AdminResponse {
 
 // createKey makes a key for account; a malformed account is a
 // *ValidationError naming the field.
-func createKey(db *store.DB, account string) (string, store.Key, error) {
+func createKey(db store.Store, account string) (string, store.Key, error) {
 	secret, k, err := db.CreateKey(account)
 	if errors.Is(err, store.ErrInvalid) {
 		return "", k, &ValidationError{Problems: []string{
@@ -87,10 +87,10 @@ func createKey(db *store.DB, account string) (string, store.Key, error) {
 }
 
 // listKeys lists every key, revoked ones included, oldest first.
-func listKeys(db *store.DB) ([]store.Key, error) { return db.Keys() }
+func listKeys(db store.Store) ([]store.Key, error) { return db.Keys() }
 
 // revokeKey revokes a key at once; an unknown id is ErrNotFound.
-func revokeKey(db *store.DB, id string) error { return db.RevokeKey(id) }
+func revokeKey(db store.Store, id string) error { return db.RevokeKey(id) }
 
 // AuthenticateKey returns the active key whose secret this is;
 // ErrUnauthorized for a missing, unknown or revoked one.

@@ -17,13 +17,24 @@ import (
 // Request: {"op":"store.backup","path":"<data dir>/backup-<name>.db"}.
 const AdminOpBackup = "store.backup"
 
+// fileStore is a store kept in one local directory (the embedded bbolt
+// store): the only kind the backup op copies.
+type fileStore interface {
+	Dir() string
+	BackupFile(path string) (int64, error)
+}
+
 // adminBackup carries out AdminOpBackup: it writes a consistent copy of
 // the store to path (store.DB.BackupFile: atomic, 0600). The daemon runs
 // sandboxed (ProtectSystem=strict), where only its data directory is
 // writable, so path must name a file directly in db.Dir() called
 // backup-*.db; the CLI then moves it where the operator asked. This also
 // keeps the op from ever replacing earshot.db or a blob.
-func adminBackup(db *store.DB, path string) error {
+func adminBackup(st store.Store, path string) error {
+	db, ok := st.(fileStore)
+	if !ok {
+		return errors.New("backup: this store lives in PostgreSQL: back it up with PostgreSQL's own tools (pg_dump, base backups)")
+	}
 	name := filepath.Base(path)
 	if !filepath.IsAbs(path) || filepath.Dir(path) != db.Dir() ||
 		!strings.HasPrefix(name, "backup-") || !strings.HasSuffix(name, ".db") || !store.ValidName(name) {

@@ -21,7 +21,7 @@ import (
 type Daemon struct {
 	cfg     Config
 	log     *slog.Logger
-	db      *store.DB
+	db      store.Store
 	engine  *sphinx.Engine // the embedded engine
 	tel     *sphinx.Engine // its telephone-band pool, nil when none
 	engines *Engines       // every engine and the routing table

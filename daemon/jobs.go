@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -155,7 +154,14 @@ func (d *Daemon) Upload(ctx context.Context, account, filename string, r io.Read
 	case err != nil:
 		return nil, err
 	}
-	info, err := media.Probe(ctx, d.db.BlobPath(blob), &d.tr.Media)
+	path, release, err := d.blobFile(blob)
+	if err != nil {
+		d.db.RemoveBlob(blob)
+		d.quota.forget(account)
+		return nil, err
+	}
+	info, err := media.Probe(ctx, path, &d.tr.Media)
+	release()
 	if err != nil {
 		d.db.RemoveBlob(blob)
 		d.quota.forget(account)
@@ -184,7 +190,7 @@ func (d *Daemon) Upload(ctx context.Context, account, filename string, r io.Read
 }
 
 // OpenUpload opens an uploaded file owned by account.
-func (d *Daemon) OpenUpload(ctx context.Context, account, id string) (*os.File, *store.Upload, error) {
+func (d *Daemon) OpenUpload(ctx context.Context, account, id string) (store.BlobReader, *store.Upload, error) {
 	if !ValidID(id) {
 		return nil, nil, fmt.Errorf("file %q: %w", id, ErrNotFound)
 	}
@@ -227,7 +233,7 @@ func (d *Daemon) DeleteUpload(ctx context.Context, account, id string) error {
 }
 
 // OpenJobAudio opens a job's audio file and returns its content type.
-func (d *Daemon) OpenJobAudio(ctx context.Context, account string, kind store.Kind, id string) (*os.File, string, error) {
+func (d *Daemon) OpenJobAudio(ctx context.Context, account string, kind store.Kind, id string) (store.BlobReader, string, error) {
 	j, err := d.Job(ctx, account, kind, id)
 	if err != nil {
 		return nil, "", err

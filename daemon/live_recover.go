@@ -42,7 +42,10 @@ func (d *Daemon) recoverLive(ctx context.Context, id string) {
 		if s.connectBy.After(s.expires) {
 			s.connectBy = s.expires
 		}
-		s.file, err = createRecording(d.db.BlobPath(j.Blob), s.format)
+		path, err := d.recordingPath(j.Blob)
+		if err == nil {
+			s.file, err = createRecording(path, s.format)
+		}
 		if err != nil {
 			d.endRecovered(log, j, nil, "session interrupted by a restart")
 			return
@@ -53,7 +56,13 @@ func (d *Daemon) recoverLive(ctx context.Context, id string) {
 		return
 	}
 	// It was running: transcribe what was received.
-	res, info, err := d.tr.TranscribeFile(ctx, d.db.BlobPath(j.Blob), &params.PreRecorded{LanguageConfig: p.LanguageConfig})
+	path, release, err := d.blobFile(j.Blob)
+	if err != nil {
+		d.endRecovered(log, j, nil, "session interrupted by a restart: "+Message(err))
+		return
+	}
+	res, info, err := d.tr.TranscribeFile(ctx, path, &params.PreRecorded{LanguageConfig: p.LanguageConfig})
+	release()
 	if err != nil {
 		if errors.Is(err, ErrBadAudio) {
 			// Nothing usable was recorded.

@@ -120,7 +120,11 @@ func (d *Daemon) newSession(job *store.Job, p *params.Live) (*liveSession, error
 	}
 	s.connectBy = job.CreatedAt.Add(d.cfg.Live.connectWithin())
 	s.keyID = job.KeyID
-	f, err := createRecording(d.db.BlobPath(job.Blob), s.format)
+	path, err := d.recordingPath(job.Blob)
+	if err != nil {
+		return nil, err
+	}
+	f, err := createRecording(path, s.format)
 	if err != nil {
 		return nil, err
 	}

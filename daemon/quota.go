@@ -27,7 +27,7 @@ const (
 // but a running one is not cut.
 type storageQuota struct {
 	limit int64 // bytes; 0 is unlimited
-	db    *store.DB
+	db    store.Store
 	log   *slog.Logger
 
 	mu       sync.Mutex
@@ -41,7 +41,7 @@ type accountUsage struct {
 	counted  time.Time // when stored was counted from the store; zero: stale
 }
 
-func newStorageQuota(limit int64, db *store.DB, log *slog.Logger) *storageQuota {
+func newStorageQuota(limit int64, db store.Store, log *slog.Logger) *storageQuota {
 	return &storageQuota{limit: limit, db: db, log: log, accounts: map[string]*accountUsage{}}
 }
 

@@ -73,7 +73,7 @@ func (c RetentionConfig) enabled() bool {
 // pass deleted at info and a failed pass at error, and carries on: a
 // retention failure never stops the daemon. cfg must have passed Validate.
 // Daemon.runRetention runs it with the daemon's store and logger.
-func RunRetention(ctx context.Context, db *store.DB, cfg RetentionConfig, log *slog.Logger) error {
+func RunRetention(ctx context.Context, db store.Store, cfg RetentionConfig, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -109,7 +109,7 @@ type expired struct {
 }
 
 // expireOnce deletes everything expired as of now, in batches.
-func expireOnce(ctx context.Context, db *store.DB, cfg RetentionConfig, now time.Time) (expired, error) {
+func expireOnce(ctx context.Context, db store.Store, cfg RetentionConfig, now time.Time) (expired, error) {
 	var n expired
 	var errs []error
 	days := func(d int) time.Time { return now.Add(-time.Duration(d) * 24 * time.Hour) }

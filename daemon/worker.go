@@ -170,7 +170,12 @@ func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput
 		}
 		out.blob, out.filename = blob, name
 	}
-	res, info, err := d.tr.TranscribeFile(ctx, d.db.BlobPath(blob), &p)
+	path, release, err := d.blobFile(blob)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	res, info, err := d.tr.TranscribeFile(ctx, path, &p)
 	if err != nil {
 		return nil, err
 	}

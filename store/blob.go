@@ -166,7 +166,7 @@ func (db *DB) copyBlob(srcPath, tmp string) error {
 
 // OpenBlob opens the blob name for reading; the caller closes it. A missing
 // blob is ErrNotFound.
-func (db *DB) OpenBlob(name string) (*os.File, error) {
+func (db *DB) OpenBlob(name string) (BlobReader, error) {
 	if !ValidName(name) {
 		return nil, fmt.Errorf("store: open blob %q: %w", name, ErrInvalidName)
 	}

@@ -14,8 +14,9 @@ DEB_PKGS    := libpocketsphinx-dev pocketsphinx-en-us pocketsphinx ffmpeg libspe
                libopus0 libopus-dev libspandsp2 libspandsp-dev
 # For tests and benchmarks only: chromium + playwright-core (npm, with the machine's node) drive the /console
 # browser test and the WHIP sessions; baresip-core places real SIP calls (PCMU, PCMA, G.722); wrk loads the
-# API; debootstrap makes the throwaway Debian root the .deb is installed into.
-TEST_DEB_PKGS := chromium wrk debootstrap baresip-core
+# API; debootstrap makes the throwaway Debian root the .deb is installed into; postgresql gives the
+# store tests (store/storetest, store/postgres) the initdb/pg_ctl of a throwaway PostgreSQL 15 server.
+TEST_DEB_PKGS := chromium wrk debootstrap baresip-core postgresql
 # For `make model` only (adapting the telephone-band acoustic model): sphinxtrain's bw, mllr_solve,
 # map_adapt, mllr_transform and sphinxbase's sphinx_fe.
 MODEL_DEB_PKGS := sphinxtrain sphinxbase-utils

@@ -82,7 +82,7 @@ func (d *Daemon) callbackDeliveries(j *store.Job, event string, payload any) ([]
 func (d *Daemon) runOutbox(ctx context.Context) error {
 	log := d.log.With("component", "outbox")
 	for {
-		due, err := d.db.DueDeliveries(time.Now(), outboxBatch)
+		due, err := d.db.ClaimDeliveries(time.Now(), outboxBatch)
 		if err != nil {
 			log.Error("read outbox", "error", err)
 		}

@@ -60,7 +60,8 @@ type DB struct {
 	noSync  bool
 
 	mu     sync.Mutex
-	closed bool // guarded by mu
+	closed bool                 // guarded by mu
+	leases map[string]time.Time // guarded by mu: delivery id → end of its ClaimDeliveries lease
 }
 
 // migration moves the schema from version i to i+1, where i is its index in

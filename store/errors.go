@@ -50,3 +50,11 @@ var (
 	// ErrClosed is returned by Check after Close.
 	ErrClosed = errors.New("store: closed")
 )
+
+// Shared backends.
+var (
+	// ErrUnavailable is returned (wrapping the driver's error) when a
+	// shared backend (PostgreSQL) cannot be reached or does not answer
+	// within its timeout; the operation may be retried.
+	ErrUnavailable = errors.New("store: backend unavailable")
+)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -39,26 +38,12 @@ func deliveryJobKey(d *Delivery) []byte {
 // delivery). A new delivery gets an ID and CreatedAt when they are empty,
 // written back into d; an empty Method means POST.
 func putDelivery(tx *bolt.Tx, old, d *Delivery) error {
+	prepare := checkDelivery
 	if old == nil {
-		if d.ID == "" {
-			d.ID = randomHex(16)
-		}
-		if d.CreatedAt.IsZero() {
-			d.CreatedAt = time.Now()
-		}
-		if d.Method == "" {
-			d.Method = http.MethodPost
-		}
+		prepare = PrepareDelivery
 	}
-	d.CreatedAt = d.CreatedAt.UTC()
-	d.NextAttempt = d.NextAttempt.UTC()
-	switch {
-	case len(d.ID) > maxIDLen:
-		return fmt.Errorf("delivery id %q: %w", d.ID, ErrInvalid)
-	case d.URL == "":
-		return fmt.Errorf("delivery %s: empty url: %w", d.ID, ErrInvalid)
-	case d.Method != http.MethodPost && d.Method != http.MethodPut:
-		return fmt.Errorf("delivery %s: method %q: %w", d.ID, d.Method, ErrInvalid)
+	if err := prepare(d); err != nil {
+		return err
 	}
 	b := tx.Bucket(bucketDeliveries)
 	if old == nil && b.Get([]byte(d.ID)) != nil {
@@ -171,25 +156,84 @@ func (db *DB) DueDeliveries(now time.Time, limit int) ([]*Delivery, error) {
 	return out, nil
 }
 
-// NextDelivery returns the earliest NextAttempt of any pending delivery and
-// true, or false when the outbox is empty. A delivery due now has the zero
-// time.
+// DeliveryLease is how long ClaimDeliveries holds a delivery for its
+// caller: no other claim returns it until the caller reschedules or
+// deletes it, or the lease ends (the caller died mid-attempt).
+const DeliveryLease = 2 * time.Minute
+
+// ClaimDeliveries is DueDeliveries for a sender: it returns up to limit
+// due deliveries that no caller holds, earliest first, and holds each for
+// DeliveryLease from now, until RescheduleDelivery or DeleteDelivery
+// records the attempt. So concurrent senders never attempt one delivery at
+// once. Here the leases live in memory (one process holds the database; a
+// restart frees them); a shared backend keeps them with the records.
+func (db *DB) ClaimDeliveries(now time.Time, limit int) ([]*Delivery, error) {
+	due, err := db.DueDeliveries(now, 0)
+	if err != nil {
+		return nil, err
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.leases == nil {
+		db.leases = map[string]time.Time{}
+	}
+	var out []*Delivery
+	for _, d := range due {
+		if until, held := db.leases[d.ID]; held && until.After(now) {
+			continue
+		}
+		db.leases[d.ID] = now.Add(DeliveryLease)
+		out = append(out, d)
+		if limit > 0 && len(out) == limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+// release ends the lease on delivery id, if any.
+func (db *DB) release(id string) {
+	db.mu.Lock()
+	delete(db.leases, id)
+	db.mu.Unlock()
+}
+
+// leaseEnd returns when the lease on delivery id ends (zero if none).
+func (db *DB) leaseEnd(id string) time.Time {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return db.leases[id]
+}
+
+// NextDelivery returns when the earliest pending delivery can next be
+// claimed (its NextAttempt, or the end of its lease while a caller holds
+// it) and true, or false when the outbox is empty. A delivery due now has
+// the zero time.
 func (db *DB) NextDelivery() (time.Time, bool, error) {
 	var next time.Time
 	var ok bool
 	err := db.bolt.View(func(tx *bolt.Tx) error {
-		k, _ := tx.Bucket(bucketDeliveryDue).Cursor().First()
-		if k == nil {
-			return nil
+		c := tx.Bucket(bucketDeliveryDue).Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if len(k) < 8 {
+				return fmt.Errorf("due key %x: %w", k, ErrCorrupt)
+			}
+			d, err := decodeDelivery(tx, string(k[8:]))
+			if err != nil {
+				return err
+			}
+			at := d.NextAttempt
+			lease := db.leaseEnd(d.ID)
+			if lease.After(at) {
+				at = lease
+			}
+			if !ok || at.Before(next) {
+				next, ok = at, true
+			}
+			if lease.IsZero() {
+				break // keys are in NextAttempt order: later ones are no earlier
+			}
 		}
-		if len(k) < 8 {
-			return fmt.Errorf("due key %x: %w", k, ErrCorrupt)
-		}
-		d, err := decodeDelivery(tx, string(k[8:]))
-		if err != nil {
-			return err
-		}
-		next, ok = d.NextAttempt, true
 		return nil
 	})
 	if err != nil {
@@ -206,6 +250,7 @@ func (db *DB) RescheduleDelivery(id string, next time.Time, lastErr string) erro
 		if err != nil {
 			return err
 		}
+		defer db.release(id)
 		d := *old
 		d.Attempts++
 		d.NextAttempt = next
@@ -221,6 +266,7 @@ func (db *DB) RescheduleDelivery(id string, next time.Time, lastErr string) erro
 // DeleteDelivery removes a delivery (sent, or given up); a missing one is
 // not an error.
 func (db *DB) DeleteDelivery(id string) error {
+	defer db.release(id)
 	err := db.update(func(tx *bolt.Tx) error {
 		d, err := decodeDelivery(tx, id)
 		if errors.Is(err, ErrNotFound) {

@@ -1,8 +1,12 @@
 package store
 
 import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"time"
 )
 
@@ -14,9 +18,8 @@ import (
 // with the differences a shared backend brings stated here:
 //
 //   - Records written by one process are seen by every other at once.
-//   - ClaimNext, ClaimNextAfter and DueDeliveries hand each job or delivery
-//     to one caller across all processes sharing the backend (a lease, in
-//     the shared backend, ends when the record is updated or deleted).
+//   - ClaimNext, ClaimNextAfter and ClaimDeliveries hand each job or
+//     delivery to one caller across all processes sharing the backend.
 //   - Recover and SweepBlobs touch only what this process (node) owns or
 //     what no node can still be writing.
 //
@@ -55,6 +58,7 @@ type Store interface {
 
 	EnqueueDelivery(d *Delivery) error
 	DueDeliveries(now time.Time, limit int) ([]*Delivery, error)
+	ClaimDeliveries(now time.Time, limit int) ([]*Delivery, error)
 	NextDelivery() (time.Time, bool, error)
 	RescheduleDelivery(id string, next time.Time, lastErr string) error
 	DeleteDelivery(id string) error
@@ -76,3 +80,90 @@ type BlobReader interface {
 }
 
 var _ Store = (*DB)(nil)
+
+// The record rules every backend applies, exported for the backends
+// outside this package (store/postgres). Each is the one the embedded
+// store uses, so both backends accept and refuse the same records.
+
+// Valid reports whether k is one of the kinds.
+func (k Kind) Valid() bool { return k.valid() }
+
+// Validate checks the fields every stored job must have: an id of 1 to 256
+// bytes, an account, a valid kind and status, and a CreatedAt within
+// 1678–2262. A failure wraps ErrInvalid.
+func (j *Job) Validate() error { return j.validate() }
+
+// Clone copies j deeply enough that changing the copy's fields, maps or raw
+// JSON leaves j as it was.
+func (j *Job) Clone() *Job { return j.clone() }
+
+// InQueue reports whether j belongs in the pre-recorded work queue: a
+// queued pre-recorded job whose audio is stored (not AwaitingAudio).
+func (j *Job) InQueue() bool { return j.inQueue() }
+
+// MetadataMatches reports whether every ListQuery.Metadata entry equals the
+// job's custom metadata value: strings as they are, numbers by numeric
+// value, other JSON values by their JSON text.
+func MetadataMatches(md map[string]any, filter map[string]string) bool {
+	return metadataMatches(md, filter)
+}
+
+// NewSecret returns a new API key secret ("es_" and 32 random bytes in
+// unpadded base64url) and its SHA-256, the only form a backend stores.
+func NewSecret() (secret string, hash []byte) {
+	raw := make([]byte, 32)
+	_, _ = rand.Read(raw)
+	secret = SecretPrefix + base64.RawURLEncoding.EncodeToString(raw)
+	return secret, hashSecret(secret)
+}
+
+// HashSecret returns the SHA-256 of a secret, as NewSecret does.
+func HashSecret(secret string) []byte { return hashSecret(secret) }
+
+// RandomID returns n random bytes as 2n hex characters (key ids are 6,
+// delivery ids 16).
+func RandomID(n int) string { return randomHex(n) }
+
+// PrepareDelivery fills a new delivery's defaults (ID, CreatedAt, Method
+// POST), puts its times in UTC and checks it (an id over 256 bytes, an
+// empty URL or a method other than POST or PUT is ErrInvalid).
+func PrepareDelivery(d *Delivery) error {
+	if d.ID == "" {
+		d.ID = randomHex(16)
+	}
+	if d.CreatedAt.IsZero() {
+		d.CreatedAt = time.Now()
+	}
+	if d.Method == "" {
+		d.Method = http.MethodPost
+	}
+	return checkDelivery(d)
+}
+
+// checkDelivery puts d's times in UTC and checks its fields.
+func checkDelivery(d *Delivery) error {
+	d.CreatedAt = d.CreatedAt.UTC()
+	d.NextAttempt = d.NextAttempt.UTC()
+	switch {
+	case len(d.ID) > maxIDLen:
+		return fmt.Errorf("delivery id %q: %w", d.ID, ErrInvalid)
+	case d.URL == "":
+		return fmt.Errorf("delivery %s: empty url: %w", d.ID, ErrInvalid)
+	case d.Method != http.MethodPost && d.Method != http.MethodPut:
+		return fmt.Errorf("delivery %s: method %q: %w", d.ID, d.Method, ErrInvalid)
+	}
+	return nil
+}
+
+// Validate checks an upload before it is stored: an id of 1 to 256 bytes,
+// an account, and a Filename and Extension within MaxFilenameBytes. A
+// failure wraps ErrInvalid.
+func (u *Upload) Validate() error {
+	if u.ID == "" || len(u.ID) > maxIDLen || u.Account == "" {
+		return fmt.Errorf("upload: missing id or account: %w", ErrInvalid)
+	}
+	if len(u.Filename) > MaxFilenameBytes || len(u.Extension) > MaxFilenameBytes {
+		return fmt.Errorf("upload %s: filename of %d bytes > limit %d: %w", u.ID, len(u.Filename), MaxFilenameBytes, ErrInvalid)
+	}
+	return nil
+}

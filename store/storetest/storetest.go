@@ -1,5 +1,7 @@
 // Package storetest opens throwaway stores for tests of packages that use
-// package store.
+// package store, and holds the conformance suite (Run, Cases) that every
+// store.Store implementation passes: the embedded bbolt store (Open) and
+// the PostgreSQL store (OpenPostgres, on a throwaway server from pgtest).
 package storetest
 
 import (
@@ -7,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/store/postgres"
+	"github.com/earshot-dev/earshot/store/postgres/pgtest"
 )
 
 // Open opens a store in a fresh t.TempDir() with fsync off (store.Options
@@ -18,6 +22,28 @@ func Open(t testing.TB) *store.DB {
 	db, err := store.Open(t.TempDir(), &store.Options{NoSync: true})
 	if err != nil {
 		t.Fatalf("storetest: open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := db.Check(); err != nil && !errors.Is(err, store.ErrClosed) {
+			t.Errorf("storetest: store inconsistent after test: %v", err)
+		}
+		if err := db.Close(); err != nil {
+			t.Errorf("storetest: close: %v", err)
+		}
+	})
+	return db
+}
+
+// OpenPostgres opens a PostgreSQL store (store/postgres) on a fresh
+// database of srv, as node "node-a", sweeping unnamed blobs at once (no
+// grace for other nodes' writes). Its cleanup runs Check and closes it, as
+// Open's does; the database is dropped after.
+func OpenPostgres(t testing.TB, srv *pgtest.Server) *postgres.DB {
+	t.Helper()
+	dsn := srv.NewDatabase(t)
+	db, err := postgres.Open(t.Context(), dsn, &postgres.Options{NodeID: "node-a", SweepAfter: -1})
+	if err != nil {
+		t.Fatalf("storetest: open postgres: %v", err)
 	}
 	t.Cleanup(func() {
 		if err := db.Check(); err != nil && !errors.Is(err, store.ErrClosed) {

@@ -1,0 +1,159 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/earshot-dev/earshot/store"
+)
+
+// CreateKey makes a new API key for account and returns its secret (see
+// store.DB.CreateKey); only the secret's SHA-256 is stored.
+func (db *DB) CreateKey(account string) (string, store.Key, error) {
+	if !store.ValidAccount(account) {
+		return "", store.Key{}, fmt.Errorf("store: create key: account %q: %w", account, store.ErrInvalid)
+	}
+	secret, hash := store.NewSecret()
+	k := store.Key{Account: account, Prefix: secret[:8], CreatedAt: time.Now().UTC()}
+	err := db.update(func(ctx context.Context, tx pgx.Tx) error {
+		for {
+			k.ID = store.RandomID(6)
+			tag, err := tx.Exec(ctx, `INSERT INTO keys (id, account, prefix, created_ns, hash)
+				VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
+				k.ID, k.Account, k.Prefix, ns(k.CreatedAt), hash)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 1 {
+				return nil
+			}
+		}
+	})
+	if err != nil {
+		return "", store.Key{}, fmt.Errorf("store: create key: %w", err)
+	}
+	return secret, k, nil
+}
+
+const keyColumns = "id, account, prefix, created_ns, revoked_ns"
+
+func scanKey(row pgx.Row) (store.Key, error) {
+	var k store.Key
+	var created, revoked int64
+	if err := row.Scan(&k.ID, &k.Account, &k.Prefix, &created, &revoked); err != nil {
+		return k, err
+	}
+	k.CreatedAt = fromNS(created)
+	if revoked != 0 {
+		k.RevokedAt = fromNS(revoked)
+	}
+	return k, nil
+}
+
+// Keys returns every key, revoked ones included, oldest first.
+func (db *DB) Keys() ([]store.Key, error) {
+	ctx, cancel := db.ctx()
+	defer cancel()
+	rows, err := db.pool.Query(ctx, "SELECT "+keyColumns+" FROM keys ORDER BY created_ns, id")
+	if err != nil {
+		return nil, fmt.Errorf("store: keys: %w", wrap(err))
+	}
+	keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Key, error) { return scanKey(r) })
+	if err != nil {
+		return nil, fmt.Errorf("store: keys: %w", wrap(err))
+	}
+	return keys, nil
+}
+
+// Key returns the key with the given id, revoked or not.
+func (db *DB) Key(id string) (store.Key, error) {
+	ctx, cancel := db.ctx()
+	defer cancel()
+	k, err := scanKey(db.pool.QueryRow(ctx, "SELECT "+keyColumns+" FROM keys WHERE id = $1", id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return store.Key{}, fmt.Errorf("store: key %s: %w", id, wrap(err))
+	}
+	return k, nil
+}
+
+// RevokeKey revokes the key; its secret stops authenticating on every node
+// at once. Revoking a revoked key keeps the first RevokedAt.
+func (db *DB) RevokeKey(id string) error {
+	err := db.update(func(ctx context.Context, tx pgx.Tx) error {
+		var revoked int64
+		err := tx.QueryRow(ctx, "SELECT revoked_ns FROM keys WHERE id = $1 FOR UPDATE", id).Scan(&revoked)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil || revoked != 0 {
+			return err
+		}
+		_, err = tx.Exec(ctx, "UPDATE keys SET revoked_ns = $2 WHERE id = $1", id, ns(time.Now()))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: revoke key %s: %w", id, err)
+	}
+	return nil
+}
+
+// Authenticate returns the active key whose secret this is, looked up by
+// the secret's SHA-256 (one indexed read).
+func (db *DB) Authenticate(secret string) (store.Key, error) {
+	if !strings.HasPrefix(secret, store.SecretPrefix) {
+		return store.Key{}, fmt.Errorf("store: authenticate: %w", store.ErrUnauthorized)
+	}
+	ctx, cancel := db.ctx()
+	defer cancel()
+	k, err := scanKey(db.pool.QueryRow(ctx, "SELECT "+keyColumns+" FROM keys WHERE hash = $1", store.HashSecret(secret)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = store.ErrUnauthorized
+	}
+	if err != nil {
+		return store.Key{}, fmt.Errorf("store: authenticate: %w", wrap(err))
+	}
+	if !k.Active() {
+		return store.Key{}, fmt.Errorf("store: authenticate: key %s revoked: %w", k.ID, store.ErrUnauthorized)
+	}
+	return k, nil
+}
+
+// CallbackSecret returns the account's 32-byte secret for signing
+// callbacks, creating it on first use (the first node to insert wins).
+func (db *DB) CallbackSecret(account string) ([]byte, error) {
+	if account == "" {
+		return nil, fmt.Errorf("store: callback secret: empty account: %w", store.ErrInvalid)
+	}
+	ctx, cancel := db.ctx()
+	defer cancel()
+	var secret []byte
+	err := db.pool.QueryRow(ctx, "SELECT secret FROM callback_secrets WHERE account = $1", account).Scan(&secret)
+	if err == nil {
+		return secret, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("store: callback secret: %w", wrap(err))
+	}
+	fresh := make([]byte, 32)
+	_, _ = rand.Read(fresh)
+	err = db.update(func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "INSERT INTO callback_secrets (account, secret) VALUES ($1, $2) ON CONFLICT (account) DO NOTHING",
+			account, fresh); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, "SELECT secret FROM callback_secrets WHERE account = $1", account).Scan(&secret)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: callback secret: %w", err)
+	}
+	return secret, nil
+}

@@ -1,0 +1,225 @@
+// Package pgtest starts a throwaway PostgreSQL server for tests: initdb in
+// a fresh directory, pg_ctl start on a loopback port, one database per
+// test, everything removed by Stop. It finds the server programs of the
+// Debian package postgresql (/usr/lib/postgresql/<version>/bin) or on
+// PATH. PostgreSQL refuses to run as root, so when the test runs as root
+// (CI does) the server runs as the unprivileged user nobody.
+//
+// A test package starts one Server in TestMain and hands out databases
+// with NewDatabase; starting a server costs about a second, a database
+// tens of milliseconds.
+package pgtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ErrNoServer is returned by Start when no PostgreSQL server programs are
+// installed.
+var ErrNoServer = errors.New("pgtest: PostgreSQL server programs (initdb, pg_ctl) not found: install the Debian package postgresql")
+
+// Server is a running throwaway PostgreSQL server.
+type Server struct {
+	bin  string // directory of initdb, pg_ctl
+	dir  string // holds data/, the socket and the log; removed by Stop
+	data string
+	port int
+	uid  int // the server's user when started as root, else -1
+	n    atomic.Int64
+}
+
+// BinDir returns the directory holding initdb and pg_ctl: the newest
+// /usr/lib/postgresql/<version>/bin, else the directory of initdb on PATH.
+func BinDir() (string, error) {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
+	for _, d := range dirs {
+		if isExec(filepath.Join(d, "initdb")) && isExec(filepath.Join(d, "pg_ctl")) {
+			return d, nil
+		}
+	}
+	if p, err := exec.LookPath("initdb"); err == nil && isExec(filepath.Join(filepath.Dir(p), "pg_ctl")) {
+		return filepath.Dir(p), nil
+	}
+	return "", ErrNoServer
+}
+
+func version(binDir string) int {
+	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
+	return v
+}
+
+func isExec(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// Start initialises and starts a server on 127.0.0.1 with durability off
+// (fsync, synchronous_commit, full_page_writes: a test's data need not
+// survive a power cut). Call Stop when done.
+func Start() (*Server, error) {
+	bin, err := BinDir()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "earshot-pg-")
+	if err != nil {
+		return nil, fmt.Errorf("pgtest: %w", err)
+	}
+	s := &Server{bin: bin, dir: dir, data: filepath.Join(dir, "data"), uid: -1}
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("nobody")
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("pgtest: running as root needs the user nobody: %w", err)
+		}
+		s.uid, _ = strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		if err := os.Chown(dir, s.uid, gid); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("pgtest: %w", err)
+		}
+	}
+	if err := s.start(); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) start() error {
+	if out, err := s.run("initdb", "-D", s.data, "-U", "postgres", "--auth=trust", "-E", "UTF8",
+		"--locale=C", "--no-sync", "--no-instructions"); err != nil {
+		return fmt.Errorf("pgtest: initdb: %w: %s", err, out)
+	}
+	// A free port: bind :0, note it, release it. Another process could take
+	// it before the server binds; pg_ctl then fails and we try again.
+	var lastErr error
+	for range 5 {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		s.port = port
+		opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off -c synchronous_commit=off "+
+			"-c full_page_writes=off -c max_connections=200 -c shared_buffers=32MB", port, s.dir)
+		out, err := s.run("pg_ctl", "start", "-w", "-t", "60", "-D", s.data, "-l", filepath.Join(s.dir, "log"), "-o", opts)
+		if err == nil {
+			return nil
+		}
+		log, _ := os.ReadFile(filepath.Join(s.dir, "log"))
+		lastErr = fmt.Errorf("pgtest: pg_ctl start: %w: %s %s", err, out, log)
+	}
+	return lastErr
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("pgtest: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// run runs one of the server programs, as nobody when we are root.
+func (s *Server) run(prog string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(s.bin, prog), args...)
+	cmd.Dir = s.dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	if s.uid >= 0 {
+		u, _ := user.LookupId(strconv.Itoa(s.uid))
+		gid, _ := strconv.Atoi(u.Gid)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(s.uid), Gid: uint32(gid)}}
+	}
+	return cmd.CombinedOutput()
+}
+
+// Port returns the server's TCP port on 127.0.0.1.
+func (s *Server) Port() int { return s.port }
+
+// DSN returns a libpq URL for database name on the server.
+func (s *Server) DSN(name string) string {
+	u := url.URL{Scheme: "postgres", User: url.User("postgres"), Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)),
+		Path: "/" + name, RawQuery: "sslmode=disable"}
+	return u.String()
+}
+
+// CreateDatabase creates an empty database and returns its name (see DSN).
+func (s *Server) CreateDatabase(ctx context.Context) (string, error) {
+	name := fmt.Sprintf("t%d_%d", os.Getpid(), s.n.Add(1))
+	conn, err := pgx.Connect(ctx, s.DSN("postgres"))
+	if err != nil {
+		return "", fmt.Errorf("pgtest: %w", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", fmt.Errorf("pgtest: create database: %w", err)
+	}
+	return name, nil
+}
+
+// NewDatabase creates an empty database for one test and returns its DSN;
+// a cleanup drops it (forcing off whoever is still connected).
+func (s *Server) NewDatabase(t testing.TB) string {
+	t.Helper()
+	name, err := s.CreateDatabase(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, s.DSN("postgres"))
+		if err != nil {
+			t.Errorf("pgtest: drop %s: %v", name, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("pgtest: drop %s: %v", name, err)
+		}
+	})
+	return s.DSN(name)
+}
+
+// Stop stops the server (fast shutdown) and removes its directory.
+func (s *Server) Stop() error {
+	var err error
+	if _, statErr := os.Stat(filepath.Join(s.data, "postmaster.pid")); statErr == nil {
+		if out, e := s.run("pg_ctl", "stop", "-w", "-m", "fast", "-D", s.data); e != nil {
+			err = fmt.Errorf("pgtest: pg_ctl stop: %w: %s", e, out)
+		}
+	}
+	if e := os.RemoveAll(s.dir); e != nil && err == nil {
+		err = fmt.Errorf("pgtest: %w", e)
+	}
+	return err
+}
+
+// Restart stops the server and starts it again on the same port (a fault
+// test's PostgreSQL restart).
+func (s *Server) Restart() error {
+	if out, err := s.run("pg_ctl", "restart", "-w", "-m", "fast", "-D", s.data); err != nil {
+		return fmt.Errorf("pgtest: pg_ctl restart: %w: %s", err, out)
+	}
+	return nil
+}

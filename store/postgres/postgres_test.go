@@ -1,0 +1,285 @@
+package postgres_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/store/postgres"
+	"github.com/earshot-dev/earshot/store/postgres/pgtest"
+)
+
+// pg is the package's throwaway PostgreSQL server, started by TestMain.
+var pg *pgtest.Server
+
+func TestMain(m *testing.M) {
+	var err error
+	pg, err = pgtest.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := pg.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}
+
+// openNode opens the database dsn as node id; a cleanup closes it.
+func openNode(t *testing.T, dsn, id string) *postgres.DB {
+	t.Helper()
+	db, err := postgres.Open(t.Context(), dsn, &postgres.Options{NodeID: id, SweepAfter: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func job(id, account string, kind store.Kind, status store.Status, created time.Time) *store.Job {
+	return &store.Job{ID: id, Account: account, Kind: kind, Status: status, CreatedAt: created}
+}
+
+func TestSchemaVersion(t *testing.T) {
+	dsn := pg.NewDatabase(t)
+	a := openNode(t, dsn, "a")
+	if v, err := a.SchemaVersion(); err != nil || v != postgres.SchemaVersion() || v < 1 {
+		t.Fatalf("SchemaVersion = %d, %v; want %d", v, err, postgres.SchemaVersion())
+	}
+	// A second node on a migrated database changes nothing.
+	b := openNode(t, dsn, "b")
+	if v, err := b.SchemaVersion(); err != nil || v != postgres.SchemaVersion() {
+		t.Fatalf("second open: SchemaVersion = %d, %v", v, err)
+	}
+	// A database written by a newer earshot is refused.
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(t.Context(), "UPDATE schema_version SET version = $1", postgres.SchemaVersion()+1); err != nil {
+		t.Fatal(err)
+	}
+	if db, err := postgres.Open(t.Context(), dsn, nil); !errors.Is(err, store.ErrSchemaTooNew) {
+		if db != nil {
+			db.Close()
+		}
+		t.Fatalf("Open on a newer schema = %v, want ErrSchemaTooNew", err)
+	}
+}
+
+// TestNodesStartTogether: nodes migrating an empty database at once
+// migrate it once (the advisory lock), and all start.
+func TestNodesStartTogether(t *testing.T) {
+	dsn := pg.NewDatabase(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() {
+			db, err := postgres.Open(t.Context(), dsn, &postgres.Options{NodeID: fmt.Sprint(i)})
+			if err == nil {
+				db.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpenUnreachable(t *testing.T) {
+	start := time.Now()
+	_, err := postgres.Open(t.Context(), "postgres://postgres@127.0.0.1:1/x?sslmode=disable", &postgres.Options{Timeout: 2 * time.Second})
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Open on a closed port = %v, want ErrUnavailable", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Open took %s, want within its timeout", d)
+	}
+	if _, err := postgres.Open(t.Context(), "postgres://u:secretpw@[::1", nil); err == nil || !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("Open(malformed dsn) = %v, want ErrInvalid", err)
+	} else if strings.Contains(err.Error(), "secretpw") {
+		t.Errorf("error shows the password: %v", err)
+	}
+}
+
+// TestNodesShareState: what one node writes, another reads at once; a key
+// revoked on one node is refused on the other.
+func TestNodesShareState(t *testing.T) {
+	dsn := pg.NewDatabase(t)
+	a, b := openNode(t, dsn, "a"), openNode(t, dsn, "b")
+	secret, k, err := a.CreateKey("acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.Authenticate(secret); err != nil || got.ID != k.ID {
+		t.Fatalf("key created on a, on b: %+v, %v", got, err)
+	}
+	if err := b.RevokeKey(k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Authenticate(secret); !errors.Is(err, store.ErrUnauthorized) {
+		t.Errorf("key revoked on b still works on a: %v", err)
+	}
+	if _, err := a.WriteBlob("upload-1", strings.NewReader("audio"), 0); err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.OpenBlob("upload-1")
+	if err != nil {
+		t.Fatalf("blob written on a, on b: %v", err)
+	}
+	r.Close()
+	sa, _ := a.CallbackSecret("acme")
+	sb, _ := b.CallbackSecret("acme")
+	if string(sa) != string(sb) {
+		t.Error("nodes sign callbacks with different secrets")
+	}
+}
+
+// TestClaimsAcrossNodes: nodes claiming from one queue at once never take
+// the same job, nor the same delivery.
+func TestClaimsAcrossNodes(t *testing.T) {
+	dsn := pg.NewDatabase(t)
+	nodes := []*postgres.DB{openNode(t, dsn, "a"), openNode(t, dsn, "b"), openNode(t, dsn, "c")}
+	t0 := time.Now()
+	const n = 60
+	for i := range n {
+		if err := nodes[0].CreateJob(job(fmt.Sprint("j", i), fmt.Sprint("acc", i%3), store.KindPreRecorded, store.StatusQueued, t0.Add(time.Duration(i)))); err != nil {
+			t.Fatal(err)
+		}
+		if err := nodes[0].EnqueueDelivery(&store.Delivery{ID: fmt.Sprint("d", i), URL: "http://x/"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	jobs, dels := map[string]int{}, map[string]int{}
+	byNode := map[string]int{}
+	var wg sync.WaitGroup
+	for _, db := range nodes {
+		for range 2 {
+			wg.Go(func() {
+				last := ""
+				for {
+					j, err := db.ClaimNextAfter(store.KindPreRecorded, last)
+					if errors.Is(err, store.ErrEmpty) {
+						break
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					last = j.Account
+					mu.Lock()
+					jobs[j.ID]++
+					byNode[db.NodeID()]++
+					mu.Unlock()
+				}
+				for {
+					ds, err := db.ClaimDeliveries(time.Now(), 3)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if len(ds) == 0 {
+						return
+					}
+					mu.Lock()
+					for _, d := range ds {
+						dels[d.ID]++
+					}
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if len(jobs) != n || len(dels) != n {
+		t.Fatalf("claimed %d jobs and %d deliveries, want %d each", len(jobs), len(dels), n)
+	}
+	for id, c := range jobs {
+		if c != 1 {
+			t.Errorf("job %s claimed %d times", id, c)
+		}
+	}
+	for id, c := range dels {
+		if c != 1 {
+			t.Errorf("delivery %s claimed %d times", id, c)
+		}
+	}
+	t.Logf("claims per node: %v", byNode)
+}
+
+// TestRecoverOwnNode: a node's Recover requeues only the jobs it claimed
+// and reports only the live sessions it ran.
+func TestRecoverOwnNode(t *testing.T) {
+	dsn := pg.NewDatabase(t)
+	a, b := openNode(t, dsn, "a"), openNode(t, dsn, "b")
+	t0 := time.Now()
+	for i, db := range []*postgres.DB{a, b} {
+		id := db.NodeID()
+		if err := db.CreateJob(job("pre-"+id, "acme", store.KindPreRecorded, store.StatusQueued, t0.Add(time.Duration(i)))); err != nil {
+			t.Fatal(err)
+		}
+		if j, err := db.ClaimNext(store.KindPreRecorded); err != nil || j.ID != "pre-"+id {
+			t.Fatalf("node %s claimed %v, %v", id, j, err)
+		}
+		if err := db.CreateJob(job("live-"+id, "acme", store.KindLive, store.StatusProcessing, t0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := a.Recover(store.RecoverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rep.Requeued, []string{"pre-a"}) || !slices.Equal(rep.Live, []string{"live-a"}) {
+		t.Errorf("node a's Recover = %+v, want only its own jobs", rep)
+	}
+	if j, _ := b.Job("pre-b"); j.Status != store.StatusProcessing {
+		t.Errorf("b's claimed job after a's Recover: %s", j.Status)
+	}
+	if err := a.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestBlobRemovedWhileRead: a reader of a blob removed meanwhile ends with
+// ErrNotFound, not with short data passed off as complete.
+func TestBlobRemovedWhileRead(t *testing.T) {
+	db := openNode(t, pg.NewDatabase(t), "a")
+	data := make([]byte, 3*postgres.ChunkSize)
+	if _, err := db.WriteBlob("b", bytes.NewReader(data), 0); err != nil {
+		t.Fatal(err)
+	}
+	r, err := db.OpenBlob("b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	buf := make([]byte, postgres.ChunkSize)
+	if _, err := r.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.RemoveBlob("b"); err != nil {
+		t.Fatal(err)
+	}
+	var rerr error
+	for rerr == nil {
+		_, rerr = r.Read(buf)
+	}
+	if !errors.Is(rerr, store.ErrNotFound) {
+		t.Errorf("read after removal = %v, want ErrNotFound", rerr)
+	}
+}

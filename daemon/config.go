@@ -71,6 +71,11 @@ type Config struct {
 	API APIConfig `yaml:"api"`
 	// Fetch configures downloading audio_url.
 	Fetch FetchConfig `yaml:"fetch"`
+	// Store says where state is kept: the embedded bbolt store (default)
+	// or a PostgreSQL database shared by a cluster.
+	Store StoreConfig `yaml:"store"`
+	// Cluster names this node among those sharing a postgres store.
+	Cluster ClusterConfig `yaml:"cluster"`
 }
 
 // APIConfig is the api: section: the HTTP server's timeouts and connection
@@ -191,6 +196,8 @@ func (c *Config) SetDefaults() {
 	c.Engines.SetDefaults()
 	c.Live.SetDefaults()
 	c.Retention.SetDefaults()
+	c.Store.SetDefaults()
+	c.Cluster.SetDefaults()
 	c.Addons.SetDefaults()
 	c.SIP.SetDefaults()
 	if c.WebRTC.DisconnectGrace == 0 {
@@ -319,6 +326,12 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.Live.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Store.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Cluster.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.Retention.Validate(); err != nil {

@@ -56,9 +56,9 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	db, err := store.Open(cfg.DataDir, nil)
+	db, err := OpenStore(context.Background(), cfg, nil)
 	if err != nil {
-		return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
+		return nil, err
 	}
 	// Before any door can write a blob: remove what no record names (a
 	// failed job's download left by an older version, a crash between a

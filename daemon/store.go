@@ -1,0 +1,134 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+
+	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/store/postgres"
+)
+
+// Store backends (store.backend).
+const (
+	BackendBbolt    = "bbolt"
+	BackendPostgres = "postgres"
+)
+
+// StoreConfig is the store: section: where earshot keeps its state.
+type StoreConfig struct {
+	// Backend is bbolt (the embedded store in data_dir: one box, nothing
+	// else to run) or postgres (the shared store of a cluster, at dsn);
+	// default bbolt.
+	Backend string `yaml:"backend"`
+	// DSN is the PostgreSQL connection string (a libpq URL,
+	// postgres://user:password@host:5432/earshot?sslmode=verify-full, or
+	// key=value pairs) when backend is postgres; default "". It may hold a
+	// password: it prints as REDACTED.
+	DSN Secret `yaml:"dsn"`
+}
+
+// SetDefaults fills zero fields.
+func (c *StoreConfig) SetDefaults() {
+	if c.Backend == "" {
+		c.Backend = BackendBbolt
+	}
+}
+
+// Validate checks the store settings without I/O, each problem naming its
+// key.
+func (c StoreConfig) Validate() error {
+	switch c.Backend {
+	case BackendBbolt:
+		if c.DSN != "" {
+			return fmt.Errorf("store.dsn: only with store.backend postgres (the bbolt store lives in data_dir)")
+		}
+	case BackendPostgres:
+		if c.DSN == "" {
+			return fmt.Errorf("store.dsn: must be set with store.backend postgres")
+		}
+	default:
+		return fmt.Errorf("store.backend: must be bbolt or postgres, not %q", c.Backend)
+	}
+	return nil
+}
+
+// LogValue prints the section with the DSN redacted.
+func (c StoreConfig) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("backend", c.Backend), slog.Any("dsn", c.DSN))
+}
+
+// ClusterConfig is the cluster: section: this node's name and address
+// among the nodes sharing a postgres store.
+type ClusterConfig struct {
+	// NodeID names this node: its claims on queued jobs and callbacks,
+	// its live sessions. Unique per node, [A-Za-z0-9._-]{1,64}; default
+	// the host name.
+	NodeID string `yaml:"node_id"`
+	// AdvertiseURL is this node's own base URL as the other nodes and
+	// clients reach it (http:// or https://); default "" (public_url, or
+	// each request's own).
+	AdvertiseURL string `yaml:"advertise_url"`
+}
+
+// SetDefaults fills zero fields: NodeID from the host name.
+func (c *ClusterConfig) SetDefaults() {
+	if c.NodeID == "" {
+		c.NodeID = defaultNodeID()
+	}
+}
+
+// defaultNodeID is the host name cut to a valid node id, "earshot" without one.
+func defaultNodeID() string {
+	h, _ := os.Hostname()
+	b := make([]byte, 0, len(h))
+	for i := 0; i < len(h) && len(b) < 64; i++ {
+		c := h[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' {
+			b = append(b, c)
+		}
+	}
+	if len(b) == 0 {
+		return "earshot"
+	}
+	return string(b)
+}
+
+// Validate checks the cluster settings without I/O, each problem naming
+// its key.
+func (c ClusterConfig) Validate() error {
+	if !store.ValidAccount(c.NodeID) { // the same alphabet and length
+		return fmt.Errorf("cluster.node_id: must be 1 to 64 of A-Z a-z 0-9 . _ -, not %q", c.NodeID)
+	}
+	if c.AdvertiseURL != "" {
+		u, err := url.Parse(c.AdvertiseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("cluster.advertise_url: must be an http:// or https:// URL with a host, not %q", c.AdvertiseURL)
+		}
+	}
+	return nil
+}
+
+// OpenStore opens the store cfg names: the embedded bbolt store in
+// cfg.DataDir, or the PostgreSQL store at cfg.Store.DSN as node
+// cfg.Cluster.NodeID (migrating its schema; a newer schema is
+// store.ErrSchemaTooNew). cfg must have passed Validate. bbolt o is passed
+// to store.Open (nil for the daemon's defaults).
+func OpenStore(ctx context.Context, cfg Config, o *store.Options) (store.Store, error) {
+	switch cfg.Store.Backend {
+	case BackendPostgres:
+		db, err := postgres.Open(ctx, string(cfg.Store.DSN), &postgres.Options{NodeID: cfg.Cluster.NodeID})
+		if err != nil {
+			return nil, fmt.Errorf("open postgres store: %w", err)
+		}
+		return db, nil
+	default:
+		db, err := store.Open(cfg.DataDir, o)
+		if err != nil {
+			return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
+		}
+		return db, nil
+	}
+}

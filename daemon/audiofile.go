@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,10 +15,6 @@ import (
 type localBlobs interface {
 	BlobPath(name string) string
 }
-
-// errNotLocal is returned by recordingPath when the store keeps its blobs
-// elsewhere (a shared database).
-var errNotLocal = errors.New("store keeps no local audio files")
 
 // blobFile returns a local file holding the blob's bytes and a release to
 // call when done with it. With the embedded store that is the blob file
@@ -58,15 +53,41 @@ func (d *Daemon) blobFile(name string) (string, func(), error) {
 }
 
 // recordingPath returns the local file a live session records into: the
-// blob file itself with the embedded store. A shared store has none yet
-// (errNotLocal).
+// blob file itself with the embedded store; with a shared store a file of
+// the blob's name under data_dir/recordings, which commitRecording moves
+// into the store when the session ends.
 func (d *Daemon) recordingPath(name string) (string, error) {
-	lb, ok := d.db.(localBlobs)
-	if !ok {
-		return "", fmt.Errorf("live recording %s: %w", name, errNotLocal)
-	}
 	if !store.ValidName(name) {
 		return "", fmt.Errorf("live recording %q: %w", name, store.ErrInvalidName)
 	}
-	return lb.BlobPath(name), nil
+	if lb, ok := d.db.(localBlobs); ok {
+		return lb.BlobPath(name), nil
+	}
+	dir := filepath.Join(d.cfg.DataDir, recordingsDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("live recording %s: %w", name, err)
+	}
+	return filepath.Join(dir, name), nil
+}
+
+// recordingsDir holds live recordings under data_dir while a shared store
+// is used.
+const recordingsDir = "recordings"
+
+// commitRecording stores a finished live recording (the file at path, named
+// by recordingPath) in a shared store, streaming it, and removes the local
+// file. With the embedded store the file is the blob already: nothing to do.
+func (d *Daemon) commitRecording(path string) error {
+	if _, ok := d.db.(localBlobs); ok {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := d.db.WriteBlob(filepath.Base(path), f, 0); err != nil {
+		return err
+	}
+	return os.Remove(path)
 }

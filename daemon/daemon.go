@@ -126,6 +126,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	for i := range d.cfg.Workers {
 		g.Go(func() error { return d.runWorker(ctx, i) })
 	}
+	if w, ok := d.db.(queueWatcher); ok { // other nodes queue jobs too
+		g.Go(func() error { return w.WatchQueue(ctx, func() { signal(d.wake) }) })
+	}
 	g.Go(func() error { return d.fetcher.run(ctx) })
 	g.Go(func() error { return d.runOutbox(ctx) })
 	g.Go(func() error { return d.runLive(ctx) })

@@ -673,7 +673,11 @@ func (s *liveSession) finalizeFileLocked() {
 		s.log.Error("finalise recording header", "error", err)
 	}
 	s.file.Sync()
+	path := s.file.Name()
 	s.closeFile()
+	if err := s.d.commitRecording(path); err != nil {
+		s.log.Error("store recording", "error", err)
+	}
 }
 
 // resultLocked builds the live result from the finals so far.

@@ -119,6 +119,10 @@ func (c ClusterConfig) Validate() error {
 func OpenStore(ctx context.Context, cfg Config, o *store.Options) (store.Store, error) {
 	switch cfg.Store.Backend {
 	case BackendPostgres:
+		// data_dir still holds the admin socket and live recordings.
+		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("data dir: %w", err)
+		}
 		db, err := postgres.Open(ctx, string(cfg.Store.DSN), &postgres.Options{NodeID: cfg.Cluster.NodeID})
 		if err != nil {
 			return nil, fmt.Errorf("open postgres store: %w", err)
@@ -131,4 +135,10 @@ func OpenStore(ctx context.Context, cfg Config, o *store.Options) (store.Store, 
 		}
 		return db, nil
 	}
+}
+
+// queueWatcher is a shared store that tells this node when any node queued
+// a pre-recorded job (store/postgres: LISTEN/NOTIFY), so idle workers wake.
+type queueWatcher interface {
+	WatchQueue(ctx context.Context, notify func()) error
 }

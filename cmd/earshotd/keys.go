@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/earshot-dev/earshot/daemon"
@@ -13,6 +14,8 @@ import (
 )
 
 const keysUsage = `usage:
+  (every subcommand also takes --config FILE and --set key=value, as run does, and
+   EARSHOT_* variables: with store.backend postgres it opens the shared store)
   earshotd keys create --data-dir DIR --account NAME   prints only the new key
                                                        (keys of account "admin" are admin keys:
                                                        they may also manage keys over HTTP, /admin/keys)
@@ -28,11 +31,23 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dataDir := fs.String("data-dir", "/var/lib/earshot", "data directory")
+	cfgPath := fs.String("config", "", "YAML config file (the store it names: store.backend, store.dsn, data_dir)")
+	dataDir := fs.String("data-dir", "", "data directory (default /var/lib/earshot)")
 	acct := fs.String("account", "", "account name (create)")
 	id := fs.String("id", "", "key id (revoke)")
+	var sets setFlags
+	fs.Var(&sets, "set", "`key.path=value`: set any config key, as for run (repeatable)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
+	}
+	cfg, err := loadConfig(*cfgPath, os.Environ(), func(c *daemon.Config) error {
+		if *dataDir != "" {
+			c.DataDir = *dataDir
+		}
+		return sets.apply(c)
+	})
+	if err != nil {
+		return fmt.Errorf("keys: %w", err)
 	}
 	req := daemon.AdminRequest{Op: "keys." + args[0], Account: *acct, ID: *id}
 	switch args[0] {
@@ -49,7 +64,7 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprint(stderr, keysUsage)
 		return fmt.Errorf("keys: unknown subcommand %q", args[0])
 	}
-	resp, err := admin(ctx, *dataDir, req)
+	resp, err := admin(ctx, cfg, req)
 	if err != nil {
 		return err
 	}
@@ -71,11 +86,12 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // admin runs an admin request on the store directly, or through the running
-// daemon's admin socket when the daemon holds the store.
-func admin(ctx context.Context, dataDir string, req daemon.AdminRequest) (daemon.AdminResponse, error) {
-	db, err := store.Open(dataDir, &store.Options{Timeout: 300 * time.Millisecond})
+// daemon's admin socket when the daemon holds the embedded store. A shared
+// store (postgres) is opened directly, running daemons or not.
+func admin(ctx context.Context, cfg daemon.Config, req daemon.AdminRequest) (daemon.AdminResponse, error) {
+	db, err := daemon.OpenStore(ctx, cfg, &store.Options{Timeout: 300 * time.Millisecond})
 	if errors.Is(err, store.ErrLocked) {
-		return daemon.CallAdmin(ctx, dataDir, req)
+		return daemon.CallAdmin(ctx, cfg.DataDir, req)
 	}
 	if err != nil {
 		return daemon.AdminResponse{}, err

@@ -283,3 +283,41 @@ func TestBlobRemovedWhileRead(t *testing.T) {
 		t.Errorf("read after removal = %v, want ErrNotFound", rerr)
 	}
 }
+
+// TestWatchQueue: a job queued on one node wakes the watcher of another.
+func TestWatchQueue(t *testing.T) {
+	dsn := pg.NewDatabase(t)
+	a, b := openNode(t, dsn, "a"), openNode(t, dsn, "b")
+	woke := make(chan struct{}, 16)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- a.WatchQueue(ctx, func() {
+			select {
+			case woke <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	deadline := time.After(30 * time.Second)
+	select { // the first call says it is listening
+	case <-woke:
+	case <-deadline:
+		t.Fatal("WatchQueue never connected")
+	}
+	if err := b.CreateJob(job("live", "acme", store.KindLive, store.StatusQueued, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CreateJob(job("q", "acme", store.KindPreRecorded, store.StatusQueued, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-woke:
+	case <-deadline:
+		t.Fatal("a job queued on b did not wake a's watcher")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("WatchQueue = %v, want nil after cancel", err)
+	}
+}

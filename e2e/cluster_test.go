@@ -1,0 +1,120 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/earshot-dev/earshot/store/postgres/pgtest"
+)
+
+// startPostgres starts a throwaway PostgreSQL server for one test and
+// returns the DSN of a fresh database on it; both go in a cleanup.
+func startPostgres(t *testing.T) string {
+	t.Helper()
+	srv, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return srv.NewDatabase(t)
+}
+
+// clusterConfig is a node's config: the shared store at dsn, as node id.
+func clusterConfig(dsn, id string) string {
+	return fmt.Sprintf("store:\n  backend: postgres\n  dsn: %q\ncluster:\n  node_id: %s\n", dsn, id)
+}
+
+// TestClusterTwoNodes: two real earshotd nodes on one PostgreSQL act as
+// one service. A key made over HTTP on node A works on node B at once; a
+// file uploaded and a job created on A are read, listed, downloaded and
+// deleted on B; a key revoked on B is refused on A at once.
+func TestClusterTwoNodes(t *testing.T) {
+	dsn := startPostgres(t)
+	a := startDaemon(t, "", clusterConfig(dsn, "node-a"))
+	b := startDaemon(t, "", clusterConfig(dsn, "node-b"))
+	for _, d := range []*daemonProc{a, b} {
+		if _, err := os.Stat(d.DataDir + "/earshot.db"); !os.IsNotExist(err) {
+			t.Errorf("a postgres node made an embedded store in %s: %v", d.DataDir, err)
+		}
+	}
+	// The CLI reaches the shared store through the same config.
+	out, err := runCLI("keys", "create", "--config", a.Config, "--account", "admin")
+	if err != nil {
+		t.Fatalf("keys create --config: %v", err)
+	}
+	admin := strings.TrimSpace(out)
+
+	// A key made over HTTP on A works on B at once.
+	var key adminKey
+	if status, body := a.postJSON("/admin/keys", admin, map[string]any{"account": "acme"}, &key); status != 201 {
+		t.Fatalf("POST /admin/keys on A: %d %s", status, body)
+	}
+	if status, body := b.do("GET", "/v2/pre-recorded", key.Key, nil, "", nil); status != 200 {
+		t.Fatalf("A's new key on B: %d %s", status, body)
+	}
+
+	// Upload and create on A; read, list and download on B.
+	path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, up, body := a.upload(key.Key, path)
+	if status != 200 {
+		t.Fatalf("upload on A: %d %s", status, body)
+	}
+	if status, got := b.do("GET", "/v2/files/"+up.AudioMetadata.ID, key.Key, nil, "", nil); status != 200 || !bytes.Equal(got, want) {
+		t.Fatalf("A's upload downloaded from B: %d, %d bytes, want %d", status, len(got), len(want))
+	}
+	var created struct {
+		ID string `json:"id"`
+	}
+	if status, body := a.postJSON("/v2/pre-recorded", key.Key, map[string]any{
+		"audio_url": up.AudioURL, "custom_metadata": map[string]any{"ticket": "T-9"},
+	}, &created); status != 201 {
+		t.Fatalf("create on A: %d %s", status, body)
+	}
+	rec := b.waitJob(key.Key, created.ID, 2*time.Minute)
+	checkRecord(t, rec, created.ID, "done")
+	tr := rec["result"].(map[string]any)["transcription"].(map[string]any)
+	if txt, _ := tr["full_transcript"].(string); len(strings.Fields(txt)) < 5 {
+		t.Errorf("transcript read on B: %q", txt)
+	}
+	var page struct{ Items []map[string]any }
+	if status, body := b.do("GET", "/v2/pre-recorded?custom_metadata[ticket]=T-9", key.Key, nil, "", &page); status != 200 ||
+		len(page.Items) != 1 || page.Items[0]["id"] != created.ID {
+		t.Fatalf("list on B: %d %s", status, body)
+	}
+	if status, got := b.do("GET", "/v2/pre-recorded/"+created.ID+"/file", key.Key, nil, "", nil); status != 200 || !bytes.Equal(got, want) {
+		t.Errorf("job audio from B: %d, %d bytes, want %d", status, len(got), len(want))
+	}
+	if status, body := b.do("DELETE", "/v2/pre-recorded/"+created.ID, key.Key, nil, "", nil); status != 202 {
+		t.Fatalf("delete on B: %d %s", status, body)
+	}
+	for _, p := range []string{"/v2/pre-recorded/" + created.ID, "/v2/pre-recorded/" + created.ID + "/file"} {
+		var eb errBody
+		status, _ := a.do("GET", p, key.Key, nil, "", &eb)
+		checkError(t, status, eb, 404, p+" on A after delete on B")
+	}
+	if status, body := b.do("DELETE", "/v2/files/"+up.AudioMetadata.ID, key.Key, nil, "", nil); status != 202 {
+		t.Fatalf("delete upload on B: %d %s", status, body)
+	}
+	var eb errBody
+	status, _ = a.do("GET", "/v2/files/"+up.AudioMetadata.ID, key.Key, nil, "", &eb)
+	checkError(t, status, eb, 404, "A's upload on A after delete on B")
+
+	// A key revoked on B is refused on A at once.
+	if status, body := b.do("DELETE", "/admin/keys/"+key.ID, admin, nil, "", nil); status != 202 {
+		t.Fatalf("revoke on B: %d %s", status, body)
+	}
+	status, _ = a.do("GET", "/v2/pre-recorded", key.Key, nil, "", &eb)
+	checkError(t, status, eb, 401, "the key revoked on B, on A")
+}

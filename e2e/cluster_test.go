@@ -35,7 +35,8 @@ func clusterConfig(dsn, id string) string {
 // TestClusterTwoNodes: two real earshotd nodes on one PostgreSQL act as
 // one service. A key made over HTTP on node A works on node B at once; a
 // file uploaded and a job created on A are read, listed, downloaded and
-// deleted on B; a key revoked on B is refused on A at once.
+// deleted on B; a live session run on A is read and downloaded on B; a key
+// revoked on B is refused on A at once.
 func TestClusterTwoNodes(t *testing.T) {
 	dsn := startPostgres(t)
 	a := startDaemon(t, "", clusterConfig(dsn, "node-a"))
@@ -110,6 +111,25 @@ func TestClusterTwoNodes(t *testing.T) {
 	var eb errBody
 	status, _ = a.do("GET", "/v2/files/"+up.AudioMetadata.ID, key.Key, nil, "", &eb)
 	checkError(t, status, eb, 404, "A's upload on A after delete on B")
+
+	// A live session run on A is read and its recording downloaded on B:
+	// the recording reached the shared store as the session ended.
+	pcm := pcmOf(t, path)
+	s := a.createLive(key.Key, map[string]any{})
+	if _, code := runSession(t, s.URL, pcm, 32, 0); code != 1000 {
+		t.Fatalf("live session on A closed with %d", code)
+	}
+	var live map[string]any
+	if status, body := b.do("GET", "/v2/live/"+s.ID, key.Key, nil, "", &live); status != 200 || live["status"] != "done" {
+		t.Fatalf("live session of A on B: %d %s", status, body)
+	}
+	if status, wav := b.do("GET", "/v2/live/"+s.ID+"/file", key.Key, nil, "", nil); status != 200 ||
+		len(wav) != 44+len(pcm) || !bytes.Equal(wav[44:], pcm) || string(wav[:4]) != "RIFF" {
+		t.Errorf("live recording from B: %d, %d bytes, want 44+%d identical", status, len(wav), len(pcm))
+	}
+	if entries, _ := os.ReadDir(a.DataDir + "/recordings"); len(entries) != 0 {
+		t.Errorf("A kept %d local recordings after the session ended", len(entries))
+	}
 
 	// A key revoked on B is refused on A at once.
 	if status, body := b.do("DELETE", "/admin/keys/"+key.ID, admin, nil, "", nil); status != 202 {

@@ -129,6 +129,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if w, ok := d.db.(queueWatcher); ok { // other nodes queue jobs too
 		g.Go(func() error { return w.WatchQueue(ctx, func() { signal(d.wake) }) })
 	}
+	if k, ok := d.db.(leaseKeeper); ok { // other nodes may die holding jobs
+		g.Go(func() error { return k.KeepLeases(ctx, d.leasesKept) })
+	}
 	g.Go(func() error { return d.fetcher.run(ctx) })
 	g.Go(func() error { return d.runOutbox(ctx) })
 	g.Go(func() error { return d.runLive(ctx) })

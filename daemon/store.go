@@ -142,3 +142,22 @@ func OpenStore(ctx context.Context, cfg Config, o *store.Options) (store.Store, 
 type queueWatcher interface {
 	WatchQueue(ctx context.Context, notify func()) error
 }
+
+// leaseKeeper is a shared store whose claimed jobs are leased to their
+// node: KeepLeases renews this node's leases and puts back in the queue
+// the jobs of nodes whose leases ran out (store/postgres).
+type leaseKeeper interface {
+	KeepLeases(ctx context.Context, report func(requeued []string, err error)) error
+}
+
+// leasesKept logs a round of KeepLeases and wakes the workers for the jobs
+// it put back in the queue.
+func (d *Daemon) leasesKept(requeued []string, err error) {
+	if err != nil {
+		d.log.Warn("renew job leases", "component", "store", "error", err)
+	}
+	if len(requeued) > 0 {
+		d.log.Info("requeued jobs of a node whose lease ended", "component", "store", "count", len(requeued), "job_ids", requeued)
+		signal(d.wake)
+	}
+}

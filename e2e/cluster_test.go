@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -137,4 +138,49 @@ func TestClusterTwoNodes(t *testing.T) {
 	}
 	status, _ = a.do("GET", "/v2/pre-recorded", key.Key, nil, "", &eb)
 	checkError(t, status, eb, 401, "the key revoked on B, on A")
+}
+
+// TestClusterNodeDies: node A is SIGKILLed while processing a job; its
+// lease runs out and node B requeues and finishes that job and every other
+// one, each exactly once.
+func TestClusterNodeDies(t *testing.T) {
+	dsn := startPostgres(t)
+	a := startDaemon(t, "", clusterConfig(dsn, "node-a"))
+	b := startDaemon(t, "", clusterConfig(dsn, "node-b"))
+	out, err := runCLI("keys", "create", "--config", a.Config, "--account", "acme")
+	if err != nil {
+		t.Fatalf("keys create --config: %v", err)
+	}
+	key := strings.TrimSpace(out)
+	path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
+	status, up, body := a.upload(key, path)
+	if status != 200 {
+		t.Fatalf("upload on A: %d %s", status, body)
+	}
+	var ids []string
+	for range 4 {
+		var created struct {
+			ID string `json:"id"`
+		}
+		if status, body := a.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": up.AudioURL}, &created); status != 201 {
+			t.Fatalf("create on A: %d %s", status, body)
+		}
+		ids = append(ids, created.ID)
+	}
+	line := a.WaitLog(time.Minute, `"job processing"`, `"job_id"`)
+	var rec struct {
+		JobID string `json:"job_id"`
+	}
+	if err := json.Unmarshal([]byte(line), &rec); err != nil || rec.JobID == "" {
+		t.Fatalf("job processing line %q: %v", line, err)
+	}
+	a.Kill()
+	b.WaitLog(2*time.Minute, "requeued jobs of a node whose lease ended", rec.JobID)
+	for _, id := range ids {
+		job := b.waitJob(key, id, 3*time.Minute)
+		checkRecord(t, job, id, "done")
+	}
+	if n := b.logCount(`"job done"`, rec.JobID); n != 1 {
+		t.Errorf("B finished A's job %s %d times, want once", rec.JobID, n)
+	}
 }

@@ -25,7 +25,7 @@ import (
 // Defaults for the zero fields of Options.
 const (
 	DefaultTimeout    = 10 * time.Second
-	DefaultJobLease   = 10 * time.Minute
+	DefaultJobLease   = 30 * time.Second
 	DefaultSweepAfter = time.Hour
 	DefaultMaxConns   = 16
 )
@@ -39,8 +39,10 @@ type Options struct {
 	// DefaultTimeout (10s). A database that does not answer within it
 	// yields store.ErrUnavailable.
 	Timeout time.Duration
-	// JobLease is how long a claimed pre-recorded job is held by its node.
-	// Zero means DefaultJobLease.
+	// JobLease is how long a claimed pre-recorded job stays its node's
+	// without a renewal (KeepLeases renews every third of it): after a
+	// node dies, its jobs go back to the queue within about this long.
+	// Zero means DefaultJobLease (30s).
 	JobLease time.Duration
 	// SweepAfter keeps blobs younger than this from SweepBlobs (another
 	// node may be about to write the record naming one). Zero means

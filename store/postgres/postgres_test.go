@@ -321,3 +321,60 @@ func TestWatchQueue(t *testing.T) {
 		t.Errorf("WatchQueue = %v, want nil after cancel", err)
 	}
 }
+
+// TestLeases: a job whose node stopped renewing its lease goes back to the
+// queue (keeping its attempts) and another node finishes it; a renewed
+// lease keeps the job its node's.
+func TestLeases(t *testing.T) {
+	dsn := pg.NewDatabase(t)
+	open := func(id string, lease time.Duration) *postgres.DB {
+		db, err := postgres.Open(t.Context(), dsn, &postgres.Options{NodeID: id, JobLease: lease})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	dead := open("a", time.Nanosecond) // its leases end as they are taken
+	b := open("b", time.Hour)
+	t0 := time.Now()
+	for i, id := range []string{"j1", "j2"} {
+		if err := b.CreateJob(job(id, "acme", store.KindPreRecorded, store.StatusQueued, t0.Add(time.Duration(i)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if j, err := dead.ClaimNext(store.KindPreRecorded); err != nil || j.ID != "j1" {
+		t.Fatalf("a claimed %v, %v", j, err)
+	}
+	if j, err := b.ClaimNext(store.KindPreRecorded); err != nil || j.ID != "j2" {
+		t.Fatalf("b claimed %v, %v", j, err)
+	}
+	ids, err := b.ReclaimExpired()
+	if err != nil || !slices.Equal(ids, []string{"j1"}) {
+		t.Fatalf("ReclaimExpired = %v, %v; want a's j1 only", ids, err)
+	}
+	j, err := b.ClaimNext(store.KindPreRecorded)
+	if err != nil || j.ID != "j1" || j.Attempts != 2 {
+		t.Fatalf("b's claim after the reclaim = %+v, %v; want j1, attempt 2", j, err)
+	}
+	if n, err := b.RenewLeases(); err != nil || n != 2 {
+		t.Errorf("RenewLeases = %d, %v; want b's 2 jobs", n, err)
+	}
+	// Node a comes back with a real lease and renews before anyone reclaims.
+	a := open("a", time.Hour)
+	if err := a.CreateJob(job("j3", "acme", store.KindPreRecorded, store.StatusQueued, t0.Add(3))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dead.ClaimNext(store.KindPreRecorded); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := a.RenewLeases(); err != nil || n != 1 {
+		t.Fatalf("a's RenewLeases = %d, %v; want 1", n, err)
+	}
+	if ids, err := b.ReclaimExpired(); err != nil || len(ids) != 0 {
+		t.Errorf("ReclaimExpired after a renewed = %v, %v; want none", ids, err)
+	}
+	if err := b.Check(); err != nil {
+		t.Error(err)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -24,7 +23,8 @@ func notifyQueued(ctx context.Context, tx pgx.Tx) error {
 
 // ClaimNext takes the oldest queued job of kind, sets it processing,
 // increments Attempts and records this node and a lease of
-// Options.JobLease, in one transaction. Rows another node is claiming are
+// Options.JobLease (on the database's clock, so nodes' clocks need not
+// agree), in one transaction; KeepLeases renews it while the node lives. Rows another node is claiming are
 // skipped (FOR UPDATE SKIP LOCKED), so no job is claimed twice. When
 // nothing is queued it returns store.ErrEmpty.
 func (db *DB) ClaimNext(kind store.Kind) (*store.Job, error) {
@@ -56,11 +56,12 @@ func (db *DB) claim(kind store.Kind, query string, args ...any) (*store.Job, err
 		j := old.Clone()
 		j.Status = store.StatusProcessing
 		j.Attempts++
-		if err := writeJob(ctx, tx, j, db.opts.NodeID, ns(time.Now().Add(db.opts.JobLease))); err != nil {
+		if err := writeJob(ctx, tx, j, db.opts.NodeID, 0); err != nil {
 			return err
 		}
 		out = j
-		return nil
+		_, err = tx.Exec(ctx, "UPDATE jobs SET lease_ns = "+dbNowNS+" + $2 WHERE id = $1", j.ID, db.opts.JobLease.Nanoseconds())
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: claim %s: %w", kind, err)

@@ -378,3 +378,61 @@ func TestLeases(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestServerRestart: while PostgreSQL restarts, calls fail with
+// ErrUnavailable (bounded by Options.Timeout, never a hang); afterwards the
+// same store works again without being reopened, and the queue watcher
+// reconnects by itself.
+func TestServerRestart(t *testing.T) {
+	db, err := postgres.Open(t.Context(), pg.NewDatabase(t), &postgres.Options{NodeID: "a", Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, _, err := db.CreateKey("acme"); err != nil {
+		t.Fatal(err)
+	}
+	woke := make(chan struct{}, 16)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go db.WatchQueue(ctx, func() {
+		select {
+		case woke <- struct{}{}:
+		default:
+		}
+	})
+	<-woke // listening
+	if err := pg.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for failed := 0; ; failed++ {
+		start := time.Now()
+		_, err := db.Keys()
+		if err == nil {
+			t.Logf("%d calls failed after the restart, then the store worked again", failed)
+			break
+		}
+		if !errors.Is(err, store.ErrUnavailable) {
+			t.Fatalf("Keys during the restart = %v, want ErrUnavailable", err)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("a failing call took %s, over its 5s timeout", d)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("store still failing 30s after the restart: %v", err)
+		}
+	}
+	// The watcher is back: a queued job wakes it (a reconnect also calls it once).
+	for len(woke) > 0 {
+		<-woke
+	}
+	if err := db.CreateJob(job("after", "acme", store.KindPreRecorded, store.StatusQueued, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-woke:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the queue watcher did not come back after the restart")
+	}
+}

@@ -144,6 +144,9 @@ func (s *Server) run(prog string, args ...string) ([]byte, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(s.bin, prog), args...)
 	cmd.Dir = s.dir
+	// A server started with its output on our pipe would hold it open:
+	// stop waiting for the pipe soon after the program itself exits.
+	cmd.WaitDelay = 5 * time.Second
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	if s.uid >= 0 {
 		u, _ := user.LookupId(strconv.Itoa(s.uid))
@@ -218,7 +221,7 @@ func (s *Server) Stop() error {
 // Restart stops the server and starts it again on the same port (a fault
 // test's PostgreSQL restart).
 func (s *Server) Restart() error {
-	if out, err := s.run("pg_ctl", "restart", "-w", "-m", "fast", "-D", s.data); err != nil {
+	if out, err := s.run("pg_ctl", "restart", "-w", "-m", "fast", "-D", s.data, "-l", filepath.Join(s.dir, "log")); err != nil {
 		return fmt.Errorf("pgtest: pg_ctl restart: %w: %s", err, out)
 	}
 	return nil

@@ -19,13 +19,23 @@ type localBlobs interface {
 // blobFile returns a local file holding the blob's bytes and a release to
 // call when done with it. With the embedded store that is the blob file
 // itself; with a shared store the blob is streamed into a temporary file
-// under the data directory, removed by release.
+// under the data directory, removed by release (a live recording left in
+// data_dir/recordings by the last run is stored first).
 func (d *Daemon) blobFile(name string) (string, func(), error) {
 	if lb, ok := d.db.(localBlobs); ok {
 		if !store.ValidName(name) {
 			return "", nil, fmt.Errorf("blob %q: %w", name, store.ErrInvalidName)
 		}
 		return lb.BlobPath(name), func() {}, nil
+	}
+	// A live recording this node kept locally when it stopped (a kill, a
+	// crash) reaches the shared store now, before it is read.
+	if rec, err := d.recordingPath(name); err == nil {
+		if _, err := os.Stat(rec); err == nil {
+			if err := d.commitRecording(rec); err != nil {
+				return "", nil, fmt.Errorf("store the recording left by the last run: %w", err)
+			}
+		}
 	}
 	r, err := d.db.OpenBlob(name)
 	if err != nil {

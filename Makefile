@@ -89,6 +89,7 @@ bench: build test-deps
 	  echo "$$(date -u '+%Y-%m-%d %H:%M UTC'), $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $$(nproc) CPUs, $$($(GO) env GOVERSION)"; echo; \
 	  echo "## Speech recognition (bench/cmd/asrbench)"; echo; $(GO) run ./bench/cmd/asrbench -serial; echo; \
 	  echo "## HTTP (bench/cmd/httpbench)"; echo; $(GO) run ./bench/cmd/httpbench; echo; \
+	  echo "## Stores: bbolt and PostgreSQL (bench/cmd/storebench)"; echo; $(GO) run ./bench/cmd/storebench; echo; \
 	  echo "## Live sessions (bench/cmd/livebench)"; echo; $(GO) run ./bench/cmd/livebench; echo; \
 	  echo "## SIP door (bench/cmd/sipbench)"; echo; $(GO) run ./bench/cmd/sipbench; echo; \
 	  echo "## WebRTC door (bench/cmd/whipbench)"; echo; $(GO) run ./bench/cmd/whipbench; echo; \

@@ -27,6 +27,10 @@
 //     the record stops naming it, so a crash leaves at most a blob no
 //     record names; SweepBlobs, run at start, removes those.
 //
+// Store (store.go) is the contract the daemon holds: DB is its embedded
+// implementation, store/postgres its shared one for a cluster of nodes, and
+// store/storetest runs one conformance suite against both.
+//
 // A DB is safe for concurrent use. bbolt serialises writers; readers run
 // in parallel with them. Only one process may hold the database open: a
 // second Open waits Options.Timeout and then returns ErrLocked.

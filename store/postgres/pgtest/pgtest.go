@@ -41,7 +41,9 @@ type Server struct {
 	data string
 	port int
 	uid  int // the server's user when started as root, else -1
-	n    atomic.Int64
+	// durable keeps fsync, synchronous_commit and full_page_writes on.
+	durable bool
+	n       atomic.Int64
 }
 
 // BinDir returns the directory holding initdb and pg_ctl: the newest
@@ -73,7 +75,14 @@ func isExec(p string) bool {
 // Start initialises and starts a server on 127.0.0.1 with durability off
 // (fsync, synchronous_commit, full_page_writes: a test's data need not
 // survive a power cut). Call Stop when done.
-func Start() (*Server, error) {
+func Start() (*Server, error) { return start(false) }
+
+// StartDurable is Start with PostgreSQL's durable defaults (fsync,
+// synchronous commit, full page writes), for benchmarks that must pay
+// what production pays.
+func StartDurable() (*Server, error) { return start(true) }
+
+func start(durable bool) (*Server, error) {
 	bin, err := BinDir()
 	if err != nil {
 		return nil, err
@@ -82,7 +91,7 @@ func Start() (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
-	s := &Server{bin: bin, dir: dir, data: filepath.Join(dir, "data"), uid: -1}
+	s := &Server{bin: bin, dir: dir, data: filepath.Join(dir, "data"), uid: -1, durable: durable}
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("nobody")
 		if err != nil {
@@ -117,8 +126,10 @@ func (s *Server) start() error {
 			return err
 		}
 		s.port = port
-		opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off -c synchronous_commit=off "+
-			"-c full_page_writes=off -c max_connections=200 -c shared_buffers=32MB", port, s.dir)
+		opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c max_connections=200 -c shared_buffers=32MB", port, s.dir)
+		if !s.durable {
+			opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+		}
 		out, err := s.run("pg_ctl", "start", "-w", "-t", "60", "-D", s.data, "-l", filepath.Join(s.dir, "log"), "-o", opts)
 		if err == nil {
 			return nil

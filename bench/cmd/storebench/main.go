@@ -1,0 +1,299 @@
+// Command storebench measures the two store backends side by side on this
+// machine: the embedded bbolt store and the PostgreSQL store (a throwaway
+// PostgreSQL server started here, as the tests start one, with fsync on as
+// in production). For each it times the calls behind the API's hot paths
+// (GET a job, list a page, create a job, claim a job, authenticate a key)
+// and, for PostgreSQL, counts what one pre-recorded job costs the database
+// over its whole life: transactions, rows written and WAL bytes (the
+// numbers a sizing table multiplies).
+//
+//	go run ./bench/cmd/storebench [-n 2000] [-audio-seconds 60]
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/store/postgres"
+	"github.com/earshot-dev/earshot/store/postgres/pgtest"
+)
+
+func main() {
+	n := flag.Int("n", 2000, "operations per measurement")
+	audioSeconds := flag.Int("audio-seconds", 60, "seconds of 16 kHz 16-bit audio per job in the lifecycle count")
+	flag.Parse()
+	srv, err := pgtest.StartDurable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "storebench:", err)
+		os.Exit(1)
+	}
+	// An interrupted run still stops its server.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		srv.Stop()
+		os.Exit(1)
+	}()
+	err = run(srv, *n, *audioSeconds)
+	srv.Stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "storebench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(srv *pgtest.Server, n, audioSeconds int) error {
+	ctx := context.Background()
+	name, err := srv.CreateDatabase(ctx)
+	if err != nil {
+		return err
+	}
+	pg, err := postgres.Open(ctx, srv.DSN(name), &postgres.Options{NodeID: "bench"})
+	if err != nil {
+		return err
+	}
+	defer pg.Close()
+	dir, err := os.MkdirTemp("", "storebench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bb, err := store.Open(dir, nil) // fsync on, as the daemon runs
+	if err != nil {
+		return err
+	}
+	defer bb.Close()
+
+	fmt.Println("| operation | bbolt ops/s | bbolt p50 | bbolt p99 | postgres ops/s | postgres p50 | postgres p99 |")
+	fmt.Println("|---|---|---|---|---|---|---|")
+	for _, op := range ops(n) {
+		var cells []string
+		for _, s := range []store.Store{bb, pg} {
+			if err := op.setup(s); err != nil {
+				return fmt.Errorf("%s setup: %w", op.name, err)
+			}
+			r, err := measure(op.clients, n, func(i int) error { return op.run(s, i) })
+			if err != nil {
+				return fmt.Errorf("%s: %w", op.name, err)
+			}
+			cells = append(cells, fmt.Sprintf("%.0f", r.rate), ms(r.p50), ms(r.p99))
+		}
+		fmt.Printf("| %s | %s |\n", op.name, strings.Join(cells, " | "))
+	}
+	fmt.Println()
+	return lifecycle(ctx, srv.DSN(name), pg, audioSeconds)
+}
+
+type op struct {
+	name    string
+	clients int
+	setup   func(s store.Store) error
+	run     func(s store.Store, i int) error
+}
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func ops(n int) []op {
+	var secret string
+	nop := func(store.Store) error { return nil }
+	return []op{
+		{"CreateJob (POST /v2/pre-recorded, 1 client)", 1, nop, func(s store.Store, i int) error {
+			j := doneJob(fmt.Sprintf("c-%06d", i), t0.Add(time.Duration(i)*time.Millisecond))
+			j.Status = store.StatusQueued
+			j.Result = nil
+			return s.CreateJob(j)
+		}},
+		{"ClaimNext (a worker's claim, 1 client)", 1, nop, func(s store.Store, i int) error {
+			_, err := s.ClaimNextAfter(store.KindPreRecorded, "")
+			return err
+		}},
+		{"UpdateJob to done with result and callback (1 client)", 1, nop, func(s store.Store, i int) error {
+			_, err := s.UpdateJob(fmt.Sprintf("c-%06d", i), func(j *store.Job) ([]*store.Delivery, error) {
+				d := doneJob(j.ID, j.CreatedAt)
+				j.Status, j.Result, j.CompletedAt = store.StatusDone, d.Result, d.CompletedAt
+				return []*store.Delivery{{URL: "http://127.0.0.1:9/cb", Body: d.Result}}, nil
+			})
+			return err
+		}},
+		{"Job (GET /v2/pre-recorded/{id}, 8 clients)", 8, nop, func(s store.Store, i int) error {
+			_, err := s.Job(fmt.Sprintf("c-%06d", i%n))
+			return err
+		}},
+		{"ListJobs page of 20 (GET /v2/pre-recorded, 8 clients)", 8, nop, func(s store.Store, i int) error {
+			_, err := s.ListJobs(store.ListQuery{Account: "acme", Kind: store.KindPreRecorded, Limit: 20, Offset: i % 100})
+			return err
+		}},
+		{"Authenticate (every request, 8 clients)", 8, func(s store.Store) error {
+			var err error
+			secret, _, err = s.CreateKey("acme")
+			return err
+		}, func(s store.Store, i int) error {
+			_, err := s.Authenticate(secret)
+			return err
+		}},
+	}
+}
+
+// doneJob is a finished 60 s job with a result of 20 utterances.
+func doneJob(id string, created time.Time) *store.Job {
+	name, dur, ch := "call.wav", 61.2, 1
+	j := &store.Job{ID: id, Account: "acme", Kind: store.KindPreRecorded, Status: store.StatusDone, CreatedAt: created,
+		CompletedAt: created.Add(20 * time.Second), CustomMetadata: map[string]any{"team": "blue"},
+		Params: json.RawMessage(`{"audio_url":"https://example.com/a.wav","language_config":{"languages":["en"]}}`),
+		File:   &store.File{ID: "f-" + id, Filename: &name, AudioDuration: &dur, Channels: &ch}, Blob: "job-" + id,
+		PostSessionMetadata: map[string]any{}}
+	var utts []map[string]any
+	for i := range 20 {
+		utts = append(utts, map[string]any{"start": float64(i) * 3, "end": float64(i)*3 + 2.5, "confidence": 0.8,
+			"channel": 0, "text": "this is a sentence of about ten words spoken here"})
+	}
+	j.Result, _ = json.Marshal(map[string]any{"transcription": map[string]any{"utterances": utts}})
+	return j
+}
+
+type result struct {
+	rate     float64
+	p50, p99 time.Duration
+}
+
+// measure runs fn(0..n-1) over clients goroutines and returns the rate and
+// latency percentiles.
+func measure(clients, n int, fn func(i int) error) (result, error) {
+	lat := make([]time.Duration, n)
+	var mu sync.Mutex
+	var firstErr error
+	next := 0
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range clients {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= n {
+					return
+				}
+				t := time.Now()
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					return
+				}
+				lat[i] = time.Since(t)
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if firstErr != nil {
+		return result{}, firstErr
+	}
+	slices.Sort(lat)
+	return result{rate: float64(n) / elapsed.Seconds(), p50: lat[n/2], p99: lat[n*99/100]}, nil
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+// lifecycle runs pre-recorded jobs through their whole life as the daemon
+// does (audio stored, job created, claimed, finished with a callback owed,
+// callback claimed and sent, job read) and prints what each cost
+// PostgreSQL.
+func lifecycle(ctx context.Context, dsn string, db *postgres.DB, audioSeconds int) error {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	type snap struct{ xact, rows, wal int64 }
+	take := func() (snap, error) {
+		var s snap
+		if _, err := conn.Exec(ctx, "SELECT pg_stat_force_next_flush()"); err != nil {
+			return s, err
+		}
+		err := conn.QueryRow(ctx, `SELECT xact_commit + xact_rollback, tup_inserted + tup_updated + tup_deleted,
+			pg_current_wal_lsn() - '0/0'::pg_lsn FROM pg_stat_database WHERE datname = current_database()`).Scan(&s.xact, &s.rows, &s.wal)
+		return s, err
+	}
+	audio := bytes.Repeat([]byte{1, 2, 3, 4}, audioSeconds*32000/4)
+	const jobs = 50
+	before, err := take()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	for i := range jobs {
+		id := fmt.Sprintf("life-%03d", i)
+		if _, err := db.WriteBlob("job-"+id, bytes.NewReader(audio), 0); err != nil {
+			return err
+		}
+		j := doneJob(id, time.Now())
+		res := j.Result
+		j.Status, j.Result = store.StatusQueued, nil
+		if err := db.CreateJob(j); err != nil {
+			return err
+		}
+		c, err := db.ClaimNext(store.KindPreRecorded)
+		if err != nil {
+			return err
+		}
+		if _, err := db.UpdateJob(c.ID, func(j *store.Job) ([]*store.Delivery, error) {
+			j.Status, j.Result, j.CompletedAt = store.StatusDone, res, time.Now()
+			return []*store.Delivery{{URL: "http://127.0.0.1:9/cb", Body: res}}, nil
+		}); err != nil {
+			return err
+		}
+		ds, err := db.ClaimDeliveries(time.Now(), 10)
+		if err != nil {
+			return err
+		}
+		for _, d := range ds {
+			if err := db.DeleteDelivery(d.ID); err != nil {
+				return err
+			}
+		}
+		if _, err := db.Job(c.ID); err != nil {
+			return err
+		}
+	}
+	elapsed := time.Since(start)
+	// Backends report their counters when they exit: close the pool, then
+	// read until the counters stop moving.
+	db.Close()
+	var after snap
+	for prev := (snap{xact: -1}); ; prev = after {
+		if after, err = take(); err != nil {
+			return err
+		}
+		if after.xact == prev.xact && after.rows == prev.rows {
+			break
+		}
+		time.Sleep(500 * time.Millisecond) // polling the server's counters
+	}
+	per := func(v int64) float64 { return float64(v) / jobs }
+	fmt.Printf("PostgreSQL per pre-recorded job (%d s of 16 kHz audio, %d KiB; stored, created, claimed, finished with a callback, callback sent, read), mean of %d:\n\n",
+		audioSeconds, len(audio)>>10, jobs)
+	fmt.Println("| transactions | rows written | WAL bytes | WAL bytes beyond the audio | wall time |")
+	fmt.Println("|---|---|---|---|---|")
+	fmt.Printf("| %.1f | %.1f | %.0f | %.0f | %s |\n", per(after.xact-before.xact-2), per(after.rows-before.rows),
+		per(after.wal-before.wal), per(after.wal-before.wal)-float64(len(audio)), ms(elapsed/jobs))
+	return nil
+}

@@ -18,7 +18,7 @@ func sessionForAddons(t *testing.T, a *Addons, p *params.Live) (*liveSession, fu
 	t.Helper()
 	p.MessagesConfig = params.WebSocketDefaults()
 	s := &liveSession{d: &Daemon{tr: &Transcriber{Addons: a}}, id: "5e55a0f1-0000-4000-8000-000000000000", p: p,
-		log: slog.New(slog.DiscardHandler)}
+		log: slog.New(slog.DiscardHandler), messages: newMessageLog(1 << 20)}
 	var got []map[string]any
 	s.sink = func(b []byte) bool {
 		var m map[string]any

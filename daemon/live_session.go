@@ -75,6 +75,7 @@ type liveSession struct {
 	sessErr  error                  // guarded by mu: first pipeline error
 	started  time.Time              // guarded by mu: first connection
 	addons   *liveAddons            // guarded by mu: realtime add-ons, nil until used (live_addons.go)
+	busy     time.Duration          // guarded by mu: time spent in the recogniser (result.metadata.transcription_time)
 	route    Route                  // guarded by mu: the engine the recogniser runs on (set at start)
 	remote   *liveEngine            // guarded by mu: the remote route's engine (errors, fallback), nil otherwise
 	// vocabNote is the post_session_metadata note on custom_vocabulary
@@ -274,6 +275,9 @@ func (s *liveSession) startLocked() error {
 	eng := s.d.engines.liveEngine(rt, prompt, s.p.LanguageConfig.Languages, cfg.DecoderWait,
 		func(m string) { s.sendLocked(errorMsg(s.id, "", m)) })
 	s.remote, _ = eng.(*liveEngine)
+	if rt.Language == "" && !rt.PerUtterance {
+		eng = keepLanguage(eng) // no code switching: the first language detected is kept
+	}
 	framer, err := media.NewFramer(s.format, recognizer.SampleRate)
 	if err != nil {
 		return err
@@ -361,64 +365,6 @@ func (a *Attachment) Write(ctx context.Context, audio []byte) error {
 	return nil
 }
 
-// resyncWindow bounds how far behind the last ack sent a reconnecting
-// client's resend may start (acks in flight when the connection broke).
-const resyncWindow = 1 << 20
-
-// overlapLocked returns how many leading bytes of a reconnected client's
-// frame were already taken in, and the client's offset of the frame. The
-// first frame is located in the stored tail (the largest overlap whose
-// bytes match, ignoring constant runs such as digital silence, which could
-// match anywhere); later frames continue from there until the overlap is
-// used up. A frame that matches nothing ends the check: it is new audio.
-func (s *liveSession) overlapLocked(audio []byte) (int, int64) {
-	sent := s.received
-	if s.cursor < 0 {
-		lo := max(s.header, sent-resyncWindow)
-		lo += (sent - lo) % int64(s.format.FrameSize()) // frame-aligned from the end
-		tail := make([]byte, sent-lo)
-		if _, err := s.file.ReadAt(tail, wavHeaderSize+lo-s.header); err != nil {
-			s.resync = false
-			return 0, sent
-		}
-		s.cursor = -1
-		for x := lo; x < sent; x += int64(s.format.FrameSize()) {
-			n := min(int64(len(audio)), sent-x)
-			cand := tail[x-lo : x-lo+n]
-			if bytes.Equal(cand, audio[:n]) && !constant(cand) {
-				s.cursor = x
-				break
-			}
-		}
-		if s.cursor < 0 {
-			s.resync = false
-			return 0, sent
-		}
-	}
-	n := min(int64(len(audio)), sent-s.cursor)
-	stored := make([]byte, n)
-	if _, err := s.file.ReadAt(stored, wavHeaderSize+s.cursor-s.header); err != nil || !bytes.Equal(stored, audio[:n]) {
-		s.resync = false
-		return 0, sent
-	}
-	from := s.cursor
-	s.cursor += n
-	if s.cursor >= sent {
-		s.resync = false
-	}
-	return int(n), from
-}
-
-// constant reports whether every byte of b is the same.
-func constant(b []byte) bool {
-	for _, c := range b {
-		if c != b[0] {
-			return false
-		}
-	}
-	return true
-}
-
 // skipHeaderLocked parses a WAV header at the very start of the stream.
 func (s *liveSession) skipHeaderLocked(b []byte) (int64, error) {
 	r := bytes.NewReader(b)
@@ -467,7 +413,10 @@ func (s *liveSession) processLocked(ctx context.Context, frames []byte, pcm [][]
 		s.file.Sync()
 		s.lastSync = time.Now()
 	}
-	if err := s.live.Write(ctx, pcm); err != nil {
+	start := time.Now()
+	err := s.live.Write(ctx, pcm)
+	s.busy += time.Since(start)
+	if err != nil {
 		return fmt.Errorf("recognise: %w", err)
 	}
 	return nil
@@ -523,6 +472,7 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 			s.log.Error("live finish panicked", "panic", r, "stack", string(debug.Stack()))
 		}
 	}()
+	finishing := time.Now()
 	if n := s.pending(); n > 0 {
 		s.sendLocked(errorMsg(s.id, "", fmt.Sprintf("%d trailing bytes do not make a whole sample frame of %d bytes; discarded", n, s.format.FrameSize())))
 	}
@@ -552,6 +502,8 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 	res := s.resultLocked(dur)
 	s.sendLocked(msg("post_transcript", s.id, res.Transcription))
 	s.postProcessLocked(ctx, res)
+	// Recognising while the audio came, then the end's work up to here.
+	res.Metadata.TranscriptionTime = round3((s.busy + time.Since(finishing)).Seconds())
 	s.sendLocked(msg("post_final_transcript", s.id, res))
 	s.sendLocked(msg("end_session", s.id, nil))
 	res.Messages = s.messages.messages()

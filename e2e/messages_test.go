@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 )
@@ -92,5 +93,32 @@ func TestLiveMessageBudget(t *testing.T) {
 	}
 	if n := len(order); n < 2 || order[n-2] != "post_final_transcript" || order[n-1] != "end_session" {
 		t.Errorf("result.messages ends %v", order[max(0, len(order)-4):])
+	}
+}
+
+// TestLiveQueuedAcrossRestart: a session created but not yet connected when
+// the daemon stops is reloaded at start-up; connecting to it then (same
+// token, the new daemon's address) runs a whole session whose record keeps
+// its messages.
+func TestLiveQueuedAcrossRestart(t *testing.T) {
+	d := startDaemon(t, "", "")
+	key := createKey(t, d.DataDir, "acme")
+	s := d.createLive(key, map[string]any{"messages_config": map[string]any{"receive_lifecycle_events": true}})
+	d.Stop()
+	d2 := startDaemon(t, d.DataDir, "")
+	_, token, _ := strings.Cut(s.URL, "/v2/live?")
+	url := "ws" + strings.TrimPrefix(d2.Base, "http") + "/v2/live?" + token
+	path, _ := clip(t, "pocketsphinx-goforward.wav")
+	msgs, code := runSession(t, url, pcmOf(t, path), 32, 0)
+	if code != 1000 || len(msgs) == 0 || msgs[len(msgs)-1].Type != "end_session" {
+		t.Fatalf("close %d after %d messages", code, len(msgs))
+	}
+	var job map[string]any
+	if status, b := d2.do("GET", "/v2/live/"+s.ID, key, nil, "", &job); status != 200 || job["status"] != "done" {
+		t.Fatalf("GET /v2/live/%s: %d %.300s", s.ID, status, b)
+	}
+	stored, _ := job["result"].(map[string]any)["messages"].([]any)
+	if len(stored) < 3 || !strings.Contains(stored[len(stored)-1].(string), `"end_session"`) {
+		t.Errorf("result.messages %d entries, ending %v", len(stored), stored[max(0, len(stored)-1):])
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/addons/llm"
 	"github.com/earshot-dev/earshot/recognizer/remote"
@@ -100,21 +101,17 @@ func (c *EnginesConfig) Validate(sphinxLang string) error {
 // ErrEngineUnavailable is returned (wrapped in an *Error naming the engine)
 // when a job's remote engine cannot be reached, times out or keeps
 // failing: status 503.
-var ErrEngineUnavailable = errors.New("daemon: engine unavailable")
+var ErrEngineUnavailable = errcode.ErrEngineUnavailable.Sub("daemon: engine unavailable", "")
 
 // ErrEngineFailed is returned (wrapped in an *Error naming the engine) when
 // a job's remote engine answers something that is not a transcription
 // (malformed JSON, a 4xx): status 500 with that message.
-var ErrEngineFailed = errors.New("daemon: engine failed")
+var ErrEngineFailed = errcode.ErrEngineFailed.Sub("daemon: engine failed", "")
 
-// engineMessage is the client message of an engine error, false for other
-// errors.
-func engineMessage(err error) (string, bool) {
-	var e *Error
-	if errors.As(err, &e) && (e.Kind == ErrEngineUnavailable || e.Kind == ErrEngineFailed) {
-		return e.Msg, true
-	}
-	return "", false
+// isEngineError reports whether err is a remote engine's failure
+// (ErrEngineUnavailable or ErrEngineFailed).
+func isEngineError(err error) bool {
+	return errors.Is(err, ErrEngineUnavailable) || errors.Is(err, ErrEngineFailed)
 }
 
 // Engines is the registry of installed engines: the embedded one and the
@@ -710,7 +707,7 @@ func (s *liveStream) fallBack(pcm []int16, err error) (recognizer.Utterance, err
 	var jerr error
 	if err != nil {
 		jerr = engineError(name, err)
-		if _, engineFailed := engineMessage(jerr); !engineFailed {
+		if !isEngineError(jerr) {
 			return recognizer.Utterance{}, err // cancelled or closed: not the server's fault
 		}
 		if l.fallbackLang == "" {

@@ -196,7 +196,7 @@ func DecodeLive(body []byte, c Capabilities) (*Live, error) {
 
 	// 422: well-formed, but not something this appliance can serve.
 	if l.Model == Model3 {
-		return nil, fmt.Errorf("%w: model-3 is not available for live (use model-1)", ErrCannotServe)
+		return nil, cannotServe("model-3 is not available for live (use model-1)")
 	}
 	if err := c.checkLanguages(l.Model, l.LanguageConfig); err != nil {
 		return nil, err

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/earshot-dev/earshot/errcode"
 )
 
 func TestDecodeLiveDefaults(t *testing.T) {
@@ -238,13 +240,13 @@ func TestDecodeLiveCannotServe(t *testing.T) {
 		want string
 	}{
 		{"model-3", `{"model":"model-3","language_config":{"languages":["en"]}}`, english,
-			"cannot serve: model-3 is not available for live (use model-1)"},
+			"model-3 is not available for live (use model-1)"},
 		{"language not installed", `{"language_config":{"languages":["de"]}}`, english,
-			"cannot serve: language_config.languages de is not served by this appliance (installed: en)"},
+			"language_config.languages de is not served by this appliance (installed: en)"},
 		{"listing the installed", `{"language_config":{"languages":["ja"]}}`, Capabilities{Languages: []string{"en", "fr"}},
-			"cannot serve: language_config.languages ja is not served by this appliance (installed: en, fr)"},
+			"language_config.languages ja is not served by this appliance (installed: en, fr)"},
 		{"enhanced translation", `{"realtime_processing":{"translation":true,"translation_config":{"target_languages":["fr"],"model":"enhanced"}}}`, english,
-			`cannot serve: realtime_processing.translation_config.model "enhanced": this appliance translates with one model (its configured backend), served as "base"`},
+			`realtime_processing.translation_config.model "enhanced": this appliance translates with one model (its configured backend), served as "base"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -252,7 +254,7 @@ func TestDecodeLiveCannotServe(t *testing.T) {
 			if l != nil || !errors.Is(err, ErrCannotServe) {
 				t.Fatalf("got %v, %v; want ErrCannotServe", l, err)
 			}
-			if err.Error() != tc.want {
+			if errcode.Message(err) != tc.want { // the client message
 				t.Errorf("error =\n%s\nwant\n%s", err, tc.want)
 			}
 		})

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/earshot-dev/earshot/config"
 	"github.com/earshot-dev/earshot/daemon/params"
 	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/recognizer"
@@ -61,18 +62,15 @@ func (c *EnginesConfig) SetDefaults() {
 	}
 }
 
-// Validate checks names and routes without I/O; sphinxLang is the embedded
-// engine's language.
+// Validate checks names and routes without I/O, each problem a
+// *config.Problem naming its key (relative to this section); sphinxLang is
+// the embedded engine's language.
 func (c *EnginesConfig) Validate(sphinxLang string) error {
 	var errs []error
-	bad := func(key, format string, a ...any) {
-		errs = append(errs, fmt.Errorf("engines.%s: %s", key, fmt.Sprintf(format, a...)))
-	}
+	bad := func(key, format string, a ...any) { errs = append(errs, config.Errorf(key, format, a...)) }
 	langs := map[string][]string{EmbeddedEngine: {sphinxLang}}
 	for i, r := range c.Remote {
-		if err := r.Validate(); err != nil {
-			bad(fmt.Sprintf("remote[%d]", i), "%v", err)
-		}
+		errs = append(errs, config.Under(fmt.Sprintf("remote[%d]", i), r.Validate()))
 		if _, dup := langs[r.Name]; dup {
 			bad(fmt.Sprintf("remote[%d].name", i), "%q is already an engine's name", r.Name)
 		}
@@ -94,8 +92,7 @@ func (c *EnginesConfig) Validate(sphinxLang string) error {
 			bad("routes.languages."+lang, "engine %q does not serve %s", name, lang)
 		}
 	}
-	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
-	return errors.Join(errs...)
+	return config.Sorted(errors.Join(errs...)) // by key: the routes come in map order
 }
 
 // ErrEngineUnavailable is returned (wrapped in an *Error naming the engine)

@@ -199,7 +199,7 @@ func DecodeLive(body []byte, c Capabilities) (*Live, error) {
 
 	// 422: well-formed, but not something this appliance can serve.
 	if l.Model == Model3 {
-		return nil, fmt.Errorf("%w: model-3 is not available for live (use model-1)", ErrCannotServe)
+		return nil, cannotServe("model-3 is not available for live (use model-1)")
 	}
 	if err := c.checkLanguages(l.Model, l.LanguageConfig); err != nil {
 		return nil, err
@@ -209,8 +209,8 @@ func DecodeLive(body []byte, c Capabilities) (*Live, error) {
 	}
 	for _, path := range preAsked {
 		if path != "" {
-			return nil, fmt.Errorf("%w: %s true: this appliance's pre-processing (pre_processing.audio_enhancer, speech_threshold) sends no messages of its own; "+
-				"speech detection is reported by receive_speech_events (leave the switch out or set it false)", ErrCannotServe, path)
+			return nil, cannotServe("%s true: this appliance's pre-processing (pre_processing.audio_enhancer, speech_threshold) sends no messages of its own; "+
+				"speech detection is reported by receive_speech_events (leave the switch out or set it false)", path)
 		}
 	}
 	return l, nil

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/earshot-dev/earshot/errcode"
 )
 
 func TestDecodeLiveDefaults(t *testing.T) {
@@ -247,15 +249,15 @@ func TestDecodeLiveCannotServe(t *testing.T) {
 		want string
 	}{
 		{"model-3", `{"model":"model-3","language_config":{"languages":["en"]}}`, english,
-			"cannot serve: model-3 is not available for live (use model-1)"},
+			"model-3 is not available for live (use model-1)"},
 		{"language not installed", `{"language_config":{"languages":["de"]}}`, english,
-			"cannot serve: language_config.languages de is not served by this appliance (installed: en)"},
+			"language_config.languages de is not served by this appliance (installed: en)"},
 		{"listing the installed", `{"language_config":{"languages":["ja"]}}`, Capabilities{Languages: []string{"en", "fr"}},
-			"cannot serve: language_config.languages ja is not served by this appliance (installed: en, fr)"},
+			"language_config.languages ja is not served by this appliance (installed: en, fr)"},
 		{"enhanced translation", `{"realtime_processing":{"translation":true,"translation_config":{"target_languages":["fr"],"model":"enhanced"}}}`, english,
-			`cannot serve: realtime_processing.translation_config.model "enhanced": this appliance translates with one model (its configured backend), served as "base"`},
+			`realtime_processing.translation_config.model "enhanced": this appliance translates with one model (its configured backend), served as "base"`},
 		{"pre-processing events", `{"messages_config":{"receive_pre_processing_events":false},"callback_config":{"receive_pre_processing_events":true}}`, english,
-			"cannot serve: callback_config.receive_pre_processing_events true: this appliance's pre-processing (pre_processing.audio_enhancer, speech_threshold) sends no messages of its own; " +
+			"callback_config.receive_pre_processing_events true: this appliance's pre-processing (pre_processing.audio_enhancer, speech_threshold) sends no messages of its own; " +
 				"speech detection is reported by receive_speech_events (leave the switch out or set it false)"},
 	}
 	for _, tc := range tests {
@@ -264,7 +266,7 @@ func TestDecodeLiveCannotServe(t *testing.T) {
 			if l != nil || !errors.Is(err, ErrCannotServe) {
 				t.Fatalf("got %v, %v; want ErrCannotServe", l, err)
 			}
-			if err.Error() != tc.want {
+			if errcode.Message(err) != tc.want { // the client message
 				t.Errorf("error =\n%s\nwant\n%s", err, tc.want)
 			}
 		})

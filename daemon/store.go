@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 
+	"github.com/earshot-dev/earshot/config"
 	"github.com/earshot-dev/earshot/store"
 	"github.com/earshot-dev/earshot/store/postgres"
 )
@@ -27,7 +28,7 @@ type StoreConfig struct {
 	// postgres://user:password@host:5432/earshot?sslmode=verify-full, or
 	// key=value pairs) when backend is postgres; default "". It may hold a
 	// password: it prints as REDACTED.
-	DSN Secret `yaml:"dsn"`
+	DSN config.Secret `yaml:"dsn"`
 }
 
 // SetDefaults fills zero fields.
@@ -43,14 +44,14 @@ func (c StoreConfig) Validate() error {
 	switch c.Backend {
 	case BackendBbolt:
 		if c.DSN != "" {
-			return fmt.Errorf("store.dsn: only with store.backend postgres (the bbolt store lives in data_dir)")
+			return config.Errorf("dsn", "only with store.backend postgres (the bbolt store lives in data_dir)")
 		}
 	case BackendPostgres:
 		if c.DSN == "" {
-			return fmt.Errorf("store.dsn: must be set with store.backend postgres")
+			return config.Errorf("dsn", "must be set with store.backend postgres")
 		}
 	default:
-		return fmt.Errorf("store.backend: must be bbolt or postgres, not %q", c.Backend)
+		return config.Errorf("backend", "must be bbolt or postgres, not %q", c.Backend)
 	}
 	return nil
 }
@@ -100,12 +101,12 @@ func defaultNodeID() string {
 // its key.
 func (c ClusterConfig) Validate() error {
 	if !store.ValidAccount(c.NodeID) { // the same alphabet and length
-		return fmt.Errorf("cluster.node_id: must be 1 to 64 of A-Z a-z 0-9 . _ -, not %q", c.NodeID)
+		return config.Errorf("node_id", "must be 1 to 64 of A-Z a-z 0-9 . _ -, not %q", c.NodeID)
 	}
 	if c.AdvertiseURL != "" {
 		u, err := url.Parse(c.AdvertiseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("cluster.advertise_url: must be an http:// or https:// URL with a host, not %q", c.AdvertiseURL)
+			return config.Errorf("advertise_url", "must be an http:// or https:// URL with a host, not %q", c.AdvertiseURL)
 		}
 	}
 	return nil

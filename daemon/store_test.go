@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/app"
 )
 
 // TestStoreConfig: store.backend, store.dsn, cluster.node_id and
@@ -19,7 +19,7 @@ func TestStoreConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	const dsn = "postgres://earshot:pw-SECRET@db:5432/earshot"
-	c, err := daemon.LoadConfig(p, []string{"EARSHOT_STORE_DSN=" + dsn})
+	c, err := app.Load(p, []string{"EARSHOT_STORE_DSN=" + dsn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestStoreConfig(t *testing.T) {
 		t.Errorf("config prints the DSN's password: %s", s)
 	}
 
-	var d daemon.Config
+	var d app.Config
 	d.SetDefaults()
 	if d.Store.Backend != "bbolt" || d.Cluster.NodeID == "" {
 		t.Errorf("defaults: backend %q, node_id %q", d.Store.Backend, d.Cluster.NodeID)
@@ -55,7 +55,7 @@ func TestStoreConfig(t *testing.T) {
 		{"bad advertise url", "cluster.advertise_url", "10.0.0.5:8080", "cluster.advertise_url: must be"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var c daemon.Config
+			var c app.Config
 			if err := c.Set(tc.key, tc.value); err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +65,7 @@ func TestStoreConfig(t *testing.T) {
 			}
 		})
 	}
-	var e daemon.Config
+	var e app.Config
 	if err := e.Set("store.dsn", "postgres://x@y/z"); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/earshot-dev/earshot/app"
 	"github.com/earshot-dev/earshot/daemon"
 	"github.com/earshot-dev/earshot/store"
 )
@@ -40,7 +41,7 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	cfg, err := loadConfig(*cfgPath, os.Environ(), func(c *daemon.Config) error {
+	cfg, err := loadConfig(*cfgPath, os.Environ(), func(c *app.Config) error {
 		if *dataDir != "" {
 			c.DataDir = *dataDir
 		}
@@ -64,7 +65,7 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprint(stderr, keysUsage)
 		return fmt.Errorf("keys: unknown subcommand %q", args[0])
 	}
-	resp, err := admin(ctx, cfg, req)
+	resp, err := admin(ctx, cfg.Config, req)
 	if err != nil {
 		return err
 	}

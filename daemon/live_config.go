@@ -37,6 +37,11 @@ type LiveConfig struct {
 	DecoderWait time.Duration `yaml:"decoder_wait"`
 	// PartialInterval is the cadence of partial transcripts; default 250ms.
 	PartialInterval time.Duration `yaml:"partial_interval"`
+	// BatchPass, default true, replaces a finished session's stored result
+	// (and sends its callback's final messages) with a pass of the
+	// pre-recorded pipeline over the whole recording, run by the workers
+	// below live audio in priority (live_batchpass.go).
+	BatchPass *bool `yaml:"batch_pass"`
 }
 
 // SetDefaults fills zero fields.
@@ -72,7 +77,14 @@ func (c *LiveConfig) SetDefaults() {
 	if c.PartialInterval == 0 {
 		c.PartialInterval = 250 * time.Millisecond
 	}
+	if c.BatchPass == nil {
+		on := true
+		c.BatchPass = &on
+	}
 }
+
+// batchPass reports whether finished sessions get a batch pass.
+func (c LiveConfig) batchPass() bool { return c.BatchPass == nil || *c.BatchPass }
 
 // connectWithin is how long a created session waits for its first client.
 func (c LiveConfig) connectWithin() time.Duration { return min(c.ConnectTimeout, c.TokenTTL) }

@@ -97,6 +97,9 @@ type liveSession struct {
 	// bandNotes are the audio_band and acoustic_model notes (forBand);
 	// guarded by mu.
 	bandNotes map[string]any
+	// batchPass says a batch pass follows the end (live_batchpass.go);
+	// guarded by mu.
+	batchPass bool
 }
 
 func liveFormat(p *params.Live) media.Format {
@@ -565,6 +568,7 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 		s.failLocked(failure)
 		return
 	}
+	s.batchPass = s.batchPassWanted()
 	s.sendLocked(msg("end_recording", s.id, map[string]any{"recording_duration": dur}))
 	res := s.resultLocked(dur)
 	s.sendLocked(msg("post_transcript", s.id, res.Transcription))
@@ -582,6 +586,7 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 		j.CompletedAt = time.Now().UTC()
 		j.Result = body
 		j.File = liveFileRecord(s.id, s.format.Channels, dur)
+		s.labelPassLocked(j)
 		if s.route.Engine != nil {
 			if j.PostSessionMetadata == nil {
 				j.PostSessionMetadata = map[string]any{}
@@ -603,6 +608,9 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 		s.log.Error("store live result", "error", err)
 	}
 	s.d.metrics.jobsFinished.WithLabelValues(string(store.KindLive), string(store.StatusDone)).Inc()
+	if s.batchPass {
+		signal(s.d.wake)
+	}
 	s.endLocked()
 	s.log.Info("live session ended", "audio_seconds", dur)
 }
@@ -845,7 +853,7 @@ func (s *liveSession) sendLocked(m map[string]any) {
 			s.log.Warn("client too slow; message dropped", "type", typ)
 		}
 	}
-	if url, method, ok := s.p.CallbackTarget(); ok && switchFor(s.p.CallbackConfig.MessageSwitches, m) {
+	if url, method, ok := s.p.CallbackTarget(); ok && switchFor(s.p.CallbackConfig.MessageSwitches, m) && !s.holdsForBatchPass(typ) {
 		body, err := json.Marshal(callbackBody{ID: s.id, Event: "live." + typ, Payload: json.RawMessage(b)})
 		if err == nil {
 			err = s.d.db.EnqueueDelivery(&store.Delivery{JobID: s.id, Account: s.account, URL: url, Method: method, Body: body})

@@ -163,7 +163,7 @@ func TestLiveRecordMatchesPreRecorded(t *testing.T) {
 				deadline := time.Now().Add(batchPassWait)
 				for md["transcription_pass"] != "batch" {
 					if md["batch_pass"] != "pending" || time.Now().After(deadline) {
-						t.Fatalf("%s: transcription_pass %v, batch_pass %v (%v) after %s", f, md["transcription_pass"], md["batch_pass"], md["batch_pass_error"], batchPassWait)
+						t.Fatalf("%s: no batch pass result: transcription_pass %v, batch_pass %v (%v), %s after the end", f, md["transcription_pass"], md["batch_pass"], md["batch_pass_error"], time.Since(stopped).Round(time.Millisecond))
 					}
 					time.Sleep(50 * time.Millisecond) // polling a condition with a deadline
 					d.do("GET", "/v2/live/"+s.ID, key, nil, "", &rec)

@@ -84,3 +84,21 @@ func requeueBatchPasses(tx *bolt.Tx) ([]string, error) {
 	}
 	return ids, nil
 }
+
+// PendingBatchPasses counts the live jobs whose batch pass is queued or
+// running.
+func (db *DB) PendingBatchPasses() (int, error) {
+	n := 0
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		prefix := appendStr(nil, string(KindLive))
+		c := tx.Bucket(bucketQueue).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: count batch passes: %w", err)
+	}
+	return n, nil
+}

@@ -32,6 +32,9 @@ func TestBatchPassQueue(t *testing.T) {
 	if _, err := db.ClaimNext(store.KindLive); !errors.Is(err, store.ErrEmpty) {
 		t.Errorf("ClaimNext(live) = %v, want ErrEmpty", err)
 	}
+	if n, err := db.PendingBatchPasses(); err != nil || n != 2 {
+		t.Errorf("PendingBatchPasses = %d, %v; want 2", n, err)
+	}
 	j, err := db.ClaimBatchPass()
 	if err != nil || j.ID != "live1" || j.BatchPass != store.BatchPassRunning || j.Status != store.StatusDone || j.Attempts != 1 {
 		t.Fatalf("ClaimBatchPass = %+v, %v; want live1 running, still done, attempt 1", j, err)
@@ -65,6 +68,9 @@ func TestBatchPassQueue(t *testing.T) {
 	}
 	if _, err := db.ClaimBatchPass(); !errors.Is(err, store.ErrEmpty) {
 		t.Fatalf("ClaimBatchPass after the passes ended = %v, want ErrEmpty", err)
+	}
+	if n, err := db.PendingBatchPasses(); err != nil || n != 0 {
+		t.Errorf("PendingBatchPasses after the passes ended = %d, %v; want 0", n, err)
 	}
 	if err := db.Check(); err != nil {
 		t.Fatal(err)

@@ -126,7 +126,9 @@ func TestLiveRecordMatchesPreRecorded(t *testing.T) {
 				// The session's own post_final_transcript is its live
 				// finals: the end did not wait for the batch pass.
 				var finals []string
-				var wsFinal struct{ Transcription struct{ Utterances []struct{ Text string } } }
+				var wsFinal struct {
+					Transcription struct{ Utterances []struct{ Text string } }
+				}
 				for _, m := range msgs {
 					var tr struct {
 						IsFinal   bool `json:"is_final"`

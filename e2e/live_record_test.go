@@ -252,3 +252,56 @@ func TestLiveRecordMatchesPreRecorded(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveBatchPassBelowLive: a batch pass waits while the live sessions
+// could need every decoder (the harness's two; a two-channel session
+// created and not connected keeps both reserved), without holding the
+// only worker from a pre-recorded job; it survives a SIGKILL and restart
+// while it waits, and runs once that session is gone.
+func TestLiveBatchPassBelowLive(t *testing.T) {
+	const cfg = "workers: 1\nlive:\n  connect_timeout: 10m\n"
+	d := startDaemon(t, "", cfg)
+	key := createKey(t, d.DataDir, "acme")
+	path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
+	blocker := d.createLive(key, map[string]any{"channels": 2})
+	s := d.createLive(key, map[string]any{})
+	if _, code := runSession(t, s.URL, pcmOf(t, path), 32, 0); code != 1000 {
+		t.Fatalf("close code %d", code)
+	}
+	pending := func(d *daemonProc, when string) {
+		t.Helper()
+		var rec map[string]any
+		if status, b := d.do("GET", "/v2/live/"+s.ID, key, nil, "", &rec); status != 200 || rec["status"] != "done" || rec["result"] == nil {
+			t.Fatalf("%s: %d %.300s", when, status, b)
+		}
+		md := rec["post_session_metadata"].(map[string]any)
+		if md["transcription_pass"] != "live" || md["batch_pass"] != "pending" {
+			t.Fatalf("%s: transcription_pass %v, batch_pass %v; want live, pending (a live session could need every decoder)", when, md["transcription_pass"], md["batch_pass"])
+		}
+	}
+	pending(d, "after the end")
+	d.Kill()
+	d = startDaemon(t, d.DataDir, cfg)
+	pending(d, "after a SIGKILL and restart")
+	// The only worker runs a pre-recorded job meanwhile (a pass it had
+	// taken would have run first), and the pass still waits.
+	short, _ := clip(t, "pocketsphinx-goforward.wav")
+	submit(t, d, key, short, func(url string) map[string]any { return map[string]any{"audio_url": url} })
+	pending(d, "after a pre-recorded job ran")
+	if status, _ := d.do("DELETE", "/v2/live/"+blocker.ID, key, nil, "", nil); status != 202 {
+		t.Fatalf("DELETE the blocking session: %d", status)
+	}
+	deadline := time.Now().Add(batchPassWait)
+	for {
+		var rec map[string]any
+		d.do("GET", "/v2/live/"+s.ID, key, nil, "", &rec)
+		md := rec["post_session_metadata"].(map[string]any)
+		if md["transcription_pass"] == "batch" && md["batch_pass"] == "done" {
+			break
+		}
+		if md["batch_pass"] != "pending" || time.Now().After(deadline) {
+			t.Fatalf("after the blocking session ended: transcription_pass %v, batch_pass %v (%v)", md["transcription_pass"], md["batch_pass"], md["batch_pass_error"])
+		}
+		time.Sleep(50 * time.Millisecond) // polling a condition with a deadline
+	}
+}

@@ -61,7 +61,9 @@ func TestFillBatchPass(t *testing.T) {
 		for _, d := range ds {
 			var cb struct {
 				Event   string
-				Payload struct{ Data struct{ Transcription Transcription } }
+				Payload struct {
+					Data struct{ Transcription Transcription }
+				}
 			}
 			if err := json.Unmarshal(d.Body, &cb); err != nil {
 				t.Fatal(err)

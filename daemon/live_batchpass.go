@@ -236,7 +236,7 @@ func (s *liveSession) labelPassLocked(j *store.Job) {
 
 // holdsForBatchPass reports whether a message of type typ goes to the
 // callback only after the batch pass (the final ones, so that the
-// callback gets one final record, in the protocol's order).
+// callback gets one final record).
 func (s *liveSession) holdsForBatchPass(typ string) bool {
 	if !s.batchPass {
 		return false
@@ -409,7 +409,8 @@ func (d *Daemon) fillBatchPass(j *store.Job, res *Result, cause error, took time
 }
 
 // heldCallbacks are the callback deliveries of the final messages the
-// session held back, made from the final result, in the protocol's order.
+// session held back, made from the final result (built in the protocol's
+// order; the outbox sends deliveries independently).
 func (d *Daemon) heldCallbacks(j *store.Job, res *Result) ([]*store.Delivery, error) {
 	var lp params.Live
 	if err := json.Unmarshal(j.Params, &lp); err != nil {

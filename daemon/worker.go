@@ -70,7 +70,8 @@ func (d *Daemon) claimNext() (job *store.Job, gated bool, err error) {
 	d.batchTurn = !d.batchTurn
 	batch := func() (*store.Job, error) {
 		if !d.gate.open() {
-			gated = true
+			n, err := d.db.PendingBatchPasses()
+			gated = err != nil || n > 0
 			return nil, store.ErrEmpty
 		}
 		return d.db.ClaimBatchPass()

@@ -305,3 +305,57 @@ func TestLiveBatchPassBelowLive(t *testing.T) {
 		time.Sleep(50 * time.Millisecond) // polling a condition with a deadline
 	}
 }
+
+// TestLiveBatchPassOff: with live.batch_pass false the live result is the
+// record, said so, and the callback's final messages go at once.
+func TestLiveBatchPassOff(t *testing.T) {
+	recv := &callbackReceiver{hit: make(chan struct{}, 1)}
+	srv := &http.Server{Handler: recv}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Close()
+	d := startDaemon(t, "", "live:\n  batch_pass: false\n")
+	key := createKey(t, d.DataDir, "acme")
+	path, _ := clip(t, "pocketsphinx-goforward.wav")
+	s := d.createLive(key, map[string]any{"callback": true, "callback_config": map[string]any{"url": "http://" + ln.Addr().String() + "/hook"}})
+	if _, code := runSession(t, s.URL, pcmOf(t, path), 32, 0); code != 1000 {
+		t.Fatalf("close code %d", code)
+	}
+	var rec map[string]any
+	if status, b := d.do("GET", "/v2/live/"+s.ID, key, nil, "", &rec); status != 200 || rec["status"] != "done" {
+		t.Fatalf("GET: %d %.300s", status, b)
+	}
+	md := rec["post_session_metadata"].(map[string]any)
+	if md["transcription_pass"] != "live" || md["batch_pass"] != "off" {
+		t.Errorf("transcription_pass %v, batch_pass %v; want live, off", md["transcription_pass"], md["batch_pass"])
+	}
+	stored := rec["result"].(map[string]any)["transcription"].(map[string]any)["full_transcript"]
+	for {
+		for _, h := range recv.wait(t, 1, time.Minute) {
+			var cb struct {
+				Event   string
+				Payload struct {
+					Data struct {
+						Transcription struct {
+							FullTranscript string `json:"full_transcript"`
+						}
+					}
+				}
+			}
+			if json.Unmarshal(h.body, &cb) == nil && cb.Event == "live.post_final_transcript" {
+				if cb.Payload.Data.Transcription.FullTranscript != stored {
+					t.Errorf("callback's post_final_transcript %q, stored %q", cb.Payload.Data.Transcription.FullTranscript, stored)
+				}
+				return
+			}
+		}
+		select {
+		case <-recv.hit:
+		case <-time.After(time.Minute):
+			t.Fatal("no live.post_final_transcript callback")
+		}
+	}
+}

@@ -6,16 +6,21 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/earshot-dev/earshot/config"
 )
 
-// Config configures the HTTP server.
+// Config configures the HTTP server: the api: section of the file (the
+// fields with yaml keys), and bounds the file keeps elsewhere (yaml "-":
+// public_url, limits:, live:), which app.Config.HTTP joins in.
 type Config struct {
-	// PublicURL is {base_url}; empty means scheme and Host of each request.
-	PublicURL string `yaml:"public_url"`
-	// MaxBodyBytes bounds JSON bodies; default 1 MiB.
-	MaxBodyBytes int64 `yaml:"max_body_bytes"`
-	// MaxUploadBytes bounds one upload; default 1 GiB.
-	MaxUploadBytes int64 `yaml:"max_upload_bytes"`
+	// PublicURL is {base_url}; empty means scheme and Host of each request
+	// (public_url).
+	PublicURL string `yaml:"-"`
+	// MaxBodyBytes bounds JSON bodies (limits.max_body_bytes); default 1 MiB.
+	MaxBodyBytes int64 `yaml:"-"`
+	// MaxUploadBytes bounds one upload (limits.max_upload_bytes); default 1 GiB.
+	MaxUploadBytes int64 `yaml:"-"`
 	// HeaderTimeout bounds reading a request's line and headers, from
 	// accept (or the first byte of a keep-alive request) on; it also
 	// bounds reading the body of, and writing the answer to, a request
@@ -61,8 +66,8 @@ type Config struct {
 	// (limits.requests_per_second, limits.burst): over it a request gets
 	// 429 with Retry-After. RequestsPerSecond 0 is unlimited (the zero
 	// value; the daemon's default is 50, burst 100).
-	RequestsPerSecond float64 `yaml:"requests_per_second"`
-	Burst             int     `yaml:"burst"`
+	RequestsPerSecond float64 `yaml:"-"`
+	Burst             int     `yaml:"-"`
 	// SeparateOps serves /healthz, /readyz and /metrics only through
 	// RunOps (ops_listen set), not on the main listener.
 	SeparateOps bool `yaml:"-"`
@@ -117,38 +122,37 @@ func (c *Config) SetDefaults() {
 	}
 }
 
-// Validate checks the config without I/O.
+// Validate checks the api: section without I/O, each problem a
+// *config.Problem naming its key (relative to the section). The bounds
+// joined in from limits: and live: are validated there.
 func (c Config) Validate() error {
 	var errs []error
-	if c.MaxBodyBytes < 1024 {
-		errs = append(errs, errors.New("api.max_body_bytes: must be at least 1024"))
-	}
+	bad := func(key, format string, a ...any) { errs = append(errs, config.Errorf(key, format, a...)) }
 	if c.MaxConns < 1 {
-		errs = append(errs, errors.New("api.max_conns: must be at least 1"))
+		bad("max_conns", "must be at least 1, not %d", c.MaxConns)
 	}
 	if c.MaxPendingConns < 1 || c.MaxPendingConns > c.MaxConns {
-		errs = append(errs, fmt.Errorf("api.max_pending_conns: must be 1 to api.max_conns (%d), not %d", c.MaxConns, c.MaxPendingConns))
+		bad("max_pending_conns", "must be 1 to api.max_conns (%d), not %d", c.MaxConns, c.MaxPendingConns)
 	}
 	if c.MinBodyBytesPerSecond < 1 {
-		errs = append(errs, fmt.Errorf("api.min_body_bytes_per_second: must be at least 1, not %d", c.MinBodyBytesPerSecond))
+		bad("min_body_bytes_per_second", "must be at least 1, not %d", c.MinBodyBytesPerSecond)
 	}
 	if c.MaxListBytes < 4096 {
-		errs = append(errs, fmt.Errorf("api.max_list_bytes: must be at least 4096, not %d", c.MaxListBytes))
+		bad("max_list_bytes", "must be at least 4096, not %d", c.MaxListBytes)
 	}
 	if c.MaxConnsPerIP < 1 {
-		errs = append(errs, fmt.Errorf("api.max_conns_per_ip: must be at least 1, not %d", c.MaxConnsPerIP))
+		bad("max_conns_per_ip", "must be at least 1, not %d", c.MaxConnsPerIP)
 	}
-	if c.HeaderTimeout <= 0 || c.ReadTimeout <= 0 || c.WriteTimeout <= 0 || c.IdleTimeout <= 0 {
-		errs = append(errs, errors.New("api.header_timeout: api.header_timeout, read_timeout, write_timeout and idle_timeout must be > 0"))
+	for _, t := range []struct {
+		key string
+		d   time.Duration
+	}{{"header_timeout", c.HeaderTimeout}, {"read_timeout", c.ReadTimeout}, {"write_timeout", c.WriteTimeout}, {"idle_timeout", c.IdleTimeout}} {
+		if t.d <= 0 {
+			bad(t.key, "must be > 0, not %s", t.d)
+		}
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
-		errs = append(errs, errors.New("api.tls_cert: api.tls_cert and api.tls_key must be set together"))
-	}
-	if c.RequestsPerSecond < 0 || math.IsNaN(c.RequestsPerSecond) || math.IsInf(c.RequestsPerSecond, 0) {
-		errs = append(errs, fmt.Errorf("limits.requests_per_second: must be 0 (unlimited) or more, not %v", c.RequestsPerSecond))
-	}
-	if c.RequestsPerSecond > 0 && c.Burst < 1 {
-		errs = append(errs, fmt.Errorf("limits.burst: must be at least 1, not %d", c.Burst))
+		bad("tls_cert", "api.tls_cert and api.tls_key must be set together")
 	}
 	return errors.Join(errs...)
 }

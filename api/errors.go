@@ -7,38 +7,30 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/errcode"
 )
 
-// Errors of this door, beside the job service's (daemon/errors.go); fail
-// maps them with the same error body.
+// Errors of this door, beside the job service's; they are kinds of package
+// errcode, which holds their statuses, so fail maps them with the rest.
 var (
 	// ErrNotAdmin is returned when a valid key that is not an admin key
 	// calls /admin/...: 403.
-	ErrNotAdmin = errors.New("api: admin key required")
+	ErrNotAdmin = errcode.ErrNotAdmin
 	// ErrRateLimited is returned when a key is over its request rate
 	// (limits.requests_per_second, limits.burst): 429 with Retry-After.
-	ErrRateLimited = errors.New("api: rate limit exceeded")
+	ErrRateLimited = errcode.ErrRateLimited
 	// ErrBodyTimeout is returned when a request body stops arriving before
 	// its read timeout (api.read_timeout): 408.
-	ErrBodyTimeout = errors.New("api: request body timed out")
+	ErrBodyTimeout = errcode.ErrBodyTimeout
 	// ErrNoOpsListener is returned by RunOps when the operations endpoints
 	// are served on the main listener (Config.SeparateOps false).
 	ErrNoOpsListener = errors.New("api: operations endpoints are on the main listener")
 )
 
-// status maps err to its HTTP status and client message: this door's
-// errors first, then the job service's (daemon.Status, daemon.Message).
+// status maps err to its HTTP status and client message (errcode, the one
+// mapping of every door's errors).
 func status(err error) (int, string) {
-	switch {
-	case errors.Is(err, ErrNotAdmin):
-		return fasthttp.StatusForbidden, "admin key required"
-	case errors.Is(err, ErrRateLimited):
-		return fasthttp.StatusTooManyRequests, "too many requests for this API key, retry later"
-	case errors.Is(err, ErrBodyTimeout):
-		return fasthttp.StatusRequestTimeout, "request body not received in time"
-	}
-	return daemon.Status(err), daemon.Message(err)
+	return errcode.Status(err), errcode.Message(err)
 }
 
 // errorBody is the contract's error body (SPEC.md §7).
@@ -62,7 +54,7 @@ func (s *Server) fail(ctx *fasthttp.RequestCtx, err error) {
 		StatusCode: status,
 		Message:    msg,
 	}
-	var ve *daemon.ValidationError
+	var ve *errcode.ValidationError
 	if errors.As(err, &ve) {
 		body.ValidationErrors = ve.Problems
 		if body.ValidationErrors == nil {
@@ -77,7 +69,7 @@ func (s *Server) fail(ctx *fasthttp.RequestCtx, err error) {
 
 // errBadRequest is a 400 for one field.
 func errBadRequest(problems ...string) error {
-	return &daemon.ValidationError{Problems: problems}
+	return &errcode.ValidationError{Problems: problems}
 }
 
 func (s *Server) writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"mime"
 	"strings"
 	"time"
@@ -10,7 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/earshot-dev/earshot/daemon"
-	"github.com/earshot-dev/earshot/ingest/webrtc"
+	"github.com/earshot-dev/earshot/errcode"
 )
 
 // WHIP is the browser door (ingest/webrtc.Door) as the API calls it.
@@ -119,33 +118,15 @@ func bearer(ctx *fasthttp.RequestCtx) (string, bool) {
 	return tok, ok && strings.EqualFold(scheme, "Bearer") && tok != ""
 }
 
-// whipFail maps the door's errors to statuses (the one mapping of this
-// door); the job service's errors (a bad or expired token: 401, an ended
-// session: 404, capacity: 503) go through fail.
+// whipFail answers an error of the door or the job service (a bad or
+// expired token: 401, an ended session: 404, capacity: 503) with its
+// contract status (package errcode holds each); a 401 says how to
+// authenticate (RFC 6750 section 3).
 func (s *Server) whipFail(ctx *fasthttp.RequestCtx, err error) {
-	msg := err.Error()
-	switch {
-	case errors.Is(err, webrtc.ErrBadOffer):
-		s.fail(ctx, errBadRequest("sdp: "+strings.TrimPrefix(msg, webrtc.ErrBadOffer.Error()+": ")))
-	case errors.Is(err, webrtc.ErrNoCodec):
-		s.failStatus(ctx, fasthttp.StatusNotAcceptable, msg)
-	case errors.Is(err, webrtc.ErrBadToken):
+	if errcode.Status(err) == fasthttp.StatusUnauthorized {
 		ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="earshot", error="invalid_token"`)
-		s.failStatus(ctx, fasthttp.StatusUnauthorized, msg)
-	case errors.Is(err, webrtc.ErrFormat):
-		s.failStatus(ctx, fasthttp.StatusUnprocessableEntity, msg)
-	case errors.Is(err, webrtc.ErrConnected):
-		s.failStatus(ctx, fasthttp.StatusConflict, msg+": DELETE its WHIP resource first")
-	case errors.Is(err, webrtc.ErrNoResource):
-		s.failStatus(ctx, fasthttp.StatusNotFound, msg)
-	case errors.Is(err, webrtc.ErrClosed):
-		s.failStatus(ctx, fasthttp.StatusServiceUnavailable, "shutting down")
-	default:
-		if daemon.Status(err) == 401 {
-			ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="earshot", error="invalid_token"`)
-		}
-		s.fail(ctx, err)
 	}
+	s.fail(ctx, err)
 }
 
 // failStatus writes the contract's error body with a status the job

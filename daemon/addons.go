@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"time"
 
+	"github.com/earshot-dev/earshot/config"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/addons/diarization"
 	"github.com/earshot-dev/earshot/recognizer/addons/llm"
@@ -29,114 +29,23 @@ import (
 type AddonsConfig struct {
 	// LLM is an OpenAI-compatible chat-completions server (llama.cpp
 	// server, vLLM, Ollama). Default: none.
-	LLM LLMConfig `yaml:"llm"`
-}
-
-// LLMConfig is the addons.llm section. An empty url means no backend.
-type LLMConfig struct {
-	// URL is the API base, e.g. "http://gpu:8000/v1"; requests go to
-	// URL/chat/completions. Default "" (no backend).
-	URL string `yaml:"url"`
-	// Model is the model name sent with each request; required with url.
-	Model string `yaml:"model"`
-	// APIKey is sent as a bearer token when set. Never logged.
-	APIKey Secret `yaml:"api_key"`
-	// Timeout bounds one request attempt. Default 60s.
-	Timeout time.Duration `yaml:"timeout"`
-	// Retries is how often a failed attempt (5xx, 429, connection error,
-	// timeout) is repeated, 0 to 10; -1 means never. Default 2.
-	Retries int `yaml:"retries"`
-	// Budget bounds all requests of one add-on on one job (every batch of
-	// a translation, every prompt of audio_to_llm). Default 5m.
-	Budget time.Duration `yaml:"budget"`
-}
-
-// Secret is a configured credential. It prints, logs and marshals as
-// REDACTED (empty when unset); only the code that uses it reads string(s).
-type Secret string
-
-const redacted = "REDACTED"
-
-func (s Secret) show() string {
-	if s == "" {
-		return ""
-	}
-	return redacted
-}
-
-// LogValue implements slog.LogValuer: REDACTED.
-func (s Secret) LogValue() slog.Value { return slog.StringValue(s.show()) }
-
-// String returns REDACTED, so %v and %s never print the secret.
-func (s Secret) String() string { return s.show() }
-
-// GoString returns REDACTED, so %#v never prints the secret.
-func (s Secret) GoString() string { return s.show() }
-
-// MarshalText returns REDACTED, so a config written as JSON or YAML
-// carries no secret.
-func (s Secret) MarshalText() ([]byte, error) { return []byte(s.show()), nil }
-
-// Configured reports whether a backend is set.
-func (c LLMConfig) Configured() bool { return c.URL != "" }
-
-// LogValue prints the section with the key redacted.
-func (c LLMConfig) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("url", c.URL), slog.String("model", c.Model), slog.Any("api_key", c.APIKey),
-		slog.Duration("timeout", c.Timeout), slog.Int("retries", c.Retries), slog.Duration("budget", c.Budget))
+	LLM llm.Config `yaml:"llm"`
 }
 
 // SetDefaults fills zero fields.
-func (c *AddonsConfig) SetDefaults() {
-	l := &c.LLM
-	if l.Timeout == 0 {
-		l.Timeout = 60 * time.Second
-	}
-	if l.Retries == 0 {
-		l.Retries = 2
-	}
-	if l.Budget == 0 {
-		l.Budget = 5 * time.Minute
-	}
-}
+func (c *AddonsConfig) SetDefaults() { c.LLM.SetDefaults() }
 
-// Validate checks the section without I/O, joining every problem, each
-// naming its key.
-func (c *AddonsConfig) Validate() error {
-	var errs []error
-	bad := func(key, format string, a ...any) {
-		errs = append(errs, fmt.Errorf("addons.llm.%s: %s", key, fmt.Sprintf(format, a...)))
-	}
-	l := c.LLM
-	if l.URL == "" {
-		if l.Model != "" || l.APIKey != "" {
-			bad("url", "required when model or api_key is set")
-		}
-	} else {
-		if u, err := url.Parse(l.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("url", "%q is not an http(s) URL", l.URL)
-		}
-		if l.Model == "" {
-			bad("model", "required when url is set")
-		}
-	}
-	if l.Timeout <= 0 {
-		bad("timeout", "must be > 0, not %s", l.Timeout)
-	}
-	if l.Retries < -1 || l.Retries > 10 {
-		bad("retries", "must be -1 (never) to 10, not %d", l.Retries)
-	}
-	if l.Budget <= 0 {
-		bad("budget", "must be > 0, not %s", l.Budget)
-	}
-	return errors.Join(errs...)
-}
+// Validate checks the section without I/O, joining every problem, each a
+// *config.Problem naming its key (relative to this section).
+func (c *AddonsConfig) Validate() error { return config.Under("llm", c.LLM.Validate()) }
 
-func (c LLMConfig) client(model string) llm.Config {
-	if model == "" {
-		model = c.Model
+// llmClient is the backend's config with a request's own model, when it
+// names one.
+func llmClient(c llm.Config, model string) llm.Config {
+	if model != "" {
+		c.Model = model
 	}
-	return llm.Config{URL: c.URL, Model: model, APIKey: string(c.APIKey), Timeout: c.Timeout, Retries: c.Retries, Budget: c.Budget}
+	return c
 }
 
 // The add-on families the daemon consumes. Each has a built-in
@@ -235,7 +144,7 @@ func NewAddons(cfg AddonsConfig, logger *slog.Logger) (*Addons, error) {
 	a := builtinAddons()
 	a.log = logger
 	if cfg.LLM.Configured() {
-		c, err := llm.New(cfg.LLM.client(""))
+		c, err := llm.New(cfg.LLM)
 		if err != nil {
 			return nil, fmt.Errorf("addons: llm backend: %w", err)
 		}
@@ -326,7 +235,7 @@ func (builtin) Chapters(_ context.Context, utts []recognizer.Utterance) ([]summa
 // configured chat-completions server.
 type backend struct {
 	c   *llm.Client
-	cfg LLMConfig
+	cfg llm.Config
 }
 
 var (
@@ -350,7 +259,7 @@ func (b *backend) Answer(ctx context.Context, model, transcript string, prompts 
 	c := b.c
 	if model != "" && model != b.cfg.Model {
 		var err error
-		if c, err = llm.New(b.cfg.client(model)); err != nil {
+		if c, err = llm.New(llmClient(b.cfg, model)); err != nil {
 			return nil, err
 		}
 		defer c.Close()

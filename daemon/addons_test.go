@@ -19,10 +19,12 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/earshot-dev/earshot/config"
 	"github.com/earshot-dev/earshot/daemon/params"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/addons/addonstest"
 	"github.com/earshot-dev/earshot/recognizer/addons/diarization"
+	"github.com/earshot-dev/earshot/recognizer/addons/llm"
 	"github.com/earshot-dev/earshot/recognizer/addons/sentiment"
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 )
@@ -35,20 +37,20 @@ func TestAddonsConfig(t *testing.T) {
 		backend bool
 	}{
 		{"no backend", AddonsConfig{}, nil, false},
-		{"backend", AddonsConfig{LLM: LLMConfig{URL: "http://gpu:8000/v1", Model: "m", APIKey: "k"}}, nil, true},
-		{"never retry", AddonsConfig{LLM: LLMConfig{URL: "https://gpu/v1", Model: "m", Retries: -1}}, nil, true},
-		{"model without url", AddonsConfig{LLM: LLMConfig{Model: "m"}}, []string{"addons.llm.url"}, false},
-		{"key without url", AddonsConfig{LLM: LLMConfig{APIKey: "k"}}, []string{"addons.llm.url"}, false},
-		{"url without model", AddonsConfig{LLM: LLMConfig{URL: "http://gpu/v1"}}, []string{"addons.llm.model"}, true},
-		{"not http", AddonsConfig{LLM: LLMConfig{URL: "ftp://gpu/v1", Model: "m"}}, []string{"addons.llm.url"}, true},
-		{"bounds", AddonsConfig{LLM: LLMConfig{URL: "http://gpu/v1", Model: "m", Retries: 11, Timeout: -time.Second, Budget: -1}},
+		{"backend", AddonsConfig{LLM: llm.Config{URL: "http://gpu:8000/v1", Model: "m", APIKey: "k"}}, nil, true},
+		{"never retry", AddonsConfig{LLM: llm.Config{URL: "https://gpu/v1", Model: "m", Retries: -1}}, nil, true},
+		{"model without url", AddonsConfig{LLM: llm.Config{Model: "m"}}, []string{"addons.llm.url"}, false},
+		{"key without url", AddonsConfig{LLM: llm.Config{APIKey: "k"}}, []string{"addons.llm.url"}, false},
+		{"url without model", AddonsConfig{LLM: llm.Config{URL: "http://gpu/v1"}}, []string{"addons.llm.model"}, true},
+		{"not http", AddonsConfig{LLM: llm.Config{URL: "ftp://gpu/v1", Model: "m"}}, []string{"addons.llm.url"}, true},
+		{"bounds", AddonsConfig{LLM: llm.Config{URL: "http://gpu/v1", Model: "m", Retries: 11, Timeout: -time.Second, Budget: -1}},
 			[]string{"addons.llm.retries", "addons.llm.timeout", "addons.llm.budget"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := tt.cfg
 			c.SetDefaults()
-			err := c.Validate()
+			err := config.Under("addons", c.Validate()) // its keys as the file names them
 			if tt.wantErr == nil && err != nil {
 				t.Fatalf("Validate: %v", err)
 			}
@@ -83,7 +85,7 @@ func TestSecretRedacted(t *testing.T) {
 	if err := yaml.Unmarshal([]byte("llm:\n  url: http://gpu/v1\n  model: m\n  api_key: "+key+"\n"), &c); err != nil {
 		t.Fatal(err)
 	}
-	if string(c.LLM.APIKey) != key || c.LLM.client("").APIKey != key {
+	if string(c.LLM.APIKey) != key || llmClient(c.LLM, "").APIKey != key {
 		t.Fatalf("api_key not read from YAML: %q", string(c.LLM.APIKey))
 	}
 	var logged bytes.Buffer
@@ -653,9 +655,9 @@ func (s *chatServer) requests() []chatRequest {
 	return slices.Clone(s.reqs)
 }
 
-func backendAddons(t *testing.T, url string, mod func(*LLMConfig)) *Addons {
+func backendAddons(t *testing.T, url string, mod func(*llm.Config)) *Addons {
 	t.Helper()
-	c := AddonsConfig{LLM: LLMConfig{URL: url + "/v1", Model: "stand-in", APIKey: "sk-test", Timeout: 5 * time.Second, Retries: -1}}
+	c := AddonsConfig{LLM: llm.Config{URL: url + "/v1", Model: "stand-in", APIKey: "sk-test", Timeout: 5 * time.Second, Retries: -1}}
 	if mod != nil {
 		mod(&c.LLM)
 	}
@@ -790,7 +792,7 @@ func TestBackendAddons(t *testing.T) {
 			if f.down {
 				s.srv.Close()
 			}
-			a := backendAddons(t, url, func(c *LLMConfig) { c.Timeout = 200 * time.Millisecond })
+			a := backendAddons(t, url, func(c *llm.Config) { c.Timeout = 200 * time.Millisecond })
 			start := time.Now()
 			_, out := runAddons(t, a, m, false, [][]int16{m.pcm}, p)
 			t.Logf("%s: add-ons took %s", f.name, time.Since(start))

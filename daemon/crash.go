@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"time"
+
+	"github.com/earshot-dev/earshot/errcode"
 )
 
 // The crash report: the Go runtime writes the report of a fatal error (a
@@ -25,7 +27,9 @@ const (
 // errPoisonJob ends a job that was processing when the daemon crashed: it
 // may be what crashed it, and running it again could take the service
 // down again with every tenant's live calls.
-var errPoisonJob = errors.New("daemon: processing stopped when the service crashed; the job is not retried")
+// Its client message is shown although it is a 500.
+var errPoisonJob = errcode.ErrInternal.Sub("daemon: processing stopped when the service crashed; the job is not retried",
+	"the service stopped while processing this job; it is not retried")
 
 // armCrashReport reads the report the last run left (crashed is true when
 // there was one), keeps it as crashPrevFile, and directs this run's

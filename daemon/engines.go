@@ -13,7 +13,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/earshot-dev/earshot/config"
 	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/addons/llm"
 	"github.com/earshot-dev/earshot/recognizer/remote"
@@ -60,18 +62,15 @@ func (c *EnginesConfig) SetDefaults() {
 	}
 }
 
-// Validate checks names and routes without I/O; sphinxLang is the embedded
-// engine's language.
+// Validate checks names and routes without I/O, each problem a
+// *config.Problem naming its key (relative to this section); sphinxLang is
+// the embedded engine's language.
 func (c *EnginesConfig) Validate(sphinxLang string) error {
 	var errs []error
-	bad := func(key, format string, a ...any) {
-		errs = append(errs, fmt.Errorf("engines.%s: %s", key, fmt.Sprintf(format, a...)))
-	}
+	bad := func(key, format string, a ...any) { errs = append(errs, config.Errorf(key, format, a...)) }
 	langs := map[string][]string{EmbeddedEngine: {sphinxLang}}
 	for i, r := range c.Remote {
-		if err := r.Validate(); err != nil {
-			bad(fmt.Sprintf("remote[%d]", i), "%v", err)
-		}
+		errs = append(errs, config.Under(fmt.Sprintf("remote[%d]", i), r.Validate()))
 		if _, dup := langs[r.Name]; dup {
 			bad(fmt.Sprintf("remote[%d].name", i), "%q is already an engine's name", r.Name)
 		}
@@ -93,28 +92,23 @@ func (c *EnginesConfig) Validate(sphinxLang string) error {
 			bad("routes.languages."+lang, "engine %q does not serve %s", name, lang)
 		}
 	}
-	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
-	return errors.Join(errs...)
+	return config.Sorted(errors.Join(errs...)) // by key: the routes come in map order
 }
 
 // ErrEngineUnavailable is returned (wrapped in an *Error naming the engine)
 // when a job's remote engine cannot be reached, times out or keeps
 // failing: status 503.
-var ErrEngineUnavailable = errors.New("daemon: engine unavailable")
+var ErrEngineUnavailable = errcode.ErrEngineUnavailable.Sub("daemon: engine unavailable", "")
 
 // ErrEngineFailed is returned (wrapped in an *Error naming the engine) when
 // a job's remote engine answers something that is not a transcription
 // (malformed JSON, a 4xx): status 500 with that message.
-var ErrEngineFailed = errors.New("daemon: engine failed")
+var ErrEngineFailed = errcode.ErrEngineFailed.Sub("daemon: engine failed", "")
 
-// engineMessage is the client message of an engine error, false for other
-// errors.
-func engineMessage(err error) (string, bool) {
-	var e *Error
-	if errors.As(err, &e) && (e.Kind == ErrEngineUnavailable || e.Kind == ErrEngineFailed) {
-		return e.Msg, true
-	}
-	return "", false
+// isEngineError reports whether err is a remote engine's failure
+// (ErrEngineUnavailable or ErrEngineFailed).
+func isEngineError(err error) bool {
+	return errors.Is(err, ErrEngineUnavailable) || errors.Is(err, ErrEngineFailed)
 }
 
 // Engines is the registry of installed engines: the embedded one and the
@@ -710,7 +704,7 @@ func (s *liveStream) fallBack(pcm []int16, err error) (recognizer.Utterance, err
 	var jerr error
 	if err != nil {
 		jerr = engineError(name, err)
-		if _, engineFailed := engineMessage(jerr); !engineFailed {
+		if !isEngineError(jerr) {
 			return recognizer.Utterance{}, err // cancelled or closed: not the server's fault
 		}
 		if l.fallbackLang == "" {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/earshot-dev/earshot/config"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/remote"
 )
@@ -67,7 +68,7 @@ func TestEnginesValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.c.SetDefaults()
-			err := tt.c.Validate("en")
+			err := config.Under("engines", tt.c.Validate("en")) // its keys as the file names them
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Validate = %v, want it to mention %q", err, tt.want)
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/earshot-dev/earshot/daemon/params"
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/recognizer/remote"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -59,8 +60,19 @@ func TestMessage(t *testing.T) {
 	if !errors.Is(err, cause) || !errors.Is(err, ErrBadAudio) {
 		t.Error("errors.Is lost the kind or the cause")
 	}
-	if got := Message(fmt.Errorf("%w: model-3 is not available for live", params.ErrCannotServe)); got != "model-3 is not available for live" {
+	if got := Message(newError(ErrCannotServe, nil, "model-3 is not available for live")); got != "model-3 is not available for live" {
 		t.Errorf("422 message = %q", got)
+	}
+	// A sentinel wrapped with fmt.Errorf shows its kind's message, never
+	// the text around it.
+	if got := Message(fmt.Errorf("%w: /var/lib/earshot/x", params.ErrCannotServe)); got != "request cannot be served" {
+		t.Errorf("wrapped 422 message = %q", got)
+	}
+	if got := Message(errPoisonJob); got != "the service stopped while processing this job; it is not retried" {
+		t.Errorf("poison job message = %q", got)
+	}
+	if got := Message(engineError("gpu", fmt.Errorf("dial tcp 10.0.0.1:8000: %w", remote.ErrUnavailable))); got != "transcription engine gpu unavailable" {
+		t.Errorf("engine message = %q", got)
 	}
 	if got := Message(newError(ErrQuota, errors.New("account acme: 900 bytes"), reasonQuota, 1000)); got != fmt.Sprintf(reasonQuota, 1000) {
 		t.Errorf("quota message = %q", got)

@@ -2,8 +2,9 @@ package daemon
 
 import (
 	"errors"
-	"fmt"
 	"time"
+
+	"github.com/earshot-dev/earshot/config"
 )
 
 // LiveConfig configures live sessions.
@@ -37,6 +38,12 @@ type LiveConfig struct {
 	DecoderWait time.Duration `yaml:"decoder_wait"`
 	// PartialInterval is the cadence of partial transcripts; default 250ms.
 	PartialInterval time.Duration `yaml:"partial_interval"`
+	// MaxStoredMessageBytes bounds the bytes of the messages a session
+	// keeps in result.messages before its end (acknowledgments take at
+	// most a quarter); later ones are still sent, and counted in a
+	// messages_omitted entry. The end's messages (end_recording through
+	// end_session) are always kept. Default 4 MiB.
+	MaxStoredMessageBytes int `yaml:"max_stored_message_bytes"`
 	// BatchPass, default true, replaces a finished session's stored result
 	// (and sends its callback's final messages) with a pass of the
 	// pre-recorded pipeline over the whole recording, run by the workers
@@ -77,6 +84,9 @@ func (c *LiveConfig) SetDefaults() {
 	if c.PartialInterval == 0 {
 		c.PartialInterval = 250 * time.Millisecond
 	}
+	if c.MaxStoredMessageBytes == 0 {
+		c.MaxStoredMessageBytes = 4 << 20
+	}
 	if c.BatchPass == nil {
 		on := true
 		c.BatchPass = &on
@@ -101,28 +111,31 @@ func (c LiveConfig) accountLimit() int {
 func (c LiveConfig) Validate() error {
 	var errs []error
 	if c.Capacity < 1 || c.Capacity > 10000 {
-		errs = append(errs, fmt.Errorf("live.capacity: must be 1 to 10000, not %d", c.Capacity))
+		errs = append(errs, config.Errorf("capacity", "must be 1 to 10000, not %d", c.Capacity))
 	}
 	if n := c.MaxSessionsPerAccount; n != nil && *n < 0 {
-		errs = append(errs, fmt.Errorf("live.max_sessions_per_account: must be 0 (no limit) or more, not %d", *n))
+		errs = append(errs, config.Errorf("max_sessions_per_account", "must be 0 (no limit) or more, not %d", *n))
 	}
 	if c.TokenTTL < time.Second {
-		errs = append(errs, errors.New("live.token_ttl: must be at least 1s"))
+		errs = append(errs, config.Errorf("token_ttl", "must be at least 1s"))
 	}
 	if c.ConnectTimeout < time.Second {
-		errs = append(errs, errors.New("live.connect_timeout: must be at least 1s"))
+		errs = append(errs, config.Errorf("connect_timeout", "must be at least 1s"))
 	}
 	if c.IdleTimeout < 100*time.Millisecond || c.ReconnectGrace < 0 {
-		errs = append(errs, errors.New("live.idle_timeout: must be at least 100ms; live.reconnect_grace >= 0"))
+		errs = append(errs, config.Errorf("idle_timeout", "must be at least 100ms; live.reconnect_grace >= 0"))
 	}
 	if c.MaxFrameBytes < 1024 || c.MaxFrameBytes > 64<<20 {
-		errs = append(errs, errors.New("live.max_frame_bytes: must be 1 KiB to 64 MiB"))
+		errs = append(errs, config.Errorf("max_frame_bytes", "must be 1 KiB to 64 MiB"))
 	}
 	if c.MaxMessagesPerSecond < 1 {
-		errs = append(errs, errors.New("live.max_messages_per_second: must be at least 1"))
+		errs = append(errs, config.Errorf("max_messages_per_second", "must be at least 1"))
 	}
 	if c.PartialInterval <= 0 || c.PartialInterval > 500*time.Millisecond {
-		errs = append(errs, errors.New("live.partial_interval: must be > 0 and <= 500ms"))
+		errs = append(errs, config.Errorf("partial_interval", "must be > 0 and <= 500ms"))
+	}
+	if c.MaxStoredMessageBytes < 4096 || c.MaxStoredMessageBytes > 256<<20 {
+		errs = append(errs, config.Errorf("max_stored_message_bytes", "must be 4 KiB to 256 MiB, not %d", c.MaxStoredMessageBytes))
 	}
 	return errors.Join(errs...)
 }

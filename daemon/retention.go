@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/earshot-dev/earshot/config"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -49,16 +50,16 @@ func (c RetentionConfig) Validate() error {
 		key  string
 		days int
 	}{
-		{"retention.pre_recorded_days", c.PreRecordedDays},
-		{"retention.live_days", c.LiveDays},
-		{"retention.upload_days", c.UploadDays},
+		{"pre_recorded_days", c.PreRecordedDays},
+		{"live_days", c.LiveDays},
+		{"upload_days", c.UploadDays},
 	} {
 		if f.days < 0 || f.days > maxRetentionDays {
-			errs = append(errs, fmt.Errorf("%s: must be 0 (keep forever) to %d, not %d", f.key, maxRetentionDays, f.days))
+			errs = append(errs, config.Errorf(f.key, "must be 0 (keep forever) to %d, not %d", maxRetentionDays, f.days))
 		}
 	}
 	if c.Interval < time.Minute || c.Interval > 7*24*time.Hour {
-		errs = append(errs, fmt.Errorf("retention.interval: must be 1m to 168h, not %s", c.Interval))
+		errs = append(errs, config.Errorf("interval", "must be 1m to 168h, not %s", c.Interval))
 	}
 	return errors.Join(errs...)
 }

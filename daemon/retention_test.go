@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/earshot-dev/earshot/config"
 	"github.com/earshot-dev/earshot/daemon"
 	"github.com/earshot-dev/earshot/store"
 	"github.com/earshot-dev/earshot/store/storetest"
@@ -37,7 +38,7 @@ func TestRetentionConfig(t *testing.T) {
 			if tc.cfg.Interval == 0 && c.Interval != time.Hour {
 				t.Errorf("default interval %s, want 1h", c.Interval)
 			}
-			err := c.Validate()
+			err := config.Under("retention", c.Validate()) // its keys as the file names them
 			if len(tc.wantErr) == 0 {
 				if err != nil {
 					t.Fatalf("Validate = %v, want nil", err)

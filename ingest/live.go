@@ -6,13 +6,14 @@ package ingest
 
 import (
 	"context"
-	"errors"
+
+	"github.com/earshot-dev/earshot/errcode"
 )
 
 // ErrAtCapacity is returned by OpenLive when no more live sessions can be
 // opened; the daemon's own ErrAtCapacity must match it with errors.Is, so a
 // door maps it (SIP 503) without importing the daemon.
-var ErrAtCapacity = errors.New("ingest: at capacity")
+var ErrAtCapacity = errcode.ErrAtCapacity.Sub("ingest: at capacity", "")
 
 // Session is one live session as a door sees it. ID is the live job's id;
 // Write takes raw audio in the session's negotiated format (any length;

@@ -9,23 +9,23 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/app"
 )
 
 // TestDefaultConfigMatchesDaemon: earshot.yaml loads as the daemon loads
 // it (unknown keys are errors), gives exactly SetDefaults' values, and
-// spells out every key of daemon.Config.
+// spells out every key of app.Config.
 func TestDefaultConfigMatchesDaemon(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "earshot.yaml")
 	if err := os.WriteFile(path, DefaultConfig(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	got, err := daemon.LoadConfig(path, nil)
+	got, err := app.Load(path, nil)
 	if err != nil {
-		t.Fatalf("earshot.yaml does not load (add the key to daemon.Config or drop it here): %v", err)
+		t.Fatalf("earshot.yaml does not load (add the key to its module's Config or drop it here): %v", err)
 	}
 	got.SetDefaults()
-	var want daemon.Config
+	var want app.Config
 	want.SetDefaults()
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("earshot.yaml + SetDefaults:\n%+v\nSetDefaults alone:\n%+v", got, want)
@@ -45,7 +45,7 @@ func TestDefaultConfigMatchesDaemon(t *testing.T) {
 		}
 	}
 	walk(doc.Content[0], "")
-	for _, k := range daemon.ConfigKeys() {
+	for _, k := range app.Keys() {
 		if !inFile[k.Path] {
 			t.Errorf("earshot.yaml does not document %s", k.Path)
 		}

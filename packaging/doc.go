@@ -4,6 +4,6 @@
 // the maintainer scripts in debian/. build-deb.sh assembles the .deb with
 // dpkg-deb; the tests build it and check its contents and scripts.
 //
-// earshot.yaml documents every key of daemon.Config with the defaults
+// earshot.yaml documents every key of app.Config with the defaults
 // SetDefaults gives; a test fails when the two disagree.
 package packaging

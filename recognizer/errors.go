@@ -1,11 +1,15 @@
 package recognizer
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/earshot-dev/earshot/errcode"
+)
 
 var (
 	// ErrAtCapacity is returned by Engine.NewStream when no decoder became
 	// free before the caller's context ended.
-	ErrAtCapacity = errors.New("recognizer: no decoder available")
+	ErrAtCapacity = errcode.ErrAtCapacity.Sub("recognizer: no decoder available", "")
 	// ErrLanguage is returned by Engine.NewStream for a language the engine
 	// does not serve.
 	ErrLanguage = errors.New("recognizer: language not installed")

@@ -1,15 +1,19 @@
 package store
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/earshot-dev/earshot/errcode"
+)
 
 // Lookups.
 var (
 	// ErrNotFound is returned when a job, key, upload, delivery or blob with
 	// the given id or name does not exist.
-	ErrNotFound = errors.New("store: not found")
+	ErrNotFound = errcode.ErrNotFound.Sub("store: not found", "")
 	// ErrUnauthorized is returned by Authenticate when the secret is unknown
 	// or its key has been revoked.
-	ErrUnauthorized = errors.New("store: unauthorized")
+	ErrUnauthorized = errcode.ErrUnauthorized.Sub("store: unauthorized", "")
 )
 
 // Writes.
@@ -34,7 +38,7 @@ var (
 	ErrTooLarge = errors.New("store: too large")
 	// ErrNoSpace is returned (wrapping the system error) when the disk is
 	// full while writing a blob or committing a transaction.
-	ErrNoSpace = errors.New("store: no space left on device")
+	ErrNoSpace = errcode.ErrNoSpace.Sub("store: no space left on device", "")
 )
 
 // Opening and checking.

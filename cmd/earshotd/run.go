@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/earshot-dev/earshot/api"
+	"github.com/earshot-dev/earshot/app"
 	"github.com/earshot-dev/earshot/daemon"
 	"github.com/earshot-dev/earshot/ingest/sip"
 	"github.com/earshot-dev/earshot/ingest/webrtc"
@@ -23,8 +24,8 @@ import (
 // loadConfig reads the file at path (none when ""), applies the EARSHOT_*
 // variables of env, then set (the flags: they win), fills defaults and
 // validates.
-func loadConfig(path string, env []string, set func(*daemon.Config) error) (daemon.Config, error) {
-	cfg, err := daemon.LoadConfig(path, env)
+func loadConfig(path string, env []string, set func(*app.Config) error) (app.Config, error) {
+	cfg, err := app.Load(path, env)
 	if err != nil {
 		return cfg, err
 	}
@@ -54,12 +55,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	logOut := newLineBuffer(stdout)
 	defer logOut.Close()
 	log := newLogger(logOut, cfg.LogLevel)
-	d, err := daemon.New(cfg, log)
+	d, err := daemon.New(cfg.Config, log)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	acfg := apiConfig(cfg)
+	acfg := cfg.HTTP()
 	acfg.SetDefaults()
 	if err := acfg.Validate(); err != nil {
 		return err
@@ -135,18 +136,6 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return err
 }
 
-// apiConfig is the HTTP server's config: the api: section, with the body
-// and upload bounds of limits: and the WebSocket bounds of live:.
-func apiConfig(cfg daemon.Config) api.Config {
-	return api.Config{
-		PublicURL: cfg.PublicURL, MaxBodyBytes: cfg.Limits.MaxBodyBytes, MaxUploadBytes: cfg.Limits.MaxUploadBytes,
-		HeaderTimeout: cfg.API.HeaderTimeout, ReadTimeout: cfg.API.ReadTimeout, MinBodyBytesPerSecond: cfg.API.MinBodyBytesPerSecond, WriteTimeout: cfg.API.WriteTimeout, IdleTimeout: cfg.API.IdleTimeout,
-		MaxConns: cfg.API.MaxConns, MaxPendingConns: cfg.API.MaxPendingConns, MaxConnsPerIP: cfg.API.MaxConnsPerIP, MaxListBytes: cfg.API.MaxListBytes, TLSCert: cfg.API.TLSCert, TLSKey: cfg.API.TLSKey,
-		RequestsPerSecond: *cfg.Limits.RequestsPerSecond, Burst: cfg.Limits.Burst, SeparateOps: cfg.OpsListen != "",
-		Live: api.LiveLimits{MaxFrameBytes: cfg.Live.MaxFrameBytes, MaxMessagesPerSecond: cfg.Live.MaxMessagesPerSecond, IdleTimeout: cfg.Live.IdleTimeout},
-	}
-}
-
 // setFlags collects repeated --set key.path=value flags.
 type setFlags []string
 
@@ -160,8 +149,8 @@ func (s *setFlags) Set(v string) error {
 	return nil
 }
 
-// apply sets each key in order through daemon.Config.Set.
-func (s setFlags) apply(c *daemon.Config) error {
+// apply sets each key in order through app.Config.Set.
+func (s setFlags) apply(c *app.Config) error {
 	var errs []error
 	for _, kv := range s {
 		k, v, _ := strings.Cut(kv, "=")
@@ -174,7 +163,7 @@ func (s setFlags) apply(c *daemon.Config) error {
 
 // runConfig parses the run flags and loads the config they name: defaults <
 // file < env < flags, --set after the named flags.
-func runConfig(args, env []string, stderr io.Writer) (daemon.Config, error) {
+func runConfig(args, env []string, stderr io.Writer) (app.Config, error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "", "YAML config file")
@@ -186,9 +175,9 @@ func runConfig(args, env []string, stderr io.Writer) (daemon.Config, error) {
 	var sets setFlags
 	fs.Var(&sets, "set", "`key.path=value`: set any config key, e.g. --set limits.max_queued=100 (repeatable; after the other flags)")
 	if err := fs.Parse(args); err != nil {
-		return daemon.Config{}, err
+		return app.Config{}, err
 	}
-	return loadConfig(*cfgPath, env, func(c *daemon.Config) error {
+	return loadConfig(*cfgPath, env, func(c *app.Config) error {
 		if *listen != "" {
 			c.Listen = *listen
 		}

@@ -41,10 +41,10 @@ func TestRunConfigPrecedence(t *testing.T) {
 			got{6, 10000, 4096, 0, "error", time.Minute}, ""},
 		{"--set empty value is the default", []string{"--config", path, "--set", "workers="}, nil, got{1, 7, 50, 0, "warn", time.Minute}, ""},
 		{"bad --set value", []string{"--set", "workers=x"}, nil, got{}, `--set workers: workers: must be an integer, not "x"`},
-		{"unknown --set key", []string{"--set", "limits.max_qeued=1"}, nil, got{}, "--set limits.max_qeued: daemon: unknown config key"},
+		{"unknown --set key", []string{"--set", "limits.max_qeued=1"}, nil, got{}, "--set limits.max_qeued: config: unknown key"},
 		{"--set without =", []string{"--set", "workers"}, nil, got{}, `want key.path=value, not "workers"`},
 		{"--set invalid after defaults", []string{"--set", "workers=100"}, nil, got{}, "workers: must be 1 to 64, not 100"},
-		{"unknown variable", nil, []string{"EARSHOT_WORKER=2"}, got{}, "EARSHOT_WORKER: daemon: unknown config key"},
+		{"unknown variable", nil, []string{"EARSHOT_WORKER=2"}, got{}, "EARSHOT_WORKER: config: unknown key"},
 		{"bad variable", nil, []string{"EARSHOT_LIVE_TOKEN_TTL=soon"}, got{}, `EARSHOT_LIVE_TOKEN_TTL (live.token_ttl): must be a duration`},
 	}
 	for _, tt := range tests {
@@ -66,9 +66,9 @@ func TestRunConfigPrecedence(t *testing.T) {
 			if g != tt.want {
 				t.Errorf("got %+v, want %+v", g, tt.want)
 			}
-			if a := apiConfig(cfg); a.MaxConns != cfg.API.MaxConns || a.IdleTimeout != cfg.API.IdleTimeout ||
+			if a := cfg.HTTP(); a.MaxConns != cfg.API.MaxConns || a.IdleTimeout != cfg.API.IdleTimeout ||
 				a.ReadTimeout != cfg.API.ReadTimeout || a.WriteTimeout != cfg.API.WriteTimeout || a.MaxUploadBytes != cfg.Limits.MaxUploadBytes {
-				t.Errorf("apiConfig does not carry the api: section: %+v", a)
+				t.Errorf("HTTP does not carry the api: section: %+v", a)
 			}
 		})
 	}
@@ -105,7 +105,7 @@ func TestConfigCheckEnv(t *testing.T) {
 			}
 			var got []string
 			for _, p := range problems {
-				got = append(got, p.String())
+				got = append(got, describe(p))
 			}
 			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 				t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))

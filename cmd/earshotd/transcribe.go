@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/earshot-dev/earshot/app"
 	"github.com/earshot-dev/earshot/daemon"
 )
 
@@ -44,7 +45,7 @@ func cmdTranscribe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(*cfgPath, os.Environ(), func(c *daemon.Config) error {
+	cfg, err := loadConfig(*cfgPath, os.Environ(), func(c *app.Config) error {
 		if *decoders != 0 {
 			c.Sphinx.Decoders = *decoders
 		}
@@ -53,7 +54,7 @@ func cmdTranscribe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	lt, err := daemon.NewLocalTranscriber(cfg, newLogger(stderr, cfg.LogLevel))
+	lt, err := daemon.NewLocalTranscriber(cfg.Config, newLogger(stderr, cfg.LogLevel))
 	if err != nil {
 		return err
 	}

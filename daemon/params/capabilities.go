@@ -1,7 +1,6 @@
 package params
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -40,8 +39,8 @@ func (c Capabilities) serves(lang string) bool {
 func (c Capabilities) checkLanguages(model string, lc LanguageConfig) error {
 	if model == Model3 {
 		if len(lc.Languages) != 1 || !slices.Contains(model3Languages, lc.Languages[0]) {
-			return fmt.Errorf("%w: model-3 needs language_config.languages to hold exactly one of %s",
-				ErrCannotServe, strings.Join(model3Languages, ", "))
+			return cannotServe("model-3 needs language_config.languages to hold exactly one of %s",
+				strings.Join(model3Languages, ", "))
 		}
 	}
 	var missing []string
@@ -61,6 +60,6 @@ func (c Capabilities) checkLanguages(model string, lc LanguageConfig) error {
 	if len(missing) > 1 {
 		verb = "are"
 	}
-	return fmt.Errorf("%w: language_config.languages %s %s not served by this appliance (installed: %s)",
-		ErrCannotServe, strings.Join(missing, ", "), verb, installed)
+	return cannotServe("language_config.languages %s %s not served by this appliance (installed: %s)",
+		strings.Join(missing, ", "), verb, installed)
 }

@@ -7,8 +7,8 @@
 // malformed field (body not JSON, wrong type, value outside its set or range,
 // unknown field, over-long array) by its JSON path, and only when there is
 // none do they check whether the appliance can serve the request, returning
-// an error wrapping ErrCannotServe whose text after "cannot serve: " names
-// the field and is shown to users.
+// an *errcode.Error of kind ErrCannotServe whose Msg names the field and is
+// shown to users.
 //
 // It does not fetch audio, look up keys, or know which engines exist: the
 // caller describes what the appliance can serve in Capabilities. Decoded

@@ -1,7 +1,6 @@
 package params
 
 import (
-	"fmt"
 	"net/url"
 )
 
@@ -196,11 +195,11 @@ func DecodePreRecorded(body []byte, c Capabilities) (*PreRecorded, error) {
 
 	// 422: well-formed, but not something this appliance can serve.
 	if audio.Scheme != "http" && audio.Scheme != "https" {
-		return nil, fmt.Errorf("%w: audio_url scheme %q is not supported (use http, https or a file from /v2/upload)",
-			ErrCannotServe, truncate(audio.Scheme, 16))
+		return nil, cannotServe("audio_url scheme %q is not supported (use http, https or a file from /v2/upload)",
+			truncate(audio.Scheme, 16))
 	}
 	if id, ok := FileID(r.AudioURL); ok && c.LocalFile != nil && !c.LocalFile(id) {
-		return nil, fmt.Errorf("%w: audio_url names no uploaded file (id %q)", ErrCannotServe, truncate(id, 64))
+		return nil, cannotServe("audio_url names no uploaded file (id %q)", truncate(id, 64))
 	}
 	if err := c.checkLanguages(r.Model, r.LanguageConfig); err != nil {
 		return nil, err

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/earshot-dev/earshot/errcode"
 )
 
 // english is what an appliance with only PocketSphinx en-us serves.
@@ -379,33 +381,33 @@ func TestDecodePreRecordedCannotServe(t *testing.T) {
 		want string
 	}{
 		{"ftp audio_url", `{"audio_url":"ftp://files.local/a.wav"}`, english,
-			`cannot serve: audio_url scheme "ftp" is not supported (use http, https or a file from /v2/upload)`},
+			`audio_url scheme "ftp" is not supported (use http, https or a file from /v2/upload)`},
 		{"file audio_url", `{"audio_url":"file:///tmp/a.wav"}`, english,
-			`cannot serve: audio_url scheme "file" is not supported (use http, https or a file from /v2/upload)`},
+			`audio_url scheme "file" is not supported (use http, https or a file from /v2/upload)`},
 		{"unknown uploaded file", `{"audio_url":"https://box.local/v2/files/f00d"}`, noSuchFile,
-			`cannot serve: audio_url names no uploaded file (id "f00d")`},
+			`audio_url names no uploaded file (id "f00d")`},
 		{"model-3 without language", pr(`"model":"model-3"`), Capabilities{},
-			"cannot serve: model-3 needs language_config.languages to hold exactly one of en, fr, de, es, it"},
+			"model-3 needs language_config.languages to hold exactly one of en, fr, de, es, it"},
 		{"model-3 with two languages", pr(`"model":"model-3","language_config":{"languages":["en","fr"]}`), Capabilities{},
-			"cannot serve: model-3 needs language_config.languages to hold exactly one of en, fr, de, es, it"},
+			"model-3 needs language_config.languages to hold exactly one of en, fr, de, es, it"},
 		{"model-3 with another language", pr(`"model":"model-3","language_config":{"languages":["ja"]}`), Capabilities{},
-			"cannot serve: model-3 needs language_config.languages to hold exactly one of en, fr, de, es, it"},
+			"model-3 needs language_config.languages to hold exactly one of en, fr, de, es, it"},
 		{"language not installed", pr(`"language_config":{"languages":["fr"]}`), english,
-			"cannot serve: language_config.languages fr is not served by this appliance (installed: en)"},
+			"language_config.languages fr is not served by this appliance (installed: en)"},
 		{"languages not installed", pr(`"language_config":{"languages":["fr","en","de"]}`), english,
-			"cannot serve: language_config.languages fr, de are not served by this appliance (installed: en)"},
+			"language_config.languages fr, de are not served by this appliance (installed: en)"},
 		{"no language installed", pr(`"language_config":{"languages":["en"]}`), Capabilities{Languages: []string{}},
-			"cannot serve: language_config.languages en is not served by this appliance (installed: none)"},
+			"language_config.languages en is not served by this appliance (installed: none)"},
 		{"subtitle rows under 10 characters", pr(`"subtitles":true,"subtitles_config":{"maximum_characters_per_row":9}`), english,
-			"cannot serve: subtitles_config.maximum_characters_per_row 9 is below 10, the narrowest row this appliance lays out"},
+			"subtitles_config.maximum_characters_per_row 9 is below 10, the narrowest row this appliance lays out"},
 		{"captions under half a second", pr(`"subtitles":true,"subtitles_config":{"maximum_duration":0.4}`), english,
-			"cannot serve: subtitles_config.maximum_duration 0.4 is below 0.5 s, the shortest caption this appliance builds"},
+			"subtitles_config.maximum_duration 0.4 is below 0.5 s, the shortest caption this appliance builds"},
 		{"enhanced translation", pr(`"translation":true,"translation_config":{"target_languages":["fr"],"model":"enhanced"}`), english,
-			`cannot serve: translation_config.model "enhanced": this appliance translates with one model (its configured backend), served as "base"`},
+			`translation_config.model "enhanced": this appliance translates with one model (its configured backend), served as "base"`},
 		{"translation without lipsync", pr(`"translation":true,"translation_config":{"target_languages":["fr"],"lipsync":false}`), english,
-			"cannot serve: translation_config.lipsync false: translated utterances always keep the original utterances' timing on this appliance"},
+			"translation_config.lipsync false: translated utterances always keep the original utterances' timing on this appliance"},
 		{"model-3 language not installed", pr(`"model":"model-3","language_config":{"languages":["de"]}`), english,
-			"cannot serve: language_config.languages de is not served by this appliance (installed: en)"},
+			"language_config.languages de is not served by this appliance (installed: en)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -417,7 +419,7 @@ func TestDecodePreRecordedCannotServe(t *testing.T) {
 			if errors.As(err, &ve) {
 				t.Fatalf("422 is also a 400: %v", err)
 			}
-			if err.Error() != tc.want {
+			if errcode.Message(err) != tc.want { // the client message
 				t.Errorf("error =\n%s\nwant\n%s", err, tc.want)
 			}
 		})

@@ -1,7 +1,5 @@
 package params
 
-import "fmt"
-
 // Bounds of what this appliance builds, below which a well-formed value is
 // refused (422) rather than run as something else.
 const (
@@ -20,12 +18,12 @@ const (
 func refusePreRecorded(r *PreRecorded) error {
 	if c := r.SubtitlesConfig; c != nil {
 		if n := c.MaximumCharactersPerRow; n != nil && *n < MinCharactersPerRow {
-			return fmt.Errorf("%w: subtitles_config.maximum_characters_per_row %d is below %d, the narrowest row this appliance lays out",
-				ErrCannotServe, *n, MinCharactersPerRow)
+			return cannotServe("subtitles_config.maximum_characters_per_row %d is below %d, the narrowest row this appliance lays out",
+				*n, MinCharactersPerRow)
 		}
 		if d := c.MaximumDuration; d != nil && *d < MinCaptionSeconds {
-			return fmt.Errorf("%w: subtitles_config.maximum_duration %v is below %v s, the shortest caption this appliance builds",
-				ErrCannotServe, *d, MinCaptionSeconds)
+			return cannotServe("subtitles_config.maximum_duration %v is below %v s, the shortest caption this appliance builds",
+				*d, MinCaptionSeconds)
 		}
 	}
 	return refuseTranslation("translation_config", r.TranslationConfig)
@@ -38,12 +36,12 @@ func refuseTranslation(path string, c *TranslationConfig) error {
 		return nil
 	}
 	if c.Model != TranslationBase {
-		return fmt.Errorf("%w: %s.model %q: this appliance translates with one model (its configured backend), served as %q",
-			ErrCannotServe, path, c.Model, TranslationBase)
+		return cannotServe("%s.model %q: this appliance translates with one model (its configured backend), served as %q",
+			path, c.Model, TranslationBase)
 	}
 	if !c.Lipsync {
-		return fmt.Errorf("%w: %s.lipsync false: translated utterances always keep the original utterances' timing on this appliance",
-			ErrCannotServe, path)
+		return cannotServe("%s.lipsync false: translated utterances always keep the original utterances' timing on this appliance",
+			path)
 	}
 	return nil
 }

@@ -2,9 +2,10 @@ package rtp
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 	"time"
+
+	"github.com/earshot-dev/earshot/config"
 )
 
 // JitterConfig sizes a jitter buffer. Zero fields take their defaults.
@@ -44,16 +45,16 @@ func (c *JitterConfig) SetDefaults() {
 func (c JitterConfig) Validate() error {
 	var errs []error
 	if c.Depth < 1 || c.Depth > c.Capacity {
-		errs = append(errs, fmt.Errorf("rtp: jitter depth %d must be 1 to capacity %d", c.Depth, c.Capacity))
+		errs = append(errs, config.Errorf("depth", "%d must be 1 to capacity %d", c.Depth, c.Capacity))
 	}
 	if c.Delay < 0 || c.Delay > 2*time.Second {
-		errs = append(errs, fmt.Errorf("rtp: jitter delay %s must be 0 to 2s", c.Delay))
+		errs = append(errs, config.Errorf("delay", "%s must be 0 to 2s", c.Delay))
 	}
 	if c.MaxGap < 0 || c.MaxGap > 8000*60 {
-		errs = append(errs, fmt.Errorf("rtp: jitter max_gap %d must be 0 to 480000 samples", c.MaxGap))
+		errs = append(errs, config.Errorf("max_gap", "%d must be 0 to 480000 samples", c.MaxGap))
 	}
 	if c.Capacity < 1 || c.Capacity > 4096 {
-		errs = append(errs, fmt.Errorf("rtp: jitter capacity %d must be 1 to 4096", c.Capacity))
+		errs = append(errs, config.Errorf("capacity", "%d must be 1 to 4096", c.Capacity))
 	}
 	return errors.Join(errs...)
 }

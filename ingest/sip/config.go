@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/earshot-dev/earshot/config"
 	"github.com/earshot-dev/earshot/ingest/rtp"
 )
 
@@ -89,75 +90,73 @@ func (c *Config) SetDefaults() {
 }
 
 // Validate checks the section without I/O and joins every problem, each
-// naming its key.
+// a *config.Problem naming its key (relative to this section).
 func (c Config) Validate() error {
 	var errs []error
-	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	add := func(key, format string, a ...any) { errs = append(errs, config.Errorf(key, format, a...)) }
 	if c.Listen != "" {
 		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-			add("sip.listen: %q is not host:port", c.Listen)
+			add("listen", "%q is not host:port", c.Listen)
 		}
 		if len(c.Allow) == 0 {
-			add("sip.allow: list the networks that may place calls (e.g. [10.0.0.0/8])")
+			add("allow", "list the networks that may place calls (e.g. [10.0.0.0/8])")
 		}
 	}
 	lo, hi, err := parsePorts(c.RTPPorts)
 	if err != nil {
-		add("sip.rtp_ports: %v", err)
+		add("rtp_ports", "%v", err)
 	} else if pairs := (hi - lo + 1) / 2; c.MaxCalls*2 > pairs {
-		add("sip.rtp_ports: %d port pairs cannot carry max_calls %d with two streams each", pairs, c.MaxCalls)
+		add("rtp_ports", "%d port pairs cannot carry max_calls %d with two streams each", pairs, c.MaxCalls)
 	}
 	if _, err := parseNets(c.Allow); err != nil {
-		add("sip.allow: %v", err)
+		add("allow", "%v", err)
 	}
 	if c.AdvertiseIP != "" {
 		if _, err := netip.ParseAddr(c.AdvertiseIP); err != nil {
-			add("sip.advertise_ip: %q is not an IP address", c.AdvertiseIP)
+			add("advertise_ip", "%q is not an IP address", c.AdvertiseIP)
 		}
 	}
 	if c.RTPTimeout < time.Second {
-		add("sip.rtp_timeout: %s is under 1s", c.RTPTimeout)
+		add("rtp_timeout", "%s is under 1s", c.RTPTimeout)
 	}
 	if c.MaxCalls < 1 || c.MaxCalls > 10000 {
-		add("sip.max_calls: must be 1 to 10000, not %d", c.MaxCalls)
+		add("max_calls", "must be 1 to 10000, not %d", c.MaxCalls)
 	}
 	if c.RingTime < 0 || c.RingTime > time.Minute {
-		add("sip.ring_time: must be 0 to 1m, not %s", c.RingTime)
+		add("ring_time", "must be 0 to 1m, not %s", c.RingTime)
 	}
 	for _, h := range c.Headers {
 		if h == "" || strings.ContainsAny(h, " :\t\r\n") {
-			add("sip.headers: %q is not a header name", h)
+			add("headers", "%q is not a header name", h)
 		}
 	}
-	if err := c.Jitter.Validate(); err != nil {
-		add("sip.jitter: %v", err)
-	}
+	errs = append(errs, config.Under("jitter", c.Jitter.Validate()))
 	users := map[string]bool{}
 	for i, r := range c.Routes {
-		key := fmt.Sprintf("sip.routes[%d]", i)
+		key := fmt.Sprintf("routes[%d]", i)
 		if r.User == "" {
-			add("%s.user: required (\"*\" matches any)", key)
+			add(key+".user", "required (\"*\" matches any)")
 		}
 		if users[r.User] && len(r.Source) == 0 {
-			add("%s.user: %q repeats an earlier route", key, r.User)
+			add(key+".user", "%q repeats an earlier route", r.User)
 		}
 		users[r.User] = true
 		if r.Account == "" {
-			add("%s.account: required", key)
+			add(key+".account", "required")
 		}
 		if r.Live != nil && r.Options != nil {
-			add("%s: set live or options, not both", key)
+			add(key, "set live or options, not both")
 		}
 		for _, f := range doorFields {
 			if _, ok := r.options()[f]; ok {
-				add("%s.live.%s: set by the SIP door from the call's SDP", key, f)
+				add(key+".live."+f, "set by the SIP door from the call's SDP")
 			}
 		}
 		if _, err := parseNets(r.Source); err != nil {
-			add("%s.source: %v", key, err)
+			add(key+".source", "%v", err)
 		}
 		if r.MaxCalls < 0 {
-			add("%s.max_calls: must be >= 0", key)
+			add(key+".max_calls", "must be >= 0")
 		}
 	}
 	return errors.Join(errs...)

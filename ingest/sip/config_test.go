@@ -3,6 +3,8 @@ package sip
 import (
 	"strings"
 	"testing"
+
+	"github.com/earshot-dev/earshot/config"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -32,7 +34,7 @@ func TestConfigValidate(t *testing.T) {
 			cfg := good()
 			c.edit(&cfg)
 			cfg.SetDefaults()
-			err := cfg.Validate()
+			err := config.Under("sip", cfg.Validate()) // its keys as the file names them
 			if c.want == "" && err != nil {
 				t.Fatalf("unexpected %v", err)
 			}

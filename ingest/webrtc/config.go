@@ -2,11 +2,12 @@ package webrtc
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/earshot-dev/earshot/config"
 )
 
 // Config configures the WebRTC (WHIP) door; it is the daemon's `webrtc:`
@@ -53,23 +54,23 @@ func (c *Config) SetDefaults() {
 }
 
 // Validate checks the settings without I/O and joins every problem, each
-// naming its key.
+// a *config.Problem naming its key (relative to this section).
 func (c Config) Validate() error {
 	var errs []error
 	if _, _, err := c.portRange(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.PublicIP != "" && net.ParseIP(c.PublicIP) == nil {
-		errs = append(errs, fmt.Errorf("webrtc.public_ip: %q is not an IP address", c.PublicIP))
+		errs = append(errs, config.Errorf("public_ip", "%q is not an IP address", c.PublicIP))
 	}
 	if c.DisconnectGrace < 100*time.Millisecond {
-		errs = append(errs, fmt.Errorf("webrtc.disconnect_grace: must be at least 100ms, not %s", c.DisconnectGrace))
+		errs = append(errs, config.Errorf("disconnect_grace", "must be at least 100ms, not %s", c.DisconnectGrace))
 	}
 	if c.GatherTimeout < 10*time.Millisecond {
-		errs = append(errs, fmt.Errorf("webrtc.gather_timeout: must be at least 10ms, not %s", c.GatherTimeout))
+		errs = append(errs, config.Errorf("gather_timeout", "must be at least 10ms, not %s", c.GatherTimeout))
 	}
 	if c.MaxOfferBytes < 1024 || c.MaxOfferBytes > 1<<20 {
-		errs = append(errs, fmt.Errorf("webrtc.max_offer_bytes: must be 1 KiB to 1 MiB, not %d", c.MaxOfferBytes))
+		errs = append(errs, config.Errorf("max_offer_bytes", "must be 1 KiB to 1 MiB, not %d", c.MaxOfferBytes))
 	}
 	return errors.Join(errs...)
 }
@@ -78,12 +79,12 @@ func (c Config) Validate() error {
 func (c Config) portRange() (lo, hi uint16, err error) {
 	a, b, ok := strings.Cut(c.UDPPorts, "-")
 	if !ok {
-		return 0, 0, fmt.Errorf("webrtc.udp_ports: %q is not a range \"min-max\"", c.UDPPorts)
+		return 0, 0, config.Errorf("udp_ports", "%q is not a range \"min-max\"", c.UDPPorts)
 	}
 	l, err1 := strconv.ParseUint(strings.TrimSpace(a), 10, 16)
 	h, err2 := strconv.ParseUint(strings.TrimSpace(b), 10, 16)
 	if err1 != nil || err2 != nil || l == 0 || h < l {
-		return 0, 0, fmt.Errorf("webrtc.udp_ports: %q must be two ports 1-65535, min <= max", c.UDPPorts)
+		return 0, 0, config.Errorf("udp_ports", "%q must be two ports 1-65535, min <= max", c.UDPPorts)
 	}
 	return uint16(l), uint16(h), nil
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/earshot-dev/earshot/config"
 )
 
 func TestConfig(t *testing.T) {
@@ -27,7 +29,7 @@ func TestConfig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.cfg
 			c.SetDefaults()
-			err := c.Validate()
+			err := config.Under("webrtc", c.Validate()) // its keys as the file names them
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatalf("Validate: %v", err)

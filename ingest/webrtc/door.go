@@ -174,7 +174,7 @@ func params(c codec.Codec) pionwebrtc.RTPCodecParameters {
 // client may still take it over).
 func (d *Door) Offer(ctx context.Context, sessionID, token string, offer []byte) (answer []byte, resource string, err error) {
 	if len(offer) > d.cfg.MaxOfferBytes {
-		return nil, "", fmt.Errorf("%w: %d bytes > limit %d", ErrBadOffer, len(offer), d.cfg.MaxOfferBytes)
+		return nil, "", badOffer("%d bytes > limit %d", len(offer), d.cfg.MaxOfferBytes)
 	}
 	if id, _, ok := strings.Cut(token, "."); !ok || id != sessionID {
 		return nil, "", ErrBadToken
@@ -216,7 +216,7 @@ func (d *Door) Offer(ctx context.Context, sessionID, token string, offer []byte)
 		}
 	}()
 	if err := pc.SetRemoteDescription(pionwebrtc.SessionDescription{Type: pionwebrtc.SDPTypeOffer, SDP: string(offer)}); err != nil {
-		return nil, "", fmt.Errorf("%w: %v", ErrBadOffer, err)
+		return nil, "", badOffer("%v", err)
 	}
 	sess, err := d.att.AttachAudio(ctx, token)
 	if err != nil {
@@ -227,12 +227,12 @@ func (d *Door) Offer(ctx context.Context, sessionID, token string, offer []byte)
 		return nil, "", err
 	}
 	if !offered.has(want) {
-		return nil, "", fmt.Errorf("%w: the session's encoding needs %s, the offer has %s", ErrNoCodec, want, offered)
+		return nil, "", refuse(ErrNoCodec, "the session's encoding needs %s, the offer has %s", want, offered)
 	}
 	for _, t := range pc.GetTransceivers() {
 		if t.Kind() == pionwebrtc.RTPCodecTypeAudio {
 			if err := t.SetCodecPreferences([]pionwebrtc.RTPCodecParameters{params(want)}); err != nil {
-				return nil, "", fmt.Errorf("%w: %v", ErrNoCodec, err)
+				return nil, "", refuse(ErrNoCodec, "%v", err)
 			}
 		}
 	}
@@ -240,7 +240,7 @@ func (d *Door) Offer(ctx context.Context, sessionID, token string, offer []byte)
 	ans, err := pc.CreateAnswer(nil)
 	if err != nil {
 		p = nil
-		return nil, "", fmt.Errorf("%w: create answer: %v", ErrBadOffer, err)
+		return nil, "", badOffer("create answer: %v", err)
 	}
 	gathered := pionwebrtc.GatheringCompletePromise(pc)
 	if err := pc.SetLocalDescription(ans); err != nil {
@@ -310,15 +310,15 @@ func sessionCodec(s ingest.Session) (codec.Codec, error) {
 	}
 	switch {
 	case fm.Channels != 1:
-		return codec.None, fmt.Errorf("%w: channels: the session was opened for %d channels; WebRTC carries 1", ErrFormat, fm.Channels)
+		return codec.None, refuse(ErrFormat, "channels: the session was opened for %d channels; WebRTC carries 1", fm.Channels)
 	case fm.Encoding == media.MuLaw || fm.Encoding == media.ALaw:
-		return codec.None, fmt.Errorf("%w: sample_rate: the session was opened for %d Hz; G.711 over WebRTC is 8000", ErrFormat, fm.SampleRate)
+		return codec.None, refuse(ErrFormat, "sample_rate: the session was opened for %d Hz; G.711 over WebRTC is 8000", fm.SampleRate)
 	case fm.Encoding == media.LinearPCM && fm.BitDepth == 16:
-		return codec.None, fmt.Errorf("%w: sample_rate: the session was opened for %d Hz; WebRTC's wav/pcm (Opus, decoded by earshot) is 16000", ErrFormat, fm.SampleRate)
+		return codec.None, refuse(ErrFormat, "sample_rate: the session was opened for %d Hz; WebRTC's wav/pcm (Opus, decoded by earshot) is 16000", fm.SampleRate)
 	case fm.Encoding == media.LinearPCM:
-		return codec.None, fmt.Errorf("%w: bit_depth: the session was opened for %d bits; WebRTC's wav/pcm (Opus, decoded by earshot) is 16", ErrFormat, fm.BitDepth)
+		return codec.None, refuse(ErrFormat, "bit_depth: the session was opened for %d bits; WebRTC's wav/pcm (Opus, decoded by earshot) is 16", fm.BitDepth)
 	}
-	return codec.None, fmt.Errorf("%w: encoding: the session was opened for %s; WebRTC carries wav/ulaw (PCMU), wav/alaw (PCMA) or wav/pcm at 16 kHz (Opus)", ErrFormat, fm.Encoding)
+	return codec.None, refuse(ErrFormat, "encoding: the session was opened for %s; WebRTC carries wav/ulaw (PCMU), wav/alaw (PCMA) or wav/pcm at 16 kHz (Opus)", fm.Encoding)
 }
 
 // End deletes a WHIP resource (RFC 9725 §4.3): it closes the peer and

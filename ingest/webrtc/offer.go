@@ -1,7 +1,6 @@
 package webrtc
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -41,7 +40,7 @@ func checkOffer(b []byte) (offerCodecs, error) {
 	o := offerCodecs{}
 	var sd sdp.SessionDescription
 	if err := sd.Unmarshal(b); err != nil {
-		return o, fmt.Errorf("%w: %v", ErrBadOffer, err)
+		return o, badOffer("%v", err)
 	}
 	sessionDir := direction(sd.Attributes)
 	audio := 0
@@ -79,10 +78,10 @@ func checkOffer(b []byte) (offerCodecs, error) {
 		}
 	}
 	if audio == 0 {
-		return o, fmt.Errorf("%w: no audio m-line that sends (WHIP offers send audio)", ErrBadOffer)
+		return o, badOffer("no audio m-line that sends (WHIP offers send audio)")
 	}
 	if len(o) == 0 {
-		return o, fmt.Errorf("%w: the offer's audio has none of opus, PCMU and PCMA", ErrNoCodec)
+		return o, refuse(ErrNoCodec, "the offer's audio has none of opus, PCMU and PCMA")
 	}
 	return o, nil
 }

@@ -2,11 +2,12 @@ package remote
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/url"
 	"slices"
 	"time"
+
+	"github.com/earshot-dev/earshot/config"
 )
 
 // Defaults and limits of Config.
@@ -50,7 +51,7 @@ type Config struct {
 	Model string `yaml:"model"`
 	// APIKey is sent as "Authorization: Bearer <key>" when set. Never
 	// logged (Config.LogValue redacts it).
-	APIKey string `yaml:"api_key"`
+	APIKey config.Secret `yaml:"api_key"`
 	// Languages lists the SPEC.md §2.6 codes the server serves. Default
 	// (empty): every code of §2.6.
 	Languages []string `yaml:"languages"`
@@ -115,7 +116,7 @@ func (c *Config) SetDefaults() {
 func (c Config) Validate() error {
 	var errs []error
 	add := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("remote: %s: "+format, append([]any{key}, args...)...))
+		errs = append(errs, config.Errorf(key, format, args...))
 	}
 	if c.Name == "" {
 		add("name", "empty")
@@ -165,15 +166,11 @@ func (c Config) Validate() error {
 // LogValue implements slog.LogValuer: every field, with the API key
 // replaced by REDACTED (or empty when unset).
 func (c Config) LogValue() slog.Value {
-	key := ""
-	if c.APIKey != "" {
-		key = "REDACTED"
-	}
 	return slog.GroupValue(
 		slog.String("name", c.Name),
 		slog.String("url", c.URL),
 		slog.String("model", c.Model),
-		slog.String("api_key", key),
+		slog.Any("api_key", c.APIKey),
 		slog.Int("languages", len(c.Languages)),
 		slog.Int("capacity", c.Capacity),
 		slog.Duration("timeout", c.Timeout),

@@ -37,23 +37,23 @@ func TestConfigValidate(t *testing.T) {
 		change func(*Config)
 		key    string // must appear in the error
 	}{
-		{"no url", func(c *Config) { c.URL = "" }, "remote: url: empty"},
-		{"ftp url", func(c *Config) { c.URL = "ftp://gpu-box/v1" }, "remote: url:"},
-		{"no host", func(c *Config) { c.URL = "http:///v1" }, "remote: url:"},
-		{"credentials in url", func(c *Config) { c.URL = "http://u:p@gpu-box/v1" }, "remote: url: credentials"},
-		{"query", func(c *Config) { c.URL = "http://gpu-box/v1?x=1" }, "remote: url:"},
-		{"bad url", func(c *Config) { c.URL = "http://gpu box/%zz" }, "remote: url:"},
-		{"no model", func(c *Config) { c.Model = "" }, "remote: model: empty"},
-		{"no name", func(c *Config) { c.Name = "" }, "remote: name: empty"},
-		{"unknown language", func(c *Config) { c.Languages = []string{"en", "english"} }, `remote: languages: item 1: "english"`},
-		{"repeated language", func(c *Config) { c.Languages = []string{"en", "en"} }, "remote: languages: item 1"},
-		{"capacity", func(c *Config) { c.Capacity = -1 }, "remote: capacity: -1"},
-		{"capacity too big", func(c *Config) { c.Capacity = MaxCapacity + 1 }, "remote: capacity"},
-		{"timeout", func(c *Config) { c.Timeout = -time.Second }, "remote: timeout"},
-		{"retries", func(c *Config) { c.Retries = 11 }, "remote: retries: 11 > 10"},
-		{"breaker failures", func(c *Config) { c.BreakerFailures = -2 }, "remote: breaker_failures"},
-		{"breaker cooldown", func(c *Config) { c.BreakerCooldown = -1 }, "remote: breaker_cooldown"},
-		{"prompt", func(c *Config) { c.Prompt = strings.Repeat("x", MaxPromptBytes+1) }, "remote: prompt: 4097 bytes > limit 4096"},
+		{"no url", func(c *Config) { c.URL = "" }, "url: empty"},
+		{"ftp url", func(c *Config) { c.URL = "ftp://gpu-box/v1" }, "url:"},
+		{"no host", func(c *Config) { c.URL = "http:///v1" }, "url:"},
+		{"credentials in url", func(c *Config) { c.URL = "http://u:p@gpu-box/v1" }, "url: credentials"},
+		{"query", func(c *Config) { c.URL = "http://gpu-box/v1?x=1" }, "url:"},
+		{"bad url", func(c *Config) { c.URL = "http://gpu box/%zz" }, "url:"},
+		{"no model", func(c *Config) { c.Model = "" }, "model: empty"},
+		{"no name", func(c *Config) { c.Name = "" }, "name: empty"},
+		{"unknown language", func(c *Config) { c.Languages = []string{"en", "english"} }, `languages: item 1: "english"`},
+		{"repeated language", func(c *Config) { c.Languages = []string{"en", "en"} }, "languages: item 1"},
+		{"capacity", func(c *Config) { c.Capacity = -1 }, "capacity: -1"},
+		{"capacity too big", func(c *Config) { c.Capacity = MaxCapacity + 1 }, "capacity"},
+		{"timeout", func(c *Config) { c.Timeout = -time.Second }, "timeout"},
+		{"retries", func(c *Config) { c.Retries = 11 }, "retries: 11 > 10"},
+		{"breaker failures", func(c *Config) { c.BreakerFailures = -2 }, "breaker_failures"},
+		{"breaker cooldown", func(c *Config) { c.BreakerCooldown = -1 }, "breaker_cooldown"},
+		{"prompt", func(c *Config) { c.Prompt = strings.Repeat("x", MaxPromptBytes+1) }, "prompt: 4097 bytes > limit 4096"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,7 +71,7 @@ func TestConfigValidate(t *testing.T) {
 	// Every problem at once.
 	err := Config{Capacity: -1}.Validate()
 	for _, key := range []string{"name", "url", "model", "capacity", "timeout", "breaker_failures", "breaker_cooldown"} {
-		if err == nil || !strings.Contains(err.Error(), "remote: "+key+":") {
+		if err == nil || !strings.Contains(err.Error(), key+":") {
 			t.Errorf("joined error %v lacks %s", err, key)
 		}
 	}

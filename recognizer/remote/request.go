@@ -121,7 +121,7 @@ func (e *Engine) attempt(ctx context.Context, what, path, contentType string, bo
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Accept", "application/json")
 	if e.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+e.cfg.APIKey)
+		req.Header.Set("Authorization", "Bearer "+string(e.cfg.APIKey))
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {

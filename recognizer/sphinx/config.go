@@ -2,9 +2,10 @@ package sphinx
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"runtime"
+
+	"github.com/earshot-dev/earshot/config"
 )
 
 // Default model locations of Debian's pocketsphinx-en-us package.
@@ -99,24 +100,25 @@ func (c *Config) SetDefaults() {
 	}
 }
 
-// Validate reports every problem at once, each naming its key. It checks
+// Validate reports every problem at once, each a *config.Problem naming
+// its key (relative to this section). It checks
 // that the model paths exist (HMM a directory, Dict and LM files) and that
 // Decoders is in 1..MaxDecoders.
 func (c Config) Validate() error {
 	var errs []error
 	check := func(key, path string, dir bool) {
 		if path == "" {
-			errs = append(errs, fmt.Errorf("sphinx: %s: empty path", key))
+			errs = append(errs, config.Errorf(key, "empty path"))
 			return
 		}
 		st, err := os.Stat(path)
 		switch {
 		case err != nil:
-			errs = append(errs, fmt.Errorf("sphinx: %s: %w", key, err))
+			errs = append(errs, config.Errorf(key, "%v", err))
 		case dir && !st.IsDir():
-			errs = append(errs, fmt.Errorf("sphinx: %s: %s is not a directory", key, path))
+			errs = append(errs, config.Errorf(key, "%s is not a directory", path))
 		case !dir && st.IsDir():
-			errs = append(errs, fmt.Errorf("sphinx: %s: %s is a directory", key, path))
+			errs = append(errs, config.Errorf(key, "%s is a directory", path))
 		}
 	}
 	check("hmm", c.HMM, true)
@@ -126,13 +128,13 @@ func (c Config) Validate() error {
 		check("telephone_hmm", c.TelephoneHMM, true)
 	}
 	if c.TelephoneDecoders < 1 || c.TelephoneDecoders > MaxDecoders {
-		errs = append(errs, fmt.Errorf("sphinx: telephone_decoders: %d not in 1..%d", c.TelephoneDecoders, MaxDecoders))
+		errs = append(errs, config.Errorf("telephone_decoders", "%d not in 1..%d", c.TelephoneDecoders, MaxDecoders))
 	}
 	if c.Decoders < 1 || c.Decoders > MaxDecoders {
-		errs = append(errs, fmt.Errorf("sphinx: decoders: %d not in 1..%d", c.Decoders, MaxDecoders))
+		errs = append(errs, config.Errorf("decoders", "%d not in 1..%d", c.Decoders, MaxDecoders))
 	}
 	if c.Language == "" {
-		errs = append(errs, errors.New("sphinx: language: empty"))
+		errs = append(errs, config.Errorf("language", "empty"))
 	}
 	return errors.Join(errs...)
 }

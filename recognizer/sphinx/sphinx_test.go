@@ -6,11 +6,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/earshot-dev/earshot/config"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 )
@@ -388,8 +390,12 @@ func TestConfig(t *testing.T) {
 			if (err != nil) != (len(tt.wantErr) > 0) {
 				t.Fatalf("Validate: %v", err)
 			}
+			var keys []string
+			for _, p := range config.Problems(err) {
+				keys = append(keys, p.Key)
+			}
 			for _, key := range tt.wantErr {
-				if !strings.Contains(err.Error(), "sphinx: "+key+":") {
+				if !slices.Contains(keys, key) {
 					t.Errorf("error %q does not name %s", err, key)
 				}
 			}

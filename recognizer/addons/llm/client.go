@@ -31,6 +31,9 @@ func New(c Config) (*Client, error) {
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
+	if !c.Configured() {
+		return nil, fmt.Errorf("%w: url: required", ErrInvalidConfig)
+	}
 	tr := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		MaxIdleConnsPerHost: 4,
@@ -142,7 +145,7 @@ func (c *Client) attempt(ctx context.Context, body []byte) (_ string, retryAfter
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	if c.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+		req.Header.Set("Authorization", "Bearer "+string(c.cfg.APIKey))
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -2,27 +2,29 @@ package llm
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/url"
 	"time"
+
+	"github.com/earshot-dev/earshot/config"
 )
 
-// Config selects the chat-completions server and bounds its use.
+// Config selects the chat-completions server and bounds its use. It is the
+// addons.llm section of the daemon's file as it stands: an empty URL means
+// no backend (the add-ons that need one report 501 NotConfigured).
 type Config struct {
 	// URL is the API base, e.g. "http://gpu:8000/v1"; requests go to
-	// URL + "/chat/completions". Required, http or https.
+	// URL + "/chat/completions", http or https. Default "" (no backend).
 	URL string `yaml:"url"`
-	// Model is the model name sent with each request. Required.
+	// Model is the model name sent with each request; required with URL.
 	Model string `yaml:"model"`
 	// APIKey is sent as "Authorization: Bearer <key>" when set. Secret:
 	// never logged (see LogValue).
-	APIKey string `yaml:"api_key"`
+	APIKey config.Secret `yaml:"api_key"`
 	// Timeout bounds one attempt, headers and body. Default 60 s.
 	Timeout time.Duration `yaml:"timeout"`
 	// Retries is how many times a failed attempt (5xx, 429, connection
-	// error, timeout) is repeated. Default 2; negative means none; at
-	// most 10.
+	// error, timeout) is repeated, 0 to 10; -1 means never. Default 2.
 	Retries int `yaml:"retries"`
 	// Budget bounds all requests of one add-on run on one job
 	// (Translate, AnswerPrompts, AbstractiveSummary). Default 5 min.
@@ -60,43 +62,51 @@ func (c *Config) SetDefaults() {
 	}
 }
 
-// Validate reports every problem at once, each naming its key.
+// Configured reports whether a backend is set.
+func (c Config) Configured() bool { return c.URL != "" }
+
+// Validate reports every problem at once, each a *config.Problem naming
+// its key (relative to this section). A config without URL is valid (no
+// backend) unless it sets model or api_key.
 func (c Config) Validate() error {
 	var errs []error
-	if u, err := url.Parse(c.URL); c.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("llm: url: %q is not an http(s) URL", c.URL))
-	}
-	if c.Model == "" {
-		errs = append(errs, errors.New("llm: model: required"))
+	bad := func(key, format string, a ...any) { errs = append(errs, config.Errorf(key, format, a...)) }
+	if c.URL == "" {
+		if c.Model != "" || c.APIKey != "" {
+			bad("url", "required when model or api_key is set")
+		}
+	} else {
+		if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("url", "%q is not an http(s) URL", c.URL)
+		}
+		if c.Model == "" {
+			bad("model", "required when url is set")
+		}
 	}
 	if c.Timeout <= 0 {
-		errs = append(errs, fmt.Errorf("llm: timeout: %v not positive", c.Timeout))
+		bad("timeout", "must be > 0, not %s", c.Timeout)
 	}
-	if c.Retries > 10 {
-		errs = append(errs, fmt.Errorf("llm: retries: %d > 10", c.Retries))
+	if c.Retries < -1 || c.Retries > 10 {
+		bad("retries", "must be -1 (never) to 10, not %d", c.Retries)
 	}
 	if c.Budget <= 0 {
-		errs = append(errs, fmt.Errorf("llm: budget: %v not positive", c.Budget))
+		bad("budget", "must be > 0, not %s", c.Budget)
 	}
 	if c.Backoff < 0 {
-		errs = append(errs, fmt.Errorf("llm: backoff: %v negative", c.Backoff))
+		bad("backoff", "must not be negative, not %s", c.Backoff)
 	}
 	if c.MaxResponseBytes < 1024 {
-		errs = append(errs, fmt.Errorf("llm: max_response_bytes: %d < 1024", c.MaxResponseBytes))
+		bad("max_response_bytes", "must be at least 1024, not %d", c.MaxResponseBytes)
 	}
 	if c.MaxInputChars < 1000 {
-		errs = append(errs, fmt.Errorf("llm: max_input_chars: %d < 1000", c.MaxInputChars))
+		bad("max_input_chars", "must be at least 1000, not %d", c.MaxInputChars)
 	}
 	return errors.Join(errs...)
 }
 
 // LogValue prints the config with the API key redacted.
 func (c Config) LogValue() slog.Value {
-	key := ""
-	if c.APIKey != "" {
-		key = "REDACTED"
-	}
 	return slog.GroupValue(
-		slog.String("url", c.URL), slog.String("model", c.Model), slog.String("api_key", key),
+		slog.String("url", c.URL), slog.String("model", c.Model), slog.Any("api_key", c.APIKey),
 		slog.Duration("timeout", c.Timeout), slog.Int("retries", c.Retries), slog.Duration("budget", c.Budget))
 }

@@ -1,4 +1,4 @@
-package daemon_test
+package app_test
 
 import (
 	"errors"
@@ -6,12 +6,15 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/app"
+	"github.com/earshot-dev/earshot/config"
 	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/recognizer/remote"
 )
 
 // TestConfigSet: Set parses every kind of field as the YAML file would,
@@ -20,58 +23,58 @@ import (
 func TestConfigSet(t *testing.T) {
 	tests := []struct {
 		path, value string
-		get         func(*daemon.Config) any
+		get         func(*app.Config) any
 		want        any
 		wantErr     string // substring; "" = no error
 	}{
-		{"listen", "0.0.0.0:9000", func(c *daemon.Config) any { return c.Listen }, "0.0.0.0:9000", ""},
-		{"public_url", "https://a.example/x#y", func(c *daemon.Config) any { return c.PublicURL }, "https://a.example/x#y", ""},
-		{"addons.llm.api_key", "s3cr:t [x]", func(c *daemon.Config) any { return string(c.Addons.LLM.APIKey) }, "s3cr:t [x]", ""},
-		{"workers", "4", func(c *daemon.Config) any { return c.Workers }, 4, ""},
+		{"listen", "0.0.0.0:9000", func(c *app.Config) any { return c.Listen }, "0.0.0.0:9000", ""},
+		{"public_url", "https://a.example/x#y", func(c *app.Config) any { return c.PublicURL }, "https://a.example/x#y", ""},
+		{"addons.llm.api_key", "s3cr:t [x]", func(c *app.Config) any { return string(c.Addons.LLM.APIKey) }, "s3cr:t [x]", ""},
+		{"workers", "4", func(c *app.Config) any { return c.Workers }, 4, ""},
 		{"workers", "four", nil, nil, `workers: must be an integer, not "four"`},
-		{"limits.max_upload_bytes", "2048", func(c *daemon.Config) any { return c.Limits.MaxUploadBytes }, int64(2048), ""},
+		{"limits.max_upload_bytes", "2048", func(c *app.Config) any { return c.Limits.MaxUploadBytes }, int64(2048), ""},
 		{"limits.max_upload_bytes", "1.5", nil, nil, "must be an integer"},
-		{"sphinx.fast_search", "true", func(c *daemon.Config) any { return c.Sphinx.FastSearch }, true, ""},
+		{"sphinx.fast_search", "true", func(c *app.Config) any { return c.Sphinx.FastSearch }, true, ""},
 		{"sphinx.fast_search", "maybe", nil, nil, "must be true or false"},
-		{"api.read_timeout", "90s", func(c *daemon.Config) any { return c.API.ReadTimeout }, 90 * time.Second, ""},
+		{"api.read_timeout", "90s", func(c *app.Config) any { return c.API.ReadTimeout }, 90 * time.Second, ""},
 		{"api.read_timeout", "90", nil, nil, "must be a duration"},
-		{"api.max_conns", "7", func(c *daemon.Config) any { return c.API.MaxConns }, 7, ""},
-		{"sip.jitter.depth", "9", func(c *daemon.Config) any { return c.SIP.Jitter.Depth }, 9, ""},
-		{"sip.allow", "[10.0.0.0/8, 192.168.1.2]", func(c *daemon.Config) any { return c.SIP.Allow }, []string{"10.0.0.0/8", "192.168.1.2"}, ""},
-		{"sip.allow", "10.0.0.0/8,192.168.1.2", func(c *daemon.Config) any { return c.SIP.Allow }, []string{"10.0.0.0/8", "192.168.1.2"}, ""},
-		{"sip.allow", "[]", func(c *daemon.Config) any { return c.SIP.Allow }, []string{}, ""},
-		{"fetch.deny", "[10.0.0.0/8, fd00::/8]", func(c *daemon.Config) any { return c.Fetch.Deny },
+		{"api.max_conns", "7", func(c *app.Config) any { return c.API.MaxConns }, 7, ""},
+		{"sip.jitter.depth", "9", func(c *app.Config) any { return c.SIP.Jitter.Depth }, 9, ""},
+		{"sip.allow", "[10.0.0.0/8, 192.168.1.2]", func(c *app.Config) any { return c.SIP.Allow }, []string{"10.0.0.0/8", "192.168.1.2"}, ""},
+		{"sip.allow", "10.0.0.0/8,192.168.1.2", func(c *app.Config) any { return c.SIP.Allow }, []string{"10.0.0.0/8", "192.168.1.2"}, ""},
+		{"sip.allow", "[]", func(c *app.Config) any { return c.SIP.Allow }, []string{}, ""},
+		{"fetch.deny", "[10.0.0.0/8, fd00::/8]", func(c *app.Config) any { return c.Fetch.Deny },
 			[]netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}, ""},
-		{"fetch.deny", "[]", func(c *daemon.Config) any { return c.Fetch.Deny }, []netip.Prefix{}, ""},
-		{"fetch.deny", "", func(c *daemon.Config) any { return c.Fetch.Deny }, []netip.Prefix(nil), ""},
+		{"fetch.deny", "[]", func(c *app.Config) any { return c.Fetch.Deny }, []netip.Prefix{}, ""},
+		{"fetch.deny", "", func(c *app.Config) any { return c.Fetch.Deny }, []netip.Prefix(nil), ""},
 		{"fetch.deny", "10.0.0.0/33", nil, nil, "must be a list such as [a, b] of a CIDR"},
-		{"callbacks.allow", "[10.1.2.0/24]", func(c *daemon.Config) any { return c.Callbacks.Allow },
+		{"callbacks.allow", "[10.1.2.0/24]", func(c *app.Config) any { return c.Callbacks.Allow },
 			[]netip.Prefix{netip.MustParsePrefix("10.1.2.0/24")}, ""},
-		{"callbacks.allow", "", func(c *daemon.Config) any { return c.Callbacks.Allow }, []netip.Prefix(nil), ""},
-		{"limits.max_account_bytes", "0", func(c *daemon.Config) any { return *c.Limits.MaxAccountBytes }, int64(0), ""},
-		{"limits.max_account_bytes", "1048576", func(c *daemon.Config) any { return *c.Limits.MaxAccountBytes }, int64(1 << 20), ""},
-		{"limits.max_account_bytes", "", func(c *daemon.Config) any { return c.Limits.MaxAccountBytes }, (*int64)(nil), ""},
-		{"engines.routes.model-1", "gpu", func(c *daemon.Config) any { return c.Engines.Routes.Model1 }, "gpu", ""},
-		{"engines.routes.languages", "{en: sphinx, fr: gpu}", func(c *daemon.Config) any { return c.Engines.Routes.Languages },
+		{"callbacks.allow", "", func(c *app.Config) any { return c.Callbacks.Allow }, []netip.Prefix(nil), ""},
+		{"limits.max_account_bytes", "0", func(c *app.Config) any { return *c.Limits.MaxAccountBytes }, int64(0), ""},
+		{"limits.max_account_bytes", "1048576", func(c *app.Config) any { return *c.Limits.MaxAccountBytes }, int64(1 << 20), ""},
+		{"limits.max_account_bytes", "", func(c *app.Config) any { return c.Limits.MaxAccountBytes }, (*int64)(nil), ""},
+		{"engines.routes.model-1", "gpu", func(c *app.Config) any { return c.Engines.Routes.Model1 }, "gpu", ""},
+		{"engines.routes.languages", "{en: sphinx, fr: gpu}", func(c *app.Config) any { return c.Engines.Routes.Languages },
 			map[string]string{"en": "sphinx", "fr": "gpu"}, ""},
 		{"engines.routes.languages", "[en]", nil, nil, "must be a mapping"},
 		{"engines.remote", "[{name: gpu, url: 'http://gpu:8000/v1', model: w, timeout: 5s}]",
-			func(c *daemon.Config) any {
+			func(c *app.Config) any {
 				r := c.Engines.Remote
 				return []any{len(r), r[0].Name, r[0].URL, r[0].Timeout}
 			},
 			[]any{1, "gpu", "http://gpu:8000/v1", 5 * time.Second}, ""},
 		{"engines.remote", "[{name: gpu, colour: red}]", nil, nil, "must be a list"},
-		{"limits.requests_per_second", "0", func(c *daemon.Config) any { return *c.Limits.RequestsPerSecond }, 0.0, ""},
-		{"limits.requests_per_second", "2.5", func(c *daemon.Config) any { return *c.Limits.RequestsPerSecond }, 2.5, ""},
-		{"limits.requests_per_second", "", func(c *daemon.Config) any { return c.Limits.RequestsPerSecond }, (*float64)(nil), ""},
+		{"limits.requests_per_second", "0", func(c *app.Config) any { return *c.Limits.RequestsPerSecond }, 0.0, ""},
+		{"limits.requests_per_second", "2.5", func(c *app.Config) any { return *c.Limits.RequestsPerSecond }, 2.5, ""},
+		{"limits.requests_per_second", "", func(c *app.Config) any { return c.Limits.RequestsPerSecond }, (*float64)(nil), ""},
 		{"limits.requests_per_second", "fast", nil, nil, `must be a number, not "fast"`},
-		{"limits.nope", "1", nil, nil, "unknown config key"},
-		{"limits", "{max_queued: 3}", nil, nil, "unknown config key"}, // sections are not keys
+		{"limits.nope", "1", nil, nil, "config: unknown key"},
+		{"limits", "{max_queued: 3}", nil, nil, "config: unknown key"}, // sections are not keys
 	}
 	for _, tt := range tests {
 		t.Run(tt.path+"="+tt.value, func(t *testing.T) {
-			var c daemon.Config
+			var c app.Config
 			c.Limits.MaxUploadBytes = 99
 			c.SIP.Allow = []string{"1.2.3.4"}
 			c.Engines.Routes.Languages = map[string]string{"de": "x"} // replaced, not merged
@@ -98,7 +101,7 @@ func TestConfigSet(t *testing.T) {
 // TestConfigSetEmptyMeansDefault: an empty value gives the key back to
 // SetDefaults.
 func TestConfigSetEmptyMeansDefault(t *testing.T) {
-	var want daemon.Config
+	var want app.Config
 	want.SetDefaults()
 	c := want
 	c.Workers, c.Live.TokenTTL, c.DataDir = 9, time.Hour*5, "/x"
@@ -117,7 +120,7 @@ func TestConfigSetEmptyMeansDefault(t *testing.T) {
 // TestConfigKeys: every leaf has one variable, named by the rule, and no two
 // keys share one; sections are walked, not listed.
 func TestConfigKeys(t *testing.T) {
-	keys := daemon.ConfigKeys()
+	keys := app.Keys()
 	seen := map[string]string{}
 	paths := map[string]bool{}
 	for _, k := range keys {
@@ -148,8 +151,8 @@ func TestConfigKeys(t *testing.T) {
 // stays an alias, the test suites' switches and other variables are
 // ignored, and every bad or unknown variable is reported by name.
 func TestApplyEnv(t *testing.T) {
-	var c daemon.Config
-	err := c.ApplyEnv([]string{
+	var c app.Config
+	err := config.ApplyEnv(&c, []string{
 		"EARSHOT_LIMITS_MAX_UPLOAD_BYTES=4096",
 		"EARSHOT_LIVE_CAPACITY=3",
 		"EARSHOT_DECODERS=2",
@@ -168,17 +171,17 @@ func TestApplyEnv(t *testing.T) {
 		t.Errorf("ApplyEnv set %+v", c)
 	}
 
-	err = c.ApplyEnv([]string{"EARSHOT_WORKERS=x", "EARSHOT_LIMIT_MAX_QUEUED=1", "EARSHOT_SPHINX_DECODERS=3"})
-	var envErrs []*daemon.EnvError
+	err = config.ApplyEnv(&c, []string{"EARSHOT_WORKERS=x", "EARSHOT_LIMIT_MAX_QUEUED=1", "EARSHOT_SPHINX_DECODERS=3"})
+	var envErrs []*config.EnvError
 	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-		var ee *daemon.EnvError
+		var ee *config.EnvError
 		if !errors.As(e, &ee) {
 			t.Fatalf("%v is not an *EnvError", e)
 		}
 		envErrs = append(envErrs, ee)
 	}
 	if len(envErrs) != 2 || envErrs[0].Var != "EARSHOT_WORKERS" || envErrs[0].Key != "workers" ||
-		envErrs[1].Var != "EARSHOT_LIMIT_MAX_QUEUED" || !errors.Is(envErrs[1], daemon.ErrUnknownKey) {
+		envErrs[1].Var != "EARSHOT_LIMIT_MAX_QUEUED" || !errors.Is(envErrs[1], config.ErrUnknownKey) {
 		t.Errorf("ApplyEnv = %v", err)
 	}
 	if c.Sphinx.Decoders != 3 {
@@ -199,7 +202,7 @@ func TestLoadConfigPrecedence(t *testing.T) {
 		return p
 	}
 	p := write("a.yaml", "workers: 3\nlimits:\n  max_queued: 5\nfetch:\n  deny: []\napi:\n  max_conns: 10\n")
-	c, err := daemon.LoadConfig(p, []string{"EARSHOT_LIMITS_MAX_QUEUED=6"})
+	c, err := app.Load(p, []string{"EARSHOT_LIMITS_MAX_QUEUED=6"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +215,7 @@ func TestLoadConfigPrecedence(t *testing.T) {
 		t.Error(err)
 	}
 
-	c, err = daemon.LoadConfig(write("b.yaml", "workers: 2\n"), nil)
+	c, err = app.Load(write("b.yaml", "workers: 2\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,13 +224,13 @@ func TestLoadConfigPrecedence(t *testing.T) {
 		t.Errorf("defaults: deny %v, read_timeout %s, max_conns %d", c.Fetch.Deny, c.API.ReadTimeout, c.API.MaxConns)
 	}
 
-	if _, err := daemon.LoadConfig(p, []string{"EARSHOT_NOPE=1"}); !errors.Is(err, daemon.ErrUnknownKey) || !strings.Contains(err.Error(), "EARSHOT_NOPE") {
+	if _, err := app.Load(p, []string{"EARSHOT_NOPE=1"}); !errors.Is(err, config.ErrUnknownKey) || !strings.Contains(err.Error(), "EARSHOT_NOPE") {
 		t.Errorf("unknown variable: %v", err)
 	}
 }
 
 func TestConfigValidateAPIAndFetch(t *testing.T) {
-	var c daemon.Config
+	var c app.Config
 	c.SetDefaults()
 	c.API.MaxConns = -1
 	c.API.IdleTimeout = -time.Second
@@ -236,7 +239,7 @@ func TestConfigValidateAPIAndFetch(t *testing.T) {
 	minus := int64(-1)
 	c.Limits.MaxAccountBytes = &minus
 	err := c.Validate()
-	for _, want := range []string{"api.max_conns: must be at least 1", "api.idle_timeout: must not be negative", "fetch.deny[0]: must be a CIDR",
+	for _, want := range []string{"api.max_conns: must be at least 1", "api.idle_timeout: must be > 0", "fetch.deny[0]: must be a CIDR",
 		"callbacks.allow[0]: must be a CIDR", "limits.max_account_bytes: must be 0 (unlimited) or more"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate = %v, want %q", err, want)
@@ -247,9 +250,37 @@ func TestConfigValidateAPIAndFetch(t *testing.T) {
 // TestConfigSetKeepsSecrets: a bad list of engines is refused without
 // echoing the value, which may hold an api_key.
 func TestConfigSetKeepsSecrets(t *testing.T) {
-	var c daemon.Config
+	var c app.Config
 	err := c.Set("engines.remote", "[{name: gpu, api_key: sk-SECRET, colour: red}]")
 	if err == nil || strings.Contains(err.Error(), "sk-SECRET") || !strings.Contains(err.Error(), "colour") {
 		t.Errorf("Set = %v, want an error naming the bad field without the key", err)
+	}
+}
+
+// TestValidateNamesKeys: every problem of Validate is a *config.Problem
+// whose Key is the dotted key of the file, whichever section found it, so
+// config check needs no reading of the text.
+func TestValidateNamesKeys(t *testing.T) {
+	var c app.Config
+	c.SetDefaults()
+	c.Workers = 0
+	c.Sphinx.Decoders = -1
+	c.Live.Capacity = -1
+	c.SIP.Routes = append(c.SIP.Routes, c.SIP.Routes...)
+	c.SIP.RTPTimeout = time.Millisecond
+	c.Engines.Remote = []remote.Config{{Name: "gpu", Model: "w"}}
+	c.Engines.Remote[0].SetDefaults()
+	c.Addons.LLM.Model = "m"
+	c.API.MaxConns = -1
+	c.WebRTC.MaxOfferBytes = 1
+	var keys []string
+	for _, p := range config.Problems(c.Validate()) {
+		keys = append(keys, p.Key)
+	}
+	for _, want := range []string{"workers", "sphinx.decoders", "live.capacity", "sip.rtp_timeout", "engines.remote[0].url",
+		"addons.llm.url", "api.max_conns", "webrtc.max_offer_bytes"} {
+		if !slices.Contains(keys, want) {
+			t.Errorf("Validate's problems name %v, want %s among them", keys, want)
+		}
 	}
 }

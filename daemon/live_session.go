@@ -94,6 +94,9 @@ type liveSession struct {
 	// bandNotes are the audio_band and acoustic_model notes (forBand);
 	// guarded by mu.
 	bandNotes map[string]any
+	// batchPass says a batch pass follows the end (live_batchpass.go);
+	// guarded by mu.
+	batchPass bool
 }
 
 func liveFormat(p *params.Live) media.Format {
@@ -501,6 +504,7 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 		s.failLocked(failure)
 		return
 	}
+	s.batchPass = s.batchPassWanted()
 	s.messages.close(s.id)
 	s.sendLocked(msg("end_recording", s.id, map[string]any{"recording_duration": dur}))
 	res := s.resultLocked(dur)
@@ -521,6 +525,7 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 		j.CompletedAt = time.Now().UTC()
 		j.Result = body
 		j.File = liveFileRecord(s.id, s.format.Channels, dur)
+		s.labelPassLocked(j)
 		if s.route.Engine != nil {
 			if j.PostSessionMetadata == nil {
 				j.PostSessionMetadata = map[string]any{}
@@ -542,6 +547,9 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 		s.log.Error("store live result", "error", err)
 	}
 	s.d.metrics.jobsFinished.WithLabelValues(string(store.KindLive), string(store.StatusDone)).Inc()
+	if s.batchPass {
+		signal(s.d.wake)
+	}
 	s.endLocked()
 	s.log.Info("live session ended", "audio_seconds", dur)
 }

@@ -138,6 +138,9 @@ type Transcriber struct {
 	// Addons runs the add-ons a job asks for; nil means the built-ins
 	// without a language-model backend.
 	Addons *Addons
+	// gate, when set, wraps the embedded engines a job decodes with (a
+	// live session's batch pass: live_batchpass.go).
+	gate func(recognizer.Engine) recognizer.Engine
 }
 
 // TranscribeFile runs the pipeline on path with the job's parameters.
@@ -222,6 +225,9 @@ func (t *Transcriber) recognise(ctx context.Context, channels [][]int16, band re
 			notes["custom_vocabulary"] = note
 		}
 	}
+	if t.gate != nil && !isRemote(rt.Engine) {
+		rt.Engine = t.gate(rt.Engine)
+	}
 	br, err := transcribeRoute(ctx, rt, channels, prompt)
 	if err == nil {
 		return br, notes, nil
@@ -238,6 +244,9 @@ func (t *Transcriber) recognise(ctx context.Context, channels [][]int16, band re
 		return nil, nil, jerr
 	}
 	fen, bnotes := t.Engines.forBand(t.Engines.embedded, band)
+	if t.gate != nil {
+		fen = t.gate(fen)
+	}
 	br, ferr := transcribeRoute(ctx, Route{Engine: fen, Language: fl}, channels, "")
 	if ferr != nil {
 		return nil, nil, fmt.Errorf("transcribe (fallback after %v): %w", jerr, ferr)

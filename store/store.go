@@ -18,8 +18,9 @@ import (
 // with the differences a shared backend brings stated here:
 //
 //   - Records written by one process are seen by every other at once.
-//   - ClaimNext, ClaimNextAfter and ClaimDeliveries hand each job or
-//     delivery to one caller across all processes sharing the backend.
+//   - ClaimNext, ClaimNextAfter, ClaimBatchPass and ClaimDeliveries hand
+//     each job, batch pass or delivery to one caller across all processes
+//     sharing the backend.
 //   - Recover and SweepBlobs touch only what this process (node) owns or
 //     what no node can still be writing.
 //
@@ -50,6 +51,9 @@ type Store interface {
 	ClaimNextAfter(kind Kind, after string) (*Job, error)
 	AwaitingAudio() ([]*Job, error)
 	Recover(o RecoverOptions) (RecoverReport, error)
+
+	ClaimBatchPass() (*Job, error)
+	PendingBatchPasses() (int, error)
 
 	PutUpload(u *Upload) error
 	Upload(id string) (*Upload, error)
@@ -97,8 +101,9 @@ func (j *Job) Validate() error { return j.validate() }
 // JSON leaves j as it was.
 func (j *Job) Clone() *Job { return j.clone() }
 
-// InQueue reports whether j belongs in the pre-recorded work queue: a
-// queued pre-recorded job whose audio is stored (not AwaitingAudio).
+// InQueue reports whether j belongs in the durable queue: a queued
+// pre-recorded job whose audio is stored (not AwaitingAudio), or a live job
+// with a batch pass queued or running.
 func (j *Job) InQueue() bool { return j.inQueue() }
 
 // MetadataMatches reports whether every ListQuery.Metadata entry equals the

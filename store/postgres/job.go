@@ -80,10 +80,10 @@ func (db *DB) CreateJob(j *store.Job) error {
 		return fmt.Errorf("store: create job: %w", err)
 	}
 	err = db.update(func(ctx context.Context, tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO jobs (id, account, kind, status, created_ns, queued, awaiting, blob, node, head, params, result)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING`,
+		tag, err := tx.Exec(ctx, `INSERT INTO jobs (id, account, kind, status, created_ns, queued, awaiting, blob, node, head, params, result, batch_pass)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (id) DO NOTHING`,
 			rec.ID, rec.Account, string(rec.Kind), string(rec.Status), ns(rec.CreatedAt), rec.InQueue(), rec.AwaitingAudio,
-			rec.Blob, db.opts.NodeID, head, nullBytes(rec.Params), nullBytes(rec.Result))
+			rec.Blob, db.opts.NodeID, head, nullBytes(rec.Params), nullBytes(rec.Result), string(rec.BatchPass))
 		if err != nil {
 			return err
 		}
@@ -125,16 +125,18 @@ func lockJob(ctx context.Context, tx pgx.Tx, id string) (*store.Job, error) {
 }
 
 // writeJob rewrites an existing job's columns from j. node and leaseNS are
-// the claim: a job that is not processing keeps neither (a live job keeps
-// its node).
+// the claim: a pre-recorded job that is not processing keeps neither; a
+// live job keeps its node (the one that ran the session, then the one that
+// claimed its batch pass).
 func writeJob(ctx context.Context, tx pgx.Tx, j *store.Job, node string, leaseNS int64) error {
 	head, err := encodeJob(j)
 	if err != nil {
 		return err
 	}
 	_, err = tx.Exec(ctx, `UPDATE jobs SET status = $2, queued = $3, awaiting = $4, blob = $5, node = $6, lease_ns = $7,
-			head = $8, params = $9, result = $10 WHERE id = $1`,
-		j.ID, string(j.Status), j.InQueue(), j.AwaitingAudio, j.Blob, node, leaseNS, head, nullBytes(j.Params), nullBytes(j.Result))
+			head = $8, params = $9, result = $10, batch_pass = $11 WHERE id = $1`,
+		j.ID, string(j.Status), j.InQueue(), j.AwaitingAudio, j.Blob, node, leaseNS, head, nullBytes(j.Params), nullBytes(j.Result),
+		string(j.BatchPass))
 	if err != nil {
 		return err
 	}

@@ -15,21 +15,25 @@ import (
 const dbNowNS = "(extract(epoch from clock_timestamp()) * 1000000000)::bigint"
 
 // RenewLeases extends the lease of every pre-recorded job this node is
-// processing to Options.JobLease from now and returns how many it holds.
+// processing, and of every batch pass it is running, to Options.JobLease
+// from now and returns how many it holds.
 func (db *DB) RenewLeases() (int, error) {
 	ctx, cancel := db.ctx()
 	defer cancel()
-	tag, err := db.pool.Exec(ctx, "UPDATE jobs SET lease_ns = "+dbNowNS+" + $4 WHERE kind = $1 AND status = $2 AND node = $3",
-		string(store.KindPreRecorded), string(store.StatusProcessing), db.opts.NodeID, db.opts.JobLease.Nanoseconds())
+	tag, err := db.pool.Exec(ctx, "UPDATE jobs SET lease_ns = "+dbNowNS+" + $4 WHERE node = $3 AND "+
+		"(kind = $1 AND status = $2 OR kind = $5 AND batch_pass = $6)",
+		string(store.KindPreRecorded), string(store.StatusProcessing), db.opts.NodeID, db.opts.JobLease.Nanoseconds(),
+		string(store.KindLive), string(store.BatchPassRunning))
 	if err != nil {
 		return 0, fmt.Errorf("store: renew leases: %w", wrap(err))
 	}
 	return int(tag.RowsAffected()), nil
 }
 
-// ReclaimExpired puts back in the queue every pre-recorded job whose
-// node's lease ran out (the node died, or lost the database for longer
-// than the lease) and returns their ids, oldest first. The job keeps its
+// ReclaimExpired puts back in the queue every pre-recorded job and batch
+// pass whose node's lease ran out (the node died, or lost the database for
+// longer than the lease) and returns their ids, oldest first (the jobs,
+// then the batch passes). The job keeps its
 // Attempts, so the daemon's attempt limit still ends a job that kills
 // every node that takes it. Any node may call it; the rows are locked with
 // SKIP LOCKED, so concurrent callers requeue each job once.
@@ -52,7 +56,9 @@ func (db *DB) ReclaimExpired() ([]string, error) {
 			}
 			ids = append(ids, j.ID)
 		}
-		return nil
+		passes, err := requeueBatchPasses(ctx, tx, "lease_ns < "+dbNowNS)
+		ids = append(ids, passes...)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: reclaim expired leases: %w", err)

@@ -379,6 +379,63 @@ func TestLeases(t *testing.T) {
 	}
 }
 
+// TestBatchPassLeases: a batch pass is leased to the node that claimed it
+// like a pre-recorded job; when that node stops renewing, another node
+// requeues the pass (keeping its attempts) and runs it, and a node's
+// Recover puts back only the passes it was running.
+func TestBatchPassLeases(t *testing.T) {
+	dsn := pg.NewDatabase(t)
+	open := func(id string, lease time.Duration) *postgres.DB {
+		db, err := postgres.Open(t.Context(), dsn, &postgres.Options{NodeID: id, JobLease: lease})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	dead := open("a", time.Nanosecond) // its leases end as they are taken
+	b := open("b", time.Hour)
+	t0 := time.Now()
+	for i, id := range []string{"l1", "l2"} {
+		j := job(id, "acme", store.KindLive, store.StatusDone, t0.Add(time.Duration(i)))
+		j.BatchPass = store.BatchPassQueued
+		if err := b.CreateJob(j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if j, err := dead.ClaimBatchPass(); err != nil || j.ID != "l1" {
+		t.Fatalf("a claimed %v, %v", j, err)
+	}
+	if j, err := b.ClaimBatchPass(); err != nil || j.ID != "l2" {
+		t.Fatalf("b claimed %v, %v", j, err)
+	}
+	if n, err := b.RenewLeases(); err != nil || n != 1 {
+		t.Errorf("b's RenewLeases = %d, %v; want its one batch pass", n, err)
+	}
+	ids, err := b.ReclaimExpired()
+	if err != nil || !slices.Equal(ids, []string{"l1"}) {
+		t.Fatalf("ReclaimExpired = %v, %v; want a's l1 only", ids, err)
+	}
+	j, err := b.ClaimBatchPass()
+	if err != nil || j.ID != "l1" || j.Attempts != 2 || j.BatchPass != store.BatchPassRunning || j.Status != store.StatusDone {
+		t.Fatalf("b's claim after the reclaim = %+v, %v; want l1 running, attempt 2, still done", j, err)
+	}
+	// a restarts: nothing of b's is its to put back.
+	a := open("a", time.Hour)
+	if rep, err := a.Recover(store.RecoverOptions{}); err != nil || len(rep.BatchPasses) != 0 {
+		t.Fatalf("a's Recover = %+v, %v; want no batch pass (b runs both)", rep, err)
+	}
+	if rep, err := b.Recover(store.RecoverOptions{Crashed: true}); err != nil || !slices.Equal(rep.BatchPasses, []string{"l1", "l2"}) {
+		t.Fatalf("b's Recover = %+v, %v; want l1 and l2 requeued", rep, err)
+	}
+	if n, err := a.PendingBatchPasses(); err != nil || n != 2 {
+		t.Errorf("PendingBatchPasses = %d, %v; want 2", n, err)
+	}
+	if err := b.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
 // TestServerRestart: while PostgreSQL restarts, calls fail with
 // ErrUnavailable (bounded by Options.Timeout, never a hang); afterwards the
 // same store works again without being reopened, and the queue watcher

@@ -44,6 +44,10 @@ func (db *DB) claim(kind store.Kind, query string, args ...any) (*store.Job, err
 	if !kind.Valid() {
 		return nil, fmt.Errorf("store: claim: kind %q: %w", kind, store.ErrInvalid)
 	}
+	if kind == store.KindLive {
+		// Live jobs in the queue are batch passes (ClaimBatchPass).
+		return nil, fmt.Errorf("store: claim %s: %w", kind, store.ErrEmpty)
+	}
 	var out *store.Job
 	err := db.update(func(ctx context.Context, tx pgx.Tx) error {
 		old, err := scanJob(tx.QueryRow(ctx, query, args...))
@@ -90,7 +94,9 @@ func (db *DB) AwaitingAudio() ([]*store.Job, error) {
 // this node owns: the pre-recorded jobs it had claimed go back to the queue
 // (or, after a crash, are reported as suspects), and the live jobs it ran
 // that are still queued or processing are reported for it to finalise.
-// Other nodes' work is theirs.
+// The batch passes it was running go back to the queue (also after a
+// crash: Attempts bounds a pass that crashes every run). Other nodes' work
+// is theirs.
 func (db *DB) Recover(o store.RecoverOptions) (store.RecoverReport, error) {
 	var rep store.RecoverReport
 	err := db.update(func(ctx context.Context, tx pgx.Tx) error {
@@ -135,7 +141,8 @@ func (db *DB) Recover(o store.RecoverOptions) (store.RecoverReport, error) {
 		for _, e := range live {
 			rep.Live = append(rep.Live, e.id)
 		}
-		return nil
+		rep.BatchPasses, err = requeueBatchPasses(ctx, tx, "node = $3", db.opts.NodeID)
+		return err
 	})
 	if err != nil {
 		return store.RecoverReport{}, fmt.Errorf("store: recover: %w", err)

@@ -27,6 +27,7 @@ func Cases() []Case {
 	cs = append(cs, jobCases()...)
 	cs = append(cs, listCases()...)
 	cs = append(cs, queueCases()...)
+	cs = append(cs, batchPassCases()...)
 	cs = append(cs, outboxCases()...)
 	cs = append(cs, uploadCases()...)
 	cs = append(cs, blobCases()...)

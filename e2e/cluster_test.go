@@ -18,6 +18,13 @@ import (
 // returns the DSN of a fresh database on it; both go in a cleanup.
 func startPostgres(t *testing.T) string {
 	t.Helper()
+	return startPostgresServer(t).NewDatabase(t)
+}
+
+// startPostgresServer starts a throwaway PostgreSQL server for one test,
+// stopped in a cleanup.
+func startPostgresServer(t *testing.T) *pgtest.Server {
+	t.Helper()
 	srv, err := pgtest.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +34,7 @@ func startPostgres(t *testing.T) string {
 			t.Error(err)
 		}
 	})
-	return srv.NewDatabase(t)
+	return srv
 }
 
 // clusterConfig is a node's config: the shared store at dsn, as node id.
@@ -182,8 +189,11 @@ func TestClusterNodeDies(t *testing.T) {
 		job := b.waitJob(key, id, 3*time.Minute)
 		checkRecord(t, job, id, "done")
 	}
+	// The record is done before B logs it: wait for the line.
+	b.WaitLog(time.Minute, `"job done"`, rec.JobID)
 	if n := b.logCount(`"job done"`, rec.JobID); n != 1 {
-		t.Errorf("B finished A's job %s %d times, want once", rec.JobID, n)
+		t.Errorf("B finished A's job %s %d times, want once; its lines on A and B:\n%s\n%s", rec.JobID, n,
+			strings.Join(a.linesWith(rec.JobID), "\n"), strings.Join(b.linesWith(rec.JobID), "\n"))
 	}
 }
 
@@ -260,4 +270,73 @@ func TestClusterKillDuringLive(t *testing.T) {
 	if len(got) < lastAck || len(got) > 3*32000 || !bytes.Equal(got, audio[:len(got)]) {
 		t.Errorf("recording holds %d bytes, want the %d acked (at most %d), a prefix of what was sent", len(got), lastAck, 3*32000)
 	}
+}
+
+// TestClusterPostgresDown: while PostgreSQL is stopped, API calls that need
+// it answer 503 with the contract's error body (they answered 500 before
+// store.ErrUnavailable was mapped), each within the store's statement
+// timeout; when it is back the same node serves again without a restart,
+// and a job created then is transcribed.
+func TestClusterPostgresDown(t *testing.T) {
+	srv := startPostgresServer(t)
+	a := startDaemon(t, "", clusterConfig(srv.NewDatabase(t), "node-a"))
+	out, err := runCLI("keys", "create", "--config", a.Config, "--account", "acme")
+	if err != nil {
+		t.Fatalf("keys create --config: %v", err)
+	}
+	key := strings.TrimSpace(out)
+	path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
+	status, up, body := a.upload(key, path)
+	if status != 200 {
+		t.Fatalf("upload: %d %s", status, body)
+	}
+	if err := srv.Halt(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/v2/pre-recorded", ""},
+		{"GET", "/v2/files/" + up.AudioMetadata.ID, ""},
+		{"POST", "/v2/pre-recorded", `{"audio_url":"` + up.AudioURL + `"}`},
+	} {
+		var eb errBody
+		status, b := a.do(c.method, c.path, key, strings.NewReader(c.body), "application/json", &eb)
+		checkError(t, status, eb, 503, c.method+" "+c.path+" with PostgreSQL down")
+		if eb.Path != c.path {
+			t.Errorf("%s %s: error body path %q (%s)", c.method, c.path, eb.Path, b)
+		}
+	}
+	if err := srv.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		status, b := a.do("GET", "/v2/pre-recorded", key, nil, "", nil)
+		if status == 200 {
+			break
+		}
+		if status != 503 || time.Now().After(deadline) {
+			t.Fatalf("GET /v2/pre-recorded after PostgreSQL came back: %d %s", status, b)
+		}
+		time.Sleep(100 * time.Millisecond) // polling interval against a real process, not settling
+	}
+	var created struct {
+		ID string `json:"id"`
+	}
+	if status, body := a.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": up.AudioURL}, &created); status != 201 {
+		t.Fatalf("create after PostgreSQL came back: %d %s", status, body)
+	}
+	checkRecord(t, a.waitJob(key, created.ID, 2*time.Minute), created.ID, "done")
+}
+
+// linesWith returns the daemon's log lines that contain s.
+func (d *daemonProc) linesWith(s string) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []string
+	for _, l := range d.lines {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return out
 }

@@ -33,6 +33,7 @@ func TestStatus(t *testing.T) {
 		{"engine failed", ErrEngineFailed, 500},
 		{"at capacity", ErrAtCapacity, 503},
 		{"shutting down", ErrShuttingDown, 503},
+		{"derived unavailable", fmt.Errorf("store: keys: %w: %w", ErrUnavailable.Sub("store: backend unavailable", ""), errors.New("dial tcp: refused")), 503},
 		{"quota over at capacity", &Error{Kind: ErrQuota, Cause: fmt.Errorf("%w: %w", ErrAtCapacity, ErrQuota)}, 507},
 		{"no space", ErrNoSpace, 507},
 		{"no kind", errors.New("boom"), 500},

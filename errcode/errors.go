@@ -55,6 +55,10 @@ var (
 	// ErrEngineUnavailable is returned when a remote engine cannot be
 	// reached, times out or keeps failing (503, naming the engine).
 	ErrEngineUnavailable = &Kind{text: "errcode: engine unavailable", status: 503, message: "transcription engine unavailable", shown: true}
+	// ErrUnavailable is returned when something the request needs is
+	// out of reach for now, the shared store (PostgreSQL) of a cluster
+	// above all (503); the request may be retried.
+	ErrUnavailable = &Kind{text: "errcode: unavailable", status: 503, message: "service temporarily unavailable, try again later"}
 	// ErrShuttingDown is returned when the service is stopping (503).
 	ErrShuttingDown = &Kind{text: "errcode: shutting down", status: 503, message: "shutting down"}
 	// ErrNoSpace is returned when the data directory is full (507).

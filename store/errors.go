@@ -59,6 +59,6 @@ var (
 var (
 	// ErrUnavailable is returned (wrapping the driver's error) when a
 	// shared backend (PostgreSQL) cannot be reached or does not answer
-	// within its timeout; the operation may be retried.
-	ErrUnavailable = errors.New("store: backend unavailable")
+	// within its timeout; the operation may be retried. Doors answer 503.
+	ErrUnavailable = errcode.ErrUnavailable.Sub("store: backend unavailable", "")
 )

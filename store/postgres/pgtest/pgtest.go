@@ -126,18 +126,25 @@ func (s *Server) start() error {
 			return err
 		}
 		s.port = port
-		opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c max_connections=200 -c shared_buffers=32MB", port, s.dir)
-		if !s.durable {
-			opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-		}
-		out, err := s.run("pg_ctl", "start", "-w", "-t", "60", "-D", s.data, "-l", filepath.Join(s.dir, "log"), "-o", opts)
-		if err == nil {
+		if lastErr = s.pgStart(); lastErr == nil {
 			return nil
 		}
-		log, _ := os.ReadFile(filepath.Join(s.dir, "log"))
-		lastErr = fmt.Errorf("pgtest: pg_ctl start: %w: %s %s", err, out, log)
 	}
 	return lastErr
+}
+
+// pgStart starts the initialised server on s.port.
+func (s *Server) pgStart() error {
+	opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c max_connections=200 -c shared_buffers=32MB", s.port, s.dir)
+	if !s.durable {
+		opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+	}
+	out, err := s.run("pg_ctl", "start", "-w", "-t", "60", "-D", s.data, "-l", filepath.Join(s.dir, "log"), "-o", opts)
+	if err != nil {
+		log, _ := os.ReadFile(filepath.Join(s.dir, "log"))
+		return fmt.Errorf("pgtest: pg_ctl start: %w: %s %s", err, out, log)
+	}
+	return nil
 }
 
 func freePort() (int, error) {
@@ -237,3 +244,15 @@ func (s *Server) Restart() error {
 	}
 	return nil
 }
+
+// Halt stops the server (fast shutdown) and keeps its data, so Resume
+// starts it again on the same port: a fault test's PostgreSQL outage.
+func (s *Server) Halt() error {
+	if out, err := s.run("pg_ctl", "stop", "-w", "-m", "fast", "-D", s.data); err != nil {
+		return fmt.Errorf("pgtest: pg_ctl stop: %w: %s", err, out)
+	}
+	return nil
+}
+
+// Resume starts a halted server again on its port.
+func (s *Server) Resume() error { return s.pgStart() }

@@ -127,3 +127,30 @@ func (s *Server) revokeKey(ctx *fasthttp.RequestCtx) {
 	s.log.Info("key revoked", "account_id", keyID(ctx), "key_id", id, "request_id", requestID(ctx))
 	ctx.SetStatusCode(fasthttp.StatusAccepted)
 }
+
+// Nodes is what the API needs to list the nodes of a cluster.
+type Nodes interface {
+	Nodes(ctx context.Context) ([]daemon.NodeStatus, error)
+}
+
+// listNodes is GET /admin/nodes: every node sharing the store, by id, with
+// its last heartbeat, whether it is alive and its load (on one box: this
+// node alone).
+func (s *Server) listNodes(ctx *fasthttp.RequestCtx) {
+	nodes, err := s.svc.Nodes(ctx)
+	if err != nil {
+		s.fail(ctx, err)
+		return
+	}
+	type nodeJSON struct {
+		daemon.NodeStatus
+		LastSeen string `json:"last_seen"`
+	}
+	out := struct {
+		Nodes []nodeJSON `json:"nodes"`
+	}{Nodes: make([]nodeJSON, 0, len(nodes))}
+	for _, n := range nodes {
+		out.Nodes = append(out.Nodes, nodeJSON{NodeStatus: n, LastSeen: formatTime(n.LastSeen)})
+	}
+	s.writeJSON(ctx, fasthttp.StatusOK, out)
+}

@@ -57,6 +57,7 @@ type Service interface {
 	Readiness
 	Live
 	Metrics
+	Nodes
 }
 
 // Server serves the /v2 API over fasthttp, and the operations endpoints
@@ -125,6 +126,7 @@ func New(cfg Config, svc Service, logger *slog.Logger) (*Server, error) {
 	r.POST("/admin/keys", s.auth(s.admin(s.createKey)))
 	r.GET("/admin/keys", s.auth(s.admin(s.listKeys)))
 	r.DELETE("/admin/keys/{id}", s.auth(s.admin(s.revokeKey)))
+	r.GET("/admin/nodes", s.auth(s.admin(s.listNodes)))
 	s.srv = s.newHTTPServer(r)
 	return s, nil
 }

@@ -135,6 +135,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if k, ok := d.db.(leaseKeeper); ok { // other nodes may die holding jobs
 		g.Go(func() error { return k.KeepLeases(ctx, d.leasesKept) })
 	}
+	if r, ok := d.db.(nodeRegistry); ok { // the nodes see each other's load
+		g.Go(func() error { return d.runHeartbeat(ctx, r) })
+	}
 	g.Go(func() error { return d.fetcher.run(ctx) })
 	g.Go(func() error { return d.runOutbox(ctx) })
 	g.Go(func() error { return d.runLive(ctx) })

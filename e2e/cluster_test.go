@@ -340,3 +340,75 @@ func (d *daemonProc) linesWith(s string) []string {
 	}
 	return out
 }
+
+// TestClusterNodes: GET /admin/nodes on any node lists every node sharing
+// the store with its advertise_url, liveness and load from its heartbeats;
+// a node SIGKILLed is shown as not alive once its heartbeats stop.
+func TestClusterNodes(t *testing.T) {
+	dsn := startPostgres(t)
+	conf := func(id string) string {
+		return clusterConfig(dsn, id) + "  advertise_url: http://" + id + ".example:8080\n"
+	}
+	a := startDaemon(t, "", conf("node-a"))
+	b := startDaemon(t, "", conf("node-b"))
+	out, err := runCLI("keys", "create", "--config", a.Config, "--account", "admin")
+	if err != nil {
+		t.Fatalf("keys create --config: %v", err)
+	}
+	admin := strings.TrimSpace(out)
+	out, err = runCLI("keys", "create", "--config", a.Config, "--account", "acme")
+	if err != nil {
+		t.Fatalf("keys create --config: %v", err)
+	}
+	var eb errBody
+	status, _ := b.do("GET", "/admin/nodes", strings.TrimSpace(out), nil, "", &eb)
+	checkError(t, status, eb, 403, "GET /admin/nodes with a key that is not admin")
+
+	type node struct {
+		NodeID       string `json:"node_id"`
+		AdvertiseURL string `json:"advertise_url"`
+		LastSeen     string `json:"last_seen"`
+		Alive        bool   `json:"alive"`
+		LiveCapacity int    `json:"live_capacity"`
+		LiveFree     int    `json:"live_free"`
+		RunningJobs  int    `json:"running_jobs"`
+	}
+	// waitNodes polls GET /admin/nodes on d until ok holds for the list.
+	waitNodes := func(d *daemonProc, what string, ok func(map[string]node) bool) map[string]node {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var page struct{ Nodes []node }
+			if status, body := d.do("GET", "/admin/nodes", admin, nil, "", &page); status != 200 {
+				t.Fatalf("GET /admin/nodes: %d %s", status, body)
+			}
+			byID := map[string]node{}
+			for _, n := range page.Nodes {
+				byID[n.NodeID] = n
+			}
+			if ok(byID) {
+				return byID
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("GET /admin/nodes: %+v; want %s", page.Nodes, what)
+			}
+			time.Sleep(100 * time.Millisecond) // polling interval against a real process, not settling
+		}
+	}
+	nodes := waitNodes(a, "both nodes alive", func(m map[string]node) bool {
+		return len(m) == 2 && m["node-a"].Alive && m["node-b"].Alive
+	})
+	for _, id := range []string{"node-a", "node-b"} {
+		n := nodes[id]
+		if _, err := time.Parse(time.RFC3339, n.LastSeen); err != nil {
+			t.Errorf("%s: last_seen %q: %v", id, n.LastSeen, err)
+		}
+		if n.AdvertiseURL != "http://"+id+".example:8080" || n.LiveCapacity < 1 || n.LiveFree != n.LiveCapacity || n.RunningJobs != 0 {
+			t.Errorf("%s: %+v; want its advertise_url, all live capacity free, no job running", id, n)
+		}
+	}
+	b.Kill()
+	waitNodes(a, "node-b not alive after its SIGKILL, node-a alive", func(m map[string]node) bool {
+		return len(m) == 2 && m["node-a"].Alive && !m["node-b"].Alive
+	})
+}

@@ -493,3 +493,33 @@ func TestServerRestart(t *testing.T) {
 		t.Fatal("the queue watcher did not come back after the restart")
 	}
 }
+
+// TestHeartbeat: each node's heartbeat replaces its row; Nodes lists every
+// node by id with the age of its last beat on the database's clock.
+func TestHeartbeat(t *testing.T) {
+	dsn := pg.NewDatabase(t)
+	var dbs []*postgres.DB
+	for _, id := range []string{"b", "a"} {
+		db, err := postgres.Open(t.Context(), dsn, &postgres.Options{NodeID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		dbs = append(dbs, db)
+	}
+	for i, db := range dbs {
+		for free := range 2 {
+			if err := db.Heartbeat(postgres.Node{ID: "ignored", AdvertiseURL: "http://x", LiveCapacity: 4, LiveFree: free + i, RunningJobs: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ns, err := dbs[0].Nodes()
+	if err != nil || len(ns) != 2 || ns[0].ID != "a" || ns[1].ID != "b" {
+		t.Fatalf("Nodes = %+v, %v; want a then b", ns, err)
+	}
+	if a, b := ns[0], ns[1]; a.LiveFree != 2 || b.LiveFree != 1 || a.LiveCapacity != 4 || a.RunningJobs != 1 ||
+		a.AdvertiseURL != "http://x" || a.LastSeen.IsZero() || a.Age < 0 || a.Age > time.Minute {
+		t.Errorf("Nodes = %+v; want each node's last beat", ns)
+	}
+}

@@ -1,0 +1,85 @@
+package daemon
+
+import (
+	"context"
+	"time"
+
+	"github.com/earshot-dev/earshot/store/postgres"
+)
+
+// heartbeatEvery is how often a node on a shared store publishes its
+// state; a node not heard from for nodeStaleAfter is shown as not alive.
+const (
+	heartbeatEvery = 2 * time.Second
+	nodeStaleAfter = 3 * heartbeatEvery
+)
+
+// nodeRegistry is a shared store that keeps the nodes' heartbeats
+// (store/postgres).
+type nodeRegistry interface {
+	Heartbeat(n postgres.Node) error
+	Nodes() ([]postgres.Node, error)
+}
+
+// NodeStatus is one node as GET /admin/nodes lists it.
+type NodeStatus struct {
+	NodeID       string    `json:"node_id"`
+	AdvertiseURL string    `json:"advertise_url"`
+	LastSeen     time.Time `json:"last_seen"`
+	Alive        bool      `json:"alive"`
+	LiveCapacity int       `json:"live_capacity"`
+	LiveFree     int       `json:"live_free"`
+	RunningJobs  int       `json:"running_jobs"`
+}
+
+// state is this node's load now.
+func (d *Daemon) state() postgres.Node {
+	d.liveMu.Lock()
+	live := len(d.sessions)
+	d.liveMu.Unlock()
+	d.mu.Lock()
+	running := len(d.running)
+	d.mu.Unlock()
+	return postgres.Node{
+		ID: d.cfg.Cluster.NodeID, AdvertiseURL: d.cfg.Cluster.AdvertiseURL,
+		LiveCapacity: d.cfg.Live.Capacity, LiveFree: max(d.cfg.Live.Capacity-live, 0), RunningJobs: running,
+	}
+}
+
+// runHeartbeat publishes this node's state every heartbeatEvery until ctx
+// ends. A failed beat is logged and the next one tried.
+func (d *Daemon) runHeartbeat(ctx context.Context, r nodeRegistry) error {
+	t := time.NewTicker(heartbeatEvery)
+	defer t.Stop()
+	for {
+		if err := r.Heartbeat(d.state()); err != nil {
+			d.log.Warn("heartbeat", "component", "cluster", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Nodes lists the nodes sharing the store with their last heartbeat; on
+// the embedded store it is this node alone, as it is now.
+func (d *Daemon) Nodes(ctx context.Context) ([]NodeStatus, error) {
+	r, ok := d.db.(nodeRegistry)
+	if !ok {
+		n := d.state()
+		return []NodeStatus{{NodeID: n.ID, AdvertiseURL: n.AdvertiseURL, LastSeen: time.Now().UTC(), Alive: true,
+			LiveCapacity: n.LiveCapacity, LiveFree: n.LiveFree, RunningJobs: n.RunningJobs}}, nil
+	}
+	ns, err := r.Nodes()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]NodeStatus, 0, len(ns))
+	for _, n := range ns {
+		out = append(out, NodeStatus{NodeID: n.ID, AdvertiseURL: n.AdvertiseURL, LastSeen: n.LastSeen, Alive: n.Age < nodeStaleAfter,
+			LiveCapacity: n.LiveCapacity, LiveFree: n.LiveFree, RunningJobs: n.RunningJobs})
+	}
+	return out, nil
+}

@@ -45,11 +45,16 @@ type liveAddons struct {
 
 	mu    sync.Mutex
 	ready []map[string]any // guarded by mu: translation messages not sent yet
+
+	// kept gathers the realtime results for the result's envelopes
+	// (live_envelopes.go).
+	kept liveKept
 }
 
 // liveTranslation is one final utterance to translate.
 type liveTranslation struct {
 	session, uttID string
+	seq            int // the utterance's order in the session
 	u              recognizer.Utterance
 	targets        []string
 	opts           llm.TranslationOptions
@@ -102,6 +107,7 @@ func (s *liveSession) realtimeLocked(id int, u recognizer.Utterance) {
 			ents, _ := la.a.Entities.Entities(one, nil)
 			return entityResults(ents), len(ents) == 0, nil
 		})
+		la.kept.keepEntities(env)
 		s.sendLocked(realtimeMsg("named_entity_recognition", s.id, env, map[string]any{"utterance_id": uttID, "utterance": cu}))
 	}
 	if rt.SentimentAnalysis {
@@ -109,11 +115,12 @@ func (s *liveSession) realtimeLocked(id int, u recognizer.Utterance) {
 			list := sentimentResults(la.a.Sentiment.Sentiment(one))
 			return list, len(list) == 0, nil
 		})
+		la.kept.keepSentiment(env)
 		s.sendLocked(realtimeMsg("sentiment_analysis", s.id, env, map[string]any{"utterance_id": uttID, "utterance": cu}))
 	}
 	if rt.Translation && rt.TranslationConfig != nil {
 		c := rt.TranslationConfig
-		job := liveTranslation{session: s.id, uttID: uttID, u: u, targets: c.TargetLanguages,
+		job := liveTranslation{session: s.id, uttID: uttID, seq: id, u: u, targets: c.TargetLanguages,
 			opts: llm.TranslationOptions{Context: c.AdaptationContext(), Informal: c.Informal, MatchOriginalUtterances: c.MatchOriginalUtterances}}
 		var err error
 		switch {
@@ -124,6 +131,7 @@ func (s *liveSession) realtimeLocked(id int, u recognizer.Utterance) {
 		}
 		if err != nil {
 			for _, target := range job.targets {
+				la.keepTranslation(liveTranslated{seq: id, target: target, err: addonError(err)})
 				s.sendLocked(translationMsg(job, target, nil, addonError(err)))
 			}
 		}
@@ -177,11 +185,14 @@ func (la *liveAddons) translate() {
 	for j := range la.queue {
 		for _, target := range j.targets {
 			var m map[string]any
+			done := liveTranslated{seq: j.seq, target: target}
+			start := time.Now()
 			func() {
 				defer func() {
 					if r := recover(); r != nil {
 						la.a.log.Error("add-on panicked", "addon", "translation", "panic", r)
-						m = translationMsg(j, target, nil, addonError(errAddonPanic))
+						done.err = addonError(errAddonPanic)
+						m = translationMsg(j, target, nil, done.err)
 					}
 				}()
 				out, err := la.a.Translation.Translate(la.ctx, []recognizer.Utterance{j.u}, target, j.opts)
@@ -195,16 +206,27 @@ func (la *liveAddons) translate() {
 					if backendDown(err) {
 						la.a.log.Warn("add-on backend failed", "addon", "translation", "error", err)
 					}
-					m = translationMsg(j, target, nil, addonError(err))
+					done.err = addonError(err)
+					m = translationMsg(j, target, nil, done.err)
 					return
 				}
+				done.out = &out[0]
 				m = translationMsg(j, target, &out[0], nil)
 			}()
+			done.exec = time.Since(start).Seconds()
 			la.mu.Lock()
 			la.ready = append(la.ready, m)
+			la.kept.translated = append(la.kept.translated, done)
 			la.mu.Unlock()
 		}
 	}
+}
+
+// keepTranslation records a translation outcome for the result.
+func (la *liveAddons) keepTranslation(t liveTranslated) {
+	la.mu.Lock()
+	la.kept.translated = append(la.kept.translated, t)
+	la.mu.Unlock()
 }
 
 // pumpAddonsLocked sends the translation messages the worker finished.
@@ -247,6 +269,17 @@ func (s *liveSession) postProcessLocked(ctx context.Context, res *Result) {
 	if s.addons != nil {
 		s.addons.finishLocked(ctx, liveTranslationDrain)
 		s.pumpAddonsLocked()
+	}
+	if rt := s.p.RealtimeProcessing; rt.NamedEntityRecognition || rt.SentimentAnalysis || rt.Translation {
+		la := s.addonsLocked()
+		var targets []string
+		if rt.Translation && rt.TranslationConfig != nil {
+			targets = rt.TranslationConfig.TargetLanguages
+		}
+		la.mu.Lock() // the worker has stopped; the lock orders its writes before this read
+		translated := la.kept.translated
+		la.mu.Unlock()
+		la.kept.fill(res, rt.NamedEntityRecognition, rt.SentimentAnalysis, targets, translated)
 	}
 	pp := s.p.PostProcessing
 	if !pp.Summarization && !pp.Chapterization {

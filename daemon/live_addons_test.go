@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ func sessionForAddons(t *testing.T, a *Addons, p *params.Live) (*liveSession, fu
 	t.Helper()
 	p.MessagesConfig = params.WebSocketDefaults()
 	s := &liveSession{d: &Daemon{tr: &Transcriber{Addons: a}}, id: "5e55a0f1-0000-4000-8000-000000000000", p: p,
-		log: slog.New(slog.DiscardHandler)}
+		log: slog.New(slog.DiscardHandler), messages: newMessageLog(1 << 20)}
 	var got []map[string]any
 	s.sink = func(b []byte) bool {
 		var m map[string]any
@@ -117,6 +118,17 @@ func TestLiveRealtime(t *testing.T) {
 	if res.Summarization == nil || !res.Summarization.Success || res.Chapterization == nil || !res.Chapterization.Success {
 		t.Errorf("result envelopes %+v %+v", res.Summarization, res.Chapterization)
 	}
+	// The realtime results reach the result's envelopes, shaped as a
+	// pre-recorded job's.
+	if e := res.NamedEntityRecognition; e == nil || !e.Success || e.IsEmpty || fmt.Sprint(e.Results) != fmt.Sprint([]entityResult{{"LOCATION", "netherlands", ents[0].(map[string]any)["start"].(float64), ents[0].(map[string]any)["end"].(float64)}}) {
+		t.Errorf("named_entity_recognition envelope %+v", e)
+	}
+	if e := res.SentimentAnalysis; e == nil || !e.Success || !strings.Contains(fmt.Sprint(e.Results), `"sentiment":`) {
+		t.Errorf("sentiment_analysis envelope %+v", e)
+	}
+	if e := res.Translation; e == nil || e.Success || e.Error == nil || e.Error.StatusCode != 501 || len(e.Results.([]TranslationResult)) != 2 {
+		t.Errorf("translation envelope without backend %+v", e)
+	}
 }
 
 // TestLiveTranslation runs realtime translation through the stand-in: the
@@ -155,6 +167,18 @@ func TestLiveTranslation(t *testing.T) {
 	}
 	if n := len(srv.requests()); n != 2*2+1 {
 		t.Errorf("%d requests, want 4 translations and a summary", n)
+	}
+	// The translation envelope holds, per target, both utterances in order.
+	env := res.Translation
+	if env == nil || !env.Success || env.IsEmpty || env.ExecTime <= 0 {
+		t.Fatalf("translation envelope %+v", env)
+	}
+	for i, tr := range env.Results.([]TranslationResult) {
+		target := []string{"fr", "es"}[i]
+		if tr.Error != nil || fmt.Sprint(tr.Languages) != "["+target+"]" || len(tr.Utterances) != 2 ||
+			tr.Utterances[0].Start != round3(u.Start) || tr.Utterances[0].Language != target || tr.FullTranscript == "" {
+			t.Errorf("translation result %d: %+v", i, tr)
+		}
 	}
 }
 

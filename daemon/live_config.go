@@ -38,6 +38,12 @@ type LiveConfig struct {
 	DecoderWait time.Duration `yaml:"decoder_wait"`
 	// PartialInterval is the cadence of partial transcripts; default 250ms.
 	PartialInterval time.Duration `yaml:"partial_interval"`
+	// MaxStoredMessageBytes bounds the bytes of the messages a session
+	// keeps in result.messages before its end (acknowledgments take at
+	// most a quarter); later ones are still sent, and counted in a
+	// messages_omitted entry. The end's messages (end_recording through
+	// end_session) are always kept. Default 4 MiB.
+	MaxStoredMessageBytes int `yaml:"max_stored_message_bytes"`
 }
 
 // SetDefaults fills zero fields.
@@ -72,6 +78,9 @@ func (c *LiveConfig) SetDefaults() {
 	}
 	if c.PartialInterval == 0 {
 		c.PartialInterval = 250 * time.Millisecond
+	}
+	if c.MaxStoredMessageBytes == 0 {
+		c.MaxStoredMessageBytes = 4 << 20
 	}
 }
 
@@ -112,6 +121,9 @@ func (c LiveConfig) Validate() error {
 	}
 	if c.PartialInterval <= 0 || c.PartialInterval > 500*time.Millisecond {
 		errs = append(errs, config.Errorf("partial_interval", "must be > 0 and <= 500ms"))
+	}
+	if c.MaxStoredMessageBytes < 4096 || c.MaxStoredMessageBytes > 256<<20 {
+		errs = append(errs, config.Errorf("max_stored_message_bytes", "must be 4 KiB to 256 MiB, not %d", c.MaxStoredMessageBytes))
 	}
 	return errors.Join(errs...)
 }

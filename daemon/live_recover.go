@@ -34,6 +34,7 @@ func (d *Daemon) recoverLive(ctx context.Context, id string) {
 		s := &liveSession{
 			d: d, id: j.ID, account: j.Account, p: &p, format: liveFormat(&p),
 			expires: j.CreatedAt.Add(d.cfg.Live.TokenTTL), log: log, done: make(chan struct{}),
+			messages: newMessageLog(d.cfg.Live.MaxStoredMessageBytes),
 		}
 		// A client may have been connecting as the daemon went down: it
 		// gets the whole connect timeout again, within the token's life.

@@ -22,10 +22,6 @@ import (
 	"github.com/earshot-dev/earshot/store"
 )
 
-// maxSessionMessages bounds the messages one session keeps for
-// result.messages; later ones are still sent but not kept.
-const maxSessionMessages = 100000
-
 // Live session errors, each mapped by the WebSocket door to a close code.
 var (
 	// ErrSessionEnded is returned when audio or a stop arrives for a
@@ -71,7 +67,7 @@ type liveSession struct {
 	audio    int64                  // guarded by mu: audio bytes in file
 	live     *recognizer.Live       // guarded by mu
 	finals   []recognizer.Utterance // guarded by mu
-	messages []string               // guarded by mu
+	messages *messageLog            // guarded by mu: what result.messages keeps (live_messages.go)
 	stopped  bool                   // guarded by mu
 	resync   bool                   // guarded by mu: a reconnected client may resend acked bytes
 	cursor   int64                  // guarded by mu: client offset inside the resent overlap, -1 unknown
@@ -79,6 +75,7 @@ type liveSession struct {
 	sessErr  error                  // guarded by mu: first pipeline error
 	started  time.Time              // guarded by mu: first connection
 	addons   *liveAddons            // guarded by mu: realtime add-ons, nil until used (live_addons.go)
+	busy     time.Duration          // guarded by mu: time spent in the recogniser (result.metadata.transcription_time)
 	route    Route                  // guarded by mu: the engine the recogniser runs on (set at start)
 	remote   *liveEngine            // guarded by mu: the remote route's engine (errors, fallback), nil otherwise
 	// vocabNote is the post_session_metadata note on custom_vocabulary
@@ -118,6 +115,7 @@ func (d *Daemon) newSession(job *store.Job, p *params.Live) (*liveSession, error
 		log:     d.log.With("component", "live", "session_id", job.ID),
 		done:    make(chan struct{}),
 	}
+	s.messages = newMessageLog(d.cfg.Live.MaxStoredMessageBytes)
 	s.connectBy = job.CreatedAt.Add(d.cfg.Live.connectWithin())
 	s.keyID = job.KeyID
 	f, err := createRecording(d.db.BlobPath(job.Blob), s.format)
@@ -189,6 +187,9 @@ func wavHeader(f media.Format, dataLen int64) []byte {
 type Attachment struct {
 	s   *liveSession
 	gen int
+	// acks is set when the attachment's client reads messages (the
+	// WebSocket): only its audio is acknowledged to it.
+	acks bool
 }
 
 var _ ingest.Session = (*Attachment)(nil)
@@ -226,7 +227,7 @@ func (s *liveSession) attach(ctx context.Context, out func([]byte) bool, kick fu
 		}
 	}
 	s.log.Info("client attached", "generation", s.gen)
-	return &Attachment{s: s, gen: s.gen}, nil
+	return &Attachment{s: s, gen: s.gen, acks: out != nil}, nil
 }
 
 // startLocked marks the job processing and starts the recogniser.
@@ -274,6 +275,9 @@ func (s *liveSession) startLocked() error {
 	eng := s.d.engines.liveEngine(rt, prompt, s.p.LanguageConfig.Languages, cfg.DecoderWait,
 		func(m string) { s.sendLocked(errorMsg(s.id, "", m)) })
 	s.remote, _ = eng.(*liveEngine)
+	if rt.Language == "" && !rt.PerUtterance {
+		eng = keepLanguage(eng) // no code switching: the first language detected is kept
+	}
 	framer, err := media.NewFramer(s.format, recognizer.SampleRate)
 	if err != nil {
 		return err
@@ -328,7 +332,7 @@ func (a *Attachment) Write(ctx context.Context, audio []byte) error {
 	s.lastSeen = time.Now()
 	s.pumpAddonsLocked()
 	if s.stopped {
-		s.sendLocked(errorMsg(s.id, "audio_chunk", "audio after stop_recording is ignored"))
+		s.deliverLocked(errorMsg(s.id, "audio_chunk", "audio after stop_recording is ignored"), a.acks)
 		return nil
 	}
 	if s.resync {
@@ -336,7 +340,7 @@ func (a *Attachment) Write(ctx context.Context, audio []byte) error {
 		if dup > 0 {
 			audio = audio[dup:]
 			if len(audio) == 0 {
-				s.ackLocked(from, from+int64(dup))
+				s.ackLocked(a, from, from+int64(dup))
 				return nil
 			}
 		}
@@ -347,7 +351,7 @@ func (a *Attachment) Write(ctx context.Context, audio []byte) error {
 		n, err := s.skipHeaderLocked(audio)
 		if err != nil {
 			s.received = from
-			s.sendLocked(errorMsg(s.id, "audio_chunk", err.Error()))
+			s.deliverLocked(errorMsg(s.id, "audio_chunk", err.Error()), a.acks)
 			return nil
 		}
 		s.header = n
@@ -357,84 +361,8 @@ func (a *Attachment) Write(ctx context.Context, audio []byte) error {
 	if err := s.processLocked(ctx, whole, pcm); err != nil {
 		return err
 	}
-	s.ackLocked(from, s.received-int64(s.framer.Pending()))
+	s.ackLocked(a, from, s.received-int64(s.framer.Pending()))
 	return nil
-}
-
-// ackLocked acknowledges the whole-session bytes [from, to).
-func (s *liveSession) ackLocked(from, to int64) {
-	if !s.wantsAcks() {
-		return // nobody takes acks: skip building one per frame
-	}
-	m := msg("audio_chunk", s.id, map[string]any{
-		"byte_range": []int64{from, to},
-		"time_range": []float64{s.secondsAt(from), s.secondsAt(to)},
-	})
-	m["acknowledged"], m["error"] = true, nil
-	s.sendLocked(m)
-}
-
-// wantsAcks reports whether the WebSocket or the callback takes acks.
-func (s *liveSession) wantsAcks() bool {
-	return s.p.MessagesConfig.ReceiveAcknowledgments || s.p.Callback && s.p.CallbackConfig.ReceiveAcknowledgments
-}
-
-// resyncWindow bounds how far behind the last ack sent a reconnecting
-// client's resend may start (acks in flight when the connection broke).
-const resyncWindow = 1 << 20
-
-// overlapLocked returns how many leading bytes of a reconnected client's
-// frame were already taken in, and the client's offset of the frame. The
-// first frame is located in the stored tail (the largest overlap whose
-// bytes match, ignoring constant runs such as digital silence, which could
-// match anywhere); later frames continue from there until the overlap is
-// used up. A frame that matches nothing ends the check: it is new audio.
-func (s *liveSession) overlapLocked(audio []byte) (int, int64) {
-	sent := s.received
-	if s.cursor < 0 {
-		lo := max(s.header, sent-resyncWindow)
-		lo += (sent - lo) % int64(s.format.FrameSize()) // frame-aligned from the end
-		tail := make([]byte, sent-lo)
-		if _, err := s.file.ReadAt(tail, wavHeaderSize+lo-s.header); err != nil {
-			s.resync = false
-			return 0, sent
-		}
-		s.cursor = -1
-		for x := lo; x < sent; x += int64(s.format.FrameSize()) {
-			n := min(int64(len(audio)), sent-x)
-			cand := tail[x-lo : x-lo+n]
-			if bytes.Equal(cand, audio[:n]) && !constant(cand) {
-				s.cursor = x
-				break
-			}
-		}
-		if s.cursor < 0 {
-			s.resync = false
-			return 0, sent
-		}
-	}
-	n := min(int64(len(audio)), sent-s.cursor)
-	stored := make([]byte, n)
-	if _, err := s.file.ReadAt(stored, wavHeaderSize+s.cursor-s.header); err != nil || !bytes.Equal(stored, audio[:n]) {
-		s.resync = false
-		return 0, sent
-	}
-	from := s.cursor
-	s.cursor += n
-	if s.cursor >= sent {
-		s.resync = false
-	}
-	return int(n), from
-}
-
-// constant reports whether every byte of b is the same.
-func constant(b []byte) bool {
-	for _, c := range b {
-		if c != b[0] {
-			return false
-		}
-	}
-	return true
 }
 
 // skipHeaderLocked parses a WAV header at the very start of the stream.
@@ -485,7 +413,10 @@ func (s *liveSession) processLocked(ctx context.Context, frames []byte, pcm [][]
 		s.file.Sync()
 		s.lastSync = time.Now()
 	}
-	if err := s.live.Write(ctx, pcm); err != nil {
+	start := time.Now()
+	err := s.live.Write(ctx, pcm)
+	s.busy += time.Since(start)
+	if err != nil {
 		return fmt.Errorf("recognise: %w", err)
 	}
 	return nil
@@ -512,16 +443,16 @@ func (a *Attachment) Stop(ctx context.Context) error {
 		return err
 	}
 	s.lastSeen = time.Now()
-	s.stopLocked(ctx)
+	s.stopLocked(ctx, a)
 	return nil
 }
 
-func (s *liveSession) stopLocked(ctx context.Context) {
+func (s *liveSession) stopLocked(ctx context.Context, a *Attachment) {
 	dur := s.secondsAt(s.received - int64(s.pending()))
-	if s.stopped || s.wantsAcks() {
+	if s.stopped || s.wantsAcks(a) {
 		m := msg("stop_recording", s.id, map[string]any{"recording_duration": dur, "recording_left_to_process": 0})
 		m["acknowledged"], m["error"] = true, nil
-		s.sendLocked(m)
+		s.deliverLocked(m, a.acks)
 	}
 	if s.stopped {
 		return // later stops are acked and ignored
@@ -541,6 +472,7 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 			s.log.Error("live finish panicked", "panic", r, "stack", string(debug.Stack()))
 		}
 	}()
+	finishing := time.Now()
 	if n := s.pending(); n > 0 {
 		s.sendLocked(errorMsg(s.id, "", fmt.Sprintf("%d trailing bytes do not make a whole sample frame of %d bytes; discarded", n, s.format.FrameSize())))
 	}
@@ -565,13 +497,16 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 		s.failLocked(failure)
 		return
 	}
+	s.messages.close(s.id)
 	s.sendLocked(msg("end_recording", s.id, map[string]any{"recording_duration": dur}))
 	res := s.resultLocked(dur)
 	s.sendLocked(msg("post_transcript", s.id, res.Transcription))
 	s.postProcessLocked(ctx, res)
+	// Recognising while the audio came, then the end's work up to here.
+	res.Metadata.TranscriptionTime = round3((s.busy + time.Since(finishing)).Seconds())
 	s.sendLocked(msg("post_final_transcript", s.id, res))
 	s.sendLocked(msg("end_session", s.id, nil))
-	res.Messages = s.messages
+	res.Messages = s.messages.messages()
 	body, err := json.Marshal(res)
 	if err != nil {
 		s.failLocked("encode result: " + err.Error())
@@ -779,81 +714,6 @@ func (s *liveSession) onEvent(ev recognizer.Event) {
 			s.sessErr = ev.Err
 		}
 		s.sendLocked(errorMsg(s.id, "", "recogniser: "+Message(ev.Err)+": "+ev.Err.Error()))
-	}
-}
-
-// msg builds a server message {type, session_id, created_at, data}.
-func msg(typ, session string, data any) map[string]any {
-	m := map[string]any{"type": typ, "session_id": session, "created_at": time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00")}
-	if data != nil {
-		m["data"] = data
-	}
-	return m
-}
-
-// errorMsg is an `error` message, or the named message's failed ack.
-func errorMsg(session, ackType, text string) map[string]any {
-	if ackType != "" {
-		m := msg(ackType, session, nil)
-		m["acknowledged"], m["error"] = false, map[string]any{"message": text}
-		return m
-	}
-	m := msg("error", session, nil)
-	m["error"] = map[string]any{"message": text}
-	return m
-}
-
-// wsSwitch and the callback switches decide who gets a message.
-func switchFor(sw params.MessageSwitches, m map[string]any) bool {
-	switch m["type"] {
-	case "audio_chunk", "stop_recording":
-		return sw.ReceiveAcknowledgments
-	case "start_session", "start_recording", "end_recording", "end_session":
-		return sw.ReceiveLifecycleEvents
-	case "speech_start", "speech_end":
-		return sw.ReceiveSpeechEvents
-	case "transcript":
-		if d, _ := m["data"].(map[string]any); d != nil && d["is_final"] == true {
-			return sw.ReceiveFinalTranscripts
-		}
-		return sw.ReceivePartialTranscripts
-	case "translation", "named_entity_recognition", "sentiment_analysis":
-		return sw.ReceiveRealtimeProcessingEvents
-	case "post_transcript", "post_final_transcript", "post_summarization", "post_chapterization":
-		return sw.ReceivePostProcessingEvents
-	case "error":
-		return sw.ReceiveErrors
-	}
-	return false
-}
-
-// sendLocked delivers a message to the client (per messages_config), keeps
-// it for result.messages, and queues it for the callback (per
-// callback_config).
-func (s *liveSession) sendLocked(m map[string]any) {
-	b, err := json.Marshal(m)
-	if err != nil {
-		s.log.Error("encode message", "error", err)
-		return
-	}
-	typ, _ := m["type"].(string)
-	if switchFor(s.p.MessagesConfig, m) {
-		if len(s.messages) < maxSessionMessages {
-			s.messages = append(s.messages, string(b))
-		}
-		if s.sink != nil && !s.sink(b) {
-			s.log.Warn("client too slow; message dropped", "type", typ)
-		}
-	}
-	if url, method, ok := s.p.CallbackTarget(); ok && switchFor(s.p.CallbackConfig.MessageSwitches, m) {
-		body, err := json.Marshal(callbackBody{ID: s.id, Event: "live." + typ, Payload: json.RawMessage(b)})
-		if err == nil {
-			err = s.d.db.EnqueueDelivery(&store.Delivery{JobID: s.id, Account: s.account, URL: url, Method: method, Body: body})
-		}
-		if err != nil {
-			s.log.Error("queue live callback", "error", err)
-		}
-		signal(s.d.outboxWake)
 	}
 }
 

@@ -20,7 +20,8 @@ import (
 
 // requestFields lists the field paths of t as params decodes them (JSON
 // names, nested config objects as "parent.child", array items as their
-// array's path): what POST /v2/pre-recorded accepts.
+// array's path, embedded structs flattened): what POST /v2/pre-recorded
+// and POST /v2/live accept.
 func requestFields(t reflect.Type, prefix string, out *[]string) {
 	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
 		t = t.Elem()
@@ -29,12 +30,17 @@ func requestFields(t reflect.Type, prefix string, out *[]string) {
 		return
 	}
 	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" { // flattened into its parent, as JSON does
+			requestFields(f.Type, prefix, out)
+			continue
+		}
 		if name == "" || name == "-" {
 			continue
 		}
 		*out = append(*out, prefix+name)
-		requestFields(t.Field(i).Type, prefix+name+".", out)
+		requestFields(f.Type, prefix+name+".", out)
 	}
 }
 

@@ -31,13 +31,15 @@ type MessageSwitches struct {
 }
 
 // WebSocketDefaults returns the messages_config defaults (SPEC section 6,
-// WebSocket column).
+// WebSocket column), except receive_pre_processing_events: this appliance
+// has no pre-processing events, so the switch is false (what is used) and
+// true is refused (422, README).
 func WebSocketDefaults() MessageSwitches {
 	return MessageSwitches{
 		ReceivePartialTranscripts:       false,
 		ReceiveFinalTranscripts:         true,
 		ReceiveSpeechEvents:             true,
-		ReceivePreProcessingEvents:      true,
+		ReceivePreProcessingEvents:      false,
 		ReceiveRealtimeProcessingEvents: true,
 		ReceivePostProcessingEvents:     true,
 		ReceiveAcknowledgments:          true,
@@ -47,13 +49,14 @@ func WebSocketDefaults() MessageSwitches {
 }
 
 // CallbackDefaults returns the live callback_config switch defaults (SPEC
-// section 6, callback column).
+// section 6, callback column), receive_pre_processing_events false as in
+// WebSocketDefaults.
 func CallbackDefaults() MessageSwitches {
 	return MessageSwitches{
 		ReceivePartialTranscripts:       false,
 		ReceiveFinalTranscripts:         true,
 		ReceiveSpeechEvents:             false,
-		ReceivePreProcessingEvents:      true,
+		ReceivePreProcessingEvents:      false,
 		ReceiveRealtimeProcessingEvents: true,
 		ReceivePostProcessingEvents:     true,
 		ReceiveAcknowledgments:          false,
@@ -70,8 +73,11 @@ type LiveCallbackConfig struct {
 	MessageSwitches
 }
 
-// decodeSwitches fills the switches present in o over defaults.
-func decodeSwitches(o *object, s *MessageSwitches) {
+// decodeSwitches fills the switches present in o over defaults. It
+// returns the path of receive_pre_processing_events when o sets it true
+// (refused: see refusePreProcessingEvents), else "".
+func decodeSwitches(o *object, s *MessageSwitches) (preProcessingAsked string) {
+	given := o.has("receive_pre_processing_events")
 	s.ReceivePartialTranscripts = o.boolean("receive_partial_transcripts", s.ReceivePartialTranscripts)
 	s.ReceiveFinalTranscripts = o.boolean("receive_final_transcripts", s.ReceiveFinalTranscripts)
 	s.ReceiveSpeechEvents = o.boolean("receive_speech_events", s.ReceiveSpeechEvents)
@@ -81,6 +87,10 @@ func decodeSwitches(o *object, s *MessageSwitches) {
 	s.ReceiveAcknowledgments = o.boolean("receive_acknowledgments", s.ReceiveAcknowledgments)
 	s.ReceiveErrors = o.boolean("receive_errors", s.ReceiveErrors)
 	s.ReceiveLifecycleEvents = o.boolean("receive_lifecycle_events", s.ReceiveLifecycleEvents)
+	if given && s.ReceivePreProcessingEvents {
+		return child(o.path, "receive_pre_processing_events")
+	}
+	return ""
 }
 
 // decodeURLMethod reads url and method of a callback_config object; given
@@ -116,14 +126,14 @@ func decodeCallbackConfig(parent *object) (c *CallbackConfig, urlGiven bool) {
 	return c, urlGiven
 }
 
-func decodeLiveCallbackConfig(parent *object) (c LiveCallbackConfig, urlGiven bool) {
+func decodeLiveCallbackConfig(parent *object) (c LiveCallbackConfig, urlGiven bool, preProcessingAsked string) {
 	c = LiveCallbackConfig{Method: MethodPOST, MessageSwitches: CallbackDefaults()}
 	o, ok := parent.object("callback_config")
 	if !ok {
-		return c, false
+		return c, false, ""
 	}
 	defer o.done()
 	c.URL, c.Method, urlGiven = decodeURLMethod(o)
-	decodeSwitches(o, &c.MessageSwitches)
-	return c, urlGiven
+	preProcessingAsked = decodeSwitches(o, &c.MessageSwitches)
+	return c, urlGiven, preProcessingAsked
 }

@@ -176,15 +176,18 @@ func DecodeLive(body []byte, c Capabilities) (*Live, error) {
 		l.PostProcessing.Chapterization = po.boolean("chapterization", false)
 		po.done()
 	}
+	var preAsked []string // switches asking for pre-processing events (422)
 	if mo, ok := o.object("messages_config"); ok {
-		decodeSwitches(mo, &l.MessagesConfig)
+		preAsked = append(preAsked, decodeSwitches(mo, &l.MessagesConfig))
 		mo.done()
 	}
 	l.Callback = o.boolean("callback", false)
 	cbPresent := o.has("callback_config")
 	cbIsObject := kindOf(o.fields["callback_config"]) == kindObject
 	var urlGiven bool
-	l.CallbackConfig, urlGiven = decodeLiveCallbackConfig(o)
+	var cbPre string
+	l.CallbackConfig, urlGiven, cbPre = decodeLiveCallbackConfig(o)
+	preAsked = append(preAsked, cbPre)
 	if l.Callback && (cbIsObject || !cbPresent) {
 		requireURL(&p, urlGiven)
 	}
@@ -203,6 +206,12 @@ func DecodeLive(body []byte, c Capabilities) (*Live, error) {
 	}
 	if err := refuseTranslation("realtime_processing.translation_config", l.RealtimeProcessing.TranslationConfig); err != nil {
 		return nil, err
+	}
+	for _, path := range preAsked {
+		if path != "" {
+			return nil, cannotServe("%s true: this appliance's pre-processing (pre_processing.audio_enhancer, speech_threshold) sends no messages of its own; "+
+				"speech detection is reported by receive_speech_events (leave the switch out or set it false)", path)
+		}
 	}
 	return l, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/earshot-dev/earshot/errcode"
@@ -28,11 +29,11 @@ func TestDecodeLiveDefaults(t *testing.T) {
 			`"realtime_processing":{"custom_vocabulary":false,"custom_spelling":false,"translation":false,"named_entity_recognition":false,"sentiment_analysis":false},` +
 			`"post_processing":{"summarization":false,"summarization_config":{"type":"general"},"chapterization":false},` +
 			`"messages_config":{"receive_partial_transcripts":false,"receive_final_transcripts":true,"receive_speech_events":true,` +
-			`"receive_pre_processing_events":true,"receive_realtime_processing_events":true,"receive_post_processing_events":true,` +
+			`"receive_pre_processing_events":false,"receive_realtime_processing_events":true,"receive_post_processing_events":true,` +
 			`"receive_acknowledgments":true,"receive_errors":true,"receive_lifecycle_events":false},` +
 			`"callback":false,` +
 			`"callback_config":{"method":"POST","receive_partial_transcripts":false,"receive_final_transcripts":true,"receive_speech_events":false,` +
-			`"receive_pre_processing_events":true,"receive_realtime_processing_events":true,"receive_post_processing_events":true,` +
+			`"receive_pre_processing_events":false,"receive_realtime_processing_events":true,"receive_post_processing_events":true,` +
 			`"receive_acknowledgments":false,"receive_errors":false,"receive_lifecycle_events":true}}`
 		if string(b) != want {
 			t.Errorf("%q: request_params =\n%s\nwant\n%s", body, b, want)
@@ -49,7 +50,9 @@ func TestLiveSwitchDefaults(t *testing.T) {
 		{"receive_partial_transcripts", false, false},
 		{"receive_final_transcripts", true, true},
 		{"receive_speech_events", true, false},
-		{"receive_pre_processing_events", true, true},
+		// SPEC's column says true; this appliance has no pre-processing
+		// events: false, and true is refused (TestLiveRefusals).
+		{"receive_pre_processing_events", false, false},
 		{"receive_realtime_processing_events", true, true},
 		{"receive_post_processing_events", true, true},
 		{"receive_acknowledgments", true, false},
@@ -72,6 +75,12 @@ func TestLiveSwitchDefaults(t *testing.T) {
 			body := `{"messages_config":{"` + tc.name + `":` + jsonBool(!tc.websocket) + `},` +
 				`"callback_config":{"` + tc.name + `":` + jsonBool(!tc.callbck) + `}}`
 			flipped, err := DecodeLive([]byte(body), english)
+			if tc.name == "receive_pre_processing_events" {
+				if !errors.Is(err, ErrCannotServe) || !strings.Contains(err.Error(), "messages_config.receive_pre_processing_events true") {
+					t.Errorf("%s true: %v, want the 422 naming it", tc.name, err)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -247,6 +256,9 @@ func TestDecodeLiveCannotServe(t *testing.T) {
 			"language_config.languages ja is not served by this appliance (installed: en, fr)"},
 		{"enhanced translation", `{"realtime_processing":{"translation":true,"translation_config":{"target_languages":["fr"],"model":"enhanced"}}}`, english,
 			`realtime_processing.translation_config.model "enhanced": this appliance translates with one model (its configured backend), served as "base"`},
+		{"pre-processing events", `{"messages_config":{"receive_pre_processing_events":false},"callback_config":{"receive_pre_processing_events":true}}`, english,
+			"callback_config.receive_pre_processing_events true: this appliance's pre-processing (pre_processing.audio_enhancer, speech_threshold) sends no messages of its own; " +
+				"speech detection is reported by receive_speech_events (leave the switch out or set it false)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -397,7 +397,7 @@ func TestConfig(t *testing.T) {
 	}
 	var c Config
 	c.SetDefaults()
-	if c.Decoders < 1 || c.Language != "en" || c.HMM != DefaultHMM || c.TelephoneDecoders != c.Decoders {
+	if c.Decoders < 1 || c.Language != "en" || c.HMM != DefaultHMM || c.TelephoneDecoders != min(4*c.Decoders, MaxDecoders) {
 		t.Errorf("defaults %+v", c)
 	}
 }

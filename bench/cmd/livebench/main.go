@@ -48,6 +48,7 @@ func main() {
 	speech := flag.String("speech", "../shared/testdata/speech", "speech clips")
 	fast := flag.Bool("fast", false, "run the daemon with sphinx.fast_search: true")
 	partials := flag.Bool("partials", false, "ask for partial transcripts (the WebSocket default is off)")
+	presets := flag.String("presets", "", "engine presets of the narrowband sweep, comma separated (sphinx.PresetNames; empty: the daemon's defaults)")
 	flag.Parse()
 	if *fast {
 		extraConfig = "sphinx:\n  fast_search: true\n"
@@ -55,13 +56,13 @@ func main() {
 	if *partials {
 		sessionBody = `{"messages_config":{"receive_partial_transcripts":true}}`
 	}
-	if err := run(*ns, *nb, *speech); err != nil {
+	if err := run(*ns, *nb, *presets, *speech); err != nil {
 		fmt.Fprintln(os.Stderr, "livebench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ns, nb, dir string) error {
+func run(ns, nb, presets, dir string) error {
 	var audio []byte
 	for _, c := range clips {
 		b, err := os.ReadFile(filepath.Join(dir, c))
@@ -100,7 +101,7 @@ func run(ns, nb, dir string) error {
 	if nb == "" {
 		return nil
 	}
-	return narrowTable(nb, dir, ref)
+	return narrowTable(nb, presets, dir, ref)
 }
 
 type result struct {

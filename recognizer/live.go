@@ -69,7 +69,7 @@ type Live struct {
 
 	// Config in samples.
 	endpoint, maxUtt, softFrom, softPause, partialEvery, preRoll, histLen, warmLen, hangover int64
-	segPause, segMax, cutGuard                                                              int64
+	segPause, segMax, cutGuard                                                               int64
 }
 
 // liveChannel is one channel's VAD and utterance state.

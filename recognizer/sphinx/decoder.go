@@ -170,17 +170,20 @@ import (
 // decoder owns one ps_decoder_t. It is not safe for concurrent use; the
 // pool guarantees a single user at a time.
 type decoder struct {
-	ps       *C.ps_decoder_t
-	frate    float64    // frames per second (-frate, 100)
-	cmnType  C.int      // CMN mode after init (feat.params: batch)
-	cmnInit  []C.mfcc_t // live CMN mean after init (-cmninit)
-	inUtt    bool       // between ps_start_utt and ps_end_utt
+	ps      *C.ps_decoder_t
+	frate   float64    // frames per second (-frate, 100)
+	cmnType C.int      // CMN mode after init (feat.params: batch)
+	cmnInit []C.mfcc_t // live CMN mean after init (-cmninit)
+	inUtt   bool       // between ps_start_utt and ps_end_utt
 	// base is the search a stream starts on (PocketSphinx's default, or a
 	// vocabulary's); firstPass is set while a stream decodes on the
 	// first-pass-only search (firstPassSearch).
 	base      string
 	firstPass bool
-	nSamples int        // samples fed to the current utterance
+	// hasFirstPass: the first-pass search was made (on first use: it
+	// costs about 40 MB, its own lexicon tree).
+	hasFirstPass bool
+	nSamples     int // samples fed to the current utterance
 	// vocab is the key of the vocabulary applied to this decoder ("" for
 	// none). A decoder with a vocabulary keeps it: its dictionary and
 	// language model were changed, so it only serves streams with the same
@@ -235,13 +238,6 @@ func newDecoder(cfg Config) (*decoder, error) {
 	d.cmnInit = make([]C.mfcc_t, int(C.es_cepsize(ps)))
 	C.es_cmn_get(ps, &d.cmnInit[0])
 	d.base = C.GoString(C.ps_get_search(ps))
-	cname := C.CString(firstPassSearch)
-	rv := C.es_first_pass_search(ps, cname)
-	C.free(unsafe.Pointer(cname))
-	if rv < 0 {
-		d.free()
-		return nil, fmt.Errorf("%w: first-pass search (step %d)", ErrInit, -rv)
-	}
 	return d, nil
 }
 
@@ -286,6 +282,12 @@ func (d *decoder) useFirstPass() {
 	}
 	cname := C.CString(firstPassSearch)
 	defer C.free(unsafe.Pointer(cname))
+	if !d.hasFirstPass {
+		if C.es_first_pass_search(d.ps, cname) < 0 {
+			return // the stream decodes on the full search
+		}
+		d.hasFirstPass = true
+	}
 	if C.ps_set_search(d.ps, cname) >= 0 {
 		d.firstPass = true
 	}

@@ -83,6 +83,10 @@ func run(speech, corpus string, every int, presets, rends string, workers int) e
 			if err != nil {
 				return err
 			}
+			if !batch {
+				fmt.Printf("| %s | %s | | %.2f | | %d | %.3f | |\n", rend, p, r.liveWER, r.finals, r.liveCPU)
+				continue
+			}
 			fmt.Printf("| %s | %s | %.2f | %.2f | %+.2f | %d | %.3f | %.3f |\n", rend, p, r.batchWER, r.liveWER,
 				r.liveWER-r.batchWER, r.finals, r.liveCPU, r.batchCPU)
 		}

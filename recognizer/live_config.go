@@ -40,11 +40,11 @@ type LiveConfig struct {
 	// OnePassFinals decodes each utterance in one pass when it ends, with
 	// its features normalised over the whole utterance, instead of as it
 	// arrives (partials, when asked, still come from an incremental decode,
-	// which then doubles the CPU). Better accuracy where the incremental
-	// decode's running normalisation starts far off — narrowband (8 kHz)
-	// audio with a wideband model — at the cost of latency: the whole
-	// utterance is decoded after its end. The daemon sets it for sessions
-	// below 16 kHz.
+	// which then doubles the CPU). The final then comes only after the
+	// whole utterance is decoded again after its end, and without the words
+	// before it; the incremental decode in segments (live_segment.go) is as
+	// accurate at 8 kHz (bench/README.md) at less CPU and latency, so the
+	// daemon no longer sets it.
 	OnePassFinals bool `yaml:"one_pass_finals"`
 	// PartialInterval is the cadence of partials, in audio time, during
 	// speech, 20ms..500ms. Default 250ms.

@@ -121,7 +121,7 @@ func narrowTable(ns, presets, dir string, ref float64) error {
 	for _, c := range cs {
 		audioSec += float64(len(c.ulaw)) / 8000
 	}
-	fmt.Printf("\nNarrowband calls: G.711 mu-law 8 kHz WebSocket sessions, daemon defaults (decoders = CPUs) but for the preset's search settings, %.1f s of audio each.\n\n", audioSec)
+	fmt.Printf("\nNarrowband calls: G.711 mu-law 8 kHz WebSocket sessions, daemon defaults but for the preset's search settings, %.1f s of audio each.\n\n", audioSec)
 	fmt.Println("| preset | sessions | finals | latency p50 ms | p95 ms | max ms | CPU s per session-s | ratio to pocketsphinx_batch | WER of finals % | errors |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 	for _, p := range strings.Split(presets, ",") {

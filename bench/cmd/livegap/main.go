@@ -4,14 +4,15 @@
 // of the PocketSphinx search, it runs recognizer.Transcribe (the
 // pre-recorded path) and recognizer.Live (the live path, default session
 // settings, 20 ms writes as fast as they go) over the same clips and prints
-// the WER of each and the CPU per audio second of the live path
-// (getrusage, so it holds on a loaded machine).
+// the WER of each and the CPU per audio second of each (the decoding
+// thread's getrusage; the presets take turns on each clip, so a passing
+// load on a shared machine weighs on all of them alike).
 //
 //	go run ./bench/cmd/livegap [-speech DIR] [-presets default,fast] [-renditions pcm16k,mulaw8k]
 //
 // With -corpus DIR it runs on a fixed tuning subset of shared/corpus
-// instead (every 10th utterance of the manifest), the set the live path is
-// tuned on; testdata is for reporting.
+// instead (every -every'th utterance of the manifest), the set the live
+// path is tuned on; testdata is for reporting.
 package main
 
 import (
@@ -78,11 +79,13 @@ func run(speech, corpus string, every int, presets, rends string, workers int) e
 		if err != nil {
 			return err
 		}
-		for _, p := range strings.Split(presets, ",") {
-			r, err := measure(clips, rend, p, workers)
-			if err != nil {
-				return err
-			}
+		names := strings.Split(presets, ",")
+		rs, err := measure(clips, rend, names, workers)
+		if err != nil {
+			return err
+		}
+		for k, r := range rs {
+			p := names[k]
 			if !batch {
 				fmt.Printf("| %s | %s | | %.2f | | %d | %.3f | |\n", rend, p, r.liveWER, r.finals, r.liveCPU)
 				continue
@@ -199,17 +202,17 @@ type outcome struct {
 	liveCPU, batchCPU float64 // CPU s per audio s
 }
 
-// measure runs the batch and the live path of one rendition on one preset.
-func measure(clips []clip, rend, preset string, workers int) (outcome, error) {
+// engineFor loads a pool of workers decoders with the preset's search
+// settings, on the telephone-band model for a narrowband rendition.
+func engineFor(rend, preset string, workers int) (*sphinx.Engine, error) {
 	var cfg sphinx.Config
 	if err := cfg.ApplyPreset(preset); err != nil {
-		return outcome{}, err
+		return nil, err
 	}
-	narrow := rend != "pcm16k"
-	if narrow {
+	if rend != "pcm16k" {
 		abs, err := filepath.Abs(benchd.TelephoneModel)
 		if err != nil {
-			return outcome{}, err
+			return nil, err
 		}
 		if st, err := os.Stat(abs); err == nil && st.IsDir() {
 			cfg.HMM = abs // the telephone-band model, as the daemon routes calls
@@ -218,82 +221,134 @@ func measure(clips []clip, rend, preset string, workers int) (outcome, error) {
 	cfg.Decoders = workers
 	cfg.TelephoneHMM = sphinx.NoTelephoneHMM
 	cfg.SetDefaults()
-	e, err := sphinx.New(cfg, nil)
-	if err != nil {
-		return outcome{}, err
+	return sphinx.New(cfg, nil)
+}
+
+// measure runs the batch and the live path of one rendition on every
+// preset. Presets take turns on each clip, and CPU is each decode's own
+// thread's (RUSAGE_THREAD, the worker goroutine locked to its thread), so
+// a load that comes and goes on a shared machine weighs on every preset
+// alike.
+func measure(clips []clip, rend string, presets []string, workers int) ([]outcome, error) {
+	engines := make([]*sphinx.Engine, len(presets))
+	for k, p := range presets {
+		e, err := engineFor(rend, p, workers)
+		if err != nil {
+			return nil, err
+		}
+		defer e.Close()
+		engines[k] = e
 	}
-	defer e.Close()
 	audio := 0.0
 	for _, c := range clips {
 		audio += float64(len(c.pcm)) / recognizer.SampleRate
 	}
-	var o outcome
-	batchHyp := make([]string, len(clips))
-	cpu := cpuTime()
-	err = each(clips, workers, func(i int, c clip) error {
-		if !batch {
-			return nil
-		}
-		res, err := recognizer.Transcribe(context.Background(), e, [][]int16{c.pcm}, recognizer.BatchOptions{Concurrency: 1})
-		if err != nil {
-			return err
-		}
-		var words []string
-		for _, u := range res.Utterances {
-			words = append(words, u.Text)
-		}
-		batchHyp[i] = strings.Join(words, " ")
-		return nil
-	})
-	if err != nil {
-		return o, err
+	type hyp struct {
+		batch, live       string
+		finals            int
+		batchCPU, liveCPU time.Duration
 	}
-	o.batchCPU = (cpuTime() - cpu).Seconds() / audio
-	liveHyp := make([]string, len(clips))
-	finals := make([]int, len(clips))
-	cpu = cpuTime()
-	err = each(clips, workers, func(i int, c clip) error {
-		var words []string
-		l, err := recognizer.NewLive(e, recognizer.LiveConfig{OnePassFinals: narrow && onePass}, func(ev recognizer.Event) {
-			if ev.Kind == recognizer.EventFinal {
-				words = append(words, ev.Utterance.Text)
-				finals[i]++
+	hyps := make([][]hyp, len(presets))
+	for k := range hyps {
+		hyps[k] = make([]hyp, len(clips))
+	}
+	err := each(clips, workers, func(i int, c clip) error {
+		for k, e := range engines {
+			h := &hyps[k][i]
+			if batch {
+				cpu := threadCPU()
+				text, err := decodeBatch(e, c.pcm)
+				if err != nil {
+					return err
+				}
+				h.batchCPU = threadCPU() - cpu
+				h.batch = text
 			}
-		})
-		if err != nil {
-			return err
-		}
-		defer l.Close()
-		const chunk = recognizer.SampleRate / 50
-		for k := 0; k < len(c.pcm); k += chunk {
-			if err := l.Write(context.Background(), [][]int16{c.pcm[k:min(k+chunk, len(c.pcm))]}); err != nil {
+			cpu := threadCPU()
+			live, finals, err := decodeLive(e, c.pcm, rend != "pcm16k" && onePass)
+			if err != nil {
 				return err
 			}
+			h.liveCPU = threadCPU() - cpu
+			h.live, h.finals = live, finals
 		}
-		if err := l.Flush(context.Background()); err != nil {
-			return err
-		}
-		liveHyp[i] = strings.Join(words, " ")
 		return nil
 	})
 	if err != nil {
-		return o, err
+		return nil, err
 	}
-	o.liveCPU = (cpuTime() - cpu).Seconds() / audio
-	var be, le, words int
-	for i, c := range clips {
-		ref := recognizertest.Normalize(c.transcript)
-		be += recognizertest.EditDistance(ref, recognizertest.Normalize(batchHyp[i]))
-		le += recognizertest.EditDistance(ref, recognizertest.Normalize(liveHyp[i]))
-		words += len(ref)
-		o.finals += finals[i]
-		if os.Getenv("LIVEGAP_VERBOSE") != "" {
-			fmt.Fprintf(os.Stderr, "%s %s\n  ref:   %s\n  batch: %s\n  live:  %s\n", rend, c.name, c.transcript, batchHyp[i], liveHyp[i])
+	out := make([]outcome, len(presets))
+	for k := range presets {
+		var be, le, words int
+		var bcpu, lcpu time.Duration
+		for i, c := range clips {
+			h := hyps[k][i]
+			ref := recognizertest.Normalize(c.transcript)
+			be += recognizertest.EditDistance(ref, recognizertest.Normalize(h.batch))
+			le += recognizertest.EditDistance(ref, recognizertest.Normalize(h.live))
+			words += len(ref)
+			out[k].finals += h.finals
+			bcpu += h.batchCPU
+			lcpu += h.liveCPU
+			if os.Getenv("LIVEGAP_VERBOSE") != "" {
+				fmt.Fprintf(os.Stderr, "%s %s %s\n  ref:   %s\n  batch: %s\n  live:  %s\n", rend, presets[k], c.name, c.transcript, h.batch, h.live)
+			}
+		}
+		out[k].batchWER = 100 * float64(be) / float64(max(words, 1))
+		out[k].liveWER = 100 * float64(le) / float64(max(words, 1))
+		out[k].batchCPU = bcpu.Seconds() / audio
+		out[k].liveCPU = lcpu.Seconds() / audio
+	}
+	return out, nil
+}
+
+// decodeBatch is recognizer.Transcribe on one channel, one segment at a
+// time on the calling goroutine: the default VAD's segments, each decoded
+// in one pass on a stream of e.
+func decodeBatch(e *sphinx.Engine, pcm []int16) (string, error) {
+	var vad recognizer.VADConfig
+	vad.SetDefaults()
+	var words []string
+	for _, sp := range recognizer.Segment(pcm, vad) {
+		st, err := e.NewStream(context.Background(), recognizer.StreamOptions{})
+		if err != nil {
+			return "", err
+		}
+		u, err := st.(*sphinx.Stream).Decode(pcm[sp.Start:sp.End])
+		st.Close()
+		if err != nil {
+			return "", err
+		}
+		if u.Text != "" {
+			words = append(words, u.Text)
 		}
 	}
-	o.batchWER = 100 * float64(be) / float64(max(words, 1))
-	o.liveWER = 100 * float64(le) / float64(max(words, 1))
-	return o, nil
+	return strings.Join(words, " "), nil
+}
+
+// decodeLive streams pcm through a Live with default session settings in
+// 20 ms writes and returns its finals joined and their count.
+func decodeLive(e recognizer.Engine, pcm []int16, onePass bool) (string, int, error) {
+	var words []string
+	l, err := recognizer.NewLive(e, recognizer.LiveConfig{OnePassFinals: onePass}, func(ev recognizer.Event) {
+		if ev.Kind == recognizer.EventFinal {
+			words = append(words, ev.Utterance.Text)
+		}
+	})
+	if err != nil {
+		return "", 0, err
+	}
+	defer l.Close()
+	const chunk = recognizer.SampleRate / 50
+	for k := 0; k < len(pcm); k += chunk {
+		if err := l.Write(context.Background(), [][]int16{pcm[k:min(k+chunk, len(pcm))]}); err != nil {
+			return "", 0, err
+		}
+	}
+	if err := l.Flush(context.Background()); err != nil {
+		return "", 0, err
+	}
+	return strings.Join(words, " "), len(words), nil
 }
 
 // each runs fn on every clip, workers at a time, and returns the first
@@ -305,6 +360,8 @@ func each(clips []clip, workers int, fn func(int, clip) error) error {
 	next := make(chan int)
 	for range max(workers, 1) {
 		wg.Go(func() {
+			runtime.LockOSThread() // threadCPU measures this goroutine's decodes
+			defer runtime.UnlockOSThread()
 			for i := range next {
 				if err := fn(i, clips[i]); err != nil {
 					mu.Lock()
@@ -329,10 +386,11 @@ func cmpOr(a, b error) error {
 	return b
 }
 
-// cpuTime is the process's user + system CPU time so far.
-func cpuTime() time.Duration {
+// threadCPU is the calling thread's user + system CPU time so far.
+func threadCPU() time.Duration {
+	const rusageThread = 1 // RUSAGE_THREAD
 	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())

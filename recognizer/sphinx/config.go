@@ -170,20 +170,20 @@ func (c Config) Validate() error {
 		errs = append(errs, config.Errorf("language", "empty"))
 	}
 	if c.FrameDownsample < 1 || c.FrameDownsample > 4 {
-		errs = append(errs, fmt.Errorf("sphinx: frame_downsample: %d not in 1..4", c.FrameDownsample))
+		errs = append(errs, config.Errorf("frame_downsample", "%d not in 1..4", c.FrameDownsample))
 	}
 	if c.TopN < 1 || c.TopN > 16 {
-		errs = append(errs, fmt.Errorf("sphinx: topn: %d not in 1..16", c.TopN))
+		errs = append(errs, config.Errorf("topn", "%d not in 1..16", c.TopN))
 	}
 	if p := c.PhoneLookahead; p != nil && (*p < 0 || *p > 20) {
-		errs = append(errs, fmt.Errorf("sphinx: phone_lookahead: %d not in 0..20", *p))
+		errs = append(errs, config.Errorf("phone_lookahead", "%d not in 0..20", *p))
 	}
 	for _, b := range []struct {
 		key string
 		v   float64
 	}{{"beam", c.Beam}, {"word_beam", c.WordBeam}, {"phone_beam", c.PhoneBeam}} {
 		if b.v != 0 && !(b.v >= 1e-80 && b.v <= 1e-5) {
-			errs = append(errs, fmt.Errorf("sphinx: %s: %v not 0 or in 1e-80..1e-5", b.key, b.v))
+			errs = append(errs, config.Errorf(b.key, "%v not 0 or in 1e-80..1e-5", b.v))
 		}
 	}
 	return errors.Join(errs...)

@@ -57,4 +57,3 @@ func (db *DB) Nodes() ([]Node, error) {
 	}
 	return out, nil
 }
-

@@ -10,24 +10,24 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/fasthttp/websocket"
 
 	"github.com/earshot-dev/earshot/bench/internal/benchd"
+	"github.com/earshot-dev/earshot/bench/internal/psbatch"
 )
 
 // extraConfig is appended to every daemon's YAML.
@@ -43,11 +43,12 @@ var clips = []string{
 }
 
 func main() {
-	ns := flag.String("n", "1,2,4,6,8", "wideband (16 kHz PCM) session counts to run")
+	ns := flag.String("n", "1,2,4,6,8", "wideband (16 kHz PCM) session counts to run; empty for none")
 	nb := flag.String("narrow", "4,6,8,10", "narrowband (8 kHz mu-law, daemon defaults) session counts to run; empty for none")
 	speech := flag.String("speech", "../shared/testdata/speech", "speech clips")
 	fast := flag.Bool("fast", false, "run the daemon with sphinx.fast_search: true")
 	partials := flag.Bool("partials", false, "ask for partial transcripts (the WebSocket default is off)")
+	presets := flag.String("presets", "", "engine presets of the narrowband sweep, comma separated (sphinx.PresetNames; empty: the daemon's defaults)")
 	flag.Parse()
 	if *fast {
 		extraConfig = "sphinx:\n  fast_search: true\n"
@@ -55,13 +56,13 @@ func main() {
 	if *partials {
 		sessionBody = `{"messages_config":{"receive_partial_transcripts":true}}`
 	}
-	if err := run(*ns, *nb, *speech); err != nil {
+	if err := run(*ns, *nb, *presets, *speech); err != nil {
 		fmt.Fprintln(os.Stderr, "livebench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ns, nb, dir string) error {
+func run(ns, nb, presets, dir string) error {
 	var audio []byte
 	for _, c := range clips {
 		b, err := os.ReadFile(filepath.Join(dir, c))
@@ -76,6 +77,9 @@ func run(ns, nb, dir string) error {
 		return err
 	}
 	fmt.Printf("audio per session: %.1f s; pocketsphinx_batch on the same clips: %.3f CPU s per audio s\n\n", audioSec, ref)
+	if ns == "" { // the narrowband sweep only
+		return narrowTable(nb, presets, dir, ref)
+	}
 	fmt.Println("| sessions | decoders | finals | latency p50 ms | p95 ms | max ms | partial gap p95 / max ms | CPU s per session-s | ratio to pocketsphinx_batch | RSS per streaming session MB | errors |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, f := range strings.Split(ns, ",") {
@@ -100,7 +104,7 @@ func run(ns, nb, dir string) error {
 	if nb == "" {
 		return nil
 	}
-	return narrowTable(nb, dir, ref)
+	return narrowTable(nb, presets, dir, ref)
 }
 
 type result struct {
@@ -290,32 +294,19 @@ func idleRSS(n int) (float64, error) {
 // refCPU runs pocketsphinx_batch on the clips and returns its CPU seconds
 // per audio second.
 func refCPU(dir string) (float64, error) {
-	tmp, err := os.MkdirTemp("", "livebench-ref-")
-	if err != nil {
-		return 0, err
-	}
-	defer os.RemoveAll(tmp)
-	var ctl strings.Builder
 	audioSec := 0.0
 	for _, c := range clips {
-		ctl.WriteString(strings.TrimSuffix(c, ".wav") + "\n")
 		st, err := os.Stat(filepath.Join(dir, c))
 		if err != nil {
 			return 0, err
 		}
 		audioSec += float64(st.Size()-44) / 32000
 	}
-	os.WriteFile(filepath.Join(tmp, "ctl"), []byte(ctl.String()), 0o600)
-	m := "/usr/share/pocketsphinx/model/en-us/"
-	cmd := exec.Command("pocketsphinx_batch", "-hmm", m+"en-us", "-lm", m+"en-us.lm.bin", "-dict", m+"cmudict-en-us.dict",
-		"-adcin", "yes", "-adchdr", "44", "-cepext", ".wav", "-cepdir", dir, "-ctl", filepath.Join(tmp, "ctl"),
-		"-hyp", filepath.Join(tmp, "hyp"), "-logfn", "/dev/null")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("pocketsphinx_batch: %v %s", err, out)
+	res, err := psbatch.Run(context.Background(), psbatch.DefaultModel(), dir, clips)
+	if err != nil {
+		return 0, err
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-	return cpu / audioSec, nil
+	return res.CPU.Seconds() / audioSec, nil
 }
 
 func pct(v []float64, p float64) float64 {

@@ -20,7 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/earshot-dev/earshot/config"
-	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/addons/addonstest"
 	"github.com/earshot-dev/earshot/recognizer/addons/diarization"

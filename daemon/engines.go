@@ -14,8 +14,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/earshot-dev/earshot/config"
-	"github.com/earshot-dev/earshot/daemon/params"
 	"github.com/earshot-dev/earshot/errcode"
+	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/addons/llm"
 	"github.com/earshot-dev/earshot/recognizer/remote"

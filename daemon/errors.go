@@ -3,9 +3,9 @@ package daemon
 import (
 	"fmt"
 
-	"github.com/earshot-dev/earshot/daemon/params"
 	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/ingest"
+	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/store"
 )
 

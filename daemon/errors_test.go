@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/earshot-dev/earshot/daemon/params"
 	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/remote"
 	"github.com/earshot-dev/earshot/store"

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/addons/addonstest"
 )

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/store"
 )
 

@@ -15,9 +15,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/earshot-dev/earshot/daemon/params"
 	"github.com/earshot-dev/earshot/ingest"
 	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/store"
 )

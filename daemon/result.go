@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/earshot-dev/earshot/daemon/params"
 	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/addons/diarization"
 	"github.com/earshot-dev/earshot/recognizer/addons/llm"

@@ -3,7 +3,7 @@ package daemon
 import (
 	"testing"
 
-	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/params"
 )
 
 // TestSubtitlesConfigRunsWhatWasAsked: every subtitles_config params accepts

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/earshot-dev/earshot/daemon/params"
 	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
 )
 

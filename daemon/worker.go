@@ -10,8 +10,8 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/earshot-dev/earshot/daemon/params"
 	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/store"
 )
 

@@ -37,7 +37,7 @@ func (d *Daemon) CreatePreRecorded(ctx context.Context, account, requestID strin
 	if err != nil {
 		return nil, err
 	}
-	if _, err := d.engines.Route(p.Model, p.LanguageConfig.Languages, p.LanguageConfig.CodeSwitching); err != nil {
+	if _, err := d.pl.Engines.Route(p.Model, p.LanguageConfig.Languages, p.LanguageConfig.CodeSwitching); err != nil {
 		return nil, err
 	}
 	n, err := d.db.CountJobs(store.KindPreRecorded, store.StatusQueued)
@@ -155,7 +155,7 @@ func (d *Daemon) Upload(ctx context.Context, account, filename string, r io.Read
 	case err != nil:
 		return nil, err
 	}
-	info, err := media.Probe(ctx, d.db.BlobPath(blob), &d.tr.Media)
+	info, err := media.Probe(ctx, d.db.BlobPath(blob), &d.pl.Media)
 	if err != nil {
 		d.db.RemoveBlob(blob)
 		d.quota.forget(account)

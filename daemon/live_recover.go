@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/earshot-dev/earshot/params"
+	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -54,7 +55,7 @@ func (d *Daemon) recoverLive(ctx context.Context, id string) {
 		return
 	}
 	// It was running: transcribe what was received.
-	res, info, err := d.tr.TranscribeFile(ctx, d.db.BlobPath(j.Blob), &params.PreRecorded{LanguageConfig: p.LanguageConfig})
+	res, info, err := d.pl.TranscribeFile(ctx, d.db.BlobPath(j.Blob), &params.PreRecorded{LanguageConfig: p.LanguageConfig})
 	if err != nil {
 		if errors.Is(err, ErrBadAudio) {
 			// Nothing usable was recorded.
@@ -69,9 +70,9 @@ func (d *Daemon) recoverLive(ctx context.Context, id string) {
 		if info != nil {
 			dur = info.Duration
 		}
-		j.File = liveFileRecord(j.ID, p.Channels, round3(dur))
+		j.File = liveFileRecord(j.ID, p.Channels, pipeline.Round3(dur))
 		if res == nil {
-			res = &Result{Transcription: Transcription{Languages: []string{d.engine.Languages()[0]}, Utterances: []Utterance{}}}
+			res = &pipeline.Result{Transcription: pipeline.Transcription{Languages: []string{d.pl.Engines.Embedded().Languages()[0]}, Utterances: []pipeline.Utterance{}}}
 		}
 		res.Messages = []string{}
 		j.Result, _ = json.Marshal(res)

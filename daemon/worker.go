@@ -12,6 +12,7 @@ import (
 
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/params"
+	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -117,7 +118,7 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 		if res.blob != "" {
 			j.Blob = res.blob
 		}
-		j.PostSessionMetadata = map[string]any{"engine": d.engine.Name(), "attempts": j.Attempts}
+		j.PostSessionMetadata = map[string]any{"engine": d.pl.Engines.Embedded().Name(), "attempts": j.Attempts}
 		for k, v := range res.result.PostSessionMetadata {
 			j.PostSessionMetadata[k] = v
 		}
@@ -141,7 +142,7 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 }
 
 type jobOutput struct {
-	result   *Result
+	result   *pipeline.Result
 	info     *media.Info
 	blob     string // set when the audio was fetched by this run
 	filename string
@@ -170,7 +171,7 @@ func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput
 		}
 		out.blob, out.filename = blob, name
 	}
-	res, info, err := d.tr.TranscribeFile(ctx, d.db.BlobPath(blob), &p)
+	res, info, err := d.pl.TranscribeFile(ctx, d.db.BlobPath(blob), &p)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,194 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/earshot-dev/earshot/errcode"
+	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/params"
+	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/recognizer/remote"
+	"github.com/earshot-dev/earshot/recognizer/sphinx"
+)
+
+// Transcriber runs the pre-recorded pipeline on a file: decode, split
+// channels, resample, segment, recognise, add-ons, shape the result. The
+// daemon's workers and `earshotd transcribe` share it; the daemon's live
+// sessions use its Engines and Addons. New builds it.
+type Transcriber struct {
+	// Engines routes each job to an engine (and falls back to the
+	// embedded one when configured).
+	Engines *Engines
+	Media   media.Options
+	// Addons runs the add-ons a job asks for; nil means the built-ins
+	// without a language-model backend.
+	Addons *Addons
+
+	embedded *sphinx.Engine // owned: closed by Close
+	tel      *sphinx.Engine // owned: the telephone-band pool, nil when none
+}
+
+// TranscribeFile runs the pipeline on path with the job's parameters.
+// Unreadable audio wraps ErrBadAudio, audio over the duration limit wraps
+// ErrTooLarge. An add-on's failure is reported in its envelope and never
+// fails the job.
+func (t *Transcriber) TranscribeFile(ctx context.Context, path string, p *params.PreRecorded) (*Result, *media.Info, error) {
+	start := time.Now()
+	pcm, err := media.Decode(ctx, path, &t.Media)
+	switch {
+	case errors.Is(err, media.ErrTooLong):
+		return nil, nil, newError(errcode.ErrTooLarge, err, ReasonTooLong, t.Media.MaxDuration)
+	case errors.Is(err, media.ErrUnsupported), errors.Is(err, media.ErrCorrupt):
+		return nil, nil, newError(errcode.ErrBadAudio, err, ReasonNotAudio)
+	case err != nil:
+		return nil, nil, fmt.Errorf("decode audio: %w", err)
+	}
+	band := recognizer.BandOf(pcm.Info.SampleRate, pcm.Channels)
+	br, notes, err := t.recognise(ctx, pcm.Channels, band, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	lang := br.Language
+	res := buildResult(br, pcm.Info.Duration, lang)
+	_, vocabApplied := notes["custom_vocabulary"]
+	engineUsed, _ := notes["engine"].(string)
+	t.Addons.orBuiltin().apply(ctx, res, br.Utterances, addonJob{
+		p: p, channels: pcm.Channels, distinctChannels: br.DistinctChannels > 1, lang: lang, duration: pcm.Info.Duration,
+		vocabularyApplied: vocabApplied, speech: t.Engines.speechTranslator(engineUsed, pcm.Channels, p),
+	})
+	if len(notes) > 0 && res.PostSessionMetadata == nil {
+		res.PostSessionMetadata = map[string]any{}
+	}
+	for k, v := range notes {
+		res.PostSessionMetadata[k] = v
+	}
+	if len(br.Utterances) > 0 && lang != "" {
+		res.Transcription.Languages = detectedLanguages(lang, br.Utterances)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	res.Metadata.TranscriptionTime = Round3(time.Since(start).Seconds())
+	return res, &pcm.Info, nil
+}
+
+// recognise runs the recogniser on a job's channels: on the routed engine,
+// falling back to the embedded one when the routed remote engine fails and
+// the policy allows it. notes are post_session_metadata: the engine used,
+// the fallback and its reason, custom_vocabulary when sent as a prompt,
+// the audio band and the embedded engine's acoustic model (band decides
+// between the wideband and the telephone-band pool).
+func (t *Transcriber) recognise(ctx context.Context, channels [][]int16, band recognizer.Band, p *params.PreRecorded) (*recognizer.BatchResult, map[string]any, error) {
+	rt, err := t.Engines.Route(p.Model, p.LanguageConfig.Languages, p.LanguageConfig.CodeSwitching)
+	if err != nil {
+		return nil, nil, err
+	}
+	var notes map[string]any
+	rt.Engine, notes = t.Engines.forBand(rt.Engine, band)
+	notes["engine"] = rt.Engine.Name()
+	prompt := ""
+	if isRemote(rt.Engine) && p.CustomVocabulary != nil && *p.CustomVocabulary {
+		if prompt = vocabularyPrompt(p.CustomVocabularyConfig); prompt != "" {
+			notes["custom_vocabulary"] = "sent to engine " + rt.Engine.Name() + " as its prompt"
+		}
+	} else if p.CustomVocabulary != nil && *p.CustomVocabulary {
+		var note string
+		if rt.Engine, note = withVocabulary(rt.Engine, rt.Language, p.CustomVocabularyConfig); note != "" {
+			notes["custom_vocabulary"] = note
+		}
+	}
+	br, err := transcribeRoute(ctx, rt, channels, prompt)
+	if err == nil {
+		return br, notes, nil
+	}
+	if ctx.Err() != nil {
+		return nil, nil, context.Cause(ctx)
+	}
+	jerr := engineError(rt.Engine.Name(), err)
+	if !isRemote(rt.Engine) {
+		return nil, nil, fmt.Errorf("transcribe: %w", err)
+	}
+	fl := t.Engines.fallbackLanguage(rt, p.LanguageConfig.Languages)
+	if fl == "" {
+		return nil, nil, jerr
+	}
+	fen, bnotes := t.Engines.forBand(t.Engines.embedded, band)
+	br, ferr := transcribeRoute(ctx, Route{Engine: fen, Language: fl}, channels, "")
+	if ferr != nil {
+		return nil, nil, fmt.Errorf("transcribe (fallback after %v): %w", jerr, ferr)
+	}
+	delete(notes, "custom_vocabulary")
+	t.Engines.countFallback(rt.Engine.Name())
+	for k, v := range bnotes {
+		notes[k] = v
+	}
+	notes["engine"] = t.Engines.embedded.Name()
+	notes["fallback"] = map[string]any{"from": rt.Engine.Name(), "reason": errcode.Message(jerr) + ": " + err.Error()}
+	return br, notes, nil
+}
+
+// transcribe runs a batch job on a route. A fixed language goes through
+// recognizer.Transcribe; detection segments the audio the same way and
+// keeps each segment's detected language.
+func transcribeRoute(ctx context.Context, rt Route, channels [][]int16, prompt string) (*recognizer.BatchResult, error) {
+	eng := rt.streamEngine(prompt)
+	if rt.Language != "" || !isRemote(rt.Engine) {
+		return recognizer.Transcribe(ctx, eng, channels, recognizer.BatchOptions{Language: rt.Language})
+	}
+	slots, _ := rt.Engine.(*remote.Engine).Stats()
+	br, err := recognizer.Transcribe(ctx, eng, channels, recognizer.BatchOptions{Detect: true, Concurrency: max(slots, 1)})
+	if err != nil {
+		return nil, err
+	}
+	br.Language = mainLanguage(br.Utterances)
+	if rt.PerUtterance {
+		return br, nil
+	}
+	// Without code switching the language detected on the first utterance
+	// is kept (SPEC 2.6): when others were heard as another language, the
+	// whole job is decoded again in the first one (relabelling them would
+	// keep text decoded in the other language). A first language the
+	// engine does not list keeps the detected labels.
+	first := ""
+	if i := slices.IndexFunc(br.Utterances, func(u recognizer.Utterance) bool { return u.Language != "" }); i >= 0 {
+		first = br.Utterances[i].Language
+	}
+	mixed := slices.ContainsFunc(br.Utterances, func(u recognizer.Utterance) bool { return u.Language != "" && u.Language != first })
+	if first == "" || !mixed || !slices.Contains(rt.Engine.Languages(), first) {
+		return br, nil
+	}
+	rt.Language = first
+	return recognizer.Transcribe(ctx, rt.streamEngine(prompt), channels, recognizer.BatchOptions{Language: first, Concurrency: max(slots, 1)})
+}
+
+// mainLanguage is the language detected on most speech ("" when none).
+func mainLanguage(utts []recognizer.Utterance) string {
+	dur := map[string]float64{}
+	best := ""
+	for _, u := range utts {
+		if u.Language == "" {
+			continue
+		}
+		dur[u.Language] += u.End - u.Start
+		if best == "" || dur[u.Language] > dur[best] {
+			best = u.Language
+		}
+	}
+	return best
+}
+
+// detectedLanguages lists the utterances' languages in order of first
+// appearance, main first.
+func detectedLanguages(main string, utts []recognizer.Utterance) []string {
+	out := []string{main}
+	for _, u := range utts {
+		if u.Language != "" && !slices.Contains(out, u.Language) {
+			out = append(out, u.Language)
+		}
+	}
+	return out
+}

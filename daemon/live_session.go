@@ -264,7 +264,7 @@ func (s *liveSession) startLocked() error {
 	if err != nil {
 		return err
 	}
-	cfg.Language = rt.Language
+	rt.Configure(&cfg)
 	s.route = rt
 	framer, err := media.NewFramer(s.format, recognizer.SampleRate)
 	if err != nil {

@@ -38,13 +38,15 @@ type LiveOptions struct {
 // LiveRoute is the engine a live session's recogniser runs on and what its
 // result says about it.
 type LiveRoute struct {
-	// Engine is what recognizer.NewLive takes: the routed engine with the
-	// session's vocabulary, behind the fallback of a remote route and the
-	// language keeper of a detecting session without code switching.
+	// Engine is what recognizer.NewLive takes: the routed engine, behind
+	// the fallback of a remote route and the language keeper of a
+	// detecting session without code switching.
 	Engine recognizer.Engine
 	// Language is the language to decode, "" when the engine detects it.
 	Language string
 
+	vocab     []recognizer.VocabularyWord // the embedded engine's words
+	prompt    string                      // a remote engine's prompt
 	route     Route
 	bandNotes map[string]any
 	vocabNote string
@@ -62,20 +64,26 @@ func (e *Engines) Live(o LiveOptions) (*LiveRoute, error) {
 	lr := &LiveRoute{}
 	band := recognizer.Band{Narrowband: o.Narrowband, ByRate: true}
 	rt.Engine, lr.bandNotes = e.forBand(rt.Engine, band)
-	prompt := ""
-	if o.Vocabulary != nil && isRemote(rt.Engine) {
-		prompt = vocabularyPrompt(o.Vocabulary)
+	if o.Vocabulary != nil && rt.remote != nil {
+		lr.prompt = vocabularyPrompt(o.Vocabulary)
 	} else if o.Vocabulary != nil {
-		rt.Engine, lr.vocabNote = withVocabulary(rt.Engine, rt.Language, o.Vocabulary)
+		lr.vocab, lr.vocabNote = vocabularyWords(rt.Engine, rt.Language, o.Vocabulary)
 	}
 	lr.route, lr.Language = rt, rt.Language
-	eng := e.liveEngine(rt, prompt, o.Languages, o.DecoderWait, o.Notify)
+	eng := e.liveEngine(rt, o.Languages, o.DecoderWait, o.Notify)
 	lr.remote, _ = eng.(*liveEngine)
 	if rt.Language == "" && !rt.PerUtterance {
 		eng = keepLanguage(eng) // no code switching: the first language detected is kept
 	}
 	lr.Engine = eng
 	return lr, nil
+}
+
+// Configure sets what the recogniser passes to the engine's streams: the
+// language (or detection) and the session's vocabulary.
+func (l *LiveRoute) Configure(c *recognizer.LiveConfig) {
+	c.Language, c.Detect = l.Language, l.Language == ""
+	c.Vocabulary, c.Prompt = l.vocab, l.prompt
 }
 
 // Notes is the engine part of the session's post_session_metadata: the
@@ -133,7 +141,7 @@ func LiveResult(finals []recognizer.Utterance, duration float64, channels int, l
 // under the session's lock, so the streams are used by one goroutine at a
 // time; the switch is read at the end through liveEngine.notes.
 type liveEngine struct {
-	primary  promptEngine
+	primary  *remote.Engine
 	embedded recognizer.Engine
 	// fallbackLang is the embedded engine's language for this session,
 	// "" when the session may not fall back.
@@ -158,13 +166,13 @@ var _ recognizer.Engine = (*liveEngine)(nil)
 // rt: rt's engine itself when it is not remote, else a *liveEngine. listed
 // is language_config.languages, wait the session's decoder wait, notify
 // sends the client an error message.
-func (e *Engines) liveEngine(rt Route, prompt string, listed []string, wait time.Duration, notify func(string)) recognizer.Engine {
-	r, ok := rt.Engine.(*remote.Engine)
-	if !ok {
+func (e *Engines) liveEngine(rt Route, listed []string, wait time.Duration, notify func(string)) recognizer.Engine {
+	r := rt.remote
+	if r == nil {
 		return rt.Engine
 	}
 	return &liveEngine{
-		primary:      promptEngine{r: r, lang: rt.Language, prompt: prompt},
+		primary:      r,
 		embedded:     e.embedded,
 		fallbackLang: e.fallbackLanguage(rt, listed),
 		wait:         wait,

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -24,6 +23,11 @@ type Route struct {
 	// a language per utterance; otherwise one language (the one detected
 	// on most of the audio) is reported for the whole file.
 	PerUtterance bool
+
+	// remote is Engine as the registry's remote engine (its slots, its
+	// translation endpoint, the fallback policy), nil for the embedded
+	// engine; set by Engines.Route.
+	remote *remote.Engine
 }
 
 // Route picks the engine of a request (the routing table of README.md):
@@ -43,6 +47,13 @@ type Route struct {
 // installed (422). A model other than model-3 (unset, or a name params
 // would have rejected) is routed as model-1.
 func (e *Engines) Route(model string, langs []string, codeSwitching bool) (Route, error) {
+	rt, err := e.route(model, langs, codeSwitching)
+	rt.remote = e.remoteNamed(rt.Engine)
+	return rt, err
+}
+
+// route is Route without the remote engine filled in.
+func (e *Engines) route(model string, langs []string, codeSwitching bool) (Route, error) {
 	if model == "" {
 		model = params.Model1
 	}
@@ -58,7 +69,7 @@ func (e *Engines) Route(model string, langs []string, codeSwitching bool) (Route
 		}
 		return true
 	}
-	if me := e.modelEngine(model); isRemote(me) && serves(me) {
+	if me := e.modelEngine(model); e.remoteNamed(me) != nil && serves(me) {
 		return Route{Engine: me, PerUtterance: codeSwitching}, nil
 	}
 	for _, r := range e.remotes {
@@ -115,15 +126,21 @@ func orAll(langs []string) string {
 	return strings.Join(langs, ", ")
 }
 
-func isRemote(en recognizer.Engine) bool {
-	_, ok := en.(*remote.Engine)
-	return ok
+// remoteNamed is the registry's remote engine that en is, nil when en is
+// not one (the embedded engine, its telephone pool, nil).
+func (e *Engines) remoteNamed(en recognizer.Engine) *remote.Engine {
+	for _, r := range e.remotes {
+		if en != nil && recognizer.Engine(r) == en {
+			return r
+		}
+	}
+	return nil
 }
 
 // fallbackLanguage is the language the embedded engine would transcribe a
 // failed remote route in, "" when it cannot serve the route.
 func (e *Engines) fallbackLanguage(rt Route, listed []string) string {
-	if !e.cfg.Fallback || !isRemote(rt.Engine) {
+	if !e.cfg.Fallback || e.remoteNamed(rt.Engine) == nil {
 		return ""
 	}
 	own := e.embedded.Languages()
@@ -148,29 +165,4 @@ func engineError(name string, err error) error {
 		return newError(ErrEngineFailed, err, "transcription engine %s returned a bad response", name)
 	}
 	return err
-}
-
-// promptEngine presents a remote engine to the recogniser with a job's
-// prompt and a declared language ("" = detect), so recognizer.NewLive
-// accepts detection.
-type promptEngine struct {
-	r      *remote.Engine
-	lang   string
-	prompt string
-}
-
-func (p promptEngine) Name() string { return p.r.Name() }
-
-func (p promptEngine) Languages() []string { return []string{p.lang} }
-
-func (p promptEngine) NewStream(ctx context.Context, o recognizer.StreamOptions) (recognizer.Stream, error) {
-	return p.r.NewStreamPrompt(ctx, recognizer.StreamOptions{Language: o.Language}, p.prompt)
-}
-
-// streamEngine is the engine a route hands to the recogniser.
-func (rt Route) streamEngine(prompt string) recognizer.Engine {
-	if r, ok := rt.Engine.(*remote.Engine); ok {
-		return promptEngine{r: r, lang: rt.Language, prompt: prompt}
-	}
-	return rt.Engine
 }

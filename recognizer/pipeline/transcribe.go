@@ -11,7 +11,6 @@ import (
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
-	"github.com/earshot-dev/earshot/recognizer/remote"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
 )
 
@@ -90,18 +89,20 @@ func (t *Transcriber) recognise(ctx context.Context, channels [][]int16, band re
 	var notes map[string]any
 	rt.Engine, notes = t.Engines.forBand(rt.Engine, band)
 	notes["engine"] = rt.Engine.Name()
-	prompt := ""
-	if isRemote(rt.Engine) && p.CustomVocabulary != nil && *p.CustomVocabulary {
-		if prompt = vocabularyPrompt(p.CustomVocabularyConfig); prompt != "" {
+	// The engine reads the job's vocabulary from its stream options: a
+	// remote engine as its prompt, the embedded one as words.
+	var vocab recognizer.BatchOptions
+	if rt.remote != nil && p.CustomVocabulary != nil && *p.CustomVocabulary {
+		if vocab.Prompt = vocabularyPrompt(p.CustomVocabularyConfig); vocab.Prompt != "" {
 			notes["custom_vocabulary"] = "sent to engine " + rt.Engine.Name() + " as its prompt"
 		}
 	} else if p.CustomVocabulary != nil && *p.CustomVocabulary {
 		var note string
-		if rt.Engine, note = withVocabulary(rt.Engine, rt.Language, p.CustomVocabularyConfig); note != "" {
+		if vocab.Vocabulary, note = vocabularyWords(rt.Engine, rt.Language, p.CustomVocabularyConfig); note != "" {
 			notes["custom_vocabulary"] = note
 		}
 	}
-	br, err := transcribeRoute(ctx, rt, channels, prompt)
+	br, err := transcribeRoute(ctx, rt, channels, vocab)
 	if err == nil {
 		return br, notes, nil
 	}
@@ -109,7 +110,7 @@ func (t *Transcriber) recognise(ctx context.Context, channels [][]int16, band re
 		return nil, nil, context.Cause(ctx)
 	}
 	jerr := engineError(rt.Engine.Name(), err)
-	if !isRemote(rt.Engine) {
+	if rt.remote == nil {
 		return nil, nil, fmt.Errorf("transcribe: %w", err)
 	}
 	fl := t.Engines.fallbackLanguage(rt, p.LanguageConfig.Languages)
@@ -117,7 +118,7 @@ func (t *Transcriber) recognise(ctx context.Context, channels [][]int16, band re
 		return nil, nil, jerr
 	}
 	fen, bnotes := t.Engines.forBand(t.Engines.embedded, band)
-	br, ferr := transcribeRoute(ctx, Route{Engine: fen, Language: fl}, channels, "")
+	br, ferr := transcribeRoute(ctx, Route{Engine: fen, Language: fl}, channels, recognizer.BatchOptions{})
 	if ferr != nil {
 		return nil, nil, fmt.Errorf("transcribe (fallback after %v): %w", jerr, ferr)
 	}
@@ -131,16 +132,18 @@ func (t *Transcriber) recognise(ctx context.Context, channels [][]int16, band re
 	return br, notes, nil
 }
 
-// transcribe runs a batch job on a route. A fixed language goes through
-// recognizer.Transcribe; detection segments the audio the same way and
-// keeps each segment's detected language.
-func transcribeRoute(ctx context.Context, rt Route, channels [][]int16, prompt string) (*recognizer.BatchResult, error) {
-	eng := rt.streamEngine(prompt)
-	if rt.Language != "" || !isRemote(rt.Engine) {
-		return recognizer.Transcribe(ctx, eng, channels, recognizer.BatchOptions{Language: rt.Language})
+// transcribeRoute runs a batch job on a route; o carries the job's
+// vocabulary (Vocabulary, Prompt) for the streams. A fixed language goes
+// through recognizer.Transcribe; detection segments the audio the same
+// way and keeps each segment's detected language.
+func transcribeRoute(ctx context.Context, rt Route, channels [][]int16, o recognizer.BatchOptions) (*recognizer.BatchResult, error) {
+	if rt.Language != "" || rt.remote == nil {
+		o.Language = rt.Language
+		return recognizer.Transcribe(ctx, rt.Engine, channels, o)
 	}
-	slots, _ := rt.Engine.(*remote.Engine).Stats()
-	br, err := recognizer.Transcribe(ctx, eng, channels, recognizer.BatchOptions{Detect: true, Concurrency: max(slots, 1)})
+	slots, _ := rt.remote.Stats()
+	o.Detect, o.Concurrency = true, max(slots, 1)
+	br, err := recognizer.Transcribe(ctx, rt.Engine, channels, o)
 	if err != nil {
 		return nil, err
 	}
@@ -161,8 +164,8 @@ func transcribeRoute(ctx context.Context, rt Route, channels [][]int16, prompt s
 	if first == "" || !mixed || !slices.Contains(rt.Engine.Languages(), first) {
 		return br, nil
 	}
-	rt.Language = first
-	return recognizer.Transcribe(ctx, rt.streamEngine(prompt), channels, recognizer.BatchOptions{Language: first, Concurrency: max(slots, 1)})
+	o.Language, o.Detect = first, false
+	return recognizer.Transcribe(ctx, rt.Engine, channels, o)
 }
 
 // mainLanguage is the language detected on most speech ("" when none).

@@ -37,8 +37,8 @@ func (e *Engines) speechTranslator(engine string, channels [][]int16, p *params.
 	if e == nil {
 		return nil
 	}
-	r, ok := e.byName(engine).(*remote.Engine)
-	if !ok {
+	r := e.remoteNamed(e.byName(engine))
+	if r == nil {
 		return nil
 	}
 	return speechTranslator{r: r, channels: channels, redacted: p.PIIRedaction}

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -28,25 +27,13 @@ func vocabularyPrompt(c *params.VocabularyConfig) string {
 // everyday content word (see recognizer/sphinx, floorLog10).
 const DefaultVocabularyIntensity = 0.5
 
-// vocabularyEngine opens every stream of a non-remote engine with a job's
-// custom_vocabulary.
-type vocabularyEngine struct {
-	recognizer.Engine
-	words []recognizer.VocabularyWord
-}
-
-func (v vocabularyEngine) NewStream(ctx context.Context, o recognizer.StreamOptions) (recognizer.Stream, error) {
-	o.Vocabulary = v.words
-	return v.Engine.NewStream(ctx, o)
-}
-
-// withVocabulary gives the embedded engine en a job's custom_vocabulary
-// (items in another language than lang are left out) and returns the
-// post_session_metadata note saying so, with what the engine left out;
-// en itself and "" when nothing applies.
-func withVocabulary(en recognizer.Engine, lang string, c *params.VocabularyConfig) (recognizer.Engine, string) {
-	if c == nil || isRemote(en) {
-		return en, ""
+// vocabularyWords is a job's custom_vocabulary as the embedded engine en
+// takes it in its stream options (items in another language than lang are
+// left out), and the post_session_metadata note saying so, with what the
+// engine left out; nil and "" when nothing applies.
+func vocabularyWords(en recognizer.Engine, lang string, c *params.VocabularyConfig) ([]recognizer.VocabularyWord, string) {
+	if c == nil {
+		return nil, ""
 	}
 	def := DefaultVocabularyIntensity
 	if c.DefaultIntensity != nil {
@@ -64,7 +51,7 @@ func withVocabulary(en recognizer.Engine, lang string, c *params.VocabularyConfi
 		words = append(words, w)
 	}
 	if len(words) == 0 {
-		return en, ""
+		return nil, ""
 	}
 	note := fmt.Sprintf("added to engine %s's dictionary and language model (%d items)", en.Name(), len(words))
 	if ch, ok := en.(interface {
@@ -78,5 +65,5 @@ func withVocabulary(en recognizer.Engine, lang string, c *params.VocabularyConfi
 			note += "; left out: " + strings.Join(msgs, "; ")
 		}
 	}
-	return vocabularyEngine{Engine: en, words: words}, note
+	return words, note
 }

@@ -45,6 +45,8 @@ type Daemon struct {
 	fetcher     *fetcher   // downloads audio_url beside the workers
 	claimMu     sync.Mutex // serialises claims, so workers take turns between accounts
 	lastClaimed string     // guarded by claimMu: the account of the last job claimed
+	batchTurn   bool       // guarded by claimMu: the next claim tries a batch pass first
+	gate        *batchGate // keeps batch passes below live audio (live_batchpass.go)
 }
 
 // New opens the store and loads the engine. It starts nothing; on error it
@@ -87,6 +89,7 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 	}
 	d.metrics = newMetrics(d)
 	d.fetcher = newFetcher(d)
+	d.gate = newBatchGate(d)
 	return d, nil
 }
 
@@ -105,8 +108,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("recover: %w", err)
 	}
-	if len(rep.Requeued) > 0 || len(rep.Suspects) > 0 || len(rep.Live) > 0 {
-		d.log.Info("recovered jobs", "requeued", len(rep.Requeued), "failed_after_crash", len(rep.Suspects), "live", len(rep.Live))
+	if len(rep.Requeued) > 0 || len(rep.Suspects) > 0 || len(rep.Live) > 0 || len(rep.BatchPasses) > 0 {
+		d.log.Info("recovered jobs", "requeued", len(rep.Requeued), "failed_after_crash", len(rep.Suspects), "live", len(rep.Live), "batch_passes", len(rep.BatchPasses))
 	}
 	d.failSuspects(rep.Suspects)
 	for _, id := range rep.Live {

@@ -44,6 +44,11 @@ type LiveConfig struct {
 	// messages_omitted entry. The end's messages (end_recording through
 	// end_session) are always kept. Default 4 MiB.
 	MaxStoredMessageBytes int `yaml:"max_stored_message_bytes"`
+	// BatchPass, default true, replaces a finished session's stored result
+	// (and sends its callback's final messages) with a pass of the
+	// pre-recorded pipeline over the whole recording, run by the workers
+	// below live audio in priority (live_batchpass.go).
+	BatchPass *bool `yaml:"batch_pass"`
 }
 
 // SetDefaults fills zero fields.
@@ -82,7 +87,14 @@ func (c *LiveConfig) SetDefaults() {
 	if c.MaxStoredMessageBytes == 0 {
 		c.MaxStoredMessageBytes = 4 << 20
 	}
+	if c.BatchPass == nil {
+		on := true
+		c.BatchPass = &on
+	}
 }
+
+// batchPass reports whether finished sessions get a batch pass.
+func (c LiveConfig) batchPass() bool { return c.BatchPass == nil || *c.BatchPass }
 
 // connectWithin is how long a created session waits for its first client.
 func (c LiveConfig) connectWithin() time.Duration { return min(c.ConnectTimeout, c.TokenTTL) }

@@ -146,7 +146,7 @@ func (s *liveSession) deliverLocked(m map[string]any, toClient bool) {
 			s.log.Warn("client too slow; message dropped", "type", typ)
 		}
 	}
-	if url, method, ok := s.p.CallbackTarget(); ok && switchFor(s.p.CallbackConfig.MessageSwitches, m) {
+	if url, method, ok := s.p.CallbackTarget(); ok && switchFor(s.p.CallbackConfig.MessageSwitches, m) && !s.holdsForBatchPass(typ) {
 		body, err := json.Marshal(callbackBody{ID: s.id, Event: "live." + typ, Payload: json.RawMessage(b)})
 		if err == nil {
 			err = s.d.db.EnqueueDelivery(&store.Delivery{JobID: s.id, Account: s.account, URL: url, Method: method, Body: body})

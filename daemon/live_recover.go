@@ -77,6 +77,7 @@ func (d *Daemon) recoverLive(ctx context.Context, id string) {
 		res.Messages = []string{}
 		j.Result, _ = json.Marshal(res)
 		j.PostSessionMetadata["recovered"] = "session interrupted by a restart; transcribed from its recording"
+		j.PostSessionMetadata["transcription_pass"] = passBatch
 	}, "")
 }
 

@@ -87,6 +87,9 @@ type liveSession struct {
 	// endErr is why the session was ended from outside (its key was
 	// revoked), nil otherwise; guarded by mu.
 	endErr error
+	// batchPass says a batch pass follows the end (live_batchpass.go);
+	// guarded by mu.
+	batchPass bool
 }
 
 func liveFormat(p *params.Live) media.Format {
@@ -485,6 +488,7 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 		s.failLocked(failure)
 		return
 	}
+	s.batchPass = s.batchPassWanted()
 	s.messages.close(s.id)
 	s.sendLocked(msg("end_recording", s.id, map[string]any{"recording_duration": dur}))
 	res := s.resultLocked(dur)
@@ -505,6 +509,7 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 		j.CompletedAt = time.Now().UTC()
 		j.Result = body
 		j.File = liveFileRecord(s.id, s.format.Channels, dur)
+		s.labelPassLocked(j)
 		if s.route != nil {
 			if j.PostSessionMetadata == nil {
 				j.PostSessionMetadata = map[string]any{}
@@ -519,6 +524,9 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 		s.log.Error("store live result", "error", err)
 	}
 	s.d.metrics.jobsFinished.WithLabelValues(string(store.KindLive), string(store.StatusDone)).Inc()
+	if s.batchPass {
+		signal(s.d.wake)
+	}
 	s.endLocked()
 	s.log.Info("live session ended", "audio_seconds", dur)
 }

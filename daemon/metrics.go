@@ -55,10 +55,11 @@ var (
 	descLive     = prometheus.NewDesc("earshot_live_sessions", "Live sessions open (created and not ended).", nil, nil)
 	descDecoders = prometheus.NewDesc("earshot_decoders", "Decoders in the engine pool, by state.", []string{"state"}, nil)
 	descOutbox   = prometheus.NewDesc("earshot_callback_outbox_depth", "Callbacks waiting for delivery.", nil, nil)
+	descBatch    = prometheus.NewDesc("earshot_batch_passes_pending", "Ended live sessions whose batch pass is queued or running.", nil, nil)
 )
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descJobs, descQueue, descLive, descDecoders, descOutbox} {
+	for _, d := range []*prometheus.Desc{descJobs, descQueue, descLive, descDecoders, descOutbox, descBatch} {
 		ch <- d
 	}
 }
@@ -84,5 +85,8 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descDecoders, prometheus.GaugeValue, float64(total-busy), "idle")
 	if n, err := d.db.PendingDeliveries(); err == nil {
 		ch <- prometheus.MustNewConstMetric(descOutbox, prometheus.GaugeValue, float64(n))
+	}
+	if n, err := d.db.PendingBatchPasses(); err == nil {
+		ch <- prometheus.MustNewConstMetric(descBatch, prometheus.GaugeValue, float64(n))
 	}
 }

@@ -21,13 +21,21 @@ import (
 func (d *Daemon) runWorker(ctx context.Context, n int) error {
 	log := d.log.With("component", "worker", "worker", n)
 	for {
-		job, err := d.claimNext()
+		job, gated, err := d.claimNext()
 		switch {
 		case errors.Is(err, store.ErrEmpty):
+			// A batch pass held back by live sessions is looked at again
+			// as they come and go.
+			var poll <-chan time.Time
+			if gated {
+				poll = time.After(gatePoll)
+			}
 			select {
 			case <-ctx.Done():
 				return nil
 			case <-d.wake:
+				continue
+			case <-poll:
 				continue
 			}
 		case err != nil:
@@ -41,22 +49,48 @@ func (d *Daemon) runWorker(ctx context.Context, n int) error {
 		}
 		// Several workers share one wake-up: pass it on, there may be more.
 		signal(d.wake)
-		d.runJob(ctx, log, job)
+		if job.Kind == store.KindLive {
+			d.runBatchPass(ctx, log, job)
+		} else {
+			d.runJob(ctx, log, job)
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
 	}
 }
 
-// claimNext claims the next queued job, taking turns between accounts.
-func (d *Daemon) claimNext() (*store.Job, error) {
+// claimNext claims the next queued job, taking turns between accounts,
+// or a live session's batch pass: pre-recorded jobs and batch passes take
+// turns too, and a batch pass is claimed only while the gate would let it
+// decode (live sessions come first). gated reports a batch pass left
+// queued for that reason.
+func (d *Daemon) claimNext() (job *store.Job, gated bool, err error) {
 	d.claimMu.Lock()
 	defer d.claimMu.Unlock()
+	d.batchTurn = !d.batchTurn
+	batch := func() (*store.Job, error) {
+		if !d.gate.open() {
+			n, err := d.db.PendingBatchPasses()
+			gated = err != nil || n > 0
+			return nil, store.ErrEmpty
+		}
+		return d.db.ClaimBatchPass()
+	}
+	if d.batchTurn {
+		if j, err := batch(); !errors.Is(err, store.ErrEmpty) {
+			return j, false, err
+		}
+	}
 	j, err := d.db.ClaimNextAfter(store.KindPreRecorded, d.lastClaimed)
 	if err == nil {
 		d.lastClaimed = j.Account
+		return j, false, nil
 	}
-	return j, err
+	if errors.Is(err, store.ErrEmpty) && !d.batchTurn {
+		j, err = batch()
+	}
+	return j, gated, err
 }
 
 func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {

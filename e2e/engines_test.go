@@ -378,7 +378,9 @@ func metricValue(t *testing.T, d *daemonProc, series string) (float64, bool) {
 func TestRemoteEngineLive(t *testing.T) {
 	sv, url := startStandin(t)
 	const partialEvery = 300 * time.Millisecond
-	d := startDaemon(t, "", engineConfigWith(url, false, "      partial_interval: 300ms\n"))
+	// The requests counted are the live path's: no batch pass after the
+	// sessions (it would send their recordings to the engine again).
+	d := startDaemon(t, "", engineConfigWith(url, false, "      partial_interval: 300ms\n")+"live:\n  batch_pass: false\n")
 	key := createKey(t, d.DataDir, "acme")
 	path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
 	audio := pcmOf(t, path)

@@ -93,7 +93,10 @@ func TestEveryLiveField(t *testing.T) {
 	go hookSrv.Serve(hookLn)
 	t.Cleanup(func() { hookSrv.Close() })
 	hookURL := "http://" + hookLn.Addr().String() + "/hook"
-	d := startDaemon(t, "", fmt.Sprintf("addons:\n  llm:\n    url: %s/v1\n    model: stand-in-model\n    timeout: 10s\n    retries: -1\n", chat.srv.URL))
+	// The live pass's own result and requests are what each case shows: no
+	// batch pass replaces the result (or sends requests during the next
+	// case) after a session (live_record_test.go tests the batch pass).
+	d := startDaemon(t, "", fmt.Sprintf("addons:\n  llm:\n    url: %s/v1\n    model: stand-in-model\n    timeout: 10s\n    retries: -1\nlive:\n  batch_pass: false\n", chat.srv.URL))
 	key := createKey(t, d.DataDir, "acme")
 
 	cases := liveCases(hookURL, hook)
@@ -557,7 +560,8 @@ func (c *callbackReceiver) snapshot() []callbackHit {
 func TestLiveCodeSwitching(t *testing.T) {
 	sv, url := startStandin(t)
 	sv.mode.Store("mixed")
-	d := startDaemon(t, "", engineConfigWith(url, false, "      capacity: 1\n"))
+	// The live pass's labels are shown: no batch pass replaces the result.
+	d := startDaemon(t, "", engineConfigWith(url, false, "      capacity: 1\n")+"live:\n  batch_pass: false\n")
 	key := createKey(t, d.DataDir, "acme")
 	audio := liveAudio{clips: []string{"pocketsphinx-goforward.wav", "pocketsphinx-goforward.wav", "pocketsphinx-goforward.wav"}}.bytes(t)
 	for _, cs := range []bool{false, true} {

@@ -71,14 +71,22 @@ type Job struct {
 	// AwaitingAudio marks a queued pre-recorded job whose audio_url is
 	// still to be fetched: it stays out of the queue until it is cleared.
 	AwaitingAudio bool `json:"awaiting_audio,omitempty"`
+	// BatchPass is the state of a live job's follow-up pass over its
+	// recording (batchpass.go): "" none, BatchPassQueued or
+	// BatchPassRunning. A job with one is in the durable queue.
+	BatchPass BatchPassState `json:"batch_pass,omitempty"`
 }
 
 // maxIDLen bounds job, upload and delivery ids (bbolt keys may not exceed 32 KiB).
 const maxIDLen = 256
 
 // inQueue reports whether j belongs in the durable queue: a queued
-// pre-recorded job whose audio is on disk.
+// pre-recorded job whose audio is on disk, or a live job with a batch pass
+// queued or running.
 func (j *Job) inQueue() bool {
+	if j.Kind == KindLive {
+		return j.BatchPass != ""
+	}
 	return j.Kind == KindPreRecorded && j.Status == StatusQueued && !j.AwaitingAudio
 }
 
@@ -99,6 +107,8 @@ func (j *Job) validate() error {
 		return fmt.Errorf("job %s: status %q: %w", j.ID, j.Status, ErrInvalid)
 	case j.CreatedAt.IsZero() || j.CreatedAt.Before(minTime) || j.CreatedAt.After(maxTime):
 		return fmt.Errorf("job %s: created_at %s: %w", j.ID, j.CreatedAt, ErrInvalid)
+	case !j.BatchPass.valid() || j.BatchPass != "" && j.Kind != KindLive:
+		return fmt.Errorf("job %s: batch_pass %q on a %s job: %w", j.ID, j.BatchPass, j.Kind, ErrInvalid)
 	}
 	return nil
 }
@@ -427,7 +437,7 @@ func checkJobs(tx *bolt.Tx, report func(string, ...any)) {
 		return nil
 	})
 	if n != nQueued {
-		report("%d queue entries for %d queued pre-recorded jobs", n, nQueued)
+		report("%d queue entries for %d queued pre-recorded jobs and batch passes", n, nQueued)
 	}
 
 	stored := map[string]uint64{}

@@ -14,8 +14,9 @@ import (
 
 // ClaimNext takes the oldest queued job of kind out of the queue, sets it
 // processing and increments Attempts, in one transaction, and returns it.
-// When nothing is queued it returns ErrEmpty. Only pre-recorded jobs are
-// ever queued, so ClaimNext(KindLive) is always ErrEmpty.
+// When nothing is queued it returns ErrEmpty. Live jobs are never claimed
+// (their queue entries are batch passes, taken by ClaimBatchPass), so
+// ClaimNext(KindLive) is always ErrEmpty.
 func (db *DB) ClaimNext(kind Kind) (*Job, error) { return db.claim(kind, nil) }
 
 // ClaimNextAfter is ClaimNext taking turns between accounts: it claims the
@@ -28,6 +29,9 @@ func (db *DB) ClaimNextAfter(kind Kind, after string) (*Job, error) { return db.
 func (db *DB) claim(kind Kind, after *string) (*Job, error) {
 	if !kind.valid() {
 		return nil, fmt.Errorf("store: claim: kind %q: %w", kind, ErrInvalid)
+	}
+	if kind == KindLive {
+		return nil, fmt.Errorf("store: claim %s: %w", kind, ErrEmpty)
 	}
 	var out *Job
 	err := db.update(func(tx *bolt.Tx) error {

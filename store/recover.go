@@ -26,6 +26,10 @@ type RecoverReport struct {
 	Requeued []string // pre-recorded jobs put back in the queue, oldest first
 	Suspects []string // pre-recorded jobs left processing by a crash (RecoverOptions.Crashed), oldest first
 	Live     []string // live jobs left queued or processing, oldest first, for the daemon to finalise
+	// BatchPasses are the live jobs whose batch pass was running, put
+	// back to queued (also after a crash: Attempts bounds a pass that
+	// crashes every run).
+	BatchPasses []string
 }
 
 // statusEntry is one job found through the status index.
@@ -92,7 +96,9 @@ func (db *DB) Recover(o RecoverOptions) (RecoverReport, error) {
 		for _, e := range live {
 			rep.Live = append(rep.Live, e.id)
 		}
-		return nil
+		var err error
+		rep.BatchPasses, err = requeueBatchPasses(tx)
+		return err
 	})
 	if err != nil {
 		return RecoverReport{}, fmt.Errorf("store: recover: %w", err)

@@ -26,6 +26,10 @@ type Transcriber struct {
 	// Addons runs the add-ons a job asks for; nil means the built-ins
 	// without a language-model backend.
 	Addons *Addons
+	// Gate, when set, wraps the embedded engines a job decodes with (a
+	// live session's batch pass: daemon/live_batchpass.go keeps it below
+	// live audio). Set it on a copy of the Transcriber.
+	Gate func(recognizer.Engine) recognizer.Engine
 
 	embedded *sphinx.Engine // owned: closed by Close
 	tel      *sphinx.Engine // owned: the telephone-band pool, nil when none
@@ -102,6 +106,9 @@ func (t *Transcriber) recognise(ctx context.Context, channels [][]int16, band re
 			notes["custom_vocabulary"] = note
 		}
 	}
+	if t.Gate != nil && rt.remote == nil {
+		rt.Engine = t.Gate(rt.Engine)
+	}
 	br, err := transcribeRoute(ctx, rt, channels, vocab)
 	if err == nil {
 		return br, notes, nil
@@ -118,6 +125,9 @@ func (t *Transcriber) recognise(ctx context.Context, channels [][]int16, band re
 		return nil, nil, jerr
 	}
 	fen, bnotes := t.Engines.forBand(t.Engines.embedded, band)
+	if t.Gate != nil {
+		fen = t.Gate(fen)
+	}
 	br, ferr := transcribeRoute(ctx, Route{Engine: fen, Language: fl}, channels, recognizer.BatchOptions{})
 	if ferr != nil {
 		return nil, nil, fmt.Errorf("transcribe (fallback after %v): %w", jerr, ferr)

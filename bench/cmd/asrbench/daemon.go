@@ -74,7 +74,8 @@ func wavOf(r rendition, audio []byte) []byte {
 // pre-recorded job of each clip (upload, POST /v2/pre-recorded) and a live
 // WebSocket session of each (default session settings, audio sent as fast
 // as the socket takes it: the recogniser's output does not depend on the
-// pace), WER of the job transcripts and of the live finals joined. Two
+// pace), WER of the job transcripts, of the live finals joined, and of
+// the session's stored record once its batch pass has replaced it. Two
 // clips go at a time, as two decoders serve them.
 func runDaemon(clips []clip) ([]row, error) {
 	d, err := benchd.Start("live:\n  capacity: 16\n", "--decoders", "2")
@@ -86,7 +87,8 @@ func runDaemon(clips []clip) ([]row, error) {
 	for _, r := range renditions {
 		batch := row{name: "earshot pre-recorded (daemon), " + r.name}
 		live := row{name: "earshot live (WebSocket finals), " + r.name}
-		texts := make([][2]string, len(clips))
+		stored := row{name: "earshot live stored record (batch pass), " + r.name}
+		texts := make([][3]string, len(clips))
 		start := time.Now()
 		var g errgroup.Group
 		g.SetLimit(2)
@@ -99,8 +101,12 @@ func runDaemon(clips []clip) ([]row, error) {
 				if texts[i][0], err = prerecorded(d, wavOf(r, audio), c.File); err != nil {
 					return fmt.Errorf("%s %s pre-recorded: %w", r.name, c.File, err)
 				}
-				if texts[i][1], err = liveFinals(d, r, audio); err != nil {
+				var id string
+				if texts[i][1], id, err = liveFinals(d, r, audio); err != nil {
 					return fmt.Errorf("%s %s live: %w", r.name, c.File, err)
+				}
+				if texts[i][2], err = storedRecord(d, id); err != nil {
+					return fmt.Errorf("%s %s stored record: %w", r.name, c.File, err)
 				}
 				return nil
 			})
@@ -112,8 +118,9 @@ func runDaemon(clips []clip) ([]row, error) {
 		for i, c := range clips {
 			addErrors(&batch, c.Transcript, texts[i][0])
 			addErrors(&live, c.Transcript, texts[i][1])
+			addErrors(&stored, c.Transcript, texts[i][2])
 		}
-		rows = append(rows, batch, live)
+		rows = append(rows, batch, live, stored)
 	}
 	return rows, nil
 }
@@ -182,20 +189,53 @@ func prerecorded(d *benchd.Daemon, wav []byte, name string) (string, error) {
 	return "", fmt.Errorf("job %s did not finish", job.ID)
 }
 
+// storedRecord waits for a live session's batch pass and returns the
+// stored record's full_transcript.
+func storedRecord(d *benchd.Daemon, id string) (string, error) {
+	deadline := time.Now().Add(10 * time.Minute)
+	for time.Now().Before(deadline) {
+		var rec struct {
+			Result struct {
+				Transcription struct {
+					FullTranscript string `json:"full_transcript"`
+				}
+			}
+			PostSessionMetadata struct {
+				TranscriptionPass string `json:"transcription_pass"`
+				BatchPass         string `json:"batch_pass"`
+				BatchPassError    string `json:"batch_pass_error"`
+			} `json:"post_session_metadata"`
+		}
+		if err := call(d, "GET", "/v2/live/"+id, "", nil, &rec); err != nil {
+			return "", err
+		}
+		md := rec.PostSessionMetadata
+		switch {
+		case md.TranscriptionPass == "batch":
+			return rec.Result.Transcription.FullTranscript, nil
+		case md.BatchPass != "pending":
+			return "", fmt.Errorf("session %s: batch pass %q %s", id, md.BatchPass, md.BatchPassError)
+		}
+		time.Sleep(200 * time.Millisecond) // polling a real process
+	}
+	return "", fmt.Errorf("session %s: no batch pass result", id)
+}
+
 // liveFinals streams audio to a new live session in 20 ms frames, stops
-// the recording and returns the final transcripts joined in order.
-func liveFinals(d *benchd.Daemon, r rendition, audio []byte) (string, error) {
+// the recording and returns the final transcripts joined in order, and
+// the session's id.
+func liveFinals(d *benchd.Daemon, r rendition, audio []byte) (string, string, error) {
 	body, _ := json.Marshal(map[string]any{"encoding": r.encoding, "sample_rate": r.rate, "bit_depth": map[bool]int{true: 16, false: 8}[r.tag == 1]})
-	var s struct{ URL string }
+	var s struct{ ID, URL string }
 	if err := call(d, "POST", "/v2/live", "application/json", bytes.NewReader(body), &s); err != nil {
-		return "", err
+		return "", "", err
 	}
 	c, resp, err := websocket.DefaultDialer.Dial(s.URL, nil)
 	if resp != nil {
 		resp.Body.Close()
 	}
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	defer c.Close()
 	var finals []string
@@ -228,16 +268,16 @@ func liveFinals(d *benchd.Daemon, r rendition, audio []byte) (string, error) {
 	}
 	for i := 0; i < len(audio); i += step {
 		if err := c.WriteMessage(websocket.BinaryMessage, audio[i:min(i+step, len(audio))]); err != nil {
-			return "", err
+			return "", "", err
 		}
 	}
 	if err := c.WriteJSON(map[string]string{"type": "stop_recording"}); err != nil {
-		return "", err
+		return "", "", err
 	}
 	select {
 	case err := <-done:
-		return strings.Join(finals, " "), err
+		return strings.Join(finals, " "), s.ID, err
 	case <-time.After(10 * time.Minute):
-		return "", fmt.Errorf("session did not end")
+		return "", "", fmt.Errorf("session did not end")
 	}
 }

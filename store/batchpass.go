@@ -1,0 +1,104 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// BatchPassState is where a live job's batch pass stands: the follow-up
+// that transcribes the session's recording with the pre-recorded pipeline
+// and replaces its live result. A live job with a batch pass queued or
+// running stays in the durable queue (under its own kind, apart from the
+// pre-recorded jobs) whatever its status, so the pass survives a restart.
+type BatchPassState string
+
+// Batch pass states ("" is none: never asked for, or finished).
+const (
+	BatchPassQueued  BatchPassState = "queued"
+	BatchPassRunning BatchPassState = "running"
+)
+
+func (s BatchPassState) valid() bool {
+	return s == "" || s == BatchPassQueued || s == BatchPassRunning
+}
+
+// ClaimBatchPass takes the oldest live job whose batch pass is queued, sets
+// the pass running and increments Attempts, in one transaction, and returns
+// the job. When no pass is queued it returns ErrEmpty. The job's status is
+// not changed.
+func (db *DB) ClaimBatchPass() (*Job, error) {
+	var out *Job
+	err := db.update(func(tx *bolt.Tx) error {
+		prefix := appendStr(nil, string(KindLive))
+		c := tx.Bucket(bucketQueue).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(k) >= len(prefix)+8; k, _ = c.Next() {
+			old, err := decodeStoredJob(tx, string(k[len(prefix)+8:]))
+			if err != nil {
+				return fmt.Errorf("queued %w", err)
+			}
+			if old.BatchPass != BatchPassQueued {
+				continue // running: claimed by another worker
+			}
+			j := old.clone()
+			j.BatchPass = BatchPassRunning
+			j.Attempts++
+			if err := putJob(tx, old, j); err != nil {
+				return err
+			}
+			out = j
+			return nil
+		}
+		return ErrEmpty
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: claim batch pass: %w", err)
+	}
+	return out, nil
+}
+
+// requeueBatchPasses puts the batch passes a stopped run left running back
+// to queued, and returns their job ids, oldest first.
+func requeueBatchPasses(tx *bolt.Tx) ([]string, error) {
+	prefix := appendStr(nil, string(KindLive))
+	var running []*Job
+	c := tx.Bucket(bucketQueue).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(k) >= len(prefix)+8; k, _ = c.Next() {
+		j, err := decodeStoredJob(tx, string(k[len(prefix)+8:]))
+		if err != nil {
+			return nil, fmt.Errorf("queued %w", err)
+		}
+		if j.BatchPass == BatchPassRunning {
+			running = append(running, j)
+		}
+	}
+	var ids []string
+	for _, old := range running {
+		j := old.clone()
+		j.BatchPass = BatchPassQueued
+		if err := putJob(tx, old, j); err != nil {
+			return nil, err
+		}
+		ids = append(ids, j.ID)
+	}
+	return ids, nil
+}
+
+// PendingBatchPasses counts the live jobs whose batch pass is queued or
+// running.
+func (db *DB) PendingBatchPasses() (int, error) {
+	n := 0
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		prefix := appendStr(nil, string(KindLive))
+		c := tx.Bucket(bucketQueue).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: count batch passes: %w", err)
+	}
+	return n, nil
+}

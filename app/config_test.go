@@ -14,6 +14,7 @@ import (
 	"github.com/earshot-dev/earshot/app"
 	"github.com/earshot-dev/earshot/config"
 	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/recognizer/openai"
 	"github.com/earshot-dev/earshot/recognizer/remote"
 )
 
@@ -268,7 +269,7 @@ func TestValidateNamesKeys(t *testing.T) {
 	c.Live.Capacity = -1
 	c.SIP.Routes = append(c.SIP.Routes, c.SIP.Routes...)
 	c.SIP.RTPTimeout = time.Millisecond
-	c.Engines.Remote = []remote.Config{{Name: "gpu", Model: "w"}}
+	c.Engines.Remote = []remote.Config{{Name: "gpu", Endpoint: openai.Endpoint{Model: "w"}}}
 	c.Engines.Remote[0].SetDefaults()
 	c.Addons.LLM.Model = "m"
 	c.API.MaxConns = -1

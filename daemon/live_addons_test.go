@@ -12,6 +12,7 @@ import (
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/addons/addonstest"
 	"github.com/earshot-dev/earshot/recognizer/addons/llm"
+	"github.com/earshot-dev/earshot/recognizer/openai"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/recognizer/pipeline/pipelinetest"
 )
@@ -228,7 +229,7 @@ func TestLiveTranslationBounds(t *testing.T) {
 // backendAddons are the add-ons with the stand-in at url as their backend.
 func backendAddons(t *testing.T, url string) *pipeline.Addons {
 	t.Helper()
-	c := pipeline.AddonsConfig{LLM: llm.Config{URL: url + "/v1", Model: "stand-in", APIKey: "sk-test", Timeout: 5 * time.Second, Retries: -1}}
+	c := pipeline.AddonsConfig{LLM: llm.Config{Endpoint: openai.Endpoint{URL: url + "/v1", Model: "stand-in", APIKey: "sk-test", Timeout: 5 * time.Second, Retries: -1}}}
 	c.SetDefaults()
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)

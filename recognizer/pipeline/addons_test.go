@@ -22,6 +22,7 @@ import (
 	"github.com/earshot-dev/earshot/recognizer/addons/diarization"
 	"github.com/earshot-dev/earshot/recognizer/addons/llm"
 	"github.com/earshot-dev/earshot/recognizer/addons/sentiment"
+	"github.com/earshot-dev/earshot/recognizer/openai"
 	"github.com/earshot-dev/earshot/recognizer/pipeline/pipelinetest"
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 )
@@ -34,13 +35,13 @@ func TestAddonsConfig(t *testing.T) {
 		backend bool
 	}{
 		{"no backend", AddonsConfig{}, nil, false},
-		{"backend", AddonsConfig{LLM: llm.Config{URL: "http://gpu:8000/v1", Model: "m", APIKey: "k"}}, nil, true},
-		{"never retry", AddonsConfig{LLM: llm.Config{URL: "https://gpu/v1", Model: "m", Retries: -1}}, nil, true},
-		{"model without url", AddonsConfig{LLM: llm.Config{Model: "m"}}, []string{"addons.llm.url"}, false},
-		{"key without url", AddonsConfig{LLM: llm.Config{APIKey: "k"}}, []string{"addons.llm.url"}, false},
-		{"url without model", AddonsConfig{LLM: llm.Config{URL: "http://gpu/v1"}}, []string{"addons.llm.model"}, true},
-		{"not http", AddonsConfig{LLM: llm.Config{URL: "ftp://gpu/v1", Model: "m"}}, []string{"addons.llm.url"}, true},
-		{"bounds", AddonsConfig{LLM: llm.Config{URL: "http://gpu/v1", Model: "m", Retries: 11, Timeout: -time.Second, Budget: -1}},
+		{"backend", AddonsConfig{LLM: llm.Config{Endpoint: openai.Endpoint{URL: "http://gpu:8000/v1", Model: "m", APIKey: "k"}}}, nil, true},
+		{"never retry", AddonsConfig{LLM: llm.Config{Endpoint: openai.Endpoint{URL: "https://gpu/v1", Model: "m", Retries: -1}}}, nil, true},
+		{"model without url", AddonsConfig{LLM: llm.Config{Endpoint: openai.Endpoint{Model: "m"}}}, []string{"addons.llm.url"}, false},
+		{"key without url", AddonsConfig{LLM: llm.Config{Endpoint: openai.Endpoint{APIKey: "k"}}}, []string{"addons.llm.url"}, false},
+		{"url without model", AddonsConfig{LLM: llm.Config{Endpoint: openai.Endpoint{URL: "http://gpu/v1"}}}, []string{"addons.llm.model"}, true},
+		{"not http", AddonsConfig{LLM: llm.Config{Endpoint: openai.Endpoint{URL: "ftp://gpu/v1", Model: "m"}}}, []string{"addons.llm.url"}, true},
+		{"bounds", AddonsConfig{LLM: llm.Config{Endpoint: openai.Endpoint{URL: "http://gpu/v1", Model: "m", Retries: 11, Timeout: -time.Second}, Budget: -1}},
 			[]string{"addons.llm.retries", "addons.llm.timeout", "addons.llm.budget"}, true},
 	}
 	for _, tt := range tests {
@@ -553,7 +554,7 @@ func TestAddonFailureIsolation(t *testing.T) {
 
 func backendAddons(t *testing.T, url string, mod func(*llm.Config)) *Addons {
 	t.Helper()
-	c := AddonsConfig{LLM: llm.Config{URL: url + "/v1", Model: "stand-in", APIKey: "sk-test", Timeout: 5 * time.Second, Retries: -1}}
+	c := AddonsConfig{LLM: llm.Config{Endpoint: openai.Endpoint{URL: url + "/v1", Model: "stand-in", APIKey: "sk-test", Timeout: 5 * time.Second, Retries: -1}}}
 	if mod != nil {
 		mod(&c.LLM)
 	}

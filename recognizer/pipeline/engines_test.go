@@ -10,6 +10,7 @@ import (
 	"github.com/earshot-dev/earshot/config"
 	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/recognizer/openai"
 	"github.com/earshot-dev/earshot/recognizer/remote"
 )
 
@@ -38,7 +39,7 @@ func testEngines(t *testing.T, c EnginesConfig) *Engines {
 }
 
 func remoteCfg(name string, langs ...string) remote.Config {
-	return remote.Config{Name: name, URL: "http://127.0.0.1:9/v1", Model: "whisper-1", Languages: langs}
+	return remote.Config{Endpoint: openai.Endpoint{URL: "http://127.0.0.1:9/v1", Model: "whisper-1"}, Name: name, Languages: langs}
 }
 
 func TestEnginesLanguagesAndInfo(t *testing.T) {
@@ -64,7 +65,7 @@ func TestEnginesValidate(t *testing.T) {
 		{"unknown language route", EnginesConfig{Routes: RoutesConfig{Languages: map[string]string{"fr": "gpu"}}}, "names no engine"},
 		{"route to an engine without the language", EnginesConfig{Routes: RoutesConfig{Languages: map[string]string{"fr": "sphinx"}}}, "does not serve fr"},
 		{"bad language", EnginesConfig{Routes: RoutesConfig{Languages: map[string]string{"xx": "sphinx"}}}, "not a language code"},
-		{"remote without url", EnginesConfig{Remote: []remote.Config{{Name: "gpu", Model: "m"}}}, "engines.remote[0]"},
+		{"remote without url", EnginesConfig{Remote: []remote.Config{{Name: "gpu", Endpoint: openai.Endpoint{Model: "m"}}}}, "engines.remote[0]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/earshot-dev/earshot/recognizer/openai"
 )
 
 // errCircuitOpen is wrapped (with ErrUnavailable) by requests refused by
@@ -31,13 +33,11 @@ func (s breakerState) String() string {
 	return "unknown"
 }
 
-// outcome is what one attempt says about the server's health.
-type outcome int
-
+// The outcomes of an attempt, as package openai classifies them.
 const (
-	outcomeSuccess outcome = iota // the server answered (any 2xx, or a 4xx it chose)
-	outcomeFailure                // unreachable, 5xx/429/408 or too slow
-	outcomeNeutral                // cancelled by the caller: says nothing
+	outcomeSuccess = openai.Success // the server answered (any 2xx, or a 4xx it chose)
+	outcomeFailure = openai.Failure // unreachable, 5xx/429/408 or too slow
+	outcomeNeutral = openai.Neutral // cancelled by the caller: says nothing
 )
 
 // breaker is a consecutive-failure circuit breaker shared by all requests
@@ -96,7 +96,7 @@ func (b *breaker) advanceLocked() {
 
 // done records the outcome of an attempt allow let through and returns the
 // state before and after, so the caller can log transitions.
-func (b *breaker) done(o outcome) (from, to breakerState) {
+func (b *breaker) done(o openai.Outcome) (from, to breakerState) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	from = b.state

@@ -3,27 +3,23 @@ package remote
 import (
 	"errors"
 	"log/slog"
-	"net/url"
 	"slices"
 	"time"
 
 	"github.com/earshot-dev/earshot/config"
+	"github.com/earshot-dev/earshot/recognizer/openai"
 )
 
 // Defaults and limits of Config.
 const (
 	DefaultName            = "remote"
 	DefaultCapacity        = 4
-	DefaultTimeout         = 60 * time.Second
-	DefaultRetries         = 2
 	DefaultBreakerFailures = 5
 	DefaultBreakerCooldown = 30 * time.Second
 	DefaultPartialInterval = time.Second
 
 	// MaxCapacity bounds Config.Capacity.
 	MaxCapacity = 1024
-	// MaxRetries bounds Config.Retries.
-	MaxRetries = 10
 	// MaxPromptBytes bounds Config.Prompt (Whisper reads at most 224
 	// prompt tokens; longer prompts only cost upload time).
 	MaxPromptBytes = 4096
@@ -31,8 +27,6 @@ const (
 	// is 19.2 MB of WAV, under the 25 MB upload limit of the OpenAI API
 	// and of servers that copy it.
 	MaxAudio = 10 * time.Minute
-	// firstBackoff is the wait before the first retry; it doubles per retry.
-	firstBackoff = 200 * time.Millisecond
 )
 
 // Config says where the transcription server is and how hard to use it.
@@ -42,16 +36,12 @@ type Config struct {
 	// Name identifies the engine in logs and job metadata. Default
 	// "remote".
 	Name string `yaml:"name"`
-	// URL is the server's API base, http or https, to which
-	// "/audio/transcriptions" is appended (e.g. http://gpu-box:8000/v1).
-	// Required.
-	URL string `yaml:"url"`
-	// Model is sent as the "model" field (e.g. "whisper-1",
-	// "Systran/faster-whisper-large-v3"). Required.
-	Model string `yaml:"model"`
-	// APIKey is sent as "Authorization: Bearer <key>" when set. Never
-	// logged (Config.LogValue redacts it).
-	APIKey config.Secret `yaml:"api_key"`
+	// Endpoint is the server (url, model, api_key; both required) and its
+	// retry rule (timeout, retries, backoff), as package openai defines
+	// them for every OpenAI-compatible backend. The url is the API base to
+	// which "/audio/transcriptions" is appended (e.g.
+	// http://gpu-box:8000/v1); model is e.g. "whisper-1".
+	openai.Endpoint `yaml:",inline"`
 	// Languages lists the SPEC.md §2.6 codes the server serves. Default
 	// (empty): every code of §2.6.
 	Languages []string `yaml:"languages"`
@@ -59,14 +49,6 @@ type Config struct {
 	// once, 1..1024, and so of concurrent requests: NewStream waits for a
 	// free slot. Default 4.
 	Capacity int `yaml:"capacity"`
-	// Timeout bounds one request, upload to last byte of the answer.
-	// Default 60s.
-	Timeout time.Duration `yaml:"timeout"`
-	// Retries is how many times a request is retried after a connection
-	// error or a 5xx/429/408 answer, with backoff doubling from 200ms
-	// (or the server's Retry-After, up to 10s), 0..10. Default (0) 2;
-	// negative means no retries.
-	Retries int `yaml:"retries"`
 	// BreakerFailures is the number of consecutive failed attempts that
 	// opens the circuit. Default 5.
 	BreakerFailures int `yaml:"breaker_failures"`
@@ -94,12 +76,7 @@ func (c *Config) SetDefaults() {
 	if c.Capacity == 0 {
 		c.Capacity = DefaultCapacity
 	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.Retries == 0 {
-		c.Retries = DefaultRetries
-	}
+	c.Endpoint.SetDefaults()
 	if c.BreakerFailures == 0 {
 		c.BreakerFailures = DefaultBreakerFailures
 	}
@@ -123,18 +100,11 @@ func (c Config) Validate() error {
 	}
 	if c.URL == "" {
 		add("url", "empty")
-	} else if u, err := url.Parse(c.URL); err != nil {
-		add("url", "%v", err)
-	} else if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		add("url", "%q is not an http or https URL with a host", c.URL)
-	} else if u.User != nil {
-		add("url", "credentials in the URL; use api_key")
-	} else if u.RawQuery != "" || u.Fragment != "" {
-		add("url", "%q has a query or fragment", c.URL)
+		if c.Model == "" {
+			add("model", "empty")
+		}
 	}
-	if c.Model == "" {
-		add("model", "empty")
-	}
+	errs = append(errs, c.Endpoint.Validate())
 	for i, l := range c.Languages {
 		if !slices.Contains(specLanguages, l) {
 			add("languages", "item %d: %q is not a language code of the contract", i, l)
@@ -144,12 +114,6 @@ func (c Config) Validate() error {
 	}
 	if c.Capacity < 1 || c.Capacity > MaxCapacity {
 		add("capacity", "%d not in 1..%d", c.Capacity, MaxCapacity)
-	}
-	if c.Timeout <= 0 {
-		add("timeout", "%v not positive", c.Timeout)
-	}
-	if c.Retries > MaxRetries {
-		add("retries", "%d > %d", c.Retries, MaxRetries)
 	}
 	if c.BreakerFailures < 1 {
 		add("breaker_failures", "%d < 1", c.BreakerFailures)
@@ -181,9 +145,6 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("prompt_bytes", len(c.Prompt)),
 	)
 }
-
-// retries is the number of retries after the first attempt.
-func (c Config) retries() int { return max(c.Retries, 0) }
 
 // partialsEnabled reports whether streams make partial requests.
 func (c Config) partialsEnabled() bool { return c.PartialInterval > 0 }

@@ -6,10 +6,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/earshot-dev/earshot/recognizer/openai"
 )
 
 func TestConfigDefaults(t *testing.T) {
-	c := Config{URL: "http://gpu-box:8000/v1", Model: "whisper-1"}
+	c := Config{Endpoint: openai.Endpoint{URL: "http://gpu-box:8000/v1", Model: "whisper-1"}}
 	c.SetDefaults()
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
@@ -19,16 +21,16 @@ func TestConfigDefaults(t *testing.T) {
 		t.Errorf("defaults %+v", c)
 	}
 	// Negative values keep their meaning: no retries, no partials.
-	c = Config{URL: "https://stt.example/v1/", Model: "m", Retries: -1, PartialInterval: -1}
+	c = Config{Endpoint: openai.Endpoint{URL: "https://stt.example/v1/", Model: "m", Retries: -1}, PartialInterval: -1}
 	c.SetDefaults()
-	if err := c.Validate(); err != nil || c.retries() != 0 || c.partialsEnabled() {
+	if err := c.Validate(); err != nil || c.Retries != -1 || c.partialsEnabled() {
 		t.Errorf("negative: %+v %v", c, err)
 	}
 }
 
 func TestConfigValidate(t *testing.T) {
 	valid := func() Config {
-		c := Config{URL: "http://gpu-box:8000/v1", Model: "whisper-1"}
+		c := Config{Endpoint: openai.Endpoint{URL: "http://gpu-box:8000/v1", Model: "whisper-1"}}
 		c.SetDefaults()
 		return c
 	}
@@ -43,14 +45,14 @@ func TestConfigValidate(t *testing.T) {
 		{"credentials in url", func(c *Config) { c.URL = "http://u:p@gpu-box/v1" }, "url: credentials"},
 		{"query", func(c *Config) { c.URL = "http://gpu-box/v1?x=1" }, "url:"},
 		{"bad url", func(c *Config) { c.URL = "http://gpu box/%zz" }, "url:"},
-		{"no model", func(c *Config) { c.Model = "" }, "model: empty"},
+		{"no model", func(c *Config) { c.Model = "" }, "model: required"},
 		{"no name", func(c *Config) { c.Name = "" }, "name: empty"},
 		{"unknown language", func(c *Config) { c.Languages = []string{"en", "english"} }, `languages: item 1: "english"`},
 		{"repeated language", func(c *Config) { c.Languages = []string{"en", "en"} }, "languages: item 1"},
 		{"capacity", func(c *Config) { c.Capacity = -1 }, "capacity: -1"},
 		{"capacity too big", func(c *Config) { c.Capacity = MaxCapacity + 1 }, "capacity"},
 		{"timeout", func(c *Config) { c.Timeout = -time.Second }, "timeout"},
-		{"retries", func(c *Config) { c.Retries = 11 }, "retries: 11 > 10"},
+		{"retries", func(c *Config) { c.Retries = 11 }, "retries: must be -1 (never) to 10, not 11"},
 		{"breaker failures", func(c *Config) { c.BreakerFailures = -2 }, "breaker_failures"},
 		{"breaker cooldown", func(c *Config) { c.BreakerCooldown = -1 }, "breaker_cooldown"},
 		{"prompt", func(c *Config) { c.Prompt = strings.Repeat("x", MaxPromptBytes+1) }, "prompt: 4097 bytes > limit 4096"},
@@ -80,7 +82,7 @@ func TestConfigValidate(t *testing.T) {
 func TestConfigLogValueRedactsKey(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
-	c := Config{URL: "http://gpu-box:8000/v1", Model: "whisper-1", APIKey: "sk-secret-value"}
+	c := Config{Endpoint: openai.Endpoint{URL: "http://gpu-box:8000/v1", Model: "whisper-1", APIKey: "sk-secret-value"}}
 	c.SetDefaults()
 	log.Info("engine", "config", c)
 	if strings.Contains(buf.String(), "sk-secret") || !strings.Contains(buf.String(), "config.api_key=REDACTED") ||
@@ -90,7 +92,7 @@ func TestConfigLogValueRedactsKey(t *testing.T) {
 }
 
 func TestEnginePrompt(t *testing.T) {
-	e, err := New(Config{URL: "http://gpu-box/v1", Model: "m", Prompt: "Acme"}, nil, nil)
+	e, err := New(Config{Endpoint: openai.Endpoint{URL: "http://gpu-box/v1", Model: "m"}, Prompt: "Acme"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/recognizer/openai"
 )
 
 // minSamples is the least audio worth a request (0.1 s): Finish returns an
@@ -29,8 +28,7 @@ const maxSamples = int(MaxAudio/time.Second) * recognizer.SampleRate
 type Engine struct {
 	cfg     Config
 	logger  *slog.Logger
-	baseURL string // Config.URL without a trailing slash
-	client  *http.Client
+	client  *openai.Client // the server, with the one retry rule
 	breaker *breaker
 	slots   chan struct{} // one token per open stream or Translate call; capacity cfg.Capacity
 	// observer is told about every finished request; nil when none.
@@ -50,8 +48,8 @@ var _ recognizer.Engine = (*Engine)(nil)
 // included, so it must be safe for concurrent use and must not block): it
 // feeds metrics.
 //
-// The HTTP client connects directly (no proxy from the environment) and
-// keeps up to Capacity idle connections to the server.
+// Requests go through an openai.Client (one retry rule for every
+// OpenAI-compatible backend) that keeps up to Capacity idle connections.
 func New(c Config, logger *slog.Logger, observe func(RequestStat)) (*Engine, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -61,21 +59,11 @@ func New(c Config, logger *slog.Logger, observe func(RequestStat)) (*Engine, err
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	tr := &http.Transport{
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          c.Capacity,
-		MaxIdleConnsPerHost:   c.Capacity,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
 	life, stop := context.WithCancel(context.Background())
 	return &Engine{
 		cfg:      c,
 		logger:   logger,
-		baseURL:  strings.TrimRight(c.URL, "/"),
-		client:   &http.Client{Transport: tr},
+		client:   openai.NewClient(c.Endpoint, openai.Options{MaxIdleConns: c.Capacity, MaxResponseBytes: maxResponseBytes}),
 		breaker:  newBreaker(c.BreakerFailures, c.BreakerCooldown),
 		slots:    make(chan struct{}, c.Capacity),
 		observer: observe,
@@ -141,7 +129,7 @@ func (e *Engine) Translate(ctx context.Context, pcm []int16, prompt string) (rec
 	}
 	rctx, cancel := e.requestContext(ctx)
 	defer cancel()
-	res, err := e.send(rctx, request{action: "translate", path: "/audio/translations", pcm: pcm, prompt: e.prompt(prompt)}, e.cfg.retries())
+	res, err := e.send(rctx, request{action: "translate", path: "/audio/translations", pcm: pcm, prompt: e.prompt(prompt)}, false)
 	if err != nil {
 		return empty, err
 	}
@@ -156,7 +144,7 @@ func (e *Engine) Translate(ctx context.Context, pcm []int16, prompt string) (rec
 // does not wait for them. Idempotent; returns nil.
 func (e *Engine) Close() error {
 	e.stop()
-	e.client.CloseIdleConnections()
+	e.client.Close()
 	return nil
 }
 

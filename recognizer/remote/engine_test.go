@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/recognizer/openai"
 )
 
 // finishOne writes pcm to a new stream and finishes it.
@@ -113,7 +114,7 @@ func TestRetryBackoff(t *testing.T) {
 	}{
 		{"two 500s", 2, "", 200*time.Millisecond + 400*time.Millisecond},
 		{"one 429 with retry-after", 1, "3", 3 * time.Second},
-		{"retry-after capped", 1, "3600", maxRetryAfter},
+		{"retry-after capped", 1, "3600", openai.MaxRetryAfter},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,7 +3,6 @@ package remote
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -222,48 +221,4 @@ func clamp(v, lo, hi float64) float64 {
 	return min(v, hi)
 }
 
-// errorMessage extracts a short message from an error body: OpenAI's
-// {"error": {"message": ...}}, FastAPI's {"detail": ...}, or the body's
-// start.
-func errorMessage(body []byte) string {
-	var e struct {
-		Error  json.RawMessage `json:"error"`
-		Detail json.RawMessage `json:"detail"`
-	}
-	msg := ""
-	if json.Unmarshal(body, &e) == nil {
-		var inner struct {
-			Message string `json:"message"`
-		}
-		var s string
-		switch {
-		case json.Unmarshal(e.Error, &inner) == nil && inner.Message != "":
-			msg = inner.Message
-		case json.Unmarshal(e.Error, &s) == nil:
-			msg = s
-		case json.Unmarshal(e.Detail, &s) == nil:
-			msg = s
-		case len(e.Detail) > 0:
-			msg = string(e.Detail)
-		}
-	}
-	if msg == "" {
-		msg = string(body)
-	}
-	msg = strings.Join(strings.Fields(msg), " ")
-	const limit = 200
-	if len(msg) > limit {
-		cut := limit
-		for cut > 0 && !isRuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut] + "..."
-	}
-	return msg
-}
-
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
-// errTooLarge is wrapped (with ErrBadResponse) for answers over
-// maxResponseBytes.
-var errTooLarge = errors.New("response too large")

@@ -127,22 +127,6 @@ func TestParseResponseRejects(t *testing.T) {
 	}
 }
 
-func TestErrorMessage(t *testing.T) {
-	tests := []struct{ body, want string }{
-		{`{"error":{"message":"Invalid file format.","type":"invalid_request_error"}}`, "Invalid file format."},
-		{`{"error":"model not loaded"}`, "model not loaded"},
-		{`{"detail":"Not authenticated"}`, "Not authenticated"},
-		{`{"detail":[{"loc":["body","file"],"msg":"field required"}]}`, `[{"loc":["body","file"],"msg":"field required"}]`},
-		{"Internal Server Error\n", "Internal Server Error"},
-		{strings.Repeat("é", 300), strings.Repeat("é", 100) + "..."},
-	}
-	for _, tc := range tests {
-		if got := errorMessage([]byte(tc.body)); got != tc.want {
-			t.Errorf("%.40q: got %q, want %q", tc.body, got, tc.want)
-		}
-	}
-}
-
 // FuzzParseResponse: any body either is rejected with ErrBadResponse or
 // maps to an utterance within the audio, with confidences in 0..1.
 func FuzzParseResponse(f *testing.F) {

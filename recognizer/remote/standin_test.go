@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/recognizer/openai"
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 )
 
@@ -176,7 +177,7 @@ func clip(t testing.TB, file string) ([]int16, []string) {
 
 // testConfig is a valid configuration for url.
 func testConfig(url string) Config {
-	return Config{URL: url, Model: "Systran/faster-whisper-small", Capacity: 2}
+	return Config{Endpoint: openai.Endpoint{URL: url, Model: "Systran/faster-whisper-small"}, Capacity: 2}
 }
 
 // newHTTPEngine starts the stand-in on a loopback port and an engine
@@ -218,7 +219,8 @@ func newPipeEngine(t *testing.T, cfg Config, respond func(http.ResponseWriter, *
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.client.Transport = &http.Transport{DialContext: l.dial, MaxIdleConnsPerHost: cfg.Capacity}
+	e.client = openai.NewClient(e.cfg.Endpoint, openai.Options{MaxIdleConns: cfg.Capacity, MaxResponseBytes: maxResponseBytes,
+		Transport: &http.Transport{DialContext: l.dial, MaxIdleConnsPerHost: cfg.Capacity}})
 	t.Cleanup(func() {
 		e.Close()
 		srv.Close()

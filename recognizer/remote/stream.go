@@ -108,7 +108,7 @@ func (s *Stream) startPartial() {
 				s.e.logger.Error("remote partial request panicked", "error", r, "stack", string(debug.Stack()))
 			}
 		}()
-		res, err := s.e.send(ctx, request{action: "partial", path: "/audio/transcriptions", pcm: pcm, language: s.lang, prompt: s.prompt, words: true}, 0)
+		res, err := s.e.send(ctx, request{action: "partial", path: "/audio/transcriptions", pcm: pcm, language: s.lang, prompt: s.prompt, words: true}, true)
 		if err != nil {
 			if ctx.Err() == nil {
 				s.e.logger.Debug("remote partial request failed", "error", err)
@@ -159,7 +159,7 @@ func (s *Stream) FinishContext(ctx context.Context) (recognizer.Utterance, error
 	rctx, cancel := s.e.requestContext(ctx)
 	defer cancel()
 	res, err := s.e.send(rctx, request{action: "transcribe", path: "/audio/transcriptions", pcm: pcm, language: s.lang, prompt: s.prompt, words: true},
-		s.e.cfg.retries())
+		false)
 	if err != nil {
 		return u, err
 	}

@@ -24,14 +24,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -39,6 +36,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/earshot-dev/earshot/bench/internal/psbatch"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
@@ -192,51 +190,18 @@ func loadClips(dir string) ([]clip, error) {
 	return out, nil
 }
 
-// hypLine is a line of pocketsphinx_batch's -hyp output: "text (uttid score)".
-var hypLine = regexp.MustCompile(`^(.*?) ?\((\S+) -?\d+\)$`)
-
 func runReference(ctx context.Context, cfg sphinx.Config, dir string, clips []clip) (row, error) {
-	tmp, err := os.MkdirTemp("", "asrbench")
+	files := make([]string, len(clips))
+	for i, c := range clips {
+		files[i] = c.File
+	}
+	res, err := psbatch.Run(ctx, psbatch.Model{HMM: cfg.HMM, LM: cfg.LM, Dict: cfg.Dict}, dir, files)
 	if err != nil {
 		return row{}, err
 	}
-	defer os.RemoveAll(tmp)
-	var ctl strings.Builder
+	r := row{name: "pocketsphinx_batch (reference)", wall: res.Wall, cpu: res.CPU}
 	for _, c := range clips {
-		ctl.WriteString(strings.TrimSuffix(c.File, ".wav") + "\n")
-	}
-	ctlPath, hypPath := filepath.Join(tmp, "ctl"), filepath.Join(tmp, "hyp")
-	if err := os.WriteFile(ctlPath, []byte(ctl.String()), 0o644); err != nil {
-		return row{}, err
-	}
-	cmd := exec.CommandContext(ctx, "pocketsphinx_batch",
-		"-hmm", cfg.HMM, "-lm", cfg.LM, "-dict", cfg.Dict,
-		"-adcin", "yes", "-adchdr", "44", "-cepext", ".wav", "-cepdir", dir,
-		"-ctl", ctlPath, "-hyp", hypPath, "-logfn", "/dev/null")
-	cmd.Stderr = os.Stderr
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		return row{}, fmt.Errorf("pocketsphinx_batch: %w", err)
-	}
-	wall := time.Since(start)
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	r := row{name: "pocketsphinx_batch (reference)", wall: wall,
-		cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano())}
-
-	hyps := map[string]string{}
-	f, err := os.Open(hypPath)
-	if err != nil {
-		return row{}, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if m := hypLine.FindStringSubmatch(sc.Text()); m != nil {
-			hyps[m[2]] = m[1]
-		}
-	}
-	for _, c := range clips {
-		h, ok := hyps[strings.TrimSuffix(c.File, ".wav")]
+		h, ok := res.Hyps[strings.TrimSuffix(c.File, ".wav")]
 		if !ok {
 			return row{}, fmt.Errorf("pocketsphinx_batch gave no hypothesis for %s", c.File)
 		}

@@ -10,24 +10,24 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/fasthttp/websocket"
 
 	"github.com/earshot-dev/earshot/bench/internal/benchd"
+	"github.com/earshot-dev/earshot/bench/internal/psbatch"
 )
 
 // extraConfig is appended to every daemon's YAML.
@@ -290,32 +290,19 @@ func idleRSS(n int) (float64, error) {
 // refCPU runs pocketsphinx_batch on the clips and returns its CPU seconds
 // per audio second.
 func refCPU(dir string) (float64, error) {
-	tmp, err := os.MkdirTemp("", "livebench-ref-")
-	if err != nil {
-		return 0, err
-	}
-	defer os.RemoveAll(tmp)
-	var ctl strings.Builder
 	audioSec := 0.0
 	for _, c := range clips {
-		ctl.WriteString(strings.TrimSuffix(c, ".wav") + "\n")
 		st, err := os.Stat(filepath.Join(dir, c))
 		if err != nil {
 			return 0, err
 		}
 		audioSec += float64(st.Size()-44) / 32000
 	}
-	os.WriteFile(filepath.Join(tmp, "ctl"), []byte(ctl.String()), 0o600)
-	m := "/usr/share/pocketsphinx/model/en-us/"
-	cmd := exec.Command("pocketsphinx_batch", "-hmm", m+"en-us", "-lm", m+"en-us.lm.bin", "-dict", m+"cmudict-en-us.dict",
-		"-adcin", "yes", "-adchdr", "44", "-cepext", ".wav", "-cepdir", dir, "-ctl", filepath.Join(tmp, "ctl"),
-		"-hyp", filepath.Join(tmp, "hyp"), "-logfn", "/dev/null")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("pocketsphinx_batch: %v %s", err, out)
+	res, err := psbatch.Run(context.Background(), psbatch.DefaultModel(), dir, clips)
+	if err != nil {
+		return 0, err
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-	return cpu / audioSec, nil
+	return res.CPU.Seconds() / audioSec, nil
 }
 
 func pct(v []float64, p float64) float64 {

@@ -4,10 +4,11 @@
 // AbstractiveSummary.
 //
 // Complete posts {model, messages, temperature: 0} to {URL}/chat/completions
-// with the key as a bearer token. Each attempt is bounded by
-// Config.Timeout; 5xx, 429, connection failures and attempt timeouts are
-// retried Config.Retries times with doubling backoff (honouring
-// Retry-After up to 30 s); responses are read up to MaxResponseBytes.
+// with the key as a bearer token through an openai.Client, so it retries by
+// the one rule every OpenAI-compatible backend shares (package openai:
+// connection failures, 408, 429 and 5xx retried Config.Retries times with
+// doubling backoff or Retry-After up to 10 s; a timed-out attempt is not
+// retried); responses are read up to MaxResponseBytes.
 // Errors wrap ErrBackend (as *BackendError with the status), ErrTimeout,
 // ErrUnavailable or ErrMalformed, so the daemon can fill an add-on
 // envelope's error. The add-on functions bound all their requests

@@ -83,12 +83,19 @@ test: lint openapi unit
 
 # On-demand measurements (never part of `make test`); results in bench/RESULTS.md.
 BENCH_RESULTS ?= bench/RESULTS.md
+# Engine presets (recognizer/sphinx/preset.go) of the CPU/accuracy trade-off (issue 14 item 5): WER and CPU
+# per audio second of each in process (livegap), and the narrowband sessions' latency at N = 4, 6, 8, 10
+# through the daemon for the fewer of BENCH_NARROW_PRESETS (empty: the daemon's defaults).
+BENCH_PRESETS ?= default,ds2,fast-beams,fast-ds2,fast-ds2-beams,fast-ds3
+BENCH_NARROW_PRESETS ?= ,fast-ds2
 bench: build test-deps
 	@{ echo "# Benchmark results"; echo; \
 	  echo "$$(date -u '+%Y-%m-%d %H:%M UTC'), $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $$(nproc) CPUs, $$($(GO) env GOVERSION)"; echo; \
 	  echo "## Speech recognition (bench/cmd/asrbench)"; echo; $(GO) run ./bench/cmd/asrbench -serial; echo; \
 	  echo "## HTTP (bench/cmd/httpbench)"; echo; $(GO) run ./bench/cmd/httpbench; echo; \
-	  echo "## Live sessions (bench/cmd/livebench)"; echo; $(GO) run ./bench/cmd/livebench; echo; \
+	  echo "## Live finals against batch (bench/cmd/livegap)"; echo; $(GO) run ./bench/cmd/livegap -renditions pcm16k,mulaw8k,alaw8k; echo; \
+	  echo "## Engine presets, 8 kHz mu-law (bench/cmd/livegap)"; echo; $(GO) run ./bench/cmd/livegap -renditions mulaw8k -presets $(BENCH_PRESETS); echo; \
+	  echo "## Live sessions (bench/cmd/livebench)"; echo; $(GO) run ./bench/cmd/livebench -presets $(BENCH_NARROW_PRESETS); echo; \
 	  echo "## SIP door (bench/cmd/sipbench)"; echo; $(GO) run ./bench/cmd/sipbench; echo; \
 	  echo "## WebRTC door (bench/cmd/whipbench)"; echo; $(GO) run ./bench/cmd/whipbench; echo; \
 	  echo "## Call doors by codec (bench/cmd/codecbench)"; echo; $(GO) run ./bench/cmd/codecbench; echo; \

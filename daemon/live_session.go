@@ -246,10 +246,12 @@ func (s *liveSession) startLocked() error {
 		AudioEnhancer:         s.p.PreProcessing.AudioEnhancer,
 		Partials:              s.p.MessagesConfig.ReceivePartialTranscripts || s.p.Callback && s.p.CallbackConfig.ReceivePartialTranscripts,
 		PartialInterval:       s.d.cfg.Live.PartialInterval,
-		// Narrowband audio decodes far better with whole-utterance
-		// normalisation (measured: 8 kHz WER 0.59 against 0.77).
-		OnePassFinals: s.format.SampleRate < recognizer.SampleRate,
-		DecoderWait:   s.d.cfg.Live.DecoderWait,
+		// Narrowband sessions decode as they arrive too, in segments
+		// through short pauses (recognizer/live_segment.go): as accurate
+		// as one pass per utterance with the channel's normalisation, at
+		// a fraction of its CPU and with no decode after the endpoint
+		// (bench/README.md, issue 14).
+		DecoderWait: s.d.cfg.Live.DecoderWait,
 	}
 	cfg.SetDefaults()
 	lo := pipeline.LiveOptions{

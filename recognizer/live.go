@@ -4,190 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
 	"github.com/earshot-dev/earshot/recognizer/speexdsp"
 )
-
-// LiveConfig configures one live session's recognition (all channels).
-// The zero value plus SetDefaults is the contract's default session.
-type LiveConfig struct {
-	// Channels is the number of audio channels, 1..8. Default 1.
-	Channels int `yaml:"channels"`
-	// Language is the language code to decode; "" means the engine's
-	// first language.
-	Language string `yaml:"language"`
-	// Endpointing is the silence that ends an utterance, 10ms..10s.
-	// Default 50ms. The VAD decides in 10 ms frames, so it is rounded up
-	// to a multiple of 10 ms.
-	Endpointing time.Duration `yaml:"endpointing"`
-	// MaxWithoutEndpointing cuts an utterance (a final is emitted and a
-	// new utterance begins at once, without speech events) when it has
-	// run this long without an endpoint, 5s..60s. Default 5s. In the
-	// last 1.5 s before the limit a pause of 30 ms is enough to end the
-	// utterance, so the cut rarely falls inside a word.
-	MaxWithoutEndpointing time.Duration `yaml:"max_without_endpointing"`
-	// SpeechThreshold is 0..1; closer to 1 is stricter against background
-	// sound. A 10 ms frame starts speech when its energy is 4+12*threshold
-	// dB above the adaptive noise floor (11.2 dB at the default 0.6), and
-	// keeps an utterance alive when 9 dB less than that (at least 3 dB).
-	// Nil means the default, 0.6; 0 is the most sensitive setting (a
-	// pointer, so that an asked 0 is not taken for unset).
-	SpeechThreshold *float64 `yaml:"speech_threshold"`
-	// AudioEnhancer runs SpeexDSP noise suppression and AGC on each
-	// channel before the VAD and the decoder. Default false.
-	AudioEnhancer bool `yaml:"audio_enhancer"`
-	// Partials enables partial transcripts during speech.
-	Partials bool `yaml:"partials"`
-	// OnePassFinals decodes each utterance in one pass when it ends, with
-	// its features normalised over the whole utterance, instead of as it
-	// arrives (partials, when asked, still come from an incremental decode,
-	// which then doubles the CPU). Better accuracy where the incremental
-	// decode's running normalisation starts far off — narrowband (8 kHz)
-	// audio with a wideband model — at the cost of latency: the whole
-	// utterance is decoded after its end. The daemon sets it for sessions
-	// below 16 kHz.
-	OnePassFinals bool `yaml:"one_pass_finals"`
-	// PartialInterval is the cadence of partials, in audio time, during
-	// speech, 20ms..500ms. Default 250ms.
-	PartialInterval time.Duration `yaml:"partial_interval"`
-	// DecoderWait is how long Write waits for a free decoder when speech
-	// starts, 1ms..60s; after that the utterance gets an EventError
-	// wrapping ErrAtCapacity (its speech events still come). Default 3s.
-	DecoderWait time.Duration `yaml:"decoder_wait"`
-	// Detect asks the engine to detect the language of each utterance
-	// (an engine that can takes an empty StreamOptions.Language as
-	// "detect"): Language must be "". Per session, not configuration.
-	Detect bool `yaml:"-"`
-	// Vocabulary and Prompt are passed to every stream (StreamOptions):
-	// a session's custom vocabulary. Per session, not configuration.
-	Vocabulary []VocabularyWord `yaml:"-"`
-	Prompt     string           `yaml:"-"`
-}
-
-// Bounds of LiveConfig fields.
-const (
-	MaxLiveChannels = 8
-	minEndpointing  = 10 * time.Millisecond
-	maxEndpointing  = 10 * time.Second
-	minMaxUtterance = 5 * time.Second
-	maxMaxUtterance = 60 * time.Second
-	minPartialEvery = 20 * time.Millisecond
-	maxPartialEvery = 500 * time.Millisecond
-	maxDecoderWait  = time.Minute
-)
-
-// DefaultSpeechThreshold is LiveConfig.SpeechThreshold when none is given.
-const DefaultSpeechThreshold = 0.6
-
-// SetDefaults fills zero fields with their defaults.
-func (c *LiveConfig) SetDefaults() {
-	if c.Channels == 0 {
-		c.Channels = 1
-	}
-	if c.Endpointing == 0 {
-		c.Endpointing = 50 * time.Millisecond
-	}
-	if c.MaxWithoutEndpointing == 0 {
-		c.MaxWithoutEndpointing = 5 * time.Second
-	}
-	if c.SpeechThreshold == nil {
-		t := DefaultSpeechThreshold
-		c.SpeechThreshold = &t
-	}
-	if c.PartialInterval == 0 {
-		c.PartialInterval = 250 * time.Millisecond
-	}
-	if c.DecoderWait == 0 {
-		c.DecoderWait = 3 * time.Second
-	}
-}
-
-// Validate reports every out-of-range field, each naming its key. It does
-// not know the engine; NewLive checks Language.
-func (c LiveConfig) Validate() error {
-	var errs []error
-	if c.Channels < 1 || c.Channels > MaxLiveChannels {
-		errs = append(errs, fmt.Errorf("recognizer: live channels: %d not in 1..%d", c.Channels, MaxLiveChannels))
-	}
-	if c.Endpointing < minEndpointing || c.Endpointing > maxEndpointing {
-		errs = append(errs, fmt.Errorf("recognizer: live endpointing: %v not in %v..%v", c.Endpointing, minEndpointing, maxEndpointing))
-	}
-	if c.MaxWithoutEndpointing < minMaxUtterance || c.MaxWithoutEndpointing > maxMaxUtterance {
-		errs = append(errs, fmt.Errorf("recognizer: live max_without_endpointing: %v not in %v..%v", c.MaxWithoutEndpointing, minMaxUtterance, maxMaxUtterance))
-	}
-	if t := c.SpeechThreshold; t != nil && (*t < 0 || *t > 1 || math.IsNaN(*t)) {
-		errs = append(errs, fmt.Errorf("recognizer: live speech_threshold: %v not in 0..1", *t))
-	}
-	if c.PartialInterval < minPartialEvery || c.PartialInterval > maxPartialEvery {
-		errs = append(errs, fmt.Errorf("recognizer: live partial_interval: %v not in %v..%v", c.PartialInterval, minPartialEvery, maxPartialEvery))
-	}
-	if c.DecoderWait < time.Millisecond || c.DecoderWait > maxDecoderWait {
-		errs = append(errs, fmt.Errorf("recognizer: live decoder_wait: %v not in 1ms..%v", c.DecoderWait, maxDecoderWait))
-	}
-	return errors.Join(errs...)
-}
-
-// EventKind says what an Event reports.
-type EventKind int
-
-// Event kinds, in the order they happen to one utterance (partials and
-// the final carry the same ID).
-const (
-	EventSpeechStart EventKind = iota + 1
-	EventSpeechEnd
-	EventPartial
-	EventFinal
-	EventError
-)
-
-// String returns the kind's protocol name: speech_start, speech_end,
-// partial, final or error.
-func (k EventKind) String() string {
-	switch k {
-	case EventSpeechStart:
-		return "speech_start"
-	case EventSpeechEnd:
-		return "speech_end"
-	case EventPartial:
-		return "partial"
-	case EventFinal:
-		return "final"
-	case EventError:
-		return "error"
-	}
-	return fmt.Sprintf("EventKind(%d)", int(k))
-}
-
-// Event is one thing Live reports about a channel. All times are seconds
-// of session audio (from the first sample written to the Live).
-type Event struct {
-	Kind    EventKind
-	Channel int
-	// Time is, for speech_start, where speech began (the first frame of
-	// the run that opened it); for speech_end, where the last speech
-	// frame ended (before the Endpointing silence); for partial, final
-	// and error, the audio position when the event was emitted.
-	Time float64
-	// Utterance is set for partial and final. A final has the words with
-	// times and confidences. A partial has the decoder's current text,
-	// Start at the utterance's speech start and End at Time; its Words
-	// are the engine's partial words when it reports them (sphinx does
-	// not: Words is then empty and Confidence 0). Channel and Language
-	// are set.
-	Utterance Utterance
-	// ID numbers the utterances of the session (all channels) from 0 in
-	// the order of their first partial or final; the partials and the
-	// final of one utterance share it. Utterances that produce nothing
-	// (no words) take no ID.
-	ID int
-	// Err is set for EventError: ErrAtCapacity when no decoder became
-	// free within DecoderWait (that utterance is not transcribed), or a
-	// decoder failure.
-	Err error
-}
 
 // Live tuning that is not configuration.
 const (
@@ -214,6 +35,16 @@ const (
 	// has that much, so its normalisation comes from its own voice.
 	liveCMNHistory = 10 * time.Second
 	liveCMNWarm    = 1500 * time.Millisecond
+	// liveSegmentPause and liveSegmentMax bound a decoder segment (see
+	// live_segment.go): the decoder goes on through pauses shorter than
+	// liveSegmentPause, as a batch segment does (VADConfig.MinSilence), for
+	// at most liveSegmentMax of audio (VADConfig.MaxSegment).
+	liveSegmentPause = 500 * time.Millisecond
+	liveSegmentMax   = 20 * time.Second
+	// liveCutGuard: at a cut without an endpoint (MaxWithoutEndpointing)
+	// the words ending in its last liveCutGuard are left to the next final,
+	// as the first pass may still change them.
+	liveCutGuard = 100 * time.Millisecond
 )
 
 // Live runs VAD/endpointing and decoding for every channel of one
@@ -238,6 +69,7 @@ type Live struct {
 
 	// Config in samples.
 	endpoint, maxUtt, softFrom, softPause, partialEvery, preRoll, histLen, warmLen, hangover int64
+	segPause, segMax, cutGuard                                                               int64
 }
 
 // liveChannel is one channel's VAD and utterance state.
@@ -252,13 +84,16 @@ type liveChannel struct {
 	active      bool    // inside an utterance
 	ending      bool    // past the utterance's endpoint, in its hangover
 	st          Stream  // nil when idle or when no decoder could be had
-	uttStart    int64   // session sample at which st's current utterance audio starts
+	uttStart    int64   // session sample at which st's current utterance audio starts (the segment's, see live_segment.go)
+	seg         bool    // a decoder segment is open past its last final (live_segment.go)
+	cutAt       int64   // the segment's words with their middle before this sample were emitted
+	wordsEnd    float64 // end of the last word emitted, session seconds
 	speechStart int64   // session sample where the utterance's speech began
 	speechEnd   int64   // end of the last speech frame
 	silence     int64   // non-speech samples since speechEnd
 	nextPartial int64   // audio position at which the next partial is due
 	id          int     // utterance ID, -1 until its first partial or final
-	utt         []int16 // the current utterance's audio from uttStart (bounded by MaxWithoutEndpointing)
+	utt         []int16 // the stream's audio from uttStart (bounded by liveSegmentMax + liveSegmentPause)
 	hist        []int16 // the channel's recent utterance audio, at most liveCMNHistory, oldest first
 	prime       []int16 // scratch: hist and utt joined for cmnPrimer
 	errored     bool    // a decoder shortage was reported for the current utterance
@@ -319,6 +154,9 @@ func NewLive(e Engine, cfg LiveConfig, emit func(Event)) (*Live, error) {
 		histLen:      samples(liveCMNHistory),
 		warmLen:      samples(liveCMNWarm),
 		hangover:     samples(liveHangover),
+		segPause:     samples(liveSegmentPause),
+		segMax:       samples(liveSegmentMax),
+		cutGuard:     samples(liveCutGuard),
 	}
 	if cfg.OnePassFinals {
 		// A one-pass final normalises over the utterance itself, which
@@ -421,6 +259,9 @@ func (l *Live) frameIn(ctx context.Context, ch *liveChannel, frame []int16) erro
 	}
 	if !ch.active {
 		ch.pushRing(frame)
+		if ch.seg {
+			l.pause(ch, frame, t1, started)
+		}
 		if started {
 			return l.begin(ctx, ch, max(0, t1-int64(back+1)*liveFrameLen), t1)
 		}
@@ -435,7 +276,7 @@ func (l *Live) frameIn(ctx context.Context, ch *liveChannel, frame []int16) erro
 	} else {
 		ch.silence += int64(len(frame))
 	}
-	length := t1 - ch.uttStart
+	length := t1 - max(ch.uttStart, ch.speechStart-l.preRoll) // this utterance's, within a segment
 	switch {
 	case ch.silence >= l.endpoint:
 		l.emit(Event{Kind: EventSpeechEnd, Channel: ch.index, Time: seconds64(ch.speechEnd)})
@@ -469,11 +310,19 @@ func (l *Live) begin(ctx context.Context, ch *liveChannel, start, t1 int64) erro
 	ch.speechStart, ch.speechEnd, ch.silence = start, t1, 0
 	ch.nextPartial = start + l.partialEvery
 	ch.id = -1
+	if ch.seg {
+		// The segment's decoder has had the pause, pre-roll included.
+		ch.seg = false
+		ch.ring = ch.ring[:0]
+		l.emit(Event{Kind: EventSpeechStart, Channel: ch.index, Time: seconds64(start)})
+		return nil
+	}
 	ch.uttStart = max(start-l.preRoll, t1-int64(len(ch.ring)))
 	pre := ch.ring[len(ch.ring)-int(t1-ch.uttStart):]
 	defer func() { ch.ring = ch.ring[:0] }()
 	l.emit(Event{Kind: EventSpeechStart, Channel: ch.index, Time: seconds64(start)})
 	ch.utt = ch.utt[:0]
+	ch.cutAt = ch.uttStart
 	ch.errored = false
 	l.feed(ch, pre, t1)
 	return l.warm(ctx, ch, t1)
@@ -500,6 +349,9 @@ func (l *Live) checkout(ctx context.Context, ch *liveChannel, start, t1 int64) e
 		return nil
 	}
 	ch.st = st
+	if f, ok := st.(firstPassOnly); ok && l.segmented(ch) {
+		f.FirstPassOnly()
+	}
 	l.primeCMN(ch)
 	return nil
 }
@@ -536,18 +388,28 @@ func (l *Live) end(ctx context.Context, ch *liveChannel, t1 int64) error {
 // close emits the ended utterance's final and returns its decoder.
 func (l *Live) close(ctx context.Context, ch *liveChannel, t1 int64) error {
 	err := l.final(ctx, ch, t1)
-	if ch.st != nil {
-		ch.st.Close()
-		ch.st = nil
-	}
 	ch.active, ch.ending = false, false
 	ch.vad.clearStart()
+	if l.segmented(ch) && t1-ch.uttStart < l.segMax {
+		ch.seg = true // the decoder goes on through the pause
+		return err
+	}
+	l.endSegment(ch)
 	return err
 }
 
 // cut ends the utterance without an endpoint (MaxWithoutEndpointing): its
 // final is emitted and the next utterance starts at t1 on the same stream.
 func (l *Live) cut(ctx context.Context, ch *liveChannel, t1 int64) error {
+	if l.segmented(ch) {
+		l.pathFinal(ch, t1, t1-l.cutGuard)
+		ch.speechStart = t1
+		ch.nextPartial = t1 + l.partialEvery
+		if t1-ch.uttStart >= l.segMax {
+			l.restartSegment(ch, t1)
+		}
+		return nil
+	}
 	err := l.final(ctx, ch, t1)
 	ch.uttStart, ch.speechStart = t1, t1
 	ch.nextPartial = t1 + l.partialEvery
@@ -560,24 +422,25 @@ func (l *Live) cut(ctx context.Context, ch *liveChannel, t1 int64) error {
 // final finishes the stream's utterance and emits it unless it has no
 // words.
 func (l *Live) final(ctx context.Context, ch *liveChannel, t1 int64) error {
-	defer func() {
-		l.remember(ch)
-		ch.id = -1
-		ch.utt = ch.utt[:0]
-		if !l.incremental() && ch.st != nil {
-			ch.st.Close() // held only while the final was decoded
-			ch.st = nil
-		}
-	}()
 	if len(ch.utt) == 0 || ch.errored {
+		l.finished(ch)
 		return nil // nothing said, or no decoder came for it (reported)
 	}
 	fresh := ch.st == nil // the utterance has not been written to a stream
 	if fresh {
 		if err := l.checkout(ctx, ch, ch.speechStart, t1); err != nil || ch.st == nil {
+			l.finished(ch)
 			return err
 		}
+		if l.segmented(ch) {
+			l.write(ch, ch.utt, t1)
+		}
 	}
+	if l.segmented(ch) {
+		l.pathFinal(ch, t1, t1) // the segment's decoder goes on
+		return nil
+	}
+	defer l.finished(ch)
 	var u Utterance
 	var err error
 	if o, ok := ch.st.(oneShot); ok && l.cfg.OnePassFinals {
@@ -614,6 +477,18 @@ func (l *Live) final(ctx context.Context, ch *liveChannel, t1 int64) error {
 	return nil
 }
 
+// finished forgets the ended utterance: its audio goes to the channel's
+// history, and a decoder held only for its final is returned.
+func (l *Live) finished(ch *liveChannel) {
+	l.remember(ch)
+	ch.id = -1
+	ch.utt = ch.utt[:0]
+	if !l.incremental() && ch.st != nil {
+		ch.st.Close() // held only while the final was decoded
+		ch.st = nil
+	}
+}
+
 // partial emits the decoder's current hypothesis, on cadence: every
 // PartialInterval of audio from the speech start, whether or not the text
 // changed since the last one (so clients see progress), once there is a
@@ -623,6 +498,10 @@ func (l *Live) partial(ch *liveChannel, t1 int64) {
 		ch.nextPartial += l.partialEvery
 	}
 	if ch.st == nil {
+		return
+	}
+	if l.segmented(ch) {
+		l.pathPartial(ch, t1)
 		return
 	}
 	h, ok := ch.st.Partial()
@@ -674,6 +553,9 @@ func (l *Live) Flush(ctx context.Context) error {
 			if err := l.end(ctx, ch, ch.pos); err != nil {
 				return err
 			}
+		}
+		if ch.seg {
+			l.endSegment(ch)
 		}
 	}
 	return nil

@@ -46,6 +46,25 @@ type Config struct {
 	// utterance there), which is what bounds live latency, at about the same
 	// accuracy. Default false: the same search as pocketsphinx_batch.
 	FastSearch bool `yaml:"fast_search"`
+	// FrameDownsample is PocketSphinx's -ds, 1..4: the search scores every
+	// Nth frame only, so its CPU falls nearly by that factor, at a cost in
+	// accuracy (bench/cmd/livegap). Default 1.
+	FrameDownsample int `yaml:"frame_downsample"`
+	// TopN is -topn, 1..16: the Gaussians per codebook scored exactly in
+	// each frame. Fewer is cheaper and less exact. Default 4.
+	TopN int `yaml:"topn"`
+	// PhoneLookahead is -pl_window, 0..20: frames of phone-loop lookahead
+	// that prune the word search; 0 turns the lookahead off. Nil means 5,
+	// PocketSphinx's default (a pointer, so that an asked 0 is not taken for
+	// unset).
+	PhoneLookahead *int `yaml:"phone_lookahead"`
+	// Beam, WordBeam and PhoneBeam are -beam, -wbeam and -pbeam, the search's
+	// pruning thresholds as probabilities relative to the best path, each in
+	// 1e-80..1e-5 (a larger value prunes more: faster, less exact). 0 means
+	// PocketSphinx's defaults: 1e-48, 7e-29 and 1e-48.
+	Beam      float64 `yaml:"beam"`
+	WordBeam  float64 `yaml:"word_beam"`
+	PhoneBeam float64 `yaml:"phone_beam"`
 	// TelephoneHMM is the acoustic model for telephone-band audio (a source
 	// below 16 kHz, or no speech energy above 4 kHz): Debian's en-us model
 	// adapted to G.711 (model/en-us-telephone, `make model`). It gets its
@@ -53,9 +72,17 @@ type Config struct {
 	// that directory exists, else none; "none" turns it off (telephone
 	// audio then decodes with HMM).
 	TelephoneHMM string `yaml:"telephone_hmm"`
-	// TelephoneDecoders is the telephone model's pool size, 1..64 (each
-	// about 40 MB more). Default Decoders.
+	// TelephoneDecoders is the telephone model's pool size, 1..64. A live
+	// call holds a decoder while its speaker talks (and through the short
+	// pauses), so the pool bounds the calls that can talk at once; each
+	// decoder costs about 80 MB. As many as Decoders are loaded at start,
+	// the rest when first needed. Default 4 x Decoders (8 calls on a
+	// 2-CPU box, issue 14).
 	TelephoneDecoders int `yaml:"telephone_decoders"`
+	// Preload is how many of the pool's decoders New loads; the others
+	// are loaded when a stream first needs them. 0 means all. Not
+	// configuration: Telephone sets it.
+	Preload int `yaml:"-"`
 }
 
 // Telephone returns the configuration of the telephone-band pool (HMM the
@@ -73,7 +100,7 @@ func (c Config) Telephone() (Config, bool) {
 		hmm = DefaultTelephoneHMM
 	}
 	t := c
-	t.HMM, t.Decoders = hmm, c.TelephoneDecoders
+	t.HMM, t.Decoders, t.Preload = hmm, c.TelephoneDecoders, min(c.Decoders, c.TelephoneDecoders)
 	t.TelephoneHMM, t.TelephoneDecoders = NoTelephoneHMM, t.Decoders
 	return t, true
 }
@@ -96,7 +123,13 @@ func (c *Config) SetDefaults() {
 		c.Language = "en"
 	}
 	if c.TelephoneDecoders == 0 {
-		c.TelephoneDecoders = c.Decoders
+		c.TelephoneDecoders = min(4*c.Decoders, MaxDecoders)
+	}
+	if c.FrameDownsample == 0 {
+		c.FrameDownsample = 1
+	}
+	if c.TopN == 0 {
+		c.TopN = 4
 	}
 }
 
@@ -135,6 +168,23 @@ func (c Config) Validate() error {
 	}
 	if c.Language == "" {
 		errs = append(errs, config.Errorf("language", "empty"))
+	}
+	if c.FrameDownsample < 1 || c.FrameDownsample > 4 {
+		errs = append(errs, config.Errorf("frame_downsample", "%d not in 1..4", c.FrameDownsample))
+	}
+	if c.TopN < 1 || c.TopN > 16 {
+		errs = append(errs, config.Errorf("topn", "%d not in 1..16", c.TopN))
+	}
+	if p := c.PhoneLookahead; p != nil && (*p < 0 || *p > 20) {
+		errs = append(errs, config.Errorf("phone_lookahead", "%d not in 0..20", *p))
+	}
+	for _, b := range []struct {
+		key string
+		v   float64
+	}{{"beam", c.Beam}, {"word_beam", c.WordBeam}, {"phone_beam", c.PhoneBeam}} {
+		if b.v != 0 && !(b.v >= 1e-80 && b.v <= 1e-5) {
+			errs = append(errs, config.Errorf(b.key, "%v not 0 or in 1e-80..1e-5", b.v))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -81,6 +81,37 @@ static int es_cep_mean(ps_decoder_t *ps, int16 const *pcm, size_t n, mfcc_t *mea
 static int32 es_seg_prob(ps_seg_t *seg) {
 	return ps_seg_prob(seg, NULL, NULL, NULL);
 }
+// es_first_pass_search adds a search named name on the active search's
+// language model with the second pass (-fwdflat) and the lattice pass
+// (-bestpath) off: the search a live stream that reads its words from the
+// first pass (Stream.Path) decodes with, so that ending its utterance
+// costs nothing. The decoder's config is restored; the model is shared
+// (ps_set_lm retains it). Returns 0, or the negative step that failed.
+static int es_first_pass_search(ps_decoder_t *ps, const char *name) {
+	const char *cur = ps_get_search(ps);
+	if (cur == NULL)
+		return -1;
+	ngram_model_t *lm = ps_get_lm(ps, cur);
+	if (lm == NULL)
+		return -2;
+	cmd_ln_t *cfg = ps_get_config(ps);
+	long fwdflat = cmd_ln_int_r(cfg, "-fwdflat"), bestpath = cmd_ln_int_r(cfg, "-bestpath");
+	cmd_ln_set_int_r(cfg, "-fwdflat", 0);
+	cmd_ln_set_int_r(cfg, "-bestpath", 0);
+	int rv = ps_set_lm(ps, name, lm);
+	cmd_ln_set_int_r(cfg, "-fwdflat", fwdflat);
+	cmd_ln_set_int_r(cfg, "-bestpath", bestpath);
+	if (rv < 0)
+		return -3;
+	if (ps_set_search(ps, cur) < 0)
+		return -4;
+	return 0;
+}
+static int32 es_seg_ascr(ps_seg_t *seg) {
+	int32 ascr = 0, lscr = 0, lback = 0;
+	ps_seg_prob(seg, &ascr, &lscr, &lback);
+	return ascr;
+}
 static double es_exp(ps_decoder_t *ps, int32 p) {
 	return logmath_exp(ps_get_logmath(ps), p);
 }
@@ -126,8 +157,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -137,12 +170,20 @@ import (
 // decoder owns one ps_decoder_t. It is not safe for concurrent use; the
 // pool guarantees a single user at a time.
 type decoder struct {
-	ps       *C.ps_decoder_t
-	frate    float64    // frames per second (-frate, 100)
-	cmnType  C.int      // CMN mode after init (feat.params: batch)
-	cmnInit  []C.mfcc_t // live CMN mean after init (-cmninit)
-	inUtt    bool       // between ps_start_utt and ps_end_utt
-	nSamples int        // samples fed to the current utterance
+	ps      *C.ps_decoder_t
+	frate   float64    // frames per second (-frate, 100)
+	cmnType C.int      // CMN mode after init (feat.params: batch)
+	cmnInit []C.mfcc_t // live CMN mean after init (-cmninit)
+	inUtt   bool       // between ps_start_utt and ps_end_utt
+	// base is the search a stream starts on (PocketSphinx's default, or a
+	// vocabulary's); firstPass is set while a stream decodes on the
+	// first-pass-only search (firstPassSearch).
+	base      string
+	firstPass bool
+	// hasFirstPass: the first-pass search was made (on first use: it
+	// costs about 40 MB, its own lexicon tree).
+	hasFirstPass bool
+	nSamples     int // samples fed to the current utterance
 	// vocab is the key of the vocabulary applied to this decoder ("" for
 	// none). A decoder with a vocabulary keeps it: its dictionary and
 	// language model were changed, so it only serves streams with the same
@@ -165,9 +206,7 @@ func newDecoder(cfg Config) (*decoder, error) {
 		"-dict", cfg.Dict,
 		"-remove_silence", "no",
 	}
-	if cfg.FastSearch {
-		args = append(args, "-fwdflat", "no")
-	}
+	args = append(args, searchArgs(cfg)...)
 	argv := make([]*C.char, len(args))
 	for i, a := range args {
 		argv[i] = C.CString(a)
@@ -198,7 +237,60 @@ func newDecoder(cfg Config) (*decoder, error) {
 	}
 	d.cmnInit = make([]C.mfcc_t, int(C.es_cepsize(ps)))
 	C.es_cmn_get(ps, &d.cmnInit[0])
+	d.base = C.GoString(C.ps_get_search(ps))
 	return d, nil
+}
+
+// searchArgs are the ps_init arguments of cfg's search settings; settings
+// left at their zero value keep PocketSphinx's defaults.
+func searchArgs(cfg Config) []string {
+	var args []string
+	if cfg.FastSearch {
+		args = append(args, "-fwdflat", "no")
+	}
+	if cfg.FrameDownsample > 1 {
+		args = append(args, "-ds", strconv.Itoa(cfg.FrameDownsample))
+	}
+	if cfg.TopN > 0 {
+		args = append(args, "-topn", strconv.Itoa(cfg.TopN))
+	}
+	if cfg.PhoneLookahead != nil {
+		args = append(args, "-pl_window", strconv.Itoa(*cfg.PhoneLookahead))
+	}
+	for _, b := range []struct {
+		arg string
+		v   float64
+	}{{"-beam", cfg.Beam}, {"-wbeam", cfg.WordBeam}, {"-pbeam", cfg.PhoneBeam}} {
+		if b.v > 0 {
+			args = append(args, b.arg, strconv.FormatFloat(b.v, 'g', -1, 64))
+		}
+	}
+	return args
+}
+
+// firstPassSearch names the search of streams that read their words from
+// the first pass only (Stream.FirstPassOnly).
+const firstPassSearch = "earshot_first_pass"
+
+// useFirstPass switches the decoder, between utterances, to the
+// first-pass-only search; reset switches back. A decoder holding a
+// vocabulary keeps its vocabulary search (its second pass then still runs
+// at the end of each utterance).
+func (d *decoder) useFirstPass() {
+	if d.inUtt || d.firstPass || d.vocab != "" {
+		return
+	}
+	cname := C.CString(firstPassSearch)
+	defer C.free(unsafe.Pointer(cname))
+	if !d.hasFirstPass {
+		if C.es_first_pass_search(d.ps, cname) < 0 {
+			return // the stream decodes on the full search
+		}
+		d.hasFirstPass = true
+	}
+	if C.ps_set_search(d.ps, cname) >= 0 {
+		d.firstPass = true
+	}
 }
 
 // free releases the decoder's C memory. It must be called exactly once.
@@ -223,6 +315,12 @@ func (d *decoder) reset() {
 	if d.inUtt {
 		C.ps_end_utt(d.ps)
 		d.inUtt = false
+	}
+	if d.firstPass {
+		cname := C.CString(d.base)
+		C.ps_set_search(d.ps, cname)
+		C.free(unsafe.Pointer(cname))
+		d.firstPass = false
 	}
 	C.es_cmn_reset(d.ps, d.cmnType, &d.cmnInit[0])
 }
@@ -315,6 +413,11 @@ func (d *decoder) words() []recognizer.Word {
 		var sf, ef C.int
 		C.ps_seg_frames(seg, &sf, &ef)
 		conf := float64(C.es_exp(d.ps, C.es_seg_prob(seg)))
+		if d.inUtt {
+			// The first pass has no posterior (PocketSphinx reports 0,
+			// probability 1): use the acoustic score per frame instead.
+			conf = frameConfidence(d, seg, int(ef-sf+1))
+		}
 		start := min(float64(sf)/d.frate, maxT)
 		end := min(float64(ef+1)/d.frate, maxT)
 		out = append(out, recognizer.Word{
@@ -325,6 +428,18 @@ func (d *decoder) words() []recognizer.Word {
 		})
 	}
 	return out
+}
+
+// frameConfidence maps a first-pass word's acoustic score per frame to
+// 0..1: exp of the per-frame log score scaled so that a typical well
+// matched frame (about -2 nats per frame relative to the best senone,
+// PocketSphinx's normalised scores) gives about 0.8.
+func frameConfidence(d *decoder, seg *C.ps_seg_t, frames int) float64 {
+	if frames <= 0 {
+		return 0
+	}
+	perFrame := float64(C.es_exp(d.ps, C.es_seg_ascr(seg)/C.int32(frames)))
+	return min(max(math.Pow(perFrame, 0.1), 0), 1)
 }
 
 // wordText maps a dictionary entry to the word to report: false for the

@@ -65,7 +65,11 @@ func New(cfg Config, logger *slog.Logger) (*Engine, error) {
 		slots:  make(chan struct{}, cfg.Decoders),
 		done:   make(chan struct{}),
 	}
-	for i := range cfg.Decoders {
+	preload := cfg.Decoders
+	if cfg.Preload > 0 {
+		preload = min(cfg.Preload, cfg.Decoders)
+	}
+	for i := range preload {
 		d, err := newDecoder(cfg)
 		if err != nil {
 			e.Close()
@@ -74,7 +78,7 @@ func New(cfg Config, logger *slog.Logger) (*Engine, error) {
 		e.idle = append(e.idle, d)
 		e.total++
 	}
-	logger.Debug("sphinx decoders loaded", "decoders", cfg.Decoders, "hmm", cfg.HMM, "lm", cfg.LM)
+	logger.Debug("sphinx decoders loaded", "decoders", preload, "pool", cfg.Decoders, "hmm", cfg.HMM, "lm", cfg.LM)
 	return e, nil
 }
 

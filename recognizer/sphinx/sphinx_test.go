@@ -380,6 +380,24 @@ func TestConfig(t *testing.T) {
 		{"missing telephone model", func(c *Config) { c.TelephoneHMM = missing }, []string{"telephone_hmm"}},
 		{"telephone model off", func(c *Config) { c.TelephoneHMM = NoTelephoneHMM }, nil},
 		{"too many telephone decoders", func(c *Config) { c.TelephoneDecoders = 65 }, []string{"telephone_decoders"}},
+		{"search settings", func(c *Config) {
+			c.FrameDownsample, c.TopN, c.PhoneLookahead, c.Beam, c.WordBeam, c.PhoneBeam = 4, 16, new(0), 1e-80, 1e-5, 1e-40
+		}, nil},
+		{"search settings out of range", func(c *Config) {
+			c.FrameDownsample, c.TopN, c.PhoneLookahead, c.Beam, c.WordBeam, c.PhoneBeam = 5, 17, new(21), 1e-81, 0.5, -1
+		}, []string{"frame_downsample", "topn", "phone_lookahead", "beam", "word_beam", "phone_beam"}},
+		{"NaN beam", func(c *Config) { c.Beam = math.NaN() }, []string{"beam"}},
+	}
+	for _, name := range PresetNames() {
+		tests = append(tests, struct {
+			name    string
+			mod     func(*Config)
+			wantErr []string
+		}{"preset " + name, func(c *Config) {
+			if err := c.ApplyPreset(name); err != nil {
+				t.Fatal(err)
+			}
+		}, nil})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -403,7 +421,7 @@ func TestConfig(t *testing.T) {
 	}
 	var c Config
 	c.SetDefaults()
-	if c.Decoders < 1 || c.Language != "en" || c.HMM != DefaultHMM || c.TelephoneDecoders != c.Decoders {
+	if c.Decoders < 1 || c.Language != "en" || c.HMM != DefaultHMM || c.TelephoneDecoders != min(4*c.Decoders, MaxDecoders) {
 		t.Errorf("defaults %+v", c)
 	}
 }
@@ -506,5 +524,74 @@ func TestSetCMNFrom(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFirstPassPath: a first-pass-only stream reports the words of its
+// open utterance (Path) as they come, with times inside the audio and
+// confidences in 0..1; its decoder goes back to the full search, so the
+// next stream on it decodes with all passes (posterior confidences).
+func TestFirstPassPath(t *testing.T) {
+	e := newEngine(t, 1)
+	c, pcm := clip(t, "pocketsphinx-goforward.wav")
+	st := openStream(t, e)
+	st.FirstPassOnly()
+	if p := st.Path(); p != nil {
+		t.Errorf("Path before any audio: %+v", p)
+	}
+	half := len(pcm) / 2
+	writeChunks(t, st, pcm[:half])
+	early := st.Path()
+	writeChunks(t, st, pcm[half:])
+	words := st.Path()
+	var texts []string
+	for _, w := range words {
+		texts = append(texts, w.Word)
+		if w.Start < 0 || w.End < w.Start || w.End > float64(len(pcm))/recognizer.SampleRate || w.Confidence < 0 || w.Confidence > 1 {
+			t.Errorf("word %+v", w)
+		}
+	}
+	if got := strings.Join(texts, " "); got != c.Transcript {
+		t.Errorf("path %q, want %q", got, c.Transcript)
+	}
+	if len(early) == 0 || len(early) >= len(words) {
+		t.Errorf("path at half the audio has %d words, at the end %d", len(early), len(words))
+	}
+	st.Close()
+
+	st = openStream(t, e)
+	u, err := st.Decode(pcm)
+	if err != nil || u.Text != c.Transcript {
+		t.Fatalf("next stream: %q, %v", u.Text, err)
+	}
+}
+
+// TestSearchSettings: a pool with the cheapest preset's settings (no
+// second pass, every other frame scored, narrower beams) loads and still
+// decodes the clear clip.
+func TestSearchSettings(t *testing.T) {
+	var cfg Config
+	if err := cfg.ApplyPreset("fast-ds2-beams"); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Decoders = 1
+	cfg.SetDefaults()
+	if got := strings.Join(searchArgs(cfg), " "); got != "-fwdflat no -ds 2 -topn 4 -beam 1e-40 -wbeam 1e-24 -pbeam 1e-40" {
+		t.Errorf("search arguments %q", got)
+	}
+	e, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	c, pcm := clip(t, "pocketsphinx-goforward.wav")
+	st, err := e.NewStream(t.Context(), recognizer.StreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	u, err := st.(*Stream).Decode(pcm)
+	if err != nil || u.Text != c.Transcript {
+		t.Errorf("decoded %q, %v; want %q", u.Text, err, c.Transcript)
 	}
 }

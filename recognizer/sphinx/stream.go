@@ -129,3 +129,27 @@ func (s *Stream) SetCMNFrom(pcm []int16) {
 		s.d.setCMNFrom(pcm)
 	}
 }
+
+// Path returns the words of the open utterance's best path so far, from
+// the first search pass, with times in seconds from the utterance's first
+// sample, without ending the utterance (cheap: a walk back through the
+// search's word exits). Their confidence is the word's acoustic score per
+// frame mapped to 0..1 (the posteriors of Finish need the lattice of an
+// ended utterance). Nil when no utterance is open.
+func (s *Stream) Path() []recognizer.Word {
+	if s.d == nil || !s.d.inUtt {
+		return nil
+	}
+	return s.d.words()
+}
+
+// FirstPassOnly makes the stream decode with the first search pass only,
+// for a caller that takes its words from Path: the second pass and the
+// lattice, which only Finish uses, are not run at the end of its
+// utterances (a decoder holding a vocabulary keeps its own search). Call
+// it before the first Write of an utterance; it lasts until Close.
+func (s *Stream) FirstPassOnly() {
+	if s.d != nil {
+		s.d.useFirstPass()
+	}
+}

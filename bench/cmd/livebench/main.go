@@ -43,11 +43,12 @@ var clips = []string{
 }
 
 func main() {
-	ns := flag.String("n", "1,2,4,6,8", "wideband (16 kHz PCM) session counts to run")
+	ns := flag.String("n", "1,2,4,6,8", "wideband (16 kHz PCM) session counts to run; empty for none")
 	nb := flag.String("narrow", "4,6,8,10", "narrowband (8 kHz mu-law, daemon defaults) session counts to run; empty for none")
 	speech := flag.String("speech", "../shared/testdata/speech", "speech clips")
 	fast := flag.Bool("fast", false, "run the daemon with sphinx.fast_search: true")
 	partials := flag.Bool("partials", false, "ask for partial transcripts (the WebSocket default is off)")
+	presets := flag.String("presets", "", "engine presets of the narrowband sweep, comma separated (sphinx.PresetNames; empty: the daemon's defaults)")
 	flag.Parse()
 	if *fast {
 		extraConfig = "sphinx:\n  fast_search: true\n"
@@ -55,13 +56,13 @@ func main() {
 	if *partials {
 		sessionBody = `{"messages_config":{"receive_partial_transcripts":true}}`
 	}
-	if err := run(*ns, *nb, *speech); err != nil {
+	if err := run(*ns, *nb, *presets, *speech); err != nil {
 		fmt.Fprintln(os.Stderr, "livebench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ns, nb, dir string) error {
+func run(ns, nb, presets, dir string) error {
 	var audio []byte
 	for _, c := range clips {
 		b, err := os.ReadFile(filepath.Join(dir, c))
@@ -76,6 +77,9 @@ func run(ns, nb, dir string) error {
 		return err
 	}
 	fmt.Printf("audio per session: %.1f s; pocketsphinx_batch on the same clips: %.3f CPU s per audio s\n\n", audioSec, ref)
+	if ns == "" { // the narrowband sweep only
+		return narrowTable(nb, presets, dir, ref)
+	}
 	fmt.Println("| sessions | decoders | finals | latency p50 ms | p95 ms | max ms | partial gap p95 / max ms | CPU s per session-s | ratio to pocketsphinx_batch | RSS per streaming session MB | errors |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, f := range strings.Split(ns, ",") {
@@ -100,7 +104,7 @@ func run(ns, nb, dir string) error {
 	if nb == "" {
 		return nil
 	}
-	return narrowTable(nb, dir, ref)
+	return narrowTable(nb, presets, dir, ref)
 }
 
 type result struct {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/earshot-dev/earshot/bench/internal/benchd"
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
+	"github.com/earshot-dev/earshot/recognizer/sphinx"
 )
 
 // narrowClip is one clip as a call carries it: G.711 mu-law at 8 kHz.
@@ -57,8 +58,18 @@ func narrowClips(dir string) ([]narrowClip, error) {
 // so that n sessions are admitted). Session i streams the clips in order
 // from clip i (mod the count), starting i*300 ms after the first, and its
 // finals are scored against the same clips' transcripts.
-func runNarrow(n int, cs []narrowClip) (*result, float64, error) {
-	d, err := benchd.Start("live:\n  capacity: 64\n"+extraConfig, "--log-level", "info")
+func runNarrow(n int, cs []narrowClip, preset string) (*result, float64, error) {
+	flags := []string{"--log-level", "info"}
+	if preset != "" {
+		set, err := sphinx.PresetSettings(preset)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, kv := range set {
+			flags = append(flags, "--set", "sphinx."+kv)
+		}
+	}
+	d, err := benchd.Start("live:\n  capacity: 64\n"+extraConfig, flags...)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -99,8 +110,9 @@ func runNarrow(n int, cs []narrowClip) (*result, float64, error) {
 	return r, 100 * float64(errs) / float64(max(words, 1)), nil
 }
 
-// narrowTable prints the narrowband sweep.
-func narrowTable(ns, dir string, ref float64) error {
+// narrowTable prints the narrowband sweep, once per engine preset (""
+// is the daemon's defaults).
+func narrowTable(ns, presets, dir string, ref float64) error {
 	cs, err := narrowClips(dir)
 	if err != nil {
 		return err
@@ -109,18 +121,24 @@ func narrowTable(ns, dir string, ref float64) error {
 	for _, c := range cs {
 		audioSec += float64(len(c.ulaw)) / 8000
 	}
-	fmt.Printf("\nNarrowband calls: G.711 mu-law 8 kHz WebSocket sessions, daemon defaults (decoders = CPUs), %.1f s of audio each.\n\n", audioSec)
-	fmt.Println("| sessions | finals | latency p50 ms | p95 ms | max ms | CPU s per session-s | ratio to pocketsphinx_batch | WER of finals % | errors |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
-	for _, f := range strings.Split(ns, ",") {
-		n, _ := strconv.Atoi(f)
-		r, wer, err := runNarrow(n, cs)
-		if err != nil {
-			return err
+	fmt.Printf("\nNarrowband calls: G.711 mu-law 8 kHz WebSocket sessions, daemon defaults but for the preset's search settings, %.1f s of audio each.\n\n", audioSec)
+	fmt.Println("| preset | sessions | finals | latency p50 ms | p95 ms | max ms | CPU s per session-s | ratio to pocketsphinx_batch | WER of finals % | errors |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	for _, p := range strings.Split(presets, ",") {
+		name := p
+		if p == "" {
+			name = "(daemon defaults)"
 		}
-		cpu := r.cpu / (float64(n) * audioSec)
-		fmt.Printf("| %d | %d | %.0f | %.0f | %.0f | %.3f | %.2f | %.1f | %d |\n",
-			n, len(r.lat), pct(r.lat, 0.5), pct(r.lat, 0.95), pct(r.lat, 1), cpu, cpu/ref, wer, r.errors)
+		for _, f := range strings.Split(ns, ",") {
+			n, _ := strconv.Atoi(f)
+			r, wer, err := runNarrow(n, cs, p)
+			if err != nil {
+				return err
+			}
+			cpu := r.cpu / (float64(n) * audioSec)
+			fmt.Printf("| %s | %d | %d | %.0f | %.0f | %.0f | %.3f | %.2f | %.1f | %d |\n",
+				name, n, len(r.lat), pct(r.lat, 0.5), pct(r.lat, 0.95), pct(r.lat, 1), cpu, cpu/ref, wer, r.errors)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,406 @@
+// Command livegap measures, in process, how far live finals are from a
+// batch decode of the same audio, and what each engine preset costs: for
+// every rendition (16 kHz PCM, G.711 mu-law 8 kHz) and every named preset
+// of the PocketSphinx search, it runs recognizer.Transcribe (the
+// pre-recorded path) and recognizer.Live (the live path, default session
+// settings, 20 ms writes as fast as they go) over the same clips and prints
+// the WER of each and the CPU per audio second of each (the decoding
+// thread's getrusage; the presets take turns on each clip, so a passing
+// load on a shared machine weighs on all of them alike).
+//
+//	go run ./bench/cmd/livegap [-speech DIR] [-presets default,fast] [-renditions pcm16k,mulaw8k]
+//
+// With -corpus DIR it runs on a fixed tuning subset of shared/corpus
+// instead (every -every'th utterance of the manifest), the set the live
+// path is tuned on; testdata is for reporting.
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/earshot-dev/earshot/bench/internal/benchd"
+	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/recognizer/recognizertest"
+	"github.com/earshot-dev/earshot/recognizer/sphinx"
+)
+
+func main() {
+	speech := flag.String("speech", "", "speech test set (default: shared/testdata/speech found above the working directory)")
+	corpus := flag.String("corpus", "", "run on the tuning subset of this corpus directory instead of -speech")
+	every := flag.Int("every", 10, "with -corpus: take every Nth utterance of the manifest")
+	presets := flag.String("presets", "default", "engine presets to run, comma separated: "+strings.Join(sphinx.PresetNames(), ", "))
+	rends := flag.String("renditions", "pcm16k,mulaw8k", "renditions: pcm16k, mulaw8k, alaw8k")
+	workers := flag.Int("workers", runtime.NumCPU(), "clips decoded at once")
+	flag.BoolVar(&batch, "batch", true, "also decode every clip with the batch path (false: the live path only, for tuning it)")
+	flag.BoolVar(&onePass, "narrow-one-pass", false, "narrowband live finals in one pass at each endpoint (LiveConfig.OnePassFinals)")
+	flag.Parse()
+	if err := run(*speech, *corpus, *every, *presets, *rends, *workers); err != nil {
+		fmt.Fprintln(os.Stderr, "livegap:", err)
+		os.Exit(1)
+	}
+}
+
+// onePass sets LiveConfig.OnePassFinals for the narrowband renditions.
+var onePass bool
+
+// batch runs the batch path too.
+var batch = true
+
+// clip is one utterance in one rendition, as 16 kHz PCM after the
+// rendition's codec and earshot's resampler.
+type clip struct {
+	name, transcript string
+	pcm              []int16
+}
+
+func run(speech, corpus string, every int, presets, rends string, workers int) error {
+	set, err := listClips(speech, corpus, every)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("livegap %s: %d clips (%s); %d CPUs; load average before: %s\n\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), len(set), setName(speech, corpus), runtime.NumCPU(), loadAvg())
+	fmt.Println("| rendition | preset | batch WER % | live finals WER % | gap points | finals | live CPU s per audio s | batch CPU s per audio s |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	for _, rend := range strings.Split(rends, ",") {
+		clips, err := render(set, rend)
+		if err != nil {
+			return err
+		}
+		names := strings.Split(presets, ",")
+		rs, err := measure(clips, rend, names, workers)
+		if err != nil {
+			return err
+		}
+		for k, r := range rs {
+			p := names[k]
+			if !batch {
+				fmt.Printf("| %s | %s | | %.2f | | %d | %.3f | |\n", rend, p, r.liveWER, r.finals, r.liveCPU)
+				continue
+			}
+			fmt.Printf("| %s | %s | %.2f | %.2f | %+.2f | %d | %.3f | %.3f |\n", rend, p, r.batchWER, r.liveWER,
+				r.liveWER-r.batchWER, r.finals, r.liveCPU, r.batchCPU)
+		}
+	}
+	fmt.Printf("\nload average after: %s\n", loadAvg())
+	return nil
+}
+
+func setName(speech, corpus string) string {
+	if corpus != "" {
+		return "corpus tuning subset"
+	}
+	return "testdata"
+}
+
+// listClips reads the manifest of the chosen set.
+func listClips(speech, corpus string, every int) ([]recognizertest.Clip, error) {
+	dir := speech
+	if corpus != "" {
+		dir = corpus
+	}
+	if dir == "" {
+		d, err := recognizertest.LocateSpeechDir()
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+	}
+	if corpus == "" {
+		f, err := os.Open(filepath.Join(dir, "manifest.tsv"))
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return recognizertest.ParseManifest(f, dir)
+	}
+	// The corpus manifest: file, duration_s, speaker, gender, transcript, ...
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.tsv"))
+	if err != nil {
+		return nil, err
+	}
+	var out []recognizertest.Clip
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n")[1:] {
+		f := strings.Split(line, "\t")
+		if len(f) < 5 {
+			return nil, fmt.Errorf("corpus manifest line %d: %d fields", i+2, len(f))
+		}
+		if i%max(every, 1) == 0 {
+			out = append(out, recognizertest.Clip{File: f[0], Path: filepath.Join(dir, f[0]), Transcript: f[4]})
+		}
+	}
+	return out, nil
+}
+
+// render makes the rendition of every mono clip: ffmpeg to the codec (as
+// a PBX or a phone would send it), then earshot's own G.711 decoder and
+// resampler (media.Framer, as the doors and the WebSocket do).
+func render(set []recognizertest.Clip, rend string) ([]clip, error) {
+	var format media.Format
+	var args []string
+	switch rend {
+	case "pcm16k":
+		format = media.Format{Encoding: media.LinearPCM, BitDepth: 16, SampleRate: 16000, Channels: 1}
+		args = []string{"-ar", "16000", "-f", "s16le"}
+	case "mulaw8k":
+		format = media.Format{Encoding: media.MuLaw, BitDepth: 8, SampleRate: 8000, Channels: 1}
+		args = []string{"-ar", "8000", "-f", "mulaw"}
+	case "alaw8k":
+		format = media.Format{Encoding: media.ALaw, BitDepth: 8, SampleRate: 8000, Channels: 1}
+		args = []string{"-ar", "8000", "-f", "alaw"}
+	default:
+		return nil, fmt.Errorf("unknown rendition %q", rend)
+	}
+	var out []clip
+	for _, c := range set {
+		if ch, _ := probeChannels(c.Path); ch != 1 {
+			continue
+		}
+		cmd := exec.Command("ffmpeg", append([]string{"-nostdin", "-v", "error", "-i", c.Path, "-ac", "1"}, append(args, "-")...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		b, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("ffmpeg %s: %v %s", c.File, err, stderr.String())
+		}
+		fr, err := media.NewFramer(format, recognizer.SampleRate)
+		if err != nil {
+			return nil, err
+		}
+		pcm, _ := fr.Push(b)
+		out = append(out, clip{name: c.File, transcript: c.Transcript, pcm: append([]int16(nil), pcm[0]...)})
+	}
+	return out, nil
+}
+
+// probeChannels returns the clip's channel count (ffprobe).
+func probeChannels(path string) (int, error) {
+	out, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "stream=channels", "-of", "csv=p=0", path).Output()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	_, err = fmt.Sscan(strings.TrimSpace(string(out)), &n)
+	return n, err
+}
+
+type outcome struct {
+	batchWER, liveWER float64
+	finals            int
+	liveCPU, batchCPU float64 // CPU s per audio s
+}
+
+// engineFor loads a pool of workers decoders with the preset's search
+// settings, on the telephone-band model for a narrowband rendition.
+func engineFor(rend, preset string, workers int) (*sphinx.Engine, error) {
+	var cfg sphinx.Config
+	if err := cfg.ApplyPreset(preset); err != nil {
+		return nil, err
+	}
+	if rend != "pcm16k" {
+		abs, err := filepath.Abs(benchd.TelephoneModel)
+		if err != nil {
+			return nil, err
+		}
+		if st, err := os.Stat(abs); err == nil && st.IsDir() {
+			cfg.HMM = abs // the telephone-band model, as the daemon routes calls
+		}
+	}
+	cfg.Decoders = workers
+	cfg.TelephoneHMM = sphinx.NoTelephoneHMM
+	cfg.SetDefaults()
+	return sphinx.New(cfg, nil)
+}
+
+// measure runs the batch and the live path of one rendition on every
+// preset. Presets take turns on each clip, and CPU is each decode's own
+// thread's (RUSAGE_THREAD, the worker goroutine locked to its thread), so
+// a load that comes and goes on a shared machine weighs on every preset
+// alike.
+func measure(clips []clip, rend string, presets []string, workers int) ([]outcome, error) {
+	engines := make([]*sphinx.Engine, len(presets))
+	for k, p := range presets {
+		e, err := engineFor(rend, p, workers)
+		if err != nil {
+			return nil, err
+		}
+		defer e.Close()
+		engines[k] = e
+	}
+	audio := 0.0
+	for _, c := range clips {
+		audio += float64(len(c.pcm)) / recognizer.SampleRate
+	}
+	type hyp struct {
+		batch, live       string
+		finals            int
+		batchCPU, liveCPU time.Duration
+	}
+	hyps := make([][]hyp, len(presets))
+	for k := range hyps {
+		hyps[k] = make([]hyp, len(clips))
+	}
+	err := each(clips, workers, func(i int, c clip) error {
+		for k, e := range engines {
+			h := &hyps[k][i]
+			if batch {
+				cpu := threadCPU()
+				text, err := decodeBatch(e, c.pcm)
+				if err != nil {
+					return err
+				}
+				h.batchCPU = threadCPU() - cpu
+				h.batch = text
+			}
+			cpu := threadCPU()
+			live, finals, err := decodeLive(e, c.pcm, rend != "pcm16k" && onePass)
+			if err != nil {
+				return err
+			}
+			h.liveCPU = threadCPU() - cpu
+			h.live, h.finals = live, finals
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]outcome, len(presets))
+	for k := range presets {
+		var be, le, words int
+		var bcpu, lcpu time.Duration
+		for i, c := range clips {
+			h := hyps[k][i]
+			ref := recognizertest.Normalize(c.transcript)
+			be += recognizertest.EditDistance(ref, recognizertest.Normalize(h.batch))
+			le += recognizertest.EditDistance(ref, recognizertest.Normalize(h.live))
+			words += len(ref)
+			out[k].finals += h.finals
+			bcpu += h.batchCPU
+			lcpu += h.liveCPU
+			if os.Getenv("LIVEGAP_VERBOSE") != "" {
+				fmt.Fprintf(os.Stderr, "%s %s %s\n  ref:   %s\n  batch: %s\n  live:  %s\n", rend, presets[k], c.name, c.transcript, h.batch, h.live)
+			}
+		}
+		out[k].batchWER = 100 * float64(be) / float64(max(words, 1))
+		out[k].liveWER = 100 * float64(le) / float64(max(words, 1))
+		out[k].batchCPU = bcpu.Seconds() / audio
+		out[k].liveCPU = lcpu.Seconds() / audio
+	}
+	return out, nil
+}
+
+// decodeBatch is recognizer.Transcribe on one channel, one segment at a
+// time on the calling goroutine: the default VAD's segments, each decoded
+// in one pass on a stream of e.
+func decodeBatch(e *sphinx.Engine, pcm []int16) (string, error) {
+	var vad recognizer.VADConfig
+	vad.SetDefaults()
+	var words []string
+	for _, sp := range recognizer.Segment(pcm, vad) {
+		st, err := e.NewStream(context.Background(), recognizer.StreamOptions{})
+		if err != nil {
+			return "", err
+		}
+		u, err := st.(*sphinx.Stream).Decode(pcm[sp.Start:sp.End])
+		st.Close()
+		if err != nil {
+			return "", err
+		}
+		if u.Text != "" {
+			words = append(words, u.Text)
+		}
+	}
+	return strings.Join(words, " "), nil
+}
+
+// decodeLive streams pcm through a Live with default session settings in
+// 20 ms writes and returns its finals joined and their count.
+func decodeLive(e recognizer.Engine, pcm []int16, onePass bool) (string, int, error) {
+	var words []string
+	l, err := recognizer.NewLive(e, recognizer.LiveConfig{OnePassFinals: onePass}, func(ev recognizer.Event) {
+		if ev.Kind == recognizer.EventFinal {
+			words = append(words, ev.Utterance.Text)
+		}
+	})
+	if err != nil {
+		return "", 0, err
+	}
+	defer l.Close()
+	const chunk = recognizer.SampleRate / 50
+	for k := 0; k < len(pcm); k += chunk {
+		if err := l.Write(context.Background(), [][]int16{pcm[k:min(k+chunk, len(pcm))]}); err != nil {
+			return "", 0, err
+		}
+	}
+	if err := l.Flush(context.Background()); err != nil {
+		return "", 0, err
+	}
+	return strings.Join(words, " "), len(words), nil
+}
+
+// each runs fn on every clip, workers at a time, and returns the first
+// error.
+func each(clips []clip, workers int, fn func(int, clip) error) error {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	next := make(chan int)
+	for range max(workers, 1) {
+		wg.Go(func() {
+			runtime.LockOSThread() // threadCPU measures this goroutine's decodes
+			defer runtime.UnlockOSThread()
+			for i := range next {
+				if err := fn(i, clips[i]); err != nil {
+					mu.Lock()
+					first = cmpOr(first, fmt.Errorf("%s: %w", clips[i].name, err))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range clips {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
+
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// threadCPU is the calling thread's user + system CPU time so far.
+func threadCPU() time.Duration {
+	const rusageThread = 1 // RUSAGE_THREAD
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
+}

@@ -1,0 +1,158 @@
+package recognizer
+
+import "strings"
+
+// pathReader is implemented by streams that can report the words of their
+// open utterance's best path so far without ending it (sphinx): Live then
+// decodes a channel in segments as a batch decode does, one decoder
+// utterance through the short pauses between the contract's utterances,
+// and takes each utterance's final from the segment's best path when the
+// utterance's endpoint comes.
+//
+// A pause of the contract's endpointing (50 ms by default) ends an
+// utterance; a batch segment runs on through pauses shorter than its
+// VADConfig.MinSilence (500 ms). Decoding each short utterance on its own
+// loses the words before it (the language model's context), normalises
+// its features over a second or two, and makes the search end at every
+// cut: measured on the corpus tuning set, that was about half of the gap
+// between live finals and batch (bench/README.md). So the decoder goes on
+// through the pause, the audio of the pause included, until the pause
+// reaches liveSegmentPause or the segment liveSegmentMax; each final holds
+// the words of the segment's path whose middle lies after the previous
+// final's cut and before its own endpoint.
+type pathReader interface {
+	// Path returns the words of the open utterance's best path so far,
+	// times from the stream's first sample of that utterance.
+	Path() []Word
+}
+
+// firstPassOnly is implemented by path streams whose later search passes
+// (which only Finish uses) can be turned off: a segmented channel's finals
+// come from the first pass, so ending a segment then costs nothing.
+type firstPassOnly interface {
+	FirstPassOnly()
+}
+
+// segmented reports whether the channel's finals come from its decoder
+// segment's path (incremental decoding on a pathReader stream).
+func (l *Live) segmented(ch *liveChannel) bool {
+	if ch.st == nil || !l.incremental() || l.endpoint+l.hangover >= l.segPause {
+		// With an endpointing as long as a batch segment's pause, each
+		// utterance is a segment: its final comes from all passes.
+		return false
+	}
+	_, ok := ch.st.(pathReader)
+	return ok
+}
+
+// pause feeds one frame of a pause between utterances to the open segment
+// and ends the segment once the pause is liveSegmentPause long (or the
+// segment liveSegmentMax), unless speech starts at this frame.
+func (l *Live) pause(ch *liveChannel, frame []int16, t1 int64, started bool) {
+	l.feed(ch, frame, t1)
+	ch.silence += int64(len(frame))
+	if !started && (ch.silence >= l.segPause || t1-ch.uttStart >= l.segMax || ch.st == nil) {
+		l.endSegment(ch)
+	}
+}
+
+// endSegment returns the segment's decoder (its last words were emitted
+// with the last final) and keeps its audio for the next one's
+// normalisation.
+func (l *Live) endSegment(ch *liveChannel) {
+	if ch.st != nil {
+		ch.st.Close()
+		ch.st = nil
+	}
+	ch.seg = false
+	l.remember(ch)
+	ch.utt = ch.utt[:0]
+}
+
+// restartSegment ends the segment's decoder utterance at t1 and starts
+// the next one there on the same stream (a segment too long without a
+// pause).
+func (l *Live) restartSegment(ch *liveChannel, t1 int64) {
+	if _, err := ch.st.Finish(); err != nil {
+		ch.st.Close()
+		ch.st = nil
+		l.fail(ch, t1, err)
+	}
+	l.remember(ch)
+	ch.utt = ch.utt[:0]
+	ch.uttStart, ch.cutAt = t1, t1
+	if ch.st != nil {
+		l.primeCMN(ch)
+	}
+}
+
+// pathWords returns the words of the segment's path whose middle lies in
+// [ch.cutAt, until), in session time.
+func (l *Live) pathWords(ch *liveChannel, until int64) []Word {
+	path := ch.st.(pathReader).Path()
+	off := seconds64(ch.uttStart)
+	from, to := seconds64(ch.cutAt), seconds64(until)
+	var out []Word
+	for _, w := range path {
+		w.Start += off
+		w.End += off
+		if mid := (w.Start + w.End) / 2; mid >= from && mid < to {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// pathFinal emits the final of the utterance ending at t1: the segment's
+// path words from the last cut up to before (t1, or earlier at a cut
+// without an endpoint, where the last words may still change), and moves
+// the cut there.
+func (l *Live) pathFinal(ch *liveChannel, t1, before int64) {
+	words := l.pathWords(ch, before)
+	for i := range words {
+		// The path may since have moved a boundary before the end of a
+		// word already emitted.
+		w := &words[i]
+		w.Start = max(w.Start, ch.wordsEnd)
+		w.End = max(w.End, w.Start)
+		ch.wordsEnd = w.End
+	}
+	if len(words) > 0 {
+		ch.cutAt = before
+		l.emit(Event{Kind: EventFinal, Channel: ch.index, Time: seconds64(t1),
+			Utterance: l.utterance(ch, words), ID: l.utteranceID(ch)})
+	} else if before == t1 {
+		ch.cutAt = t1
+	}
+	ch.id = -1
+}
+
+// pathPartial emits the current utterance's words of the segment's path.
+func (l *Live) pathPartial(ch *liveChannel, t1 int64) {
+	words := l.pathWords(ch, t1+1)
+	if len(words) == 0 {
+		return
+	}
+	u := l.utterance(ch, words)
+	u.Start, u.End = seconds64(ch.speechStart), seconds64(t1)
+	l.emit(Event{Kind: EventPartial, Channel: ch.index, Time: seconds64(t1), Utterance: u, ID: l.utteranceID(ch)})
+}
+
+// utterance makes the channel's utterance of words.
+func (l *Live) utterance(ch *liveChannel, words []Word) Utterance {
+	texts := make([]string, len(words))
+	var sum float64
+	for i, w := range words {
+		texts[i] = w.Word
+		sum += w.Confidence
+	}
+	return Utterance{
+		Start:      words[0].Start,
+		End:        words[len(words)-1].End,
+		Confidence: sum / float64(len(words)),
+		Channel:    ch.index,
+		Words:      words,
+		Text:       strings.Join(texts, " "),
+		Language:   l.lang,
+	}
+}

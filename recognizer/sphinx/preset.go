@@ -1,0 +1,84 @@
+package sphinx
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// A preset is a named set of search settings (Config fields), the rows of
+// the CPU/accuracy trade-off that bench/cmd/livegap and livebench measure
+// (issue 14 item 5); "default" is Config's defaults.
+type preset struct {
+	name  string
+	apply func(*Config)
+}
+
+var presets = []preset{
+	{"default", func(*Config) {}},
+	{"fast", func(c *Config) { c.FastSearch = true }},
+	{"ds2", func(c *Config) { c.FrameDownsample = 2 }},
+	{"fast-ds2", func(c *Config) { c.FastSearch, c.FrameDownsample = true, 2 }},
+	{"fast-topn2", func(c *Config) { c.FastSearch, c.TopN = true, 2 }},
+	{"fast-beams", func(c *Config) { c.FastSearch, c.Beam, c.WordBeam, c.PhoneBeam = true, 1e-40, 1e-24, 1e-40 }},
+	{"fast-pl0", func(c *Config) { c.FastSearch, c.PhoneLookahead = true, new(0) }},
+	{"fast-ds2-topn2", func(c *Config) { c.FastSearch, c.FrameDownsample, c.TopN = true, 2, 2 }},
+	{"fast-ds2-beams", func(c *Config) {
+		c.FastSearch, c.FrameDownsample, c.Beam, c.WordBeam, c.PhoneBeam = true, 2, 1e-40, 1e-24, 1e-40
+	}},
+	{"fast-ds3", func(c *Config) { c.FastSearch, c.FrameDownsample = true, 3 }},
+}
+
+// PresetNames lists the presets ApplyPreset knows, in trade-off order.
+func PresetNames() []string {
+	names := make([]string, len(presets))
+	for i, p := range presets {
+		names[i] = p.name
+	}
+	return names
+}
+
+// ApplyPreset sets c's search fields to the named preset's (other fields
+// are left as they are).
+func (c *Config) ApplyPreset(name string) error {
+	i := slices.IndexFunc(presets, func(p preset) bool { return p.name == name })
+	if i < 0 {
+		return fmt.Errorf("sphinx: preset %q (known: %s)", name, strings.Join(PresetNames(), ", "))
+	}
+	presets[i].apply(c)
+	return nil
+}
+
+// PresetSettings returns the named preset as configuration settings,
+// "key=value" with the keys of Config's YAML names (fast_search,
+// frame_downsample, topn, phone_lookahead, beam, word_beam, phone_beam),
+// for a daemon's --set sphinx.KEY=VALUE.
+func PresetSettings(name string) ([]string, error) {
+	var c Config
+	if err := c.ApplyPreset(name); err != nil {
+		return nil, err
+	}
+	var out []string
+	add := func(key string, v any) { out = append(out, fmt.Sprintf("%s=%v", key, v)) }
+	if c.FastSearch {
+		add("fast_search", true)
+	}
+	if c.FrameDownsample != 0 {
+		add("frame_downsample", c.FrameDownsample)
+	}
+	if c.TopN != 0 {
+		add("topn", c.TopN)
+	}
+	if c.PhoneLookahead != nil {
+		add("phone_lookahead", *c.PhoneLookahead)
+	}
+	for _, b := range []struct {
+		key string
+		v   float64
+	}{{"beam", c.Beam}, {"word_beam", c.WordBeam}, {"phone_beam", c.PhoneBeam}} {
+		if b.v != 0 {
+			add(b.key, b.v)
+		}
+	}
+	return out, nil
+}

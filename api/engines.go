@@ -7,19 +7,20 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/recognizer/pipeline"
 )
 
 // EngineLister is the part of the service GET /v2/engines reads.
 type EngineLister interface {
 	// Engines lists the installed recognition engines.
-	Engines() []daemon.EngineInfo
+	Engines() []pipeline.EngineInfo
 }
 
 // enginesResponse is the body of GET /v2/engines (outside SPEC.md,
 // documented in README.md).
 type enginesResponse struct {
-	Engines   []daemon.EngineInfo `json:"engines"`
-	Languages []string            `json:"languages"`
+	Engines   []pipeline.EngineInfo `json:"engines"`
+	Languages []string              `json:"languages"`
 }
 
 // listEngines answers GET /v2/engines: every installed engine with its

@@ -13,6 +13,7 @@ import (
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/ingest/sip"
 	"github.com/earshot-dev/earshot/ingest/webrtc"
+	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
 )
 
@@ -47,7 +48,7 @@ type Config struct {
 	Sphinx sphinx.Config `yaml:"sphinx"`
 	// Engines adds remote recognisers beside the embedded one and routes
 	// models and languages to them.
-	Engines EnginesConfig `yaml:"engines"`
+	Engines pipeline.EnginesConfig `yaml:"engines"`
 	// Limits bound every input.
 	Limits Limits `yaml:"limits"`
 	// Callbacks configures the callback outbox.
@@ -57,7 +58,7 @@ type Config struct {
 	// Retention says how long finished jobs and uploads are kept.
 	Retention RetentionConfig `yaml:"retention"`
 	// Addons configures the add-ons, chiefly their language-model backend.
-	Addons AddonsConfig `yaml:"addons"`
+	Addons pipeline.AddonsConfig `yaml:"addons"`
 	// SIP configures the telephony door (off unless sip.listen is set).
 	SIP sip.Config `yaml:"sip"`
 	// WebRTC configures the browser door (WHIP); on unless webrtc.disabled.
@@ -134,6 +135,14 @@ type CallbacksConfig struct {
 	// when fetch.deny covers them (receivers on the operator's own
 	// network); callbacks otherwise obey fetch.deny. Default none.
 	Allow []netip.Prefix `yaml:"allow"`
+}
+
+// Pipeline is the part of c the recognition pipeline loads
+// (pipeline.New): the embedded engine, the remote engines and routes, the
+// add-ons and the media limits.
+func (c Config) Pipeline() pipeline.Config {
+	return pipeline.Config{Sphinx: c.Sphinx, Engines: c.Engines, Addons: c.Addons,
+		Media: media.Options{FFmpeg: c.FFmpeg, MaxDuration: c.Limits.MaxAudioDuration}}
 }
 
 // SetDefaults fills zero fields.

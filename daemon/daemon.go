@@ -10,22 +10,19 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/earshot-dev/earshot/daemon/params"
-	"github.com/earshot-dev/earshot/recognizer/sphinx"
+	"github.com/earshot-dev/earshot/params"
+	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
 )
 
-// Daemon is the job service: it owns the store, the engine, the pre-recorded
-// workers and the callback outbox. Doors (the HTTP API today) call its
+// Daemon is the job service: it owns the store, the recognition pipeline,
+// the pre-recorded workers and the callback outbox. Doors (the HTTP API today) call its
 // methods; cmd/earshotd runs it beside them.
 type Daemon struct {
 	cfg     Config
 	log     *slog.Logger
 	db      store.Store
-	engine  *sphinx.Engine // the embedded engine
-	tel     *sphinx.Engine // its telephone-band pool, nil when none
-	engines *Engines       // every engine and the routing table
-	tr      *Transcriber
+	pl      *pipeline.Transcriber // engines, routing, add-ons: owned, closed by Close
 	caps    params.Capabilities
 	client  *http.Client // callbacks
 	metrics *metrics
@@ -72,7 +69,7 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 	if err != nil {
 		logger.Error("remove unreferenced audio files", "component", "store", "error", err)
 	}
-	pl, err := newPipeline(cfg, logger)
+	pl, err := pipeline.New(cfg.Pipeline(), logger)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -81,11 +78,8 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 		cfg:        cfg,
 		log:        logger,
 		db:         db,
-		engine:     pl.embedded,
-		tel:        pl.tel,
-		engines:    pl.tr.Engines,
-		tr:         pl.tr,
-		caps:       params.Capabilities{Languages: pl.tr.Engines.Languages()},
+		pl:         pl,
+		caps:       params.Capabilities{Languages: pl.Engines.Languages()},
 		client:     newCallbackClient(cfg),
 		quota:      newStorageQuota(*cfg.Limits.MaxAccountBytes, db, logger.With("component", "quota")),
 		wake:       make(chan struct{}, 1),
@@ -144,8 +138,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g.Go(func() error { return RunRetention(ctx, d.db, d.cfg.Retention, d.log.With("component", "retention")) })
 	g.Go(func() error { return d.serveAdmin(ctx, adm) })
 	telephone := "none"
-	if d.tel != nil {
-		telephone = fmt.Sprintf("%s (%d decoders)", d.tel.AcousticModel(), d.cfg.Sphinx.TelephoneDecoders)
+	if m := d.pl.TelephoneModel(); m != "" {
+		telephone = fmt.Sprintf("%s (%d decoders)", m, d.cfg.Sphinx.TelephoneDecoders)
 	}
 	d.log.Info("daemon started", "workers", d.cfg.Workers, "decoders", d.cfg.Sphinx.Decoders, "telephone_model", telephone, "data_dir", d.cfg.DataDir)
 	err = g.Wait()
@@ -164,12 +158,12 @@ func (d *Daemon) Close() error {
 	}
 	d.closed = true
 	d.mu.Unlock()
-	return errors.Join(d.engines.Close(), d.engine.Close(), d.tel.Close(), d.db.Close(), d.tr.Addons.Close())
+	return errors.Join(d.pl.Close(), d.db.Close())
 }
 
 // Ready reports whether the daemon can serve: store open, engine loaded.
 func (d *Daemon) Ready() error {
-	if total, _ := d.engine.Stats(); total == 0 {
+	if total, _ := d.pl.Stats(); total == 0 {
 		return errors.New("daemon: no decoders loaded")
 	}
 	_, err := d.db.CountJobs(store.KindPreRecorded, store.StatusQueued)
@@ -180,7 +174,7 @@ func (d *Daemon) Ready() error {
 func (d *Daemon) Languages() []string { return d.caps.Languages }
 
 // Engines lists the installed engines (GET /v2/engines).
-func (d *Daemon) Engines() []EngineInfo { return d.engines.Info() }
+func (d *Daemon) Engines() []pipeline.EngineInfo { return d.pl.Engines.Info() }
 
 func signal(c chan struct{}) {
 	select {

@@ -3,9 +3,10 @@ package daemon
 import (
 	"fmt"
 
-	"github.com/earshot-dev/earshot/daemon/params"
 	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/ingest"
+	"github.com/earshot-dev/earshot/params"
+	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -65,7 +66,7 @@ func newError(kind, cause error, format string, a ...any) *Error {
 
 // The client-facing reasons of unusable audio (uploaded or fetched).
 const (
-	reasonNotAudio = "audio: not a readable audio file"
-	reasonTooLong  = "audio: longer than the limit of %s"
+	reasonNotAudio = pipeline.ReasonNotAudio
+	reasonTooLong  = pipeline.ReasonTooLong
 	reasonQuota    = "storage quota of this account exceeded (limit %d bytes): delete files or jobs to free space"
 )

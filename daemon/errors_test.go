@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/earshot-dev/earshot/daemon/params"
 	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
-	"github.com/earshot-dev/earshot/recognizer/remote"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -70,9 +69,6 @@ func TestMessage(t *testing.T) {
 	}
 	if got := Message(errPoisonJob); got != "the service stopped while processing this job; it is not retried" {
 		t.Errorf("poison job message = %q", got)
-	}
-	if got := Message(engineError("gpu", fmt.Errorf("dial tcp 10.0.0.1:8000: %w", remote.ErrUnavailable))); got != "transcription engine gpu unavailable" {
-		t.Errorf("engine message = %q", got)
 	}
 	if got := Message(newError(ErrQuota, errors.New("account acme: 900 bytes"), reasonQuota, 1000)); got != fmt.Sprintf(reasonQuota, 1000) {
 		t.Errorf("quota message = %q", got)

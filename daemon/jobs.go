@@ -13,8 +13,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/earshot-dev/earshot/daemon/params"
 	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -36,7 +36,7 @@ func (d *Daemon) CreatePreRecorded(ctx context.Context, account, requestID strin
 	if err != nil {
 		return nil, err
 	}
-	if _, err := d.engines.Route(p.Model, p.LanguageConfig.Languages, p.LanguageConfig.CodeSwitching); err != nil {
+	if _, err := d.pl.Engines.Route(p.Model, p.LanguageConfig.Languages, p.LanguageConfig.CodeSwitching); err != nil {
 		return nil, err
 	}
 	n, err := d.db.CountJobs(store.KindPreRecorded, store.StatusQueued)
@@ -160,7 +160,7 @@ func (d *Daemon) Upload(ctx context.Context, account, filename string, r io.Read
 		d.quota.forget(account)
 		return nil, err
 	}
-	info, err := media.Probe(ctx, path, &d.tr.Media)
+	info, err := media.Probe(ctx, path, &d.pl.Media)
 	release()
 	if err != nil {
 		d.db.RemoveBlob(blob)

@@ -14,8 +14,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/earshot-dev/earshot/daemon/params"
 	"github.com/earshot-dev/earshot/ingest"
+	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -35,7 +35,7 @@ func (d *Daemon) CreateLive(ctx context.Context, account, keyID, requestID strin
 	if err != nil {
 		return nil, "", err
 	}
-	if _, err := d.engines.Route(p.Model, p.LanguageConfig.Languages, p.LanguageConfig.CodeSwitching); err != nil {
+	if _, err := d.pl.Engines.Route(p.Model, p.LanguageConfig.Languages, p.LanguageConfig.CodeSwitching); err != nil {
 		return nil, "", err
 	}
 	if region != "" && region != "us-west" && region != "eu-west" {

@@ -2,13 +2,13 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/addons/llm"
+	"github.com/earshot-dev/earshot/recognizer/pipeline"
 )
 
 // Bounds of a live session's realtime translation.
@@ -37,7 +37,7 @@ var errTranslationBacklog = fmt.Errorf("translation: %d utterances already waiti
 // never touches the session; it leaves finished messages in ready, which
 // the session sends (pump) when audio arrives and when it finishes.
 type liveAddons struct {
-	a      *Addons
+	a      *pipeline.Addons
 	queue  chan liveTranslation // nil until the first translation
 	ctx    context.Context      // the worker's; cancelled by finish
 	cancel context.CancelFunc
@@ -46,9 +46,9 @@ type liveAddons struct {
 	mu    sync.Mutex
 	ready []map[string]any // guarded by mu: translation messages not sent yet
 
-	// kept gathers the realtime results for the result's envelopes
-	// (live_envelopes.go).
-	kept liveKept
+	// kept gathers the realtime results for the result's envelopes;
+	// kept.Translated is guarded by mu.
+	kept pipeline.LiveKept
 }
 
 // liveTranslation is one final utterance to translate.
@@ -63,7 +63,7 @@ type liveTranslation struct {
 // addonsLocked returns the session's add-on state, creating it.
 func (s *liveSession) addonsLocked() *liveAddons {
 	if s.addons == nil {
-		s.addons = &liveAddons{a: s.d.tr.Addons.orBuiltin()}
+		s.addons = &liveAddons{a: s.d.pl.Addons.OrBuiltin()}
 	}
 	return s.addons
 }
@@ -80,14 +80,7 @@ func (s *liveSession) spellLocked(u recognizer.Utterance) recognizer.Utterance {
 	if !rt.CustomSpelling || rt.CustomSpellingConfig == nil {
 		return u
 	}
-	la := s.addonsLocked()
-	out, err := la.a.guard("custom_spelling", []recognizer.Utterance{u}, func(in []recognizer.Utterance) []recognizer.Utterance {
-		return la.a.Spelling.Spell(in, rt.CustomSpellingConfig.SpellingDictionary)
-	})
-	if err != nil {
-		return u
-	}
-	return out[0]
+	return s.addonsLocked().a.SpellUtterance(u, rt.CustomSpellingConfig.SpellingDictionary)
 }
 
 // realtimeLocked sends the realtime add-on messages of one final utterance
@@ -100,39 +93,31 @@ func (s *liveSession) realtimeLocked(id int, u recognizer.Utterance) {
 	}
 	la := s.addonsLocked()
 	uttID := liveUtteranceID(s.id, id)
-	cu := contractUtterance(u, u.Language)
+	cu := pipeline.ContractUtterance(u, u.Language)
 	one := []recognizer.Utterance{u}
 	if rt.NamedEntityRecognition {
-		env := la.a.envelope("named_entity_recognition", func() (any, bool, error) {
-			ents, _ := la.a.Entities.Entities(one, nil)
-			return entityResults(ents), len(ents) == 0, nil
-		})
-		la.kept.keepEntities(env)
+		env := la.a.EntitiesEnvelope(one)
+		la.kept.KeepEntities(env)
 		s.sendLocked(realtimeMsg("named_entity_recognition", s.id, env, map[string]any{"utterance_id": uttID, "utterance": cu}))
 	}
 	if rt.SentimentAnalysis {
-		env := la.a.envelope("sentiment_analysis", func() (any, bool, error) {
-			list := sentimentResults(la.a.Sentiment.Sentiment(one))
-			return list, len(list) == 0, nil
-		})
-		la.kept.keepSentiment(env)
+		env := la.a.SentimentEnvelope(one)
+		la.kept.KeepSentiment(env)
 		s.sendLocked(realtimeMsg("sentiment_analysis", s.id, env, map[string]any{"utterance_id": uttID, "utterance": cu}))
 	}
 	if rt.Translation && rt.TranslationConfig != nil {
 		c := rt.TranslationConfig
 		job := liveTranslation{session: s.id, uttID: uttID, seq: id, u: u, targets: c.TargetLanguages,
 			opts: llm.TranslationOptions{Context: c.AdaptationContext(), Informal: c.Informal, MatchOriginalUtterances: c.MatchOriginalUtterances}}
-		var err error
-		switch {
-		case la.a.Translation == nil:
-			err = errNotConfigured("translation")
-		case !la.enqueueLocked(job):
+		err := la.a.TranslationUnavailable()
+		if err == nil && !la.enqueueLocked(job) {
 			err = errTranslationBacklog
 		}
 		if err != nil {
+			aerr := pipeline.ErrorOf(err)
 			for _, target := range job.targets {
-				la.keepTranslation(liveTranslated{seq: id, target: target, err: addonError(err)})
-				s.sendLocked(translationMsg(job, target, nil, addonError(err)))
+				la.keepTranslation(pipeline.LiveTranslated{Seq: id, Target: target, Err: aerr})
+				s.sendLocked(translationMsg(job, target, nil, aerr))
 			}
 		}
 	}
@@ -141,7 +126,7 @@ func (s *liveSession) realtimeLocked(id int, u recognizer.Utterance) {
 
 // realtimeMsg is a realtime add-on message: data carries results, error
 // the add-on's error (null on success).
-func realtimeMsg(typ, session string, env *Envelope, data map[string]any) map[string]any {
+func realtimeMsg(typ, session string, env *pipeline.Envelope, data map[string]any) map[string]any {
 	data["results"] = env.Results
 	m := msg(typ, session, data)
 	m["error"] = env.Error
@@ -150,13 +135,13 @@ func realtimeMsg(typ, session string, env *Envelope, data map[string]any) map[st
 
 // translationMsg is one `translation` message (PROTOCOL.md); out is nil on
 // error.
-func translationMsg(j liveTranslation, target string, out *recognizer.Utterance, aerr *AddonError) map[string]any {
+func translationMsg(j liveTranslation, target string, out *recognizer.Utterance, aerr *pipeline.AddonError) map[string]any {
 	var tu any
 	if out != nil {
-		tu = contractUtterance(*out, target)
+		tu = pipeline.ContractUtterance(*out, target)
 	}
 	m := msg("translation", j.session, map[string]any{
-		"utterance_id": j.uttID, "utterance": contractUtterance(j.u, j.u.Language),
+		"utterance_id": j.uttID, "utterance": pipeline.ContractUtterance(j.u, j.u.Language),
 		"original_language": j.u.Language, "target_language": target, "translated_utterance": tu,
 	})
 	m["error"] = aerr
@@ -184,48 +169,22 @@ func (la *liveAddons) enqueueLocked(j liveTranslation) bool {
 func (la *liveAddons) translate() {
 	for j := range la.queue {
 		for _, target := range j.targets {
-			var m map[string]any
-			done := liveTranslated{seq: j.seq, target: target}
 			start := time.Now()
-			func() {
-				defer func() {
-					if r := recover(); r != nil {
-						la.a.log.Error("add-on panicked", "addon", "translation", "panic", r)
-						done.err = addonError(errAddonPanic)
-						m = translationMsg(j, target, nil, done.err)
-					}
-				}()
-				out, err := la.a.Translation.Translate(la.ctx, []recognizer.Utterance{j.u}, target, j.opts)
-				switch {
-				case err == nil && len(out) != 1:
-					err = fmt.Errorf("daemon: translation returned %d utterances for 1: %w", len(out), llm.ErrMalformed)
-				case errors.Is(err, context.Canceled) && la.ctx.Err() != nil:
-					err = fmt.Errorf("translation: session ended before the backend answered: %w", context.Canceled)
-				}
-				if err != nil {
-					if backendDown(err) {
-						la.a.log.Warn("add-on backend failed", "addon", "translation", "error", err)
-					}
-					done.err = addonError(err)
-					m = translationMsg(j, target, nil, done.err)
-					return
-				}
-				done.out = &out[0]
-				m = translationMsg(j, target, &out[0], nil)
-			}()
-			done.exec = time.Since(start).Seconds()
+			out, aerr := la.a.TranslateUtterance(la.ctx, j.u, target, j.opts)
+			done := pipeline.LiveTranslated{Seq: j.seq, Target: target, Out: out, Err: aerr, Exec: time.Since(start).Seconds()}
+			m := translationMsg(j, target, out, aerr)
 			la.mu.Lock()
 			la.ready = append(la.ready, m)
-			la.kept.translated = append(la.kept.translated, done)
+			la.kept.Translated = append(la.kept.Translated, done)
 			la.mu.Unlock()
 		}
 	}
 }
 
 // keepTranslation records a translation outcome for the result.
-func (la *liveAddons) keepTranslation(t liveTranslated) {
+func (la *liveAddons) keepTranslation(t pipeline.LiveTranslated) {
 	la.mu.Lock()
-	la.kept.translated = append(la.kept.translated, t)
+	la.kept.Translated = append(la.kept.Translated, t)
 	la.mu.Unlock()
 }
 
@@ -265,7 +224,7 @@ func (la *liveAddons) finishLocked(ctx context.Context, drain time.Duration) {
 // post_transcript: it delivers the last realtime translations, then the
 // post_processing add-ons (summarization, chapterization), each as its
 // message and its envelope in the result.
-func (s *liveSession) postProcessLocked(ctx context.Context, res *Result) {
+func (s *liveSession) postProcessLocked(ctx context.Context, res *pipeline.Result) {
 	if s.addons != nil {
 		s.addons.finishLocked(ctx, liveTranslationDrain)
 		s.pumpAddonsLocked()
@@ -277,9 +236,9 @@ func (s *liveSession) postProcessLocked(ctx context.Context, res *Result) {
 			targets = rt.TranslationConfig.TargetLanguages
 		}
 		la.mu.Lock() // the worker has stopped; the lock orders its writes before this read
-		translated := la.kept.translated
+		translated := la.kept.Translated
 		la.mu.Unlock()
-		la.kept.fill(res, rt.NamedEntityRecognition, rt.SentimentAnalysis, targets, translated)
+		la.kept.Fill(res, rt.NamedEntityRecognition, rt.SentimentAnalysis, targets, translated)
 	}
 	pp := s.p.PostProcessing
 	if !pp.Summarization && !pp.Chapterization {
@@ -291,17 +250,17 @@ func (s *liveSession) postProcessLocked(ctx context.Context, res *Result) {
 		if typ == "" {
 			typ = "general"
 		}
-		res.Summarization = a.summaryEnvelope(ctx, s.finals, typ)
+		res.Summarization = a.SummaryEnvelope(ctx, s.finals, typ)
 		s.sendLocked(postMsg("post_summarization", s.id, res.Summarization))
 	}
 	if pp.Chapterization {
-		res.Chapterization = a.chaptersEnvelope(ctx, s.finals)
+		res.Chapterization = a.ChaptersEnvelope(ctx, s.finals)
 		s.sendLocked(postMsg("post_chapterization", s.id, res.Chapterization))
 	}
 }
 
 // postMsg is a post-processing message {error, data: {results}}.
-func postMsg(typ, session string, env *Envelope) map[string]any {
+func postMsg(typ, session string, env *pipeline.Envelope) map[string]any {
 	m := msg(typ, session, map[string]any{"results": env.Results})
 	m["error"] = env.Error
 	return m

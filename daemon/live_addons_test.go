@@ -8,17 +8,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/addons/addonstest"
+	"github.com/earshot-dev/earshot/recognizer/addons/llm"
+	"github.com/earshot-dev/earshot/recognizer/openai"
+	"github.com/earshot-dev/earshot/recognizer/pipeline"
+	"github.com/earshot-dev/earshot/recognizer/pipeline/pipelinetest"
 )
 
 // sessionForAddons is a live session reduced to what the add-ons use: its
 // parameters, the daemon's add-ons and a client that collects messages.
-func sessionForAddons(t *testing.T, a *Addons, p *params.Live) (*liveSession, func() []map[string]any) {
+func sessionForAddons(t *testing.T, a *pipeline.Addons, p *params.Live) (*liveSession, func() []map[string]any) {
 	t.Helper()
 	p.MessagesConfig = params.WebSocketDefaults()
-	s := &liveSession{d: &Daemon{tr: &Transcriber{Addons: a}}, id: "5e55a0f1-0000-4000-8000-000000000000", p: p,
+	s := &liveSession{d: &Daemon{pl: &pipeline.Transcriber{Addons: a}}, id: "5e55a0f1-0000-4000-8000-000000000000", p: p,
 		log: slog.New(slog.DiscardHandler), messages: newMessageLog(1 << 20)}
 	var got []map[string]any
 	s.sink = func(b []byte) bool {
@@ -56,7 +60,7 @@ func data(m map[string]any) map[string]any { d, _ := m["data"].(map[string]any);
 // TestLiveRealtime runs the realtime add-ons on one final as onEvent does,
 // then post-processing as finishLocked does, without a backend.
 func TestLiveRealtime(t *testing.T) {
-	s, sent := sessionForAddons(t, builtinAddons(), liveParams())
+	s, sent := sessionForAddons(t, (*pipeline.Addons)(nil).OrBuiltin(), liveParams())
 	u := s.spellLocked(finalOf(t, "ljspeech-LJ001-0003.wav"))
 	if !strings.Contains(u.Text, "woodcutters") || strings.Contains(u.Text, "wood cutters") {
 		t.Fatalf("spelling not applied to the final: %s", u.Text)
@@ -102,7 +106,7 @@ func TestLiveRealtime(t *testing.T) {
 		}
 	}
 
-	res := &Result{}
+	res := &pipeline.Result{}
 	s.postProcessLocked(t.Context(), res)
 	post := sent()
 	if len(post) != 2 || post[0]["type"] != "post_summarization" || post[1]["type"] != "post_chapterization" {
@@ -120,13 +124,13 @@ func TestLiveRealtime(t *testing.T) {
 	}
 	// The realtime results reach the result's envelopes, shaped as a
 	// pre-recorded job's.
-	if e := res.NamedEntityRecognition; e == nil || !e.Success || e.IsEmpty || fmt.Sprint(e.Results) != fmt.Sprint([]entityResult{{"LOCATION", "netherlands", ents[0].(map[string]any)["start"].(float64), ents[0].(map[string]any)["end"].(float64)}}) {
+	if e := res.NamedEntityRecognition; e == nil || !e.Success || e.IsEmpty || fmt.Sprint(e.Results) != fmt.Sprint([]pipeline.EntityResult{{EntityType: "LOCATION", Text: "netherlands", Start: ents[0].(map[string]any)["start"].(float64), End: ents[0].(map[string]any)["end"].(float64)}}) {
 		t.Errorf("named_entity_recognition envelope %+v", e)
 	}
 	if e := res.SentimentAnalysis; e == nil || !e.Success || !strings.Contains(fmt.Sprint(e.Results), `"sentiment":`) {
 		t.Errorf("sentiment_analysis envelope %+v", e)
 	}
-	if e := res.Translation; e == nil || e.Success || e.Error == nil || e.Error.StatusCode != 501 || len(e.Results.([]TranslationResult)) != 2 {
+	if e := res.Translation; e == nil || e.Success || e.Error == nil || e.Error.StatusCode != 501 || len(e.Results.([]pipeline.TranslationResult)) != 2 {
 		t.Errorf("translation envelope without backend %+v", e)
 	}
 }
@@ -135,14 +139,14 @@ func TestLiveRealtime(t *testing.T) {
 // worker answers off the session's lock and the session sends the
 // messages when audio comes or at the end.
 func TestLiveTranslation(t *testing.T) {
-	checkNoLeaks(t)
-	srv := newChatServer(t)
-	s, sent := sessionForAddons(t, backendAddons(t, srv.srv.URL, nil), liveParams())
+	pipelinetest.CheckNoLeaks(t)
+	srv := pipelinetest.NewChatServer(t)
+	s, sent := sessionForAddons(t, backendAddons(t, srv.URL()), liveParams())
 	s.p.RealtimeProcessing.NamedEntityRecognition, s.p.RealtimeProcessing.SentimentAnalysis = false, false
 	u := finalOf(t, "ls-test-clean-1089-134691-0001.wav")
 	s.realtimeLocked(1, u)
 	s.realtimeLocked(2, finalOf(t, "ljspeech-LJ001-0002.wav"))
-	res := &Result{}
+	res := &pipeline.Result{}
 	s.postProcessLocked(t.Context(), res)
 	msgs := sent()
 	var types []string
@@ -159,13 +163,13 @@ func TestLiveTranslation(t *testing.T) {
 	if first["error"] != nil || d["utterance_id"] != "5e55a0f1_1" || d["original_language"] != "en" || d["target_language"] != "fr" || tu == nil {
 		t.Fatalf("translation message %v", first)
 	}
-	if !strings.HasPrefix(tu["text"].(string), "(French) ") || tu["language"] != "fr" || tu["start"].(float64) != round3(u.Start) || tu["end"].(float64) != round3(u.End) {
+	if !strings.HasPrefix(tu["text"].(string), "(French) ") || tu["language"] != "fr" || tu["start"].(float64) != pipeline.Round3(u.Start) || tu["end"].(float64) != pipeline.Round3(u.End) {
 		t.Errorf("translated utterance %v", tu)
 	}
 	if data(msgs[4])["results"] != "The speakers talk about printing and dinner." {
 		t.Errorf("abstractive post_summarization %v", msgs[4])
 	}
-	if n := len(srv.requests()); n != 2*2+1 {
+	if n := len(srv.Requests()); n != 2*2+1 {
 		t.Errorf("%d requests, want 4 translations and a summary", n)
 	}
 	// The translation envelope holds, per target, both utterances in order.
@@ -173,10 +177,10 @@ func TestLiveTranslation(t *testing.T) {
 	if env == nil || !env.Success || env.IsEmpty || env.ExecTime <= 0 {
 		t.Fatalf("translation envelope %+v", env)
 	}
-	for i, tr := range env.Results.([]TranslationResult) {
+	for i, tr := range env.Results.([]pipeline.TranslationResult) {
 		target := []string{"fr", "es"}[i]
 		if tr.Error != nil || fmt.Sprint(tr.Languages) != "["+target+"]" || len(tr.Utterances) != 2 ||
-			tr.Utterances[0].Start != round3(u.Start) || tr.Utterances[0].Language != target || tr.FullTranscript == "" {
+			tr.Utterances[0].Start != pipeline.Round3(u.Start) || tr.Utterances[0].Language != target || tr.FullTranscript == "" {
 			t.Errorf("translation result %d: %+v", i, tr)
 		}
 	}
@@ -185,10 +189,10 @@ func TestLiveTranslation(t *testing.T) {
 // TestLiveTranslationBounds: a full queue answers at once with an error,
 // and the end of the session cancels what the backend has not answered.
 func TestLiveTranslationBounds(t *testing.T) {
-	checkNoLeaks(t)
-	srv := newChatServer(t)
-	srv.set(0, true)
-	s, sent := sessionForAddons(t, backendAddons(t, srv.srv.URL, nil), liveParams())
+	pipelinetest.CheckNoLeaks(t)
+	srv := pipelinetest.NewChatServer(t)
+	srv.Set(0, true)
+	s, sent := sessionForAddons(t, backendAddons(t, srv.URL()), liveParams())
 	s.p.RealtimeProcessing.NamedEntityRecognition, s.p.RealtimeProcessing.SentimentAnalysis = false, false
 	s.p.PostProcessing = params.PostProcessing{}
 	u := finalOf(t, "ljspeech-LJ001-0002.wav")
@@ -220,4 +224,20 @@ func TestLiveTranslationBounds(t *testing.T) {
 			t.Errorf("cancelled translation %v", m)
 		}
 	}
+}
+
+// backendAddons are the add-ons with the stand-in at url as their backend.
+func backendAddons(t *testing.T, url string) *pipeline.Addons {
+	t.Helper()
+	c := pipeline.AddonsConfig{LLM: llm.Config{Endpoint: openai.Endpoint{URL: url + "/v1", Model: "stand-in", APIKey: "sk-test", Timeout: 5 * time.Second, Retries: -1}}}
+	c.SetDefaults()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	a, err := pipeline.NewAddons(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
 }

@@ -11,8 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -78,7 +79,7 @@ func (g *batchGate) liveChannels() int {
 // capacity is the smallest embedded decoder pool.
 func (g *batchGate) capacity() int {
 	c := g.d.cfg.Sphinx.Decoders
-	if g.d.tel != nil {
+	if g.d.pl.TelephoneModel() != "" {
 		c = min(c, g.d.cfg.Sphinx.TelephoneDecoders)
 	}
 	return c
@@ -135,11 +136,9 @@ func (g *batchGate) release() {
 	g.mu.Unlock()
 }
 
-// wrap gates e's streams (remote engines are returned as they are).
+// wrap gates e's streams; the pipeline calls it on embedded engines only
+// (pipeline.Transcriber.Gate), remote ones are not ours to gate.
 func (g *batchGate) wrap(e recognizer.Engine) recognizer.Engine {
-	if isRemote(e) {
-		return e
-	}
 	return gatedEngine{Engine: e, g: g}
 }
 
@@ -289,7 +288,7 @@ func (d *Daemon) runBatchPass(ctx context.Context, log *slog.Logger, job *store.
 // batchTranscribe runs the pre-recorded pipeline over a live job's
 // recording with the session's options, its decoders gated below live
 // audio. Panics are confined to the pass.
-func (d *Daemon) batchTranscribe(ctx context.Context, job *store.Job) (res *Result, err error) {
+func (d *Daemon) batchTranscribe(ctx context.Context, job *store.Job) (res *pipeline.Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			d.log.Error("batch pass panicked", "job_id", job.ID, "panic", r, "stack", string(debug.Stack()))
@@ -304,8 +303,8 @@ func (d *Daemon) batchTranscribe(ctx context.Context, job *store.Job) (res *Resu
 		return nil, errors.New("no recording")
 	}
 	p := batchParams(&lp)
-	tr := *d.tr
-	tr.gate = d.gate.wrap
+	tr := *d.pl
+	tr.Gate = d.gate.wrap
 	path, release, err := d.blobFile(job.Blob)
 	if err != nil {
 		return nil, err
@@ -316,14 +315,14 @@ func (d *Daemon) batchTranscribe(ctx context.Context, job *store.Job) (res *Resu
 		return nil, err
 	}
 	if lp.PostProcessing.Chapterization {
-		res.Chapterization = tr.Addons.orBuiltin().chaptersEnvelope(ctx, recognizerUtterances(res.Transcription.Utterances))
+		res.Chapterization = tr.Addons.OrBuiltin().ChaptersEnvelope(ctx, recognizerUtterances(res.Transcription.Utterances))
 	}
 	return res, nil
 }
 
 // recognizerUtterances turns contract utterances back into the
 // recogniser's, for the add-ons that take those.
-func recognizerUtterances(us []Utterance) []recognizer.Utterance {
+func recognizerUtterances(us []pipeline.Utterance) []recognizer.Utterance {
 	out := make([]recognizer.Utterance, 0, len(us))
 	for _, u := range us {
 		ru := recognizer.Utterance{Start: u.Start, End: u.End, Confidence: u.Confidence, Channel: u.Channel, Text: u.Text, Language: u.Language}
@@ -341,7 +340,7 @@ func recognizerUtterances(us []Utterance) []recognizer.Utterance {
 // the same transaction. A disk too full for that is retried with backoff
 // until ctx ends (the pass then stays running, and Recover queues it
 // again).
-func (d *Daemon) endBatchPass(ctx context.Context, log *slog.Logger, id string, res *Result, cause error, took time.Duration) {
+func (d *Daemon) endBatchPass(ctx context.Context, log *slog.Logger, id string, res *pipeline.Result, cause error, took time.Duration) {
 	wait := 100 * time.Millisecond
 	for {
 		_, err := d.db.UpdateJob(id, func(j *store.Job) ([]*store.Delivery, error) {
@@ -376,7 +375,7 @@ func (d *Daemon) endBatchPass(ctx context.Context, log *slog.Logger, id string, 
 var errNoBatchPass = errors.New("daemon: no batch pass running")
 
 // fillBatchPass is endBatchPass's change to the job record.
-func (d *Daemon) fillBatchPass(j *store.Job, res *Result, cause error, took time.Duration) ([]*store.Delivery, error) {
+func (d *Daemon) fillBatchPass(j *store.Job, res *pipeline.Result, cause error, took time.Duration) ([]*store.Delivery, error) {
 	if j.BatchPass != store.BatchPassRunning || j.Status != store.StatusDone {
 		return nil, errNoBatchPass
 	}
@@ -385,7 +384,7 @@ func (d *Daemon) fillBatchPass(j *store.Job, res *Result, cause error, took time
 		j.PostSessionMetadata = map[string]any{}
 	}
 	md := j.PostSessionMetadata
-	var live Result
+	var live pipeline.Result
 	if len(j.Result) > 0 {
 		if err := json.Unmarshal(j.Result, &live); err != nil {
 			return nil, fmt.Errorf("decode live result: %w", err)
@@ -405,7 +404,7 @@ func (d *Daemon) fillBatchPass(j *store.Job, res *Result, cause error, took time
 		}
 		md["transcription_pass"] = passBatch
 		md["batch_pass"] = batchPassDone
-		md["batch_pass_seconds"] = round3(took.Seconds())
+		md["batch_pass_seconds"] = pipeline.Round3(took.Seconds())
 	} else {
 		md["batch_pass"] = batchPassFailed
 		md["batch_pass_error"] = Message(cause)
@@ -416,7 +415,7 @@ func (d *Daemon) fillBatchPass(j *store.Job, res *Result, cause error, took time
 // heldCallbacks are the callback deliveries of the final messages the
 // session held back, made from the final result (built in the protocol's
 // order; the outbox sends deliveries independently).
-func (d *Daemon) heldCallbacks(j *store.Job, res *Result) ([]*store.Delivery, error) {
+func (d *Daemon) heldCallbacks(j *store.Job, res *pipeline.Result) ([]*store.Delivery, error) {
 	var lp params.Live
 	if err := json.Unmarshal(j.Params, &lp); err != nil {
 		return nil, fmt.Errorf("decode stored params: %w", err)

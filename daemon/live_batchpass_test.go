@@ -6,7 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/params"
+	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -51,7 +52,7 @@ func TestFillBatchPass(t *testing.T) {
 	lp := params.Live{Callback: true, CallbackConfig: params.LiveCallbackConfig{URL: "http://127.0.0.1:1/hook",
 		MessageSwitches: params.MessageSwitches{ReceiveLifecycleEvents: true, ReceivePostProcessingEvents: true}}}
 	pb, _ := json.Marshal(lp)
-	live := &Result{Transcription: Transcription{FullTranscript: "live words", Utterances: []Utterance{}}, Messages: []string{`{"type":"end_session"}`}}
+	live := &pipeline.Result{Transcription: pipeline.Transcription{FullTranscript: "live words", Utterances: []pipeline.Utterance{}}, Messages: []string{`{"type":"end_session"}`}}
 	lb, _ := json.Marshal(live)
 	job := func() *store.Job {
 		return &store.Job{ID: "j", Account: "a", Kind: store.KindLive, Status: store.StatusDone, Params: pb, Result: lb,
@@ -62,7 +63,7 @@ func TestFillBatchPass(t *testing.T) {
 			var cb struct {
 				Event   string
 				Payload struct {
-					Data struct{ Transcription Transcription }
+					Data struct{ Transcription pipeline.Transcription }
 				}
 			}
 			if err := json.Unmarshal(d.Body, &cb); err != nil {
@@ -79,12 +80,12 @@ func TestFillBatchPass(t *testing.T) {
 	d := &Daemon{}
 
 	j := job()
-	res := &Result{Transcription: Transcription{FullTranscript: "batch words", Utterances: []Utterance{}}, PostSessionMetadata: map[string]any{"engine": "sphinx"}}
+	res := &pipeline.Result{Transcription: pipeline.Transcription{FullTranscript: "batch words", Utterances: []pipeline.Utterance{}}, PostSessionMetadata: map[string]any{"engine": "sphinx"}}
 	ds, err := d.fillBatchPass(j, res, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got Result
+	var got pipeline.Result
 	json.Unmarshal(j.Result, &got)
 	md := j.PostSessionMetadata
 	if got.Transcription.FullTranscript != "batch words" || !slices.Equal(got.Messages, live.Messages) || j.BatchPass != "" ||

@@ -6,7 +6,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/params"
+	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -62,7 +63,7 @@ func (d *Daemon) recoverLive(ctx context.Context, id string) {
 		d.endRecovered(log, j, nil, "session interrupted by a restart: "+Message(err))
 		return
 	}
-	res, info, err := d.tr.TranscribeFile(ctx, path, &params.PreRecorded{LanguageConfig: p.LanguageConfig})
+	res, info, err := d.pl.TranscribeFile(ctx, path, &params.PreRecorded{LanguageConfig: p.LanguageConfig})
 	release()
 	if err != nil {
 		if errors.Is(err, ErrBadAudio) {
@@ -78,9 +79,9 @@ func (d *Daemon) recoverLive(ctx context.Context, id string) {
 		if info != nil {
 			dur = info.Duration
 		}
-		j.File = liveFileRecord(j.ID, p.Channels, round3(dur))
+		j.File = liveFileRecord(j.ID, p.Channels, pipeline.Round3(dur))
 		if res == nil {
-			res = &Result{Transcription: Transcription{Languages: []string{d.engine.Languages()[0]}, Utterances: []Utterance{}}}
+			res = &pipeline.Result{Transcription: pipeline.Transcription{Languages: []string{d.pl.Engines.Embedded().Languages()[0]}, Utterances: []pipeline.Utterance{}}}
 		}
 		res.Messages = []string{}
 		j.Result, _ = json.Marshal(res)

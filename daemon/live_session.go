@@ -10,15 +10,15 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/earshot-dev/earshot/daemon/params"
 	"github.com/earshot-dev/earshot/ingest"
 	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -76,11 +76,7 @@ type liveSession struct {
 	started  time.Time              // guarded by mu: first connection
 	addons   *liveAddons            // guarded by mu: realtime add-ons, nil until used (live_addons.go)
 	busy     time.Duration          // guarded by mu: time spent in the recogniser (result.metadata.transcription_time)
-	route    Route                  // guarded by mu: the engine the recogniser runs on (set at start)
-	remote   *liveEngine            // guarded by mu: the remote route's engine (errors, fallback), nil otherwise
-	// vocabNote is the post_session_metadata note on custom_vocabulary
-	// given to the embedded engine ("" when none); guarded by mu.
-	vocabNote string
+	route    *pipeline.LiveRoute    // guarded by mu: the engine the recogniser runs on (set at start), nil before
 
 	// connectBy ends the session as 408 when no client has connected by
 	// then (live.connect_timeout); set at creation.
@@ -91,9 +87,6 @@ type liveSession struct {
 	// endErr is why the session was ended from outside (its key was
 	// revoked), nil otherwise; guarded by mu.
 	endErr error
-	// bandNotes are the audio_band and acoustic_model notes (forBand);
-	// guarded by mu.
-	bandNotes map[string]any
 	// batchPass says a batch pass follows the end (live_batchpass.go);
 	// guarded by mu.
 	batchPass bool
@@ -264,34 +257,29 @@ func (s *liveSession) startLocked() error {
 		// (bench/README.md, issue 14).
 		DecoderWait: s.d.cfg.Live.DecoderWait,
 	}
-	rt, err := s.d.engines.Route(s.p.Model, s.p.LanguageConfig.Languages, s.p.LanguageConfig.CodeSwitching)
+	cfg.SetDefaults()
+	lo := pipeline.LiveOptions{
+		Model: s.p.Model, Languages: s.p.LanguageConfig.Languages, CodeSwitching: s.p.LanguageConfig.CodeSwitching,
+		// A call (8 kHz PCMU/PCMA from the doors, or narrowband
+		// WebSocket audio) decodes with the telephone-band model.
+		Narrowband:  s.format.SampleRate < recognizer.SampleRate,
+		DecoderWait: cfg.DecoderWait,
+		Notify:      func(m string) { s.sendLocked(errorMsg(s.id, "", m)) },
+	}
+	if rp := s.p.RealtimeProcessing; rp.CustomVocabulary {
+		lo.Vocabulary = rp.CustomVocabularyConfig
+	}
+	rt, err := s.d.pl.Engines.Live(lo)
 	if err != nil {
 		return err
 	}
-	// A call (8 kHz PCMU/PCMA from the doors, or narrowband WebSocket
-	// audio) decodes with the telephone-band model.
-	band := recognizer.Band{Narrowband: s.format.SampleRate < recognizer.SampleRate, ByRate: true}
-	rt.Engine, s.bandNotes = s.d.engines.forBand(rt.Engine, band)
-	prompt := ""
-	if rp := s.p.RealtimeProcessing; rp.CustomVocabulary && isRemote(rt.Engine) {
-		prompt = vocabularyPrompt(rp.CustomVocabularyConfig)
-	} else if rp.CustomVocabulary {
-		rt.Engine, s.vocabNote = withVocabulary(rt.Engine, rt.Language, rp.CustomVocabularyConfig)
-	}
-	cfg.Language = rt.Language
+	rt.Configure(&cfg)
 	s.route = rt
-	cfg.SetDefaults()
-	eng := s.d.engines.liveEngine(rt, prompt, s.p.LanguageConfig.Languages, cfg.DecoderWait,
-		func(m string) { s.sendLocked(errorMsg(s.id, "", m)) })
-	s.remote, _ = eng.(*liveEngine)
-	if rt.Language == "" && !rt.PerUtterance {
-		eng = keepLanguage(eng) // no code switching: the first language detected is kept
-	}
 	framer, err := media.NewFramer(s.format, recognizer.SampleRate)
 	if err != nil {
 		return err
 	}
-	live, err := recognizer.NewLive(eng, cfg, s.onEvent)
+	live, err := recognizer.NewLive(rt.Engine, cfg, s.onEvent)
 	if err != nil {
 		return fmt.Errorf("start recogniser: %w", err)
 	}
@@ -394,7 +382,7 @@ func (s *liveSession) secondsAt(off int64) float64 {
 	if off < 0 {
 		off = 0
 	}
-	return round3(float64(off/int64(s.format.FrameSize())) / float64(s.format.SampleRate))
+	return pipeline.Round3(float64(off/int64(s.format.FrameSize())) / float64(s.format.SampleRate))
 }
 
 // pending is the number of bytes held short of a whole frame.
@@ -513,7 +501,7 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 	s.sendLocked(msg("post_transcript", s.id, res.Transcription))
 	s.postProcessLocked(ctx, res)
 	// Recognising while the audio came, then the end's work up to here.
-	res.Metadata.TranscriptionTime = round3((s.busy + time.Since(finishing)).Seconds())
+	res.Metadata.TranscriptionTime = pipeline.Round3((s.busy + time.Since(finishing)).Seconds())
 	s.sendLocked(msg("post_final_transcript", s.id, res))
 	s.sendLocked(msg("end_session", s.id, nil))
 	res.Messages = s.messages.messages()
@@ -528,18 +516,11 @@ func (s *liveSession) finishLocked(ctx context.Context, failure string) {
 		j.Result = body
 		j.File = liveFileRecord(s.id, s.format.Channels, dur)
 		s.labelPassLocked(j)
-		if s.route.Engine != nil {
+		if s.route != nil {
 			if j.PostSessionMetadata == nil {
 				j.PostSessionMetadata = map[string]any{}
 			}
-			j.PostSessionMetadata["engine"] = s.route.Engine.Name()
-			for k, v := range s.bandNotes {
-				j.PostSessionMetadata[k] = v
-			}
-			if s.vocabNote != "" {
-				j.PostSessionMetadata["custom_vocabulary"] = s.vocabNote
-			}
-			for k, v := range s.remote.notes() { // fallback, engine errors
+			for k, v := range s.route.Notes() { // engine, band, vocabulary, fallback
 				j.PostSessionMetadata[k] = v
 			}
 		}
@@ -626,20 +607,9 @@ func (s *liveSession) finalizeFileLocked() {
 }
 
 // resultLocked builds the live result from the finals so far.
-func (s *liveSession) resultLocked(dur float64) *Result {
-	lang := s.languageLocked()
-	if s.route.Language == "" && s.route.Engine != nil {
-		if main := mainLanguage(s.finals); main != "" {
-			lang = main
-		}
-	}
-	distinct := s.format.Channels
-	br := &recognizer.BatchResult{Utterances: s.finals, DistinctChannels: distinct, Language: lang}
-	r := buildResult(br, dur, lang, &params.PreRecorded{})
-	if len(s.finals) > 0 {
-		r.Transcription.Languages = detectedLanguages(lang, s.finals)
-	}
-	return r
+func (s *liveSession) resultLocked(dur float64) *pipeline.Result {
+	detecting := s.route != nil && s.route.Language == ""
+	return pipeline.LiveResult(s.finals, dur, s.format.Channels, s.languageLocked(), detecting)
 }
 
 // languageLocked is the session's language when nothing was detected: the
@@ -648,15 +618,12 @@ func (s *liveSession) languageLocked() string {
 	if l := s.p.Language(); l != "" {
 		return l
 	}
-	if s.route.Engine != nil && s.route.Language != "" {
-		return s.route.Language
-	}
-	if s.route.Engine != nil {
-		if l := s.route.Engine.Languages(); len(l) > 0 {
-			return l[0]
+	if s.route != nil {
+		if l := s.route.DefaultLanguage(); l != "" {
+			return l
 		}
 	}
-	return s.d.engine.Languages()[0]
+	return s.d.pl.Engines.Embedded().Languages()[0]
 }
 
 // expire is the reaper's check; shutdown finalises whatever runs.
@@ -706,7 +673,7 @@ func (s *liveSession) stopForDelete() {
 func (s *liveSession) onEvent(ev recognizer.Event) {
 	switch ev.Kind {
 	case recognizer.EventSpeechStart, recognizer.EventSpeechEnd:
-		s.sendLocked(msg(ev.Kind.String(), s.id, map[string]any{"time": round3(ev.Time), "channel": ev.Channel}))
+		s.sendLocked(msg(ev.Kind.String(), s.id, map[string]any{"time": pipeline.Round3(ev.Time), "channel": ev.Channel}))
 	case recognizer.EventPartial, recognizer.EventFinal:
 		u := ev.Utterance
 		if u.Language == "" {
@@ -722,7 +689,7 @@ func (s *liveSession) onEvent(ev recognizer.Event) {
 		s.sendLocked(msg("transcript", s.id, map[string]any{
 			"id":        fmt.Sprintf("%s_%d", s.id[:8], ev.ID),
 			"is_final":  ev.Kind == recognizer.EventFinal,
-			"utterance": contractUtterance(u, u.Language),
+			"utterance": pipeline.ContractUtterance(u, u.Language),
 		}))
 		if ev.Kind == recognizer.EventFinal {
 			s.realtimeLocked(ev.ID, u)
@@ -733,14 +700,4 @@ func (s *liveSession) onEvent(ev recognizer.Event) {
 		}
 		s.sendLocked(errorMsg(s.id, "", "recogniser: "+Message(ev.Err)+": "+ev.Err.Error()))
 	}
-}
-
-// contractUtterance shapes a recogniser utterance for the contract.
-func contractUtterance(u recognizer.Utterance, lang string) Utterance {
-	cu := Utterance{Start: round3(u.Start), End: round3(u.End), Confidence: round3(u.Confidence), Channel: u.Channel,
-		Text: u.Text, Language: lang, Words: make([]Word, 0, len(u.Words))}
-	for _, w := range u.Words {
-		cu.Words = append(cu.Words, Word{Word: strings.TrimSpace(w.Word), Start: round3(w.Start), End: round3(w.End), Confidence: round3(w.Confidence)})
-	}
-	return cu
 }

@@ -39,7 +39,7 @@ func newMetrics(d *Daemon) *metrics {
 	m.reg.MustRegister(m.jobsFinished, m.rtf, m.callbackAttempts, m.liveCreated, &stateCollector{d: d},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Remote engines: requests by outcome, latency, fallbacks, breaker state.
-	m.reg.MustRegister(d.engines.collectors()...)
+	m.reg.MustRegister(d.pl.Engines.Collectors()...)
 	return m
 }
 
@@ -80,7 +80,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	live := len(d.sessions)
 	d.liveMu.Unlock()
 	ch <- prometheus.MustNewConstMetric(descLive, prometheus.GaugeValue, float64(live))
-	total, busy := d.engine.Stats()
+	total, busy := d.pl.Stats()
 	ch <- prometheus.MustNewConstMetric(descDecoders, prometheus.GaugeValue, float64(busy), "busy")
 	ch <- prometheus.MustNewConstMetric(descDecoders, prometheus.GaugeValue, float64(total-busy), "idle")
 	if n, err := d.db.PendingDeliveries(); err == nil {

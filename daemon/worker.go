@@ -10,8 +10,9 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/earshot-dev/earshot/daemon/params"
 	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/params"
+	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -151,7 +152,7 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 		if res.blob != "" {
 			j.Blob = res.blob
 		}
-		j.PostSessionMetadata = map[string]any{"engine": d.engine.Name(), "attempts": j.Attempts}
+		j.PostSessionMetadata = map[string]any{"engine": d.pl.Engines.Embedded().Name(), "attempts": j.Attempts}
 		for k, v := range res.result.PostSessionMetadata {
 			j.PostSessionMetadata[k] = v
 		}
@@ -175,7 +176,7 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 }
 
 type jobOutput struct {
-	result   *Result
+	result   *pipeline.Result
 	info     *media.Info
 	blob     string // set when the audio was fetched by this run
 	filename string
@@ -209,7 +210,7 @@ func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput
 		return nil, err
 	}
 	defer release()
-	res, info, err := d.tr.TranscribeFile(ctx, path, &p)
+	res, info, err := d.pl.TranscribeFile(ctx, path, &p)
 	if err != nil {
 		return nil, err
 	}

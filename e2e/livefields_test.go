@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/params"
 )
 
 // liveRun is what a live case's check reads: the finished job, the

@@ -26,6 +26,9 @@ type BatchOptions struct {
 	Concurrency int
 	// VAD segments each channel; zero fields take their defaults.
 	VAD VADConfig
+	// Vocabulary and Prompt are passed to every stream (StreamOptions).
+	Vocabulary []VocabularyWord
+	Prompt     string
 }
 
 // BatchResult is what Transcribe found in a multi-channel recording.
@@ -113,7 +116,7 @@ func Transcribe(ctx context.Context, e Engine, channels [][]int16, o BatchOption
 		}
 		g.Go(func() error {
 			pcm := channels[j.channel][j.span.Start:j.span.End]
-			u, err := decodeSegment(gctx, e, lang, pcm)
+			u, err := decodeSegment(gctx, e, StreamOptions{Language: lang, Vocabulary: o.Vocabulary, Prompt: o.Prompt}, pcm)
 			if err != nil {
 				return fmt.Errorf("recognizer: channel %d at %.2fs: %w", j.channel, seconds(j.span.Start), err)
 			}
@@ -155,8 +158,8 @@ func Transcribe(ctx context.Context, e Engine, channels [][]int16, o BatchOption
 }
 
 // decodeSegment runs one segment through a fresh stream.
-func decodeSegment(ctx context.Context, e Engine, lang string, pcm []int16) (Utterance, error) {
-	st, err := e.NewStream(ctx, StreamOptions{Language: lang})
+func decodeSegment(ctx context.Context, e Engine, so StreamOptions, pcm []int16) (Utterance, error) {
+	st, err := e.NewStream(ctx, so)
 	if err != nil {
 		return Utterance{}, err
 	}

@@ -40,6 +40,10 @@ type StreamOptions struct {
 	// ignore it; the embedded engine adds missing words to its dictionary
 	// and raises the language-model weight of every listed word.
 	Vocabulary []VocabularyWord
+	// Prompt is text that guides an engine that takes one (a remote
+	// engine's prompt: a job's custom_vocabulary as words); engines
+	// without a prompt ignore it.
+	Prompt string
 }
 
 // VocabularyWord is one custom_vocabulary item as an engine takes it.

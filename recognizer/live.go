@@ -126,11 +126,17 @@ func NewLive(e Engine, cfg LiveConfig, emit func(Event)) (*Live, error) {
 	}
 	langs := e.Languages()
 	lang := cfg.Language
-	if lang == "" && len(langs) > 0 {
+	switch {
+	case cfg.Detect && lang != "":
+		return nil, fmt.Errorf("recognizer: live: Detect with Language %q", lang)
+	case cfg.Detect:
+	case lang == "" && len(langs) > 0:
 		lang = langs[0]
-	}
-	if !slices.Contains(langs, lang) {
-		return nil, fmt.Errorf("recognizer: live in %q (installed: %v): %w", lang, langs, ErrLanguage)
+		fallthrough
+	default:
+		if !slices.Contains(langs, lang) {
+			return nil, fmt.Errorf("recognizer: live in %q (installed: %v): %w", lang, langs, ErrLanguage)
+		}
 	}
 	samples := func(d time.Duration) int64 { return int64(d) * SampleRate / int64(time.Second) }
 	l := &Live{
@@ -330,7 +336,7 @@ func (l *Live) incremental() bool { return l.cfg.Partials || !l.cfg.OnePassFinal
 // none comes it reports an error event and leaves ch.st nil.
 func (l *Live) checkout(ctx context.Context, ch *liveChannel, start, t1 int64) error {
 	wctx, cancel := context.WithTimeout(ctx, l.cfg.DecoderWait)
-	st, err := l.e.NewStream(wctx, StreamOptions{Language: l.lang})
+	st, err := l.e.NewStream(wctx, StreamOptions{Language: l.lang, Vocabulary: l.cfg.Vocabulary, Prompt: l.cfg.Prompt})
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {

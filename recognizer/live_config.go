@@ -53,6 +53,14 @@ type LiveConfig struct {
 	// starts, 1ms..60s; after that the utterance gets an EventError
 	// wrapping ErrAtCapacity (its speech events still come). Default 3s.
 	DecoderWait time.Duration `yaml:"decoder_wait"`
+	// Detect asks the engine to detect the language of each utterance
+	// (an engine that can takes an empty StreamOptions.Language as
+	// "detect"): Language must be "". Per session, not configuration.
+	Detect bool `yaml:"-"`
+	// Vocabulary and Prompt are passed to every stream (StreamOptions):
+	// a session's custom vocabulary. Per session, not configuration.
+	Vocabulary []VocabularyWord `yaml:"-"`
+	Prompt     string           `yaml:"-"`
 }
 
 // Bounds of LiveConfig fields.

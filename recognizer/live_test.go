@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -265,7 +266,7 @@ func TestLiveConfig(t *testing.T) {
 	}
 	want := recognizer.LiveConfig{Channels: 1, Endpointing: 50 * time.Millisecond, MaxWithoutEndpointing: 5 * time.Second,
 		SpeechThreshold: def.SpeechThreshold, PartialInterval: 250 * time.Millisecond, DecoderWait: 3 * time.Second}
-	if def != want {
+	if !reflect.DeepEqual(def, want) {
 		t.Errorf("defaults %+v, want %+v", def, want)
 	}
 	// An asked 0 (the most sensitive setting) is kept, not taken for unset:

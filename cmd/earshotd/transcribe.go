@@ -12,7 +12,8 @@ import (
 	"path/filepath"
 
 	"github.com/earshot-dev/earshot/app"
-	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/params"
+	"github.com/earshot-dev/earshot/recognizer/pipeline"
 )
 
 // maxRequestFile bounds a --request file, as the API bounds a body.
@@ -54,19 +55,22 @@ func cmdTranscribe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	lt, err := daemon.NewLocalTranscriber(cfg.Config, newLogger(stderr, cfg.LogLevel))
+	// The daemon's pipeline without a store or a server: the same
+	// engines, routing and add-ons, and the same request decoding.
+	tr, err := pipeline.New(cfg.Pipeline(), newLogger(stderr, cfg.LogLevel))
 	if err != nil {
 		return err
 	}
-	defer lt.Close()
-	p, err := lt.Decode(body)
+	defer tr.Close()
+	p, err := params.DecodePreRecorded(body, params.Capabilities{Languages: tr.Engines.Languages()})
 	if err != nil {
 		return fmt.Errorf("transcribe: request: %w", err)
 	}
-	res, notes, err := lt.TranscribeFile(ctx, path, p)
+	res, _, err := tr.TranscribeFile(ctx, path, p)
 	if err != nil {
 		return fmt.Errorf("transcribe %s: %w", path, err)
 	}
+	notes := res.PostSessionMetadata
 	// Say which acoustic model ran (also in post_session_metadata).
 	if m, ok := notes["acoustic_model"]; ok {
 		fmt.Fprintf(stderr, "transcribe: acoustic model %v, audio band %v\n", m, notes["audio_band"])
@@ -74,9 +78,9 @@ func cmdTranscribe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
-		Result              *daemon.Result `json:"result"`
-		RequestParams       any            `json:"request_params"`
-		PostSessionMetadata map[string]any `json:"post_session_metadata"`
+		Result              *pipeline.Result `json:"result"`
+		RequestParams       any              `json:"request_params"`
+		PostSessionMetadata map[string]any   `json:"post_session_metadata"`
 	}{res, p, notes})
 }
 

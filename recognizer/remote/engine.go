@@ -89,14 +89,11 @@ func (e *Engine) Stats() (total, busy int) { return cap(e.slots), len(e.slots) }
 // the first of Languages); other languages give recognizer.ErrLanguage, a
 // closed engine recognizer.ErrClosed. The stream's requests carry
 // Config.Prompt.
+//
+// o.Prompt (custom vocabulary of one job) is appended to Config.Prompt,
+// separated by a space; the whole is cut to MaxPromptBytes. o.Vocabulary
+// is not read: the caller words it as the prompt.
 func (e *Engine) NewStream(ctx context.Context, o recognizer.StreamOptions) (recognizer.Stream, error) {
-	return e.NewStreamPrompt(ctx, o, "")
-}
-
-// NewStreamPrompt is NewStream with a prompt (custom vocabulary of one
-// job) appended to Config.Prompt, separated by a space; the whole is cut to
-// MaxPromptBytes.
-func (e *Engine) NewStreamPrompt(ctx context.Context, o recognizer.StreamOptions, prompt string) (*Stream, error) {
 	if o.Language != "" && !slices.Contains(e.cfg.Languages, o.Language) {
 		return nil, fmt.Errorf("remote: language %q (served: %s): %w", o.Language,
 			strings.Join(e.cfg.Languages, " "), recognizer.ErrLanguage)
@@ -104,7 +101,7 @@ func (e *Engine) NewStreamPrompt(ctx context.Context, o recognizer.StreamOptions
 	if err := e.acquire(ctx); err != nil {
 		return nil, err
 	}
-	return &Stream{e: e, lang: o.Language, prompt: e.prompt(prompt)}, nil
+	return &Stream{e: e, lang: o.Language, prompt: e.prompt(o.Prompt)}, nil
 }
 
 // Translate sends pcm (16 kHz mono) to {URL}/audio/translations and

@@ -80,10 +80,11 @@ func TestObserverAndBreakerState(t *testing.T) {
 func TestDecodeOneUtterance(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e, si := newPipeEngine(t, testConfig(""), goodReply)
-		st, err := e.NewStreamPrompt(t.Context(), recognizer.StreamOptions{Language: "en"}, "")
+		rs, err := e.NewStream(t.Context(), recognizer.StreamOptions{Language: "en"})
 		if err != nil {
 			t.Fatal(err)
 		}
+		st := rs.(*Stream)
 		defer st.Close()
 		st.Write(make([]int16, 3200))
 		u, err := st.Decode(make([]int16, 12000))

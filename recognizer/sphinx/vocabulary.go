@@ -98,7 +98,7 @@ type entry struct {
 }
 
 // Bounds on what a vocabulary may put into a decoder. A request is
-// checked against its own limits first (daemon/params); these hold for any
+// checked against its own limits first (params); these hold for any
 // caller, so nothing unbounded reaches the C library.
 const (
 	maxVocabularyWords = 2000 // distinct words of one vocabulary

@@ -49,7 +49,7 @@ func TestVocabularyCrashRequests(t *testing.T) {
 	for name, v := range crashVocabularies() {
 		t.Run(name, func(t *testing.T) {
 			for range 3 {
-				got := transcribe(t, vocabularyEngine{e, v}, c.Path)
+				got := transcribe(t, e, c.Path, v...)
 				t.Logf("%q", got)
 			}
 			if after := transcribe(t, e, c.Path); after != base {

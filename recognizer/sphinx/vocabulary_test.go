@@ -1,7 +1,6 @@
 package sphinx
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -12,21 +11,11 @@ import (
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 )
 
-// vocabularyEngine opens every stream with a vocabulary, as the daemon
-// does for a job's custom_vocabulary.
-type vocabularyEngine struct {
-	*Engine
-	v []recognizer.VocabularyWord
-}
-
-func (v vocabularyEngine) NewStream(ctx context.Context, o recognizer.StreamOptions) (recognizer.Stream, error) {
-	o.Vocabulary = v.v
-	return v.Engine.NewStream(ctx, o)
-}
-
-func transcribe(t *testing.T, e recognizer.Engine, path string) string {
+// transcribe decodes the file at path on e, every stream with vocabulary
+// v in its options (as the pipeline passes a job's custom_vocabulary).
+func transcribe(t *testing.T, e recognizer.Engine, path string, v ...recognizer.VocabularyWord) string {
 	t.Helper()
-	br, err := recognizer.Transcribe(t.Context(), e, recognizertest.ReadWAV16(t, path), recognizer.BatchOptions{})
+	br, err := recognizer.Transcribe(t.Context(), e, recognizertest.ReadWAV16(t, path), recognizer.BatchOptions{Vocabulary: v})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,15 +42,15 @@ func manifestClip(t *testing.T, name string) recognizertest.Clip {
 func TestVocabularyGain(t *testing.T) {
 	e := newEngine(t, 1)
 	c := manifestClip(t, "ljspeech-LJ001-0002.wav")
-	voc := vocabularyEngine{e, []recognizer.VocabularyWord{{Value: "modern", Intensity: 0.5}}}
+	voc := []recognizer.VocabularyWord{{Value: "modern", Intensity: 0.5}}
 
 	base := transcribe(t, e, c.Path)
 	if slices.Contains(strings.Fields(base), "modern") {
 		t.Fatalf("baseline %q already has the word: the test shows nothing", base)
 	}
-	with := transcribe(t, voc, c.Path)
+	with := transcribe(t, e, c.Path, voc...)
 	after := transcribe(t, e, c.Path)
-	again := transcribe(t, voc, c.Path)
+	again := transcribe(t, e, c.Path, voc...)
 	t.Logf("reference %q\nbaseline  %q (WER %.3f)\nwith      %q (WER %.3f)", c.Transcript,
 		base, recognizertest.WER(c.Transcript, base), with, recognizertest.WER(c.Transcript, with))
 	if !slices.Contains(strings.Fields(with), "modern") {
@@ -86,12 +75,12 @@ func TestVocabularyGain(t *testing.T) {
 // words; every other word loses 0.01 nats).
 func TestVocabularyUnrelated(t *testing.T) {
 	e := newEngine(t, 1)
-	voc := vocabularyEngine{e, []recognizer.VocabularyWord{
+	voc := []recognizer.VocabularyWord{
 		{Value: "Dashwood", Intensity: 1}, {Value: "antecedents", Intensity: 0.5}, {Value: "counselled"}, {Value: "Gutenberg bible", Intensity: 0.8},
-	}}
+	}
 	for _, name := range []string{"pocketsphinx-goforward.wav", "ls-test-clean-1089-134691-0000.wav", "ljspeech-LJ001-0002.wav"} {
 		c := manifestClip(t, name)
-		base, with := transcribe(t, e, c.Path), transcribe(t, voc, c.Path)
+		base, with := transcribe(t, e, c.Path), transcribe(t, e, c.Path, voc...)
 		bw, ww := recognizertest.WER(c.Transcript, base), recognizertest.WER(c.Transcript, with)
 		t.Logf("%s: baseline %.3f %q, with unrelated vocabulary %.3f %q", name, bw, base, ww, with)
 		if ww > bw {

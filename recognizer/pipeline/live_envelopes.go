@@ -1,4 +1,4 @@
-package daemon
+package pipeline
 
 import (
 	"encoding/json"
@@ -7,20 +7,21 @@ import (
 	"github.com/earshot-dev/earshot/recognizer"
 )
 
-// liveKept collects what the realtime add-ons found, utterance by
+// LiveKept collects what the realtime add-ons found, utterance by
 // utterance, so that the live result carries the same envelopes a
 // pre-recorded job has (SPEC 2.5): named_entity_recognition with every
 // entity, sentiment_analysis with the JSON list of every utterance's
-// sentiment, translation with one result per target language. Entities
-// and sentiment are added under the session's lock; translations by the
-// worker, under liveAddons.mu.
-type liveKept struct {
+// sentiment, translation with one result per target language. The session
+// that owns it serialises every call.
+type LiveKept struct {
 	entities   addonTally
 	sentiments addonTally
-	entityList []entityResult
-	moodList   []sentimentResult
+	entityList []EntityResult
+	moodList   []SentimentResult
 
-	translated []liveTranslated // guarded by liveAddons.mu
+	// Translated are the per-utterance translations; the session's
+	// translation worker appends to it under its own lock.
+	Translated []LiveTranslated
 }
 
 // addonTally sums one realtime add-on's per-utterance envelopes.
@@ -40,50 +41,50 @@ func (t *addonTally) add(env *Envelope) {
 
 // envelope is the tally as one envelope over results.
 func (t *addonTally) envelope(results any, empty bool) *Envelope {
-	return &Envelope{Success: t.err == nil, IsEmpty: empty, ExecTime: round3(t.exec), Error: t.err, Results: results}
+	return &Envelope{Success: t.err == nil, IsEmpty: empty, ExecTime: Round3(t.exec), Error: t.err, Results: results}
 }
 
-// liveTranslated is one final utterance's translation into one target:
+// LiveTranslated is one final utterance's translation into one target:
 // out on success, err otherwise.
-type liveTranslated struct {
-	seq    int
-	target string
-	out    *recognizer.Utterance
-	err    *AddonError
-	exec   float64
+type LiveTranslated struct {
+	Seq    int                   // the utterance's order in the session
+	Target string                // the target language
+	Out    *recognizer.Utterance // the translation, nil on error
+	Err    *AddonError
+	Exec   float64 // seconds the translation took
 }
 
-// keepEntities adds one utterance's named_entity_recognition envelope.
-func (k *liveKept) keepEntities(env *Envelope) {
+// KeepEntities adds one utterance's named_entity_recognition envelope.
+func (k *LiveKept) KeepEntities(env *Envelope) {
 	k.entities.add(env)
-	if list, ok := env.Results.([]entityResult); ok {
+	if list, ok := env.Results.([]EntityResult); ok {
 		k.entityList = append(k.entityList, list...)
 	}
 }
 
-// keepSentiment adds one utterance's sentiment_analysis envelope.
-func (k *liveKept) keepSentiment(env *Envelope) {
+// KeepSentiment adds one utterance's sentiment_analysis envelope.
+func (k *LiveKept) KeepSentiment(env *Envelope) {
 	k.sentiments.add(env)
-	if list, ok := env.Results.([]sentimentResult); ok {
+	if list, ok := env.Results.([]SentimentResult); ok {
 		k.moodList = append(k.moodList, list...)
 	}
 }
 
-// fill sets the result's envelopes of the realtime add-ons the session
+// Fill sets the result's envelopes of the realtime add-ons the session
 // asked for (ner, sentiment, translation to targets); translated is the
 // worker's output, taken once it has stopped.
-func (k *liveKept) fill(res *Result, ner, sentiment bool, targets []string, translated []liveTranslated) {
+func (k *LiveKept) Fill(res *Result, ner, sentiment bool, targets []string, translated []LiveTranslated) {
 	if ner {
 		list := k.entityList
 		if list == nil {
-			list = []entityResult{}
+			list = []EntityResult{}
 		}
 		res.NamedEntityRecognition = k.entities.envelope(list, len(list) == 0)
 	}
 	if sentiment {
 		list := k.moodList
 		if list == nil {
-			list = []sentimentResult{}
+			list = []SentimentResult{}
 		}
 		b, _ := json.Marshal(list) // a list of plain structs always encodes
 		res.SentimentAnalysis = k.sentiments.envelope(string(b), len(list) == 0)
@@ -97,9 +98,9 @@ func (k *liveKept) fill(res *Result, ner, sentiment bool, targets []string, tran
 // translations: per target, the translated utterances in session order
 // and the first error; the envelope fails only when every target failed,
 // as for a pre-recorded job.
-func translationOf(targets []string, done []liveTranslated) *Envelope {
+func translationOf(targets []string, done []LiveTranslated) *Envelope {
 	done = slices.Clone(done)
-	slices.SortStableFunc(done, func(a, b liveTranslated) int { return a.seq - b.seq })
+	slices.SortStableFunc(done, func(a, b LiveTranslated) int { return a.Seq - b.Seq })
 	var tally addonTally
 	results := make([]TranslationResult, 0, len(targets))
 	failed := 0
@@ -107,15 +108,15 @@ func translationOf(targets []string, done []liveTranslated) *Envelope {
 		tr := TranslationResult{Languages: []string{target}, Utterances: []Utterance{}, Sentences: []*Envelope{}, Subtitles: []Subtitle{}}
 		var utts []recognizer.Utterance
 		for _, d := range done {
-			if d.target != target {
+			if d.Target != target {
 				continue
 			}
-			tally.exec += d.exec
-			if d.err != nil {
-				tr.Error = cmpOr(tr.Error, d.err)
+			tally.exec += d.Exec
+			if d.Err != nil {
+				tr.Error = cmpOr(tr.Error, d.Err)
 				continue
 			}
-			utts = append(utts, *d.out)
+			utts = append(utts, *d.Out)
 		}
 		if tr.Error != nil {
 			failed++

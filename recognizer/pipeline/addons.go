@@ -1,4 +1,4 @@
-package daemon
+package pipeline
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/earshot-dev/earshot/config"
+	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/addons/diarization"
 	"github.com/earshot-dev/earshot/recognizer/addons/llm"
@@ -20,24 +20,6 @@ import (
 	"github.com/earshot-dev/earshot/recognizer/addons/subtitles"
 	"github.com/earshot-dev/earshot/recognizer/addons/summarize"
 )
-
-// AddonsConfig configures the add-ons of SPEC 2.4 and 2.7. Every add-on that
-// rules can do runs on the box without settings; the ones that need a
-// language model (translation, audio_to_llm, abstractive summarization) use
-// the LLM backend when its url is set, and otherwise report 501
-// NotConfigured in their envelope while the job succeeds.
-type AddonsConfig struct {
-	// LLM is an OpenAI-compatible chat-completions server (llama.cpp
-	// server, vLLM, Ollama). Default: none.
-	LLM llm.Config `yaml:"llm"`
-}
-
-// SetDefaults fills zero fields.
-func (c *AddonsConfig) SetDefaults() { c.LLM.SetDefaults() }
-
-// Validate checks the section without I/O, joining every problem, each a
-// *config.Problem naming its key (relative to this section).
-func (c *AddonsConfig) Validate() error { return config.Under("llm", c.LLM.Validate()) }
 
 // llmClient is the backend's config with a request's own model, when it
 // names one.
@@ -290,12 +272,12 @@ func addonError(err error) *AddonError {
 		return &AddonError{StatusCode: 400, Exception: "InvalidConfig", Message: err.Error()}
 	case errors.Is(err, context.Canceled):
 		return &AddonError{StatusCode: 499, Exception: "Cancelled", Message: err.Error()}
-	case errors.Is(err, ErrAtCapacity):
+	case errors.Is(err, errcode.ErrAtCapacity):
 		return &AddonError{StatusCode: 503, Exception: "AtCapacity", Message: err.Error()}
 	case errors.Is(err, ErrEngineUnavailable): // a remote engine's speech translation
-		return &AddonError{StatusCode: 503, Exception: "EngineUnavailable", Message: Message(err)}
+		return &AddonError{StatusCode: 503, Exception: "EngineUnavailable", Message: errcode.Message(err)}
 	case errors.Is(err, ErrEngineFailed):
-		return &AddonError{StatusCode: 502, Exception: "BackendError", Message: Message(err)}
+		return &AddonError{StatusCode: 502, Exception: "BackendError", Message: errcode.Message(err)}
 	case errors.Is(err, errUnsupportedTypes):
 		return &AddonError{StatusCode: 422, Exception: "UnsupportedEntityType", Message: err.Error()}
 	case errors.Is(err, errAddonPanic):
@@ -303,9 +285,6 @@ func addonError(err error) *AddonError {
 	}
 	return &AddonError{StatusCode: 500, Exception: "InternalError", Message: "internal error"}
 }
-
-// errAddonPanic is returned by an add-on run that panicked.
-var errAddonPanic = errors.New("daemon: add-on panicked")
 
 // backendDown reports whether err means the LLM backend failed (worth a
 // warning to the operator) rather than the request.
@@ -324,7 +303,7 @@ func (a *Addons) envelope(name string, f func() (any, bool, error)) (env *Envelo
 			a.log.Error("add-on panicked", "addon", name, "panic", r)
 			env = &Envelope{IsEmpty: true, Error: addonError(errAddonPanic)}
 		}
-		env.ExecTime = round3(time.Since(start).Seconds())
+		env.ExecTime = Round3(time.Since(start).Seconds())
 	}()
 	results, empty, err := f()
 	env = &Envelope{Success: err == nil, IsEmpty: empty, Results: results}
@@ -351,7 +330,7 @@ func (a *Addons) guard(name string, in []recognizer.Utterance, f func([]recogniz
 	}()
 	out = f(in)
 	if len(out) != len(in) {
-		return in, fmt.Errorf("daemon: %s returned %d utterances for %d", name, len(out), len(in))
+		return in, fmt.Errorf("pipeline: %s returned %d utterances for %d", name, len(out), len(in))
 	}
 	return out, nil
 }

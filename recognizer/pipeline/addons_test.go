@@ -1,4 +1,4 @@
-package daemon
+package pipeline
 
 import (
 	"bytes"
@@ -7,26 +7,23 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/earshot-dev/earshot/config"
-	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/addons/addonstest"
 	"github.com/earshot-dev/earshot/recognizer/addons/diarization"
 	"github.com/earshot-dev/earshot/recognizer/addons/llm"
 	"github.com/earshot-dev/earshot/recognizer/addons/sentiment"
 	"github.com/earshot-dev/earshot/recognizer/openai"
+	"github.com/earshot-dev/earshot/recognizer/pipeline/pipelinetest"
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 )
 
@@ -229,7 +226,7 @@ func runAddons(t *testing.T, a *Addons, m mixture, distinct bool, channels [][]i
 	if distinct {
 		br.DistinctChannels = len(channels)
 	}
-	r := buildResult(br, m.duration, "en", p)
+	r := buildResult(br, m.duration, "en")
 	a.apply(t.Context(), r, m.utts, addonJob{p: p, channels: channels, distinctChannels: distinct, lang: "en", duration: m.duration})
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -423,7 +420,7 @@ func TestPreRecordedAddons(t *testing.T) {
 	})
 	t.Run("sentiment_analysis", func(t *testing.T) {
 		env := envelopeOf(t, "sentiment_analysis", out["sentiment_analysis"])
-		var list []sentimentResult
+		var list []SentimentResult
 		if err := json.Unmarshal([]byte(env["results"].(string)), &list); err != nil {
 			t.Fatalf("results is not the JSON list: %v", err)
 		}
@@ -555,107 +552,6 @@ func TestAddonFailureIsolation(t *testing.T) {
 	}
 }
 
-// chatServer is a stand-in for an OpenAI-compatible chat-completions
-// server: it records each request and answers as a model following
-// earshot's prompts would, or fails as told.
-type chatServer struct {
-	srv   *httptest.Server
-	stall chan struct{} // closed at cleanup
-
-	mu     sync.Mutex
-	status int           // guarded by mu: answer every request with this HTTP status when set
-	hang   bool          // guarded by mu: hold every request until cleanup
-	reqs   []chatRequest // guarded by mu
-}
-
-type chatRequest struct {
-	Path, Auth, Model, System, User string
-}
-
-func newChatServer(t *testing.T) *chatServer {
-	t.Helper()
-	s := &chatServer{stall: make(chan struct{})}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.srv.Close)
-	t.Cleanup(func() { close(s.stall) })
-	return s
-}
-
-func (s *chatServer) serve(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Model    string `json:"model"`
-		Messages []struct {
-			Role, Content string
-		} `json:"messages"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		http.Error(w, `{"error":{"message":"bad json"}}`, 400)
-		return
-	}
-	cr := chatRequest{Path: r.URL.Path, Auth: r.Header.Get("Authorization"), Model: req.Model}
-	for _, m := range req.Messages {
-		switch m.Role {
-		case "system":
-			cr.System = m.Content
-		case "user":
-			cr.User = m.Content
-		}
-	}
-	s.mu.Lock()
-	s.reqs = append(s.reqs, cr)
-	status, hang := s.status, s.hang
-	s.mu.Unlock()
-	if hang {
-		select {
-		case <-s.stall:
-		case <-r.Context().Done():
-		}
-		return
-	}
-	if status != 0 {
-		w.WriteHeader(status)
-		fmt.Fprint(w, `{"error":{"message":"model overloaded"}}`)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"object": "chat.completion", "choices": []any{
-		map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": modelReply(cr.System, cr.User)}}}})
-}
-
-var numberedLine = regexp.MustCompile(`^\[(\d+)\] (.*)$`)
-
-// modelReply answers earshot's prompts: a translation repeats each
-// numbered line tagged with the target language, a prompt is echoed, a
-// summary is a fixed sentence.
-func modelReply(system, user string) string {
-	if _, rest, ok := strings.Cut(system, "numbered line of a speech transcript into "); ok {
-		lang, _, _ := strings.Cut(rest, ". ")
-		var out []string
-		for _, l := range strings.Split(user, "\n") {
-			if m := numberedLine.FindStringSubmatch(l); m != nil {
-				out = append(out, fmt.Sprintf("[%s] (%s) %s", m[1], lang, m[2]))
-			}
-		}
-		return strings.Join(out, "\n")
-	}
-	if _, req, ok := strings.Cut(user, "Request: "); ok {
-		return "answer to " + req
-	}
-	return "The speakers talk about printing and dinner."
-}
-
-func (s *chatServer) set(status int, hang bool) {
-	s.mu.Lock()
-	s.status, s.hang = status, hang
-	s.mu.Unlock()
-}
-
-func (s *chatServer) requests() []chatRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.reqs)
-}
-
 func backendAddons(t *testing.T, url string, mod func(*llm.Config)) *Addons {
 	t.Helper()
 	c := AddonsConfig{LLM: llm.Config{Endpoint: openai.Endpoint{URL: url + "/v1", Model: "stand-in", APIKey: "sk-test", Timeout: 5 * time.Second, Retries: -1}}}
@@ -674,35 +570,19 @@ func backendAddons(t *testing.T, url string, mod func(*llm.Config)) *Addons {
 	return a
 }
 
-// checkNoLeaks fails the test if goroutines started during it outlive it.
-func checkNoLeaks(t *testing.T) {
-	t.Helper()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-			runtime.Gosched()
-		}
-		if n := runtime.NumGoroutine(); n > before {
-			buf := make([]byte, 1<<16)
-			t.Errorf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
-		}
-	})
-}
-
 // TestBackendAddons runs translation, audio_to_llm and abstractive
 // summarization against the stand-in, and through its failure modes.
 func TestBackendAddons(t *testing.T) {
-	checkNoLeaks(t)
+	pipelinetest.CheckNoLeaks(t)
 	m := buildMixture(t, 1.0, twoVoices[:3])
 	p := allBuiltins()
 	p.AudioToLLMConfig.Model = "other-model"
 	p.PIIRedaction, p.PunctuationEnhanced = false, false
 
 	t.Run("answers", func(t *testing.T) {
-		s := newChatServer(t)
-		_, out := runAddons(t, backendAddons(t, s.srv.URL, nil), m, false, [][]int16{m.pcm}, p)
-		reqs := s.requests()
+		s := pipelinetest.NewChatServer(t)
+		_, out := runAddons(t, backendAddons(t, s.URL(), nil), m, false, [][]int16{m.pcm}, p)
+		reqs := s.Requests()
 		// One translation batch per language, one request per prompt, one summary.
 		if len(reqs) != 2+2+1 {
 			t.Fatalf("%d requests: %+v", len(reqs), reqs)
@@ -787,11 +667,11 @@ func TestBackendAddons(t *testing.T) {
 	}
 	for _, f := range failures {
 		t.Run(f.name, func(t *testing.T) {
-			s := newChatServer(t)
-			s.set(f.status, f.hang)
-			url := s.srv.URL
+			s := pipelinetest.NewChatServer(t)
+			s.Set(f.status, f.hang)
+			url := s.URL()
 			if f.down {
-				s.srv.Close()
+				s.Close()
 			}
 			a := backendAddons(t, url, func(c *llm.Config) { c.Timeout = 200 * time.Millisecond })
 			start := time.Now()

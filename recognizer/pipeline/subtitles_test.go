@@ -1,9 +1,9 @@
-package daemon
+package pipeline
 
 import (
 	"testing"
 
-	"github.com/earshot-dev/earshot/daemon/params"
+	"github.com/earshot-dev/earshot/params"
 )
 
 // TestSubtitlesConfigRunsWhatWasAsked: every subtitles_config params accepts

@@ -1,4 +1,4 @@
-package daemon
+package pipeline
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/earshot-dev/earshot/config"
+	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/openai"
 	"github.com/earshot-dev/earshot/recognizer/remote"
@@ -103,12 +104,15 @@ func TestFallbackLanguage(t *testing.T) {
 
 func TestEngineErrors(t *testing.T) {
 	un := engineError("gpu", &remote.StatusError{StatusCode: 503})
-	if Status(un) != 503 || !strings.HasPrefix(Message(un), "transcription engine gpu unavailable") {
-		t.Errorf("unavailable: %d %q", Status(un), Message(un))
+	if errcode.Status(un) != 503 || !strings.HasPrefix(errcode.Message(un), "transcription engine gpu unavailable") {
+		t.Errorf("unavailable: %d %q", errcode.Status(un), errcode.Message(un))
+	}
+	if got := errcode.Message(engineError("gpu", fmt.Errorf("dial tcp 10.0.0.1:8000: %w", remote.ErrUnavailable))); got != "transcription engine gpu unavailable" {
+		t.Errorf("engine message = %q", got)
 	}
 	bad := engineError("gpu", remote.ErrBadResponse)
-	if Status(bad) != 500 || Message(bad) != "transcription engine gpu returned a bad response" {
-		t.Errorf("bad response: %d %q", Status(bad), Message(bad))
+	if errcode.Status(bad) != 500 || errcode.Message(bad) != "transcription engine gpu returned a bad response" {
+		t.Errorf("bad response: %d %q", errcode.Status(bad), errcode.Message(bad))
 	}
 }
 
@@ -159,8 +163,8 @@ func TestRouteEveryCombination(t *testing.T) {
 					rt, err := e.Route(model, langs, cs)
 					label := fmt.Sprintf("%s/%q/%s/cs=%v", setup, model, name, cs)
 					if exp == "422" {
-						if Status(err) != 422 || !strings.Contains(Message(err), "installed: sphinx [en]") {
-							t.Errorf("%s: got %v (status %d, %q), want 422 listing the engines", label, rt, Status(err), Message(err))
+						if errcode.Status(err) != 422 || !strings.Contains(errcode.Message(err), "installed: sphinx [en]") {
+							t.Errorf("%s: got %v (status %d, %q), want 422 listing the engines", label, rt, errcode.Status(err), errcode.Message(err))
 						}
 						continue
 					}

@@ -1,0 +1,78 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/recognizer/sphinx"
+)
+
+// Config is what New loads: the sections of the daemon's configuration
+// the pipeline reads (sphinx, engines, addons, and the media limits),
+// each after its SetDefaults and Validate.
+type Config struct {
+	// Sphinx is the embedded engine and its telephone-band pool.
+	Sphinx sphinx.Config
+	// Engines are the remote engines, the routes and the fallback policy.
+	Engines EnginesConfig
+	// Addons is the add-ons' language-model backend.
+	Addons AddonsConfig
+	// Media bounds and decodes the files TranscribeFile reads.
+	Media media.Options
+}
+
+// New loads the pipeline of cfg: the embedded engine, its telephone-band
+// pool, the engine registry and the add-ons, wired into one Transcriber.
+// It starts no goroutine; on error it releases what it had loaded. Close
+// releases it all.
+func New(cfg Config, logger *slog.Logger) (*Transcriber, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	eng, err := sphinx.New(cfg.Sphinx, logger.With("component", "recognizer"))
+	if err != nil {
+		return nil, fmt.Errorf("load engine: %w", err)
+	}
+	tel, err := sphinx.NewTelephone(cfg.Sphinx, logger.With("component", "recognizer", "model", "telephone"))
+	if err != nil {
+		eng.Close()
+		return nil, fmt.Errorf("load engine: %w", err)
+	}
+	engines, err := NewEngines(eng, cfg.Engines, logger.With("component", "recognizer"))
+	if err != nil {
+		tel.Close()
+		eng.Close()
+		return nil, fmt.Errorf("load engines: %w", err)
+	}
+	if tel != nil {
+		engines.SetTelephone(tel)
+	}
+	addons, err := NewAddons(cfg.Addons, logger.With("component", "addons"))
+	if err != nil {
+		engines.Close()
+		tel.Close()
+		eng.Close()
+		return nil, fmt.Errorf("wire add-ons: %w", err)
+	}
+	return &Transcriber{Engines: engines, Addons: addons, Media: cfg.Media, embedded: eng, tel: tel}, nil
+}
+
+// Close releases the engines and the add-ons New loaded. Call it once
+// nothing transcribes any more (after the daemon's Run returned).
+func (t *Transcriber) Close() error {
+	return errors.Join(t.Engines.Close(), t.embedded.Close(), t.tel.Close(), t.Addons.Close())
+}
+
+// Stats is the embedded engine's decoder pool: decoders loaded and busy.
+func (t *Transcriber) Stats() (total, busy int) { return t.embedded.Stats() }
+
+// TelephoneModel names the telephone-band pool's acoustic model, "" when
+// none is installed.
+func (t *Transcriber) TelephoneModel() string {
+	if t.tel == nil {
+		return ""
+	}
+	return t.tel.AcousticModel()
+}

@@ -1,6 +1,10 @@
 package daemon
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/earshot-dev/earshot/ingest/media"
+)
 
 // resyncWindow bounds how far behind the last ack sent a reconnecting
 // client's resend may start (acks in flight when the connection broke).
@@ -18,7 +22,7 @@ func (s *liveSession) overlapLocked(audio []byte) (int, int64) {
 		lo := max(s.header, sent-resyncWindow)
 		lo += (sent - lo) % int64(s.format.FrameSize()) // frame-aligned from the end
 		tail := make([]byte, sent-lo)
-		if _, err := s.file.ReadAt(tail, wavHeaderSize+lo-s.header); err != nil {
+		if _, err := s.file.ReadAt(tail, media.WAVHeaderSize+lo-s.header); err != nil {
 			s.resync = false
 			return 0, sent
 		}
@@ -38,7 +42,7 @@ func (s *liveSession) overlapLocked(audio []byte) (int, int64) {
 	}
 	n := min(int64(len(audio)), sent-s.cursor)
 	stored := make([]byte, n)
-	if _, err := s.file.ReadAt(stored, wavHeaderSize+s.cursor-s.header); err != nil || !bytes.Equal(stored, audio[:n]) {
+	if _, err := s.file.ReadAt(stored, media.WAVHeaderSize+s.cursor-s.header); err != nil || !bytes.Equal(stored, audio[:n]) {
 		s.resync = false
 		return 0, sent
 	}

@@ -3,7 +3,6 @@ package daemon
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -131,7 +130,7 @@ func (d *Daemon) newSession(job *store.Job, p *params.Live) (*liveSession, error
 func createRecording(path string, f media.Format) (*os.File, error) {
 	file, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err == nil {
-		_, err = file.Write(wavHeader(f, -1))
+		_, err = file.Write(media.AppendWAVHeader(nil, f, -1))
 		if err != nil {
 			file.Close()
 		}
@@ -150,36 +149,6 @@ func (s *liveSession) closeFile() {
 		s.file.Close()
 		s.file = nil
 	}
-}
-
-// wavHeaderSize is the size of the header wavHeader writes.
-const wavHeaderSize = 44
-
-// wavHeader is a canonical 44-byte header; dataLen < 0 writes the
-// "unknown length" sizes readers treat as "to the end of the file".
-func wavHeader(f media.Format, dataLen int64) []byte {
-	tag := uint16(1)
-	switch f.Encoding {
-	case media.ALaw:
-		tag = 6
-	case media.MuLaw:
-		tag = 7
-	}
-	riff, data := uint32(0xFFFFFFFF), uint32(0xFFFFFFFF)
-	if dataLen >= 0 {
-		riff, data = uint32(36+dataLen), uint32(dataLen)
-	}
-	var b bytes.Buffer
-	b.WriteString("RIFF")
-	binary.Write(&b, binary.LittleEndian, riff)
-	b.WriteString("WAVEfmt ")
-	bpf := f.FrameSize()
-	for _, v := range []any{uint32(16), tag, uint16(f.Channels), uint32(f.SampleRate), uint32(f.SampleRate * bpf), uint16(bpf), uint16(f.BitDepth)} {
-		binary.Write(&b, binary.LittleEndian, v)
-	}
-	b.WriteString("data")
-	binary.Write(&b, binary.LittleEndian, data)
-	return b.Bytes()
 }
 
 // Attachment is one client connection to a live session; it implements the
@@ -595,7 +564,7 @@ func (s *liveSession) finalizeFileLocked() {
 	if s.file == nil {
 		return
 	}
-	if _, err := s.file.WriteAt(wavHeader(s.format, s.audio), 0); err != nil {
+	if _, err := s.file.WriteAt(media.AppendWAVHeader(nil, s.format, s.audio), 0); err != nil {
 		s.log.Error("finalise recording header", "error", err)
 	}
 	s.file.Sync()
@@ -687,7 +656,7 @@ func (s *liveSession) onEvent(ev recognizer.Event) {
 			s.finals = append(s.finals, u)
 		}
 		s.sendLocked(msg("transcript", s.id, map[string]any{
-			"id":        fmt.Sprintf("%s_%d", s.id[:8], ev.ID),
+			"id":        liveUtteranceID(s.id, ev.ID),
 			"is_final":  ev.Kind == recognizer.EventFinal,
 			"utterance": pipeline.ContractUtterance(u, u.Language),
 		}))

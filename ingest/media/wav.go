@@ -167,3 +167,39 @@ func readFull(r io.Reader, b []byte, what string) error {
 	}
 	return fmt.Errorf("media: read %s: %w", what, err)
 }
+
+// WAVHeaderSize is the size of the canonical header AppendWAVHeader writes.
+const WAVHeaderSize = 44
+
+// AppendWAVHeader appends a canonical 44-byte RIFF/WAVE header for f to b
+// (LinearPCM, ALaw or MuLaw). dataLen < 0
+// writes the "unknown length" sizes (0xFFFFFFFF) that readers, ReadWAVHeader
+// included, take as "to the end of the file", so a recording can be
+// appended to before its length is known.
+func AppendWAVHeader(b []byte, f Format, dataLen int64) []byte {
+	tag := uint16(wavTagPCM)
+	switch f.Encoding {
+	case ALaw:
+		tag = wavTagALaw
+	case MuLaw:
+		tag = wavTagMuLaw
+	}
+	riff, data := uint32(0xFFFFFFFF), uint32(0xFFFFFFFF)
+	if dataLen >= 0 {
+		riff, data = uint32(36+dataLen), uint32(dataLen)
+	}
+	le := binary.LittleEndian
+	bpf := f.FrameSize()
+	b = append(b, "RIFF"...)
+	b = le.AppendUint32(b, riff)
+	b = append(b, "WAVEfmt "...)
+	b = le.AppendUint32(b, 16) // fmt chunk size
+	b = le.AppendUint16(b, tag)
+	b = le.AppendUint16(b, uint16(f.Channels))
+	b = le.AppendUint32(b, uint32(f.SampleRate))
+	b = le.AppendUint32(b, uint32(f.SampleRate*bpf)) // byte rate
+	b = le.AppendUint16(b, uint16(bpf))              // block align
+	b = le.AppendUint16(b, uint16(f.BitDepth))
+	b = append(b, "data"...)
+	return le.AppendUint32(b, data)
+}

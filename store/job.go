@@ -194,12 +194,7 @@ func (db *DB) UpdateJob(id string, fn func(j *Job) ([]*Delivery, error)) (*Job, 
 			if d == nil {
 				continue
 			}
-			if d.JobID == "" {
-				d.JobID = j.ID
-			}
-			if d.Account == "" {
-				d.Account = j.Account
-			}
+			d.OwnedBy(j)
 			if err := putDelivery(tx, nil, d); err != nil {
 				return err
 			}

@@ -25,6 +25,18 @@ type Delivery struct {
 	LastError   string    `json:"last_error,omitempty"`
 }
 
+// OwnedBy fills the delivery's JobID and Account from j where they are
+// empty, as UpdateJob does on both backends for the deliveries its fn
+// returns.
+func (d *Delivery) OwnedBy(j *Job) {
+	if d.JobID == "" {
+		d.JobID = j.ID
+	}
+	if d.Account == "" {
+		d.Account = j.Account
+	}
+}
+
 // deliveryDueKey orders deliveries by NextAttempt (zero first), then ID.
 func deliveryDueKey(d *Delivery) []byte {
 	return append(appendTime(nil, d.NextAttempt), d.ID...)

@@ -186,12 +186,7 @@ func (db *DB) UpdateJob(id string, fn func(j *store.Job) ([]*store.Delivery, err
 			if d == nil {
 				continue
 			}
-			if d.JobID == "" {
-				d.JobID = j.ID
-			}
-			if d.Account == "" {
-				d.Account = j.Account
-			}
+			d.OwnedBy(j)
 			if err := insertDelivery(ctx, tx, d); err != nil {
 				return err
 			}

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -18,26 +17,9 @@ import (
 // lease while this node lives, and another node requeues the pass when it
 // runs out. When no pass is queued it returns store.ErrEmpty.
 func (db *DB) ClaimBatchPass() (*store.Job, error) {
-	var out *store.Job
-	err := db.update(func(ctx context.Context, tx pgx.Tx) error {
-		old, err := scanJob(tx.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE queued AND kind = $1 AND batch_pass = $2 "+
-			"ORDER BY created_ns, id LIMIT 1 FOR UPDATE SKIP LOCKED", string(store.KindLive), string(store.BatchPassQueued)))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return store.ErrEmpty
-		}
-		if err != nil {
-			return err
-		}
-		j := old.Clone()
-		j.BatchPass = store.BatchPassRunning
-		j.Attempts++
-		if err := writeJob(ctx, tx, j, db.opts.NodeID, 0); err != nil {
-			return err
-		}
-		out = j
-		_, err = tx.Exec(ctx, "UPDATE jobs SET lease_ns = "+dbNowNS+" + $2 WHERE id = $1", j.ID, db.opts.JobLease.Nanoseconds())
-		return err
-	})
+	out, err := db.claimRow(func(j *store.Job) { j.BatchPass = store.BatchPassRunning },
+		"SELECT "+jobColumns+" FROM jobs WHERE queued AND kind = $1 AND batch_pass = $2 "+
+			"ORDER BY created_ns, id LIMIT 1 FOR UPDATE SKIP LOCKED", string(store.KindLive), string(store.BatchPassQueued))
 	if err != nil {
 		return nil, fmt.Errorf("store: claim batch pass: %w", err)
 	}

@@ -48,6 +48,17 @@ func (db *DB) claim(kind store.Kind, query string, args ...any) (*store.Job, err
 		// Live jobs in the queue are batch passes (ClaimBatchPass).
 		return nil, fmt.Errorf("store: claim %s: %w", kind, store.ErrEmpty)
 	}
+	out, err := db.claimRow(func(j *store.Job) { j.Status = store.StatusProcessing }, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: claim %s: %w", kind, err)
+	}
+	return out, nil
+}
+
+// claimRow runs query (one job row, FOR UPDATE SKIP LOCKED) and, in the same
+// transaction, marks the job with mark, counts the attempt and leases it to
+// this node for Options.JobLease. No row is store.ErrEmpty.
+func (db *DB) claimRow(mark func(*store.Job), query string, args ...any) (*store.Job, error) {
 	var out *store.Job
 	err := db.update(func(ctx context.Context, tx pgx.Tx) error {
 		old, err := scanJob(tx.QueryRow(ctx, query, args...))
@@ -58,7 +69,7 @@ func (db *DB) claim(kind store.Kind, query string, args ...any) (*store.Job, err
 			return err
 		}
 		j := old.Clone()
-		j.Status = store.StatusProcessing
+		mark(j)
 		j.Attempts++
 		if err := writeJob(ctx, tx, j, db.opts.NodeID, 0); err != nil {
 			return err
@@ -67,10 +78,7 @@ func (db *DB) claim(kind store.Kind, query string, args ...any) (*store.Job, err
 		_, err = tx.Exec(ctx, "UPDATE jobs SET lease_ns = "+dbNowNS+" + $2 WHERE id = $1", j.ID, db.opts.JobLease.Nanoseconds())
 		return err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("store: claim %s: %w", kind, err)
-	}
-	return out, nil
+	return out, err
 }
 
 // AwaitingAudio returns the queued pre-recorded jobs whose audio_url is

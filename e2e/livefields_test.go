@@ -533,9 +533,12 @@ func liveCases(hookURL string, hook *callbackReceiver) []liveCase {
 					}
 					return true
 				}
-				deadline := time.Now().Add(time.Minute)
+				deadline := time.Now().Add(2 * time.Minute)
 				for !arrived() && time.Now().Before(deadline) {
-					hook.wait(t, len(hook.snapshot())+1, time.Until(deadline))
+					select {
+					case <-hook.hit:
+					case <-time.After(time.Until(deadline)):
+					}
 				}
 				flipped, methods := events(r.job["id"].(string))
 				defaults, _ := events(base.job["id"].(string))

@@ -566,6 +566,30 @@ func TestFirstPassPath(t *testing.T) {
 	}
 }
 
+// TestFirstPassThenFullSearch: after a stream on the first-pass-only
+// search, the next stream on the same decoder decodes incrementally with
+// the full search again. Making the first-pass search had set the shared
+// acoustic model up for a one-pass search (no frames kept for the second
+// pass), so the next incremental utterance failed to end ("end utterance")
+// and a live session with a long endpointing got no finals.
+func TestFirstPassThenFullSearch(t *testing.T) {
+	e := newEngine(t, 1)
+	c, pcm := clip(t, "pocketsphinx-goforward.wav")
+	st := openStream(t, e)
+	st.FirstPassOnly()
+	writeChunks(t, st, pcm)
+	if len(st.Path()) == 0 {
+		t.Fatal("no first-pass path")
+	}
+	st.Close()
+	st = openStream(t, e)
+	writeChunks(t, st, pcm)
+	u, err := st.Finish()
+	if err != nil || u.Text != c.Transcript {
+		t.Fatalf("next stream: %q, %v", u.Text, err)
+	}
+}
+
 // TestSearchSettings: a pool with the cheapest preset's settings (no
 // second pass, every other frame scored, narrower beams) loads and still
 // decodes the clear clip.

@@ -124,7 +124,9 @@ func jobCases() []Case {
 				{"empty id", newJob("", "a", store.KindLive, store.StatusQueued, t0), store.ErrInvalid},
 				{"long id", newJob(strings.Repeat("x", 257), "a", store.KindLive, store.StatusQueued, t0), store.ErrInvalid},
 				{"empty account", newJob("x1", "", store.KindLive, store.StatusQueued, t0), store.ErrInvalid},
+				{"empty kind", newJob("x2", "a", "", store.StatusQueued, t0), store.ErrInvalid},
 				{"unknown kind", newJob("x3", "a", "batch", store.StatusQueued, t0), store.ErrInvalid},
+				{"empty status", newJob("x4", "a", store.KindLive, "", t0), store.ErrInvalid},
 				{"unknown status", newJob("x5", "a", store.KindLive, "paused", t0), store.ErrInvalid},
 				{"zero created", newJob("x6", "a", store.KindLive, store.StatusQueued, time.Time{}), store.ErrInvalid},
 				{"nil", nil, store.ErrInvalid},
@@ -170,6 +172,10 @@ func jobCases() []Case {
 			if string(got.Params) != string(in.Params) {
 				t.Errorf("Params not kept byte for byte: %s", got.Params)
 			}
+			fj, _ := json.Marshal(got.File)
+			if string(fj) != `{"id":"f1","filename":"call.wav","source":null,"audio_duration":12.5,"number_of_channels":2}` {
+				t.Errorf("File JSON = %s", fj)
+			}
 			if _, err := s.Job("nope"); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("Job(unknown) = %v, want ErrNotFound", err)
 			}
@@ -200,11 +206,17 @@ func jobCases() []Case {
 			if blobExists(t, s, "j-audio") || !blobExists(t, s, "k-audio") {
 				t.Error("DeleteJob did not remove exactly its own blob")
 			}
+			if _, err := s.OpenBlob("j-audio"); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("blob after delete: %v, want ErrNotFound", err)
+			}
 			if n, _ := s.PendingDeliveries(); n != 1 {
 				t.Errorf("PendingDeliveries = %d, want 1 (only k's)", n)
 			}
 			if got, err := s.ClaimNext(store.KindPreRecorded); err != nil || got.ID != "k" {
 				t.Errorf("ClaimNext = %v, %v; want k", got, err)
+			}
+			if list, _ := s.ListJobs(store.ListQuery{Account: "acme", Kind: store.KindPreRecorded}); len(list) != 1 {
+				t.Errorf("ListJobs after delete = %v", ids(list))
 			}
 		}},
 	}

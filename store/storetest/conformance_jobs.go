@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -18,8 +19,8 @@ func keyCases() []Case {
 			for _, tc := range []struct {
 				account string
 				ok      bool
-			}{{"acme", true}, {"a.b_c-1", true}, {strings.Repeat("a", 64), true},
-				{"", false}, {strings.Repeat("a", 65), false}, {"a b", false}, {"é", false}} {
+			}{{"acme", true}, {"a.b_c-1", true}, {"A.b_c-9", true}, {strings.Repeat("a", 64), true},
+				{"", false}, {strings.Repeat("a", 65), false}, {"a b", false}, {"slash/x", false}, {"é", false}} {
 				secret, k, err := s.CreateKey(tc.account)
 				if !tc.ok {
 					if !errors.Is(err, store.ErrInvalid) {
@@ -30,6 +31,9 @@ func keyCases() []Case {
 				if err != nil || !strings.HasPrefix(secret, store.SecretPrefix) || k.Prefix != secret[:8] || k.Account != tc.account ||
 					len(k.ID) != 12 || !k.Active() || k.CreatedAt.IsZero() {
 					t.Errorf("CreateKey(%q) = %q, %+v, %v", tc.account, secret, k, err)
+				}
+				if raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(secret, store.SecretPrefix)); err != nil || len(raw) != 32 {
+					t.Errorf("secret %q: not %s + base64url(32 bytes): %v", secret, store.SecretPrefix, err)
 				}
 				got, err := s.Key(k.ID)
 				if err != nil || !reflect.DeepEqual(got, k) {
@@ -48,6 +52,9 @@ func keyCases() []Case {
 			s2, k2, err := s.CreateKey("two")
 			if err != nil {
 				t.Fatal(err)
+			}
+			if s1 == s2 || k1.ID == k2.ID {
+				t.Fatal("two keys share a secret or id")
 			}
 			for _, tc := range []struct {
 				secret, account string
@@ -77,7 +84,7 @@ func keyCases() []Case {
 			if err != nil || len(keys) != 2 || keys[0].ID != k1.ID || keys[1].ID != k2.ID {
 				t.Fatalf("Keys() = %+v, %v; want k1 then k2", keys, err)
 			}
-			if keys[0].Active() || !keys[1].Active() {
+			if keys[0].Active() || keys[0].RevokedAt.IsZero() || !keys[1].Active() {
 				t.Errorf("revocation not listed: %+v", keys)
 			}
 			revokedAt := keys[0].RevokedAt

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fasthttp/websocket"
-
 	"github.com/earshot-dev/earshot/store/postgres/pgtest"
 )
 
@@ -212,57 +210,11 @@ func TestClusterKillDuringLive(t *testing.T) {
 	key := strings.TrimSpace(out)
 	path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
 	audio := pcmOf(t, path)
-	s := a.createLive(key, map[string]any{})
-	c, err := dial(t, s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	acked := make(chan int, 1024)
-	go func() {
-		defer close(acked)
-		for {
-			_, msg, err := c.ReadMessage()
-			if err != nil {
-				return
-			}
-			var m struct {
-				Type string
-				Data struct {
-					ByteRange []int `json:"byte_range"`
-				}
-			}
-			if json.Unmarshal(msg, &m) == nil && m.Type == "audio_chunk" && len(m.Data.ByteRange) == 2 {
-				acked <- m.Data.ByteRange[1]
-			}
-		}
-	}()
-	for i := 0; i < 3*32000 && i < len(audio); i += 3200 {
-		if err := c.WriteMessage(websocket.BinaryMessage, audio[i:i+3200]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	lastAck := 0
-	deadline := time.After(30 * time.Second)
-	for lastAck < 2*32000 {
-		select {
-		case n, ok := <-acked:
-			if !ok {
-				t.Fatal("socket closed before the acks")
-			}
-			lastAck = max(lastAck, n)
-		case <-deadline:
-			t.Fatalf("acked %d bytes within 30s", lastAck)
-		}
-	}
-	a.Kill()
-	for n := range acked {
-		lastAck = max(lastAck, n)
-	}
+	id, lastAck := a.streamAndKill(t, key, audio)
 	a2 := startDaemon(t, a.DataDir, clusterConfig(dsn, "node-a"))
-	rec := a2.waitLive(key, s.ID, 3*time.Minute)
+	rec := a2.waitLive(key, id, 3*time.Minute)
 	t.Logf("after the kill: %v (error_code %v), %d bytes acked", rec["status"], rec["error_code"], lastAck)
-	status, wav := b.do("GET", "/v2/live/"+s.ID+"/file", key, nil, "", nil)
+	status, wav := b.do("GET", "/v2/live/"+id+"/file", key, nil, "", nil)
 	if status != 200 {
 		t.Fatalf("recording from B after A's restart: %d %.200s", status, wav)
 	}

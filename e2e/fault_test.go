@@ -35,14 +35,12 @@ func (d *daemonProc) waitLive(key, id string, timeout time.Duration) map[string]
 	}
 }
 
-// TestKillDuringLive: SIGKILL while a WebSocket session streams; after a
-// restart the job ends done or error (never stuck), and the recording on
-// disk holds every byte that was acknowledged, unchanged.
-func TestKillDuringLive(t *testing.T) {
-	d := startDaemon(t, "", "")
-	key := createKey(t, d.DataDir, "acme")
-	path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
-	audio := pcmOf(t, path)
+// streamAndKill creates a live session on d, sends about 3 s of audio in
+// 100 ms frames, SIGKILLs d once 2 s are acknowledged, and returns the
+// session's ID and the highest byte offset acknowledged (counting acks in
+// flight at the kill).
+func (d *daemonProc) streamAndKill(t *testing.T, key string, audio []byte) (id string, lastAck int) {
+	t.Helper()
 	s := d.createLive(key, map[string]any{})
 	c, err := dial(t, s.URL)
 	if err != nil {
@@ -51,10 +49,10 @@ func TestKillDuringLive(t *testing.T) {
 	defer c.Close()
 	acked := make(chan int, 1024)
 	go func() {
+		defer close(acked)
 		for {
-			_, b, err := c.ReadMessage()
+			_, msg, err := c.ReadMessage()
 			if err != nil {
-				close(acked)
 				return
 			}
 			var m struct {
@@ -63,18 +61,16 @@ func TestKillDuringLive(t *testing.T) {
 					ByteRange []int `json:"byte_range"`
 				}
 			}
-			if json.Unmarshal(b, &m) == nil && m.Type == "audio_chunk" && len(m.Data.ByteRange) == 2 {
+			if json.Unmarshal(msg, &m) == nil && m.Type == "audio_chunk" && len(m.Data.ByteRange) == 2 {
 				acked <- m.Data.ByteRange[1]
 			}
 		}
 	}()
-	// Send about 3 s of audio in 100 ms frames, then kill once 2 s are acked.
 	for i := 0; i < 3*32000 && i < len(audio); i += 3200 {
 		if err := c.WriteMessage(websocket.BinaryMessage, audio[i:i+3200]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	lastAck := 0
 	deadline := time.After(30 * time.Second)
 	for lastAck < 2*32000 {
 		select {
@@ -91,16 +87,28 @@ func TestKillDuringLive(t *testing.T) {
 	for n := range acked { // acks that were in flight at the kill
 		lastAck = max(lastAck, n)
 	}
+	return s.ID, lastAck
+}
+
+// TestKillDuringLive: SIGKILL while a WebSocket session streams; after a
+// restart the job ends done or error (never stuck), and the recording on
+// disk holds every byte that was acknowledged, unchanged.
+func TestKillDuringLive(t *testing.T) {
+	d := startDaemon(t, "", "")
+	key := createKey(t, d.DataDir, "acme")
+	path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
+	audio := pcmOf(t, path)
+	id, lastAck := d.streamAndKill(t, key, audio)
 
 	d2 := startDaemon(t, d.DataDir, "")
-	rec := d2.waitLive(key, s.ID, 3*time.Minute)
+	rec := d2.waitLive(key, id, 3*time.Minute)
 	t.Logf("after the crash: %v (error_code %v), %d bytes acked", rec["status"], rec["error_code"], lastAck)
 	if st := rec["status"]; st == "error" {
 		if ec, _ := rec["error_code"].(float64); ec < 400 || ec > 599 {
 			t.Errorf("error without error_code: %v", rec["error_code"])
 		}
 	}
-	status, wav := d2.do("GET", "/v2/live/"+s.ID+"/file", key, nil, "", nil)
+	status, wav := d2.do("GET", "/v2/live/"+id+"/file", key, nil, "", nil)
 	if status != 200 {
 		if rec["status"] == "done" {
 			t.Fatalf("done job without its recording: %d %s", status, wav)

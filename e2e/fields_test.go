@@ -114,12 +114,10 @@ func cues(file string) []cue {
 	return out
 }
 
-// TestEveryRequestField walks every field POST /v2/pre-recorded accepts
-// (SPEC 2.4, the config objects of 2.6 and 2.7) through the real daemon and
-// shows its effect on the result, or its 422. It fails when params accepts
-// a field no case covers: a field is never accepted and ignored.
-func TestEveryRequestField(t *testing.T) {
-	chat := newChatStandIn(t)
+// startHookReceiver serves a callbackReceiver on a local port for the
+// test's life and returns it with its URL.
+func startHookReceiver(t *testing.T) (*callbackReceiver, string) {
+	t.Helper()
 	hook := &callbackReceiver{hit: make(chan struct{}, 1)}
 	hookLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -128,16 +126,23 @@ func TestEveryRequestField(t *testing.T) {
 	hookSrv := &http.Server{Handler: hook}
 	go hookSrv.Serve(hookLn)
 	t.Cleanup(func() { hookSrv.Close() })
-	hookURL := "http://" + hookLn.Addr().String() + "/hook"
+	return hook, "http://" + hookLn.Addr().String() + "/hook"
+}
 
-	d := startDaemon(t, "", fmt.Sprintf("addons:\n  llm:\n    url: %s/v1\n    model: stand-in-model\n    timeout: 10s\n    retries: -1\n", chat.srv.URL))
-	key := createKey(t, d.DataDir, "acme")
+// caseFields is one field case's name and the request fields it covers.
+type caseFields struct {
+	name   string
+	fields []string
+}
 
-	cases := fieldCases(hookURL, hook)
-	// Every accepted field has a case, and every case names real fields.
+// checkFieldCoverage fails the test for a case naming a field the request
+// type req does not accept, and for an accepted field no case covers
+// (covered lists fields other tests cover); route names the endpoint in
+// the message, or is empty.
+func checkFieldCoverage(t *testing.T, req reflect.Type, route string, cases []caseFields, covered map[string]bool) {
+	t.Helper()
 	var accepted []string
-	requestFields(reflect.TypeOf(params.PreRecorded{}), "", &accepted)
-	covered := map[string]bool{}
+	requestFields(req, "", &accepted)
 	for _, c := range cases {
 		for _, f := range c.fields {
 			if !slices.Contains(accepted, f) {
@@ -148,9 +153,29 @@ func TestEveryRequestField(t *testing.T) {
 	}
 	for _, f := range accepted {
 		if !covered[f] {
-			t.Errorf("params accepts %s, and no case shows what it does (add one, or refuse it with 422)", f)
+			t.Errorf("params accepts %s%s, and no case shows what it does (add one, or refuse it with 422)", f, route)
 		}
 	}
+}
+
+// TestEveryRequestField walks every field POST /v2/pre-recorded accepts
+// (SPEC 2.4, the config objects of 2.6 and 2.7) through the real daemon and
+// shows its effect on the result, or its 422. It fails when params accepts
+// a field no case covers: a field is never accepted and ignored.
+func TestEveryRequestField(t *testing.T) {
+	chat := newChatStandIn(t)
+	hook, hookURL := startHookReceiver(t)
+
+	d := startDaemon(t, "", fmt.Sprintf("addons:\n  llm:\n    url: %s/v1\n    model: stand-in-model\n    timeout: 10s\n    retries: -1\n", chat.srv.URL))
+	key := createKey(t, d.DataDir, "acme")
+
+	cases := fieldCases(hookURL, hook)
+	// Every accepted field has a case, and every case names real fields.
+	var named []caseFields
+	for _, c := range cases {
+		named = append(named, caseFields{c.name, c.fields})
+	}
+	checkFieldCoverage(t, reflect.TypeOf(params.PreRecorded{}), "", named, map[string]bool{})
 
 	files := map[string]string{}
 	upload := func(t *testing.T, audio string) string {

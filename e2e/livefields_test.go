@@ -3,8 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,15 +82,7 @@ type liveCase struct {
 // no case covers: a field is never accepted and ignored.
 func TestEveryLiveField(t *testing.T) {
 	chat := newChatStandIn(t)
-	hook := &callbackReceiver{hit: make(chan struct{}, 1)}
-	hookLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hookSrv := &http.Server{Handler: hook}
-	go hookSrv.Serve(hookLn)
-	t.Cleanup(func() { hookSrv.Close() })
-	hookURL := "http://" + hookLn.Addr().String() + "/hook"
+	hook, hookURL := startHookReceiver(t)
 	// The live pass's own result and requests are what each case shows: no
 	// batch pass replaces the result (or sends requests during the next
 	// case) after a session (live_record_test.go tests the batch pass).
@@ -100,22 +90,12 @@ func TestEveryLiveField(t *testing.T) {
 	key := createKey(t, d.DataDir, "acme")
 
 	cases := liveCases(hookURL, hook)
-	var accepted []string
-	requestFields(reflect.TypeOf(params.Live{}), "", &accepted)
-	covered := map[string]bool{"language_config.code_switching": true} // TestLiveCodeSwitching, below
+	var named []caseFields
 	for _, c := range cases {
-		for _, f := range c.fields {
-			if !slices.Contains(accepted, f) {
-				t.Errorf("case %q names %s, which params does not accept", c.name, f)
-			}
-			covered[f] = true
-		}
+		named = append(named, caseFields{c.name, c.fields})
 	}
-	for _, f := range accepted {
-		if !covered[f] {
-			t.Errorf("params accepts %s on /v2/live, and no case shows what it does (add one, or refuse it with 422)", f)
-		}
-	}
+	covered := map[string]bool{"language_config.code_switching": true} // TestLiveCodeSwitching, below
+	checkFieldCoverage(t, reflect.TypeOf(params.Live{}), " on /v2/live", named, covered)
 
 	run := func(t *testing.T, body map[string]any, a liveAudio) liveRun {
 		t.Helper()

@@ -1,11 +1,11 @@
 package store_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/store/storetest"
 )
 
 // t0 is an arbitrary creation time with nanoseconds and a non-UTC zone.
@@ -39,4 +39,17 @@ func ids(jobs []*store.Job) []string {
 	return out
 }
 
-func bytesReader(s string) *strings.Reader { return strings.NewReader(s) }
+// runConformanceCase runs the named store/storetest conformance case on a
+// fresh bbolt store and returns the store, for bbolt-only checks after it.
+func runConformanceCase(t *testing.T, name string) *store.DB {
+	t.Helper()
+	db := storetest.Open(t)
+	for _, c := range storetest.Cases() {
+		if c.Name == name {
+			c.Run(t, db)
+			return db
+		}
+	}
+	t.Fatalf("no conformance case %q", name)
+	return nil
+}

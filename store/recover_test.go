@@ -188,34 +188,3 @@ func crashChild(dir string) {
 	_, _ = io.Copy(io.Discard, os.Stdin) // until killed
 	os.Exit(3)
 }
-
-// TestRecoverCrashed: after a crash of the process itself, jobs left
-// processing are reported as suspects and stay processing; queued jobs
-// stay queued.
-func TestRecoverCrashed(t *testing.T) {
-	db, err := store.Open(t.TempDir(), &store.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	mustCreate(t, db,
-		newJob("p1", "a", store.KindPreRecorded, store.StatusQueued, t0),
-		newJob("p2", "a", store.KindPreRecorded, store.StatusQueued, t0.Add(time.Second)),
-	)
-	if _, err := db.ClaimNext(store.KindPreRecorded); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := db.Recover(store.RecoverOptions{Crashed: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(rep.Suspects, []string{"p1"}) || len(rep.Requeued) != 0 {
-		t.Errorf("Recover = %+v, want p1 suspect and nothing requeued", rep)
-	}
-	if j, err := db.Job("p1"); err != nil || j.Status != store.StatusProcessing {
-		t.Errorf("p1 = %+v, %v: want still processing", j, err)
-	}
-	if j, err := db.ClaimNext(store.KindPreRecorded); err != nil || j.ID != "p2" {
-		t.Errorf("ClaimNext = %+v, %v: want p2", j, err)
-	}
-}

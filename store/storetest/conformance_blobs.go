@@ -187,7 +187,7 @@ func retentionCases() []Case {
 	return []Case{
 		{"ExpireJobs", func(t *testing.T, s store.Store) {
 			cut := t0
-			var want []string // pre-recorded, oldest first
+			want := map[store.Kind][]string{} // per kind, oldest first
 			for i, st := range []store.Status{store.StatusQueued, store.StatusProcessing, store.StatusDone, store.StatusError} {
 				for _, kind := range []store.Kind{store.KindPreRecorded, store.KindLive} {
 					for _, age := range []struct {
@@ -199,8 +199,8 @@ func retentionCases() []Case {
 						j.Blob = "blob-" + id
 						writeBlob(t, s, j.Blob, "audio")
 						mustCreate(t, s, j)
-						if kind == store.KindPreRecorded && age.name == "old" && (st == store.StatusDone || st == store.StatusError) {
-							want = append(want, id)
+						if age.name == "old" && (st == store.StatusDone || st == store.StatusError) {
+							want[kind] = append(want[kind], id)
 						}
 					}
 				}
@@ -210,15 +210,25 @@ func retentionCases() []Case {
 			if err := s.EnqueueDelivery(&store.Delivery{JobID: "owed", Account: "acme", URL: "http://127.0.0.1:9/cb"}); err != nil {
 				t.Fatal(err)
 			}
+			pre := want[store.KindPreRecorded]
+			if n, _ := s.CountJobs(store.KindPreRecorded, ""); n != 13 {
+				t.Errorf("pre-recorded jobs before expiry: %d, want 13", n)
+			}
 			got, err := s.ExpireJobs(store.KindPreRecorded, cut, 1)
-			if err != nil || !slices.Equal(got, want[:1]) {
-				t.Fatalf("ExpireJobs(limit 1) = %v, %v; want %v", got, err, want[:1])
+			if err != nil || !slices.Equal(got, pre[:1]) {
+				t.Fatalf("ExpireJobs(limit 1) = %v, %v; want %v", got, err, pre[:1])
 			}
 			got, err = s.ExpireJobs(store.KindPreRecorded, cut, 100)
-			if err != nil || !slices.Equal(got, want[1:]) {
-				t.Fatalf("ExpireJobs = %v, %v; want %v", got, err, want[1:])
+			if err != nil || !slices.Equal(got, pre[1:]) {
+				t.Fatalf("ExpireJobs = %v, %v; want %v", got, err, pre[1:])
 			}
-			for _, id := range want {
+			if again, err := s.ExpireJobs(store.KindPreRecorded, cut, 100); err != nil || len(again) != 0 {
+				t.Errorf("second ExpireJobs = %v, %v; want none", again, err)
+			}
+			if n, _ := s.CountJobs(store.KindPreRecorded, ""); n != 11 {
+				t.Errorf("pre-recorded jobs after expiry: %d, want 11", n)
+			}
+			for _, id := range pre {
 				if _, err := s.Job(id); !errors.Is(err, store.ErrNotFound) || blobExists(t, s, "blob-"+id) {
 					t.Errorf("%s after expiry: %v, blob kept %t", id, err, blobExists(t, s, "blob-"+id))
 				}
@@ -229,8 +239,19 @@ func retentionCases() []Case {
 			if n, _ := s.CountJobs(store.KindLive, ""); n != 12 {
 				t.Errorf("live jobs after expiring pre-recorded ones: %d, want 12", n)
 			}
-			if got, err := s.ExpireJobs(store.KindLive, cut, 100); err != nil || len(got) != 2 {
-				t.Errorf("ExpireJobs(live) = %v, %v; want 2", got, err)
+			if got, err := s.ExpireJobs(store.KindLive, cut, 100); err != nil || !slices.Equal(got, want[store.KindLive]) {
+				t.Errorf("ExpireJobs(live) = %v, %v; want %v", got, err, want[store.KindLive])
+			}
+			if again, err := s.ExpireJobs(store.KindLive, cut, 100); err != nil || len(again) != 0 {
+				t.Errorf("second ExpireJobs(live) = %v, %v; want none", again, err)
+			}
+			if n, _ := s.CountJobs(store.KindLive, ""); n != 10 {
+				t.Errorf("live jobs after expiry: %d, want 10", n)
+			}
+			for _, id := range want[store.KindLive] {
+				if _, err := s.Job(id); !errors.Is(err, store.ErrNotFound) || blobExists(t, s, "blob-"+id) {
+					t.Errorf("%s after expiry: %v, blob kept %t", id, err, blobExists(t, s, "blob-"+id))
+				}
 			}
 			for _, tc := range []struct {
 				kind  store.Kind

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -18,8 +19,8 @@ func keyCases() []Case {
 			for _, tc := range []struct {
 				account string
 				ok      bool
-			}{{"acme", true}, {"a.b_c-1", true}, {strings.Repeat("a", 64), true},
-				{"", false}, {strings.Repeat("a", 65), false}, {"a b", false}, {"é", false}} {
+			}{{"acme", true}, {"a.b_c-1", true}, {"A.b_c-9", true}, {strings.Repeat("a", 64), true},
+				{"", false}, {strings.Repeat("a", 65), false}, {"a b", false}, {"slash/x", false}, {"é", false}} {
 				secret, k, err := s.CreateKey(tc.account)
 				if !tc.ok {
 					if !errors.Is(err, store.ErrInvalid) {
@@ -30,6 +31,9 @@ func keyCases() []Case {
 				if err != nil || !strings.HasPrefix(secret, store.SecretPrefix) || k.Prefix != secret[:8] || k.Account != tc.account ||
 					len(k.ID) != 12 || !k.Active() || k.CreatedAt.IsZero() {
 					t.Errorf("CreateKey(%q) = %q, %+v, %v", tc.account, secret, k, err)
+				}
+				if raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(secret, store.SecretPrefix)); err != nil || len(raw) != 32 {
+					t.Errorf("secret %q: not %s + base64url(32 bytes): %v", secret, store.SecretPrefix, err)
 				}
 				got, err := s.Key(k.ID)
 				if err != nil || !reflect.DeepEqual(got, k) {
@@ -48,6 +52,9 @@ func keyCases() []Case {
 			s2, k2, err := s.CreateKey("two")
 			if err != nil {
 				t.Fatal(err)
+			}
+			if s1 == s2 || k1.ID == k2.ID {
+				t.Fatal("two keys share a secret or id")
 			}
 			for _, tc := range []struct {
 				secret, account string
@@ -77,7 +84,7 @@ func keyCases() []Case {
 			if err != nil || len(keys) != 2 || keys[0].ID != k1.ID || keys[1].ID != k2.ID {
 				t.Fatalf("Keys() = %+v, %v; want k1 then k2", keys, err)
 			}
-			if keys[0].Active() || !keys[1].Active() {
+			if keys[0].Active() || keys[0].RevokedAt.IsZero() || !keys[1].Active() {
 				t.Errorf("revocation not listed: %+v", keys)
 			}
 			revokedAt := keys[0].RevokedAt
@@ -124,7 +131,9 @@ func jobCases() []Case {
 				{"empty id", newJob("", "a", store.KindLive, store.StatusQueued, t0), store.ErrInvalid},
 				{"long id", newJob(strings.Repeat("x", 257), "a", store.KindLive, store.StatusQueued, t0), store.ErrInvalid},
 				{"empty account", newJob("x1", "", store.KindLive, store.StatusQueued, t0), store.ErrInvalid},
+				{"empty kind", newJob("x2", "a", "", store.StatusQueued, t0), store.ErrInvalid},
 				{"unknown kind", newJob("x3", "a", "batch", store.StatusQueued, t0), store.ErrInvalid},
+				{"empty status", newJob("x4", "a", store.KindLive, "", t0), store.ErrInvalid},
 				{"unknown status", newJob("x5", "a", store.KindLive, "paused", t0), store.ErrInvalid},
 				{"zero created", newJob("x6", "a", store.KindLive, store.StatusQueued, time.Time{}), store.ErrInvalid},
 				{"nil", nil, store.ErrInvalid},
@@ -170,6 +179,10 @@ func jobCases() []Case {
 			if string(got.Params) != string(in.Params) {
 				t.Errorf("Params not kept byte for byte: %s", got.Params)
 			}
+			fj, _ := json.Marshal(got.File)
+			if string(fj) != `{"id":"f1","filename":"call.wav","source":null,"audio_duration":12.5,"number_of_channels":2}` {
+				t.Errorf("File JSON = %s", fj)
+			}
 			if _, err := s.Job("nope"); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("Job(unknown) = %v, want ErrNotFound", err)
 			}
@@ -200,11 +213,17 @@ func jobCases() []Case {
 			if blobExists(t, s, "j-audio") || !blobExists(t, s, "k-audio") {
 				t.Error("DeleteJob did not remove exactly its own blob")
 			}
+			if _, err := s.OpenBlob("j-audio"); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("blob after delete: %v, want ErrNotFound", err)
+			}
 			if n, _ := s.PendingDeliveries(); n != 1 {
 				t.Errorf("PendingDeliveries = %d, want 1 (only k's)", n)
 			}
 			if got, err := s.ClaimNext(store.KindPreRecorded); err != nil || got.ID != "k" {
 				t.Errorf("ClaimNext = %v, %v; want k", got, err)
+			}
+			if list, _ := s.ListJobs(store.ListQuery{Account: "acme", Kind: store.KindPreRecorded}); len(list) != 1 {
+				t.Errorf("ListJobs after delete = %v", ids(list))
 			}
 		}},
 	}

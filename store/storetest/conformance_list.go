@@ -99,6 +99,8 @@ func testListJobs(t *testing.T, s store.Store) {
 		{"before is strict", with(func(q *store.ListQuery) { q.Before = at(3) }), []string{"a2", "a1"}},
 		{"range", with(func(q *store.ListQuery) { q.After, q.Before = at(1), at(4) }), []string{"a3b", "a3a", "a3B", "a2"}},
 		{"empty range", with(func(q *store.ListQuery) { q.After, q.Before = at(3), at(3) }), nil},
+		{"before everything", with(func(q *store.ListQuery) { q.Before = at(0) }), nil},
+		{"after everything", with(func(q *store.ListQuery) { q.After = at(9) }), nil},
 		{"nanosecond bound", with(func(q *store.ListQuery) { q.After = at(3).Add(-time.Nanosecond) }), []string{"a4", "a3b", "a3a", "a3B"}},
 		{"offset", with(func(q *store.ListQuery) { q.Offset = 3 }), []string{"a3B", "a2", "a1"}},
 		{"limit", with(func(q *store.ListQuery) { q.Limit = 2 }), []string{"a4", "a3b"}},
@@ -110,6 +112,9 @@ func testListJobs(t *testing.T, s store.Store) {
 		{"metadata number", with(func(q *store.ListQuery) { q.Metadata = map[string]string{"n": "5"} }), []string{"a3a", "a2", "a1"}},
 		{"metadata number as float", with(func(q *store.ListQuery) { q.Metadata = map[string]string{"n": "5.0"} }), []string{"a2", "a1"}},
 		{"metadata bool", with(func(q *store.ListQuery) { q.Metadata = map[string]string{"vip": "true"} }), []string{"a3b"}},
+		{"metadata two keys", with(func(q *store.ListQuery) {
+			q.Metadata = map[string]string{"team": "blue", "n": "5"}
+		}), []string{"a3a", "a1"}},
 		{"metadata with status, offset and limit", with(func(q *store.ListQuery) {
 			q.Metadata = map[string]string{"team": "blue"}
 			q.Statuses = []store.Status{store.StatusDone, store.StatusError}
@@ -188,7 +193,7 @@ func queueCases() []Case {
 			}
 		}},
 		{"ClaimNextConcurrent", func(t *testing.T, s store.Store) {
-			const n = 60
+			const n = 200
 			for i := range n {
 				mustCreate(t, s, newJob(time.Duration(i).String(), "a", store.KindPreRecorded, store.StatusQueued, t0.Add(time.Duration(i))))
 			}
@@ -258,6 +263,9 @@ func queueCases() []Case {
 			if got, err := s.AwaitingAudio(); err != nil || len(got) != 1 || got[0].ID != "f" {
 				t.Fatalf("AwaitingAudio = %v, %v", got, err)
 			}
+			if err := s.Check(); err != nil {
+				t.Fatalf("Check with a job awaiting audio: %v", err)
+			}
 			if _, err := s.UpdateJob("f", func(j *store.Job) ([]*store.Delivery, error) {
 				j.AwaitingAudio, j.Blob = false, "job-f"
 				return nil, nil
@@ -266,6 +274,9 @@ func queueCases() []Case {
 			}
 			if got, err := s.AwaitingAudio(); err != nil || len(got) != 0 {
 				t.Fatalf("AwaitingAudio after the fetch = %v, %v", got, err)
+			}
+			if err := s.Check(); err != nil {
+				t.Fatalf("Check after the fetch: %v", err)
 			}
 			if c, err := s.ClaimNext(store.KindPreRecorded); err != nil || c.ID != "f" {
 				t.Fatalf("claim after the fetch = %v, %v", c, err)
@@ -290,6 +301,13 @@ func queueCases() []Case {
 			if err != nil || !slices.Equal(rep.Suspects, []string{"p1", "p2"}) || len(rep.Requeued) != 0 ||
 				!slices.Equal(rep.Live, []string{"l1", "l2"}) {
 				t.Fatalf("Recover(crashed) = %+v, %v", rep, err)
+			}
+			// After a crash of the process itself the suspects stay
+			// processing and queued jobs stay queued.
+			for id, want := range map[string]store.Status{"p1": store.StatusProcessing, "p2": store.StatusProcessing, "p3": store.StatusQueued} {
+				if j, err := s.Job(id); err != nil || j.Status != want {
+					t.Errorf("after Recover(crashed) %s = %+v, %v; want %s", id, j, err, want)
+				}
 			}
 			rep, err = s.Recover(store.RecoverOptions{})
 			if err != nil || !slices.Equal(rep.Requeued, []string{"p1", "p2"}) || len(rep.Suspects) != 0 {

@@ -3,7 +3,6 @@ package sphinx
 /*
 #cgo pkg-config: pocketsphinx sphinxbase
 #include <stdlib.h>
-#include <string.h>
 #include <malloc.h>
 #include <pocketsphinx.h>
 #include <sphinxbase/err.h>
@@ -104,21 +103,15 @@ static int es_first_pass_search(ps_decoder_t *ps, const char *name) {
 	cmd_ln_set_int_r(cfg, "-bestpath", bestpath);
 	if (rv < 0)
 		return -3;
-	// Making a search sets the shared acoustic model up for that search
-	// (a one-pass search stops it keeping the utterance's frames, which the
-	// second pass rescans): make the active search again on the same model
-	// so the acoustic model is set up for it, as it was before.
-	char *base = strdup(cur); // cur is the old search's own name
-	if (base == NULL)
+	// Making a search sets the shared acoustic model up for that search:
+	// a one-pass search stops it keeping the utterance's frames, which the
+	// second pass of the active search rescans. Make a second search with
+	// the decoder's own passes on the same model, so the acoustic model is
+	// set up for them again, and go back to the active search untouched.
+	if (ps_set_lm(ps, "earshot_full_pass", lm) < 0)
+		return -4;
+	if (ps_set_search(ps, cur) < 0)
 		return -5;
-	ngram_model_retain(lm);
-	rv = ps_set_lm(ps, base, lm);
-	ngram_model_free(lm);
-	if (rv >= 0)
-		rv = ps_set_search(ps, base);
-	free(base);
-	if (rv < 0)
-		return -6;
 	return 0;
 }
 static int32 es_seg_ascr(ps_seg_t *seg) {

@@ -22,19 +22,7 @@ import (
 // pg is the package's throwaway PostgreSQL server, started by TestMain.
 var pg *pgtest.Server
 
-func TestMain(m *testing.M) {
-	var err error
-	pg, err = pgtest.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := pg.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &pg)) }
 
 // openNode opens the database dsn as node id; a cleanup closes it.
 func openNode(t *testing.T, dsn, id string) *postgres.DB {

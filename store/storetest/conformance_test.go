@@ -1,7 +1,6 @@
 package storetest_test
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -13,19 +12,7 @@ import (
 // pg is the package's throwaway PostgreSQL server, started by TestMain.
 var pg *pgtest.Server
 
-func TestMain(m *testing.M) {
-	var err error
-	pg, err = pgtest.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := pg.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &pg)) }
 
 // TestConformance runs the same cases against both backends.
 func TestConformance(t *testing.T) {

@@ -256,3 +256,19 @@ func (s *Server) Halt() error {
 
 // Resume starts a halted server again on its port.
 func (s *Server) Resume() error { return s.pgStart() }
+
+// Main is a test package's TestMain body: it starts a throwaway server into
+// *srv, runs the tests and stops the server, and returns the exit code.
+func Main(m *testing.M, srv **Server) int {
+	var err error
+	*srv, err = Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	if err := (*srv).Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	return code
+}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/errcode"
 )
 
 // FuzzParseListQuery: any query string either parses into bounds the store
@@ -83,8 +83,8 @@ func FuzzDecodeClientMessage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		typ, audio, err := decodeClientMessage(data)
 		if err != nil {
-			var de *daemon.Error
-			if !errors.As(err, &de) || de.Kind != daemon.ErrBadMessage {
+			var de *errcode.Error
+			if !errors.As(err, &de) || de.Kind != errBadMessage {
 				t.Fatalf("%q: error %v is not a bad-message error", data, err)
 			}
 			if typ != "" || audio != nil {

@@ -15,15 +15,23 @@ import (
 	"github.com/fasthttp/websocket"
 	"github.com/valyala/fasthttp"
 
-	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/errcode"
+	"github.com/earshot-dev/earshot/ingest"
 	"github.com/earshot-dev/earshot/store"
 )
 
-// Live is what the API needs of the job service for live sessions.
+// Live is what the API needs of the job service for live sessions: the
+// WebSocket attaches through the door contract (ingest.Session) as the SIP
+// and WHIP doors do, with itself as the listener of the session's
+// messages; the attachment lasts while ctx does.
 type Live interface {
 	CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (*store.Job, string, error)
-	AttachLive(ctx context.Context, token string, out func([]byte) bool, kick func()) (*daemon.Attachment, error)
+	AttachLive(ctx context.Context, token string, l ingest.Listener) (ingest.Session, error)
 }
+
+// errBadMessage is the kind of a client message that is not one of the
+// protocol's (close 4400).
+var errBadMessage = errors.New("api: bad message")
 
 // LiveLimits bound the WebSocket door.
 type LiveLimits struct {
@@ -45,7 +53,7 @@ const (
 // closeCode maps a job-service error to the WebSocket close code: the one
 // mapping for this door.
 func closeCode(err error) int {
-	switch daemon.Status(err) {
+	switch errcode.Status(err) {
 	case 401:
 		return closeBadToken
 	case 404:
@@ -55,22 +63,22 @@ func closeCode(err error) int {
 	case 400:
 		return closeBadMessage
 	}
-	if errors.Is(err, daemon.ErrBadMessage) {
+	if errors.Is(err, errBadMessage) {
 		return closeBadMessage
 	}
 	return closeInternal
 }
 
 // closeText is the close reason for err: the client-facing message of
-// daemon.Message, except for a bad message, which has no HTTP status (so
+// errcode.Message, except for a bad message, which has no HTTP status (so
 // Message would say "internal error") and whose own text says what was
 // wrong.
 func closeText(err error) string {
-	var e *daemon.Error
-	if errors.Is(err, daemon.ErrBadMessage) && errors.As(err, &e) {
+	var e *errcode.Error
+	if errors.Is(err, errBadMessage) && errors.As(err, &e) {
 		return e.Msg
 	}
-	return daemon.Message(err)
+	return errcode.Message(err)
 }
 
 func (s *Server) createLive(ctx *fasthttp.RequestCtx) {
@@ -137,24 +145,16 @@ func (s *Server) liveSocket(ctx *fasthttp.RequestCtx, token string) {
 // trusted once the token is.
 func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits, gc *guardedConn) {
 	log := s.log.With("remote_addr", conn.RemoteAddr().String())
-	out := make(chan []byte, 4096)
+	l := &wsListener{out: make(chan []byte, 4096), kicked: make(chan struct{})}
+	out, kicked := l.out, l.kicked
 	closeReq := make(chan wsClose, 1)
-	kicked := make(chan struct{})
-	var kickOnce sync.Once
 	readerDone := make(chan struct{})
+	// The attachment's lifetime: cancelled when the reader leaves, which
+	// detaches the session (it waits live.reconnect_grace for another).
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	att, err := s.svc.AttachLive(ctx, token,
-		func(b []byte) bool {
-			select {
-			case out <- b:
-				return true
-			default:
-				return false
-			}
-		},
-		func() { kickOnce.Do(func() { close(kicked) }) })
+	att, err := s.svc.AttachLive(ctx, token, l)
 	if err != nil {
 		writeClose(conn, closeCode(err), closeText(err))
 		return
@@ -187,7 +187,7 @@ func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits, g
 					break
 				}
 				if err := att.Err(); err != nil {
-					writeClose(conn, closeCode(err), daemon.Message(err)) // ended from outside: its key was revoked
+					writeClose(conn, closeCode(err), errcode.Message(err)) // ended from outside: its key was revoked
 				} else {
 					writeClose(conn, closeNormal, "session ended")
 				}
@@ -216,7 +216,7 @@ func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits, g
 	})
 	defer wg.Wait()
 	defer close(readerDone)
-	defer att.Detach()
+	defer cancel() // detach
 
 	closeWith := func(code int, text string) {
 		select {
@@ -284,7 +284,7 @@ type clientMessage struct {
 	} `json:"data"`
 }
 
-func (s *Server) liveText(ctx context.Context, att *daemon.Attachment, data []byte) error {
+func (s *Server) liveText(ctx context.Context, att ingest.Session, data []byte) error {
 	typ, audio, err := decodeClientMessage(data)
 	if err != nil {
 		return err
@@ -322,8 +322,28 @@ func decodeClientMessage(data []byte) (string, []byte, error) {
 }
 
 func badMessage(text string) error {
-	return &daemon.Error{Kind: daemon.ErrBadMessage, Msg: text}
+	return &errcode.Error{Kind: errBadMessage, Msg: text}
 }
+
+// wsListener takes a session's messages for the connection's writer:
+// Send never blocks (a full queue drops the message), Kick closes kicked
+// once.
+type wsListener struct {
+	out      chan []byte
+	kicked   chan struct{}
+	kickOnce sync.Once
+}
+
+func (l *wsListener) Send(b []byte) bool {
+	select {
+	case l.out <- b:
+		return true
+	default:
+		return false
+	}
+}
+
+func (l *wsListener) Kick() { l.kickOnce.Do(func() { close(l.kicked) }) }
 
 // lingerClose closes conn after reading (and dropping) what the client still
 // sends for up to a second, until its close frame: closing a socket with

@@ -118,7 +118,7 @@ func (d *Daemon) RevokeKey(ctx context.Context, id string) error {
 	if err := revokeKey(d.db, id); err != nil {
 		return err
 	}
-	d.endKeySessions(id)
+	d.live.EndKey(id)
 	return nil
 }
 
@@ -166,7 +166,7 @@ func (d *Daemon) serveAdmin(ctx context.Context, ln net.Listener) error {
 			}
 			resp := Admin(d.db, req)
 			if req.Op == "keys.revoke" && resp.Error == "" {
-				d.endKeySessions(req.ID)
+				d.live.EndKey(req.ID)
 			}
 			if req.Op != "keys.list" {
 				d.log.Info("admin request", "op", req.Op, "account_id", req.Account, "error", resp.Error)

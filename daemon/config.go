@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/earshot-dev/earshot/config"
+	"github.com/earshot-dev/earshot/daemon/live"
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/ingest/sip"
 	"github.com/earshot-dev/earshot/ingest/webrtc"
@@ -54,7 +55,7 @@ type Config struct {
 	// Callbacks configures the callback outbox.
 	Callbacks CallbacksConfig `yaml:"callbacks"`
 	// Live configures live sessions.
-	Live LiveConfig `yaml:"live"`
+	Live live.Config `yaml:"live"`
 	// Retention says how long finished jobs and uploads are kept.
 	Retention RetentionConfig `yaml:"retention"`
 	// Addons configures the add-ons, chiefly their language-model backend.

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/earshot-dev/earshot/daemon/live"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
@@ -35,18 +36,12 @@ type Daemon struct {
 	running map[string]context.CancelFunc // guarded by mu: job id → cancel of its worker
 	closed  bool                          // guarded by mu
 
-	liveMu   sync.Mutex
-	sessions map[string]*liveSession // guarded by liveMu: live sessions not ended, at most Live.Capacity
-
-	// liveAdmit serialises admitting a live session (capacity and quota)
-	// with adding it to sessions.
-	liveAdmit sync.Mutex
+	live *live.Service // the live sessions (package live)
 
 	fetcher     *fetcher   // downloads audio_url beside the workers
 	claimMu     sync.Mutex // serialises claims, so workers take turns between accounts
 	lastClaimed string     // guarded by claimMu: the account of the last job claimed
 	batchTurn   bool       // guarded by claimMu: the next claim tries a batch pass first
-	gate        *batchGate // keeps batch passes below live audio (live_batchpass.go)
 }
 
 // New opens the store and loads the engine. It starts nothing; on error it
@@ -85,11 +80,10 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 		wake:       make(chan struct{}, 1),
 		outboxWake: make(chan struct{}, 1),
 		running:    make(map[string]context.CancelFunc),
-		sessions:   make(map[string]*liveSession),
 	}
+	d.live = newLive(d)
 	d.metrics = newMetrics(d)
 	d.fetcher = newFetcher(d)
-	d.gate = newBatchGate(d)
 	return d, nil
 }
 
@@ -113,7 +107,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.failSuspects(rep.Suspects)
 	for _, id := range rep.Live {
-		d.recoverLive(ctx, id)
+		d.live.Recover(ctx, id)
 	}
 	adm, err := d.listenAdmin()
 	if err != nil {
@@ -134,7 +128,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	g.Go(func() error { return d.fetcher.run(ctx) })
 	g.Go(func() error { return d.runOutbox(ctx) })
-	g.Go(func() error { return d.runLive(ctx) })
+	g.Go(func() error { return d.live.Run(ctx) })
 	g.Go(func() error { return RunRetention(ctx, d.db, d.cfg.Retention, d.log.With("component", "retention")) })
 	g.Go(func() error { return d.serveAdmin(ctx, adm) })
 	telephone := "none"

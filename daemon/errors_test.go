@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/earshot-dev/earshot/daemon/live"
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
@@ -24,10 +25,10 @@ func TestStatus(t *testing.T) {
 		{"wrapped validation", fmt.Errorf("decode: %w", &params.ValidationError{}), 400},
 		{"unknown key", store.ErrUnauthorized, 401},
 		{"other account", fmt.Errorf("job x: %w", ErrNotOwner), 401},
-		{"bad token", ErrTokenInvalid, 401},
+		{"bad token", live.ErrTokenInvalid, 401},
 		{"invalid id on DELETE /v2/transcription", ErrInvalidID, 403},
 		{"not found", fmt.Errorf("job x: %w", store.ErrNotFound), 404},
-		{"ended session", ErrSessionEnded, 404},
+		{"ended session", live.ErrSessionEnded, 404},
 		{"too large", newError(ErrTooLarge, nil, "audio: upload exceeds 10 bytes"), 413},
 		{"cannot serve", fmt.Errorf("%w: model-3 is not available for live", params.ErrCannotServe), 422},
 		{"bad audio", newError(ErrBadAudio, errors.New("media: corrupt"), "audio: unreadable"), 422},

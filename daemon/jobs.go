@@ -120,12 +120,7 @@ func (d *Daemon) DeleteJob(ctx context.Context, account string, kind store.Kind,
 	if _, err := d.Job(ctx, account, kind, id); err != nil {
 		return err
 	}
-	d.liveMu.Lock()
-	s := d.sessions[id]
-	d.liveMu.Unlock()
-	if s != nil {
-		s.stopForDelete() // a running session ends first (its client gets end_session)
-	}
+	d.live.End(id) // a running session ends first (its client gets end_session)
 	if err := d.db.DeleteJob(id); err != nil {
 		return err
 	}

@@ -15,7 +15,6 @@ type metrics struct {
 	jobsFinished     *prometheus.CounterVec
 	rtf              prometheus.Histogram
 	callbackAttempts *prometheus.CounterVec
-	liveCreated      prometheus.Counter
 }
 
 func newMetrics(d *Daemon) *metrics {
@@ -32,11 +31,8 @@ func newMetrics(d *Daemon) *metrics {
 		callbackAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "earshot_callback_attempts_total", Help: "Callback delivery attempts by outcome (delivered, retry, refused, expired).",
 		}, []string{"outcome"}),
-		liveCreated: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "earshot_live_sessions_total", Help: "Live sessions created since start (every door).",
-		}),
 	}
-	m.reg.MustRegister(m.jobsFinished, m.rtf, m.callbackAttempts, m.liveCreated, &stateCollector{d: d},
+	m.reg.MustRegister(m.jobsFinished, m.rtf, m.callbackAttempts, d.live.Created(), &stateCollector{d: d},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Remote engines: requests by outcome, latency, fallbacks, breaker state.
 	m.reg.MustRegister(d.pl.Engines.Collectors()...)
@@ -76,10 +72,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	}
-	d.liveMu.Lock()
-	live := len(d.sessions)
-	d.liveMu.Unlock()
-	ch <- prometheus.MustNewConstMetric(descLive, prometheus.GaugeValue, float64(live))
+	ch <- prometheus.MustNewConstMetric(descLive, prometheus.GaugeValue, float64(d.live.Sessions()))
 	total, busy := d.pl.Stats()
 	ch <- prometheus.MustNewConstMetric(descDecoders, prometheus.GaugeValue, float64(busy), "busy")
 	ch <- prometheus.MustNewConstMetric(descDecoders, prometheus.GaugeValue, float64(total-busy), "idle")

@@ -34,9 +34,7 @@ type NodeStatus struct {
 
 // state is this node's load now.
 func (d *Daemon) state() postgres.Node {
-	d.liveMu.Lock()
-	live := len(d.sessions)
-	d.liveMu.Unlock()
+	live := d.live.Sessions()
 	d.mu.Lock()
 	running := len(d.running)
 	d.mu.Unlock()

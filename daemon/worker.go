@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/earshot-dev/earshot/daemon/live"
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
@@ -28,7 +29,7 @@ func (d *Daemon) runWorker(ctx context.Context, n int) error {
 			// as they come and go.
 			var poll <-chan time.Time
 			if gated {
-				poll = time.After(gatePoll)
+				poll = time.After(live.GatePoll)
 			}
 			select {
 			case <-ctx.Done():
@@ -50,7 +51,9 @@ func (d *Daemon) runWorker(ctx context.Context, n int) error {
 		// Several workers share one wake-up: pass it on, there may be more.
 		signal(d.wake)
 		if job.Kind == store.KindLive {
-			d.runBatchPass(ctx, log, job)
+			d.track(ctx, job.ID, func(jctx context.Context) {
+				d.live.RunBatchPass(ctx, jctx, log, job, d.cfg.Limits.MaxAttempts)
+			})
 		} else {
 			d.runJob(ctx, log, job)
 		}
@@ -70,7 +73,7 @@ func (d *Daemon) claimNext() (job *store.Job, gated bool, err error) {
 	defer d.claimMu.Unlock()
 	d.batchTurn = !d.batchTurn
 	batch := func() (*store.Job, error) {
-		if !d.gate.open() {
+		if !d.live.BatchPassOpen() {
 			n, err := d.db.PendingBatchPasses()
 			gated = err != nil || n > 0
 			return nil, store.ErrEmpty
@@ -91,6 +94,22 @@ func (d *Daemon) claimNext() (job *store.Job, gated bool, err error) {
 		j, err = batch()
 	}
 	return j, gated, err
+}
+
+// track runs fn with a context of the job's own, which DELETE cancels
+// (the running map).
+func (d *Daemon) track(ctx context.Context, id string, fn func(jctx context.Context)) {
+	jctx, cancel := context.WithCancel(ctx)
+	d.mu.Lock()
+	d.running[id] = cancel
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		delete(d.running, id)
+		d.mu.Unlock()
+		cancel()
+	}()
+	fn(jctx)
 }
 
 func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {

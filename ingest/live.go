@@ -1,46 +1,69 @@
 // Package ingest gets audio into earshot. This file declares the one door
-// contract every live door (WebSocket, SIP, WebRTC) calls; the daemon's job
-// service implements it. Conversion to 16 kHz mono, VAD and endpointing
-// happen behind Session, never in a door.
+// contract every live door (WebSocket, SIP, WebRTC) calls; the job
+// service's live sessions (daemon/live) implement it. Conversion to 16 kHz
+// mono, VAD and endpointing happen behind Session, never in a door.
 package ingest
 
 import (
 	"context"
 
 	"github.com/earshot-dev/earshot/errcode"
+	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/params"
 )
 
 // ErrAtCapacity is returned by OpenLive when no more live sessions can be
-// opened; the daemon's own ErrAtCapacity must match it with errors.Is, so a
-// door maps it (SIP 503) without importing the daemon.
+// opened; the job service's own ErrAtCapacity must match it with
+// errors.Is, so a door maps it (SIP 503) without importing the service.
 var ErrAtCapacity = errcode.ErrAtCapacity.Sub("ingest: at capacity", "")
 
-// Session is one live session as a door sees it. ID is the live job's id;
-// Write takes raw audio in the session's negotiated format (any length;
-// partial frames are carried to the next call); Stop ends the recording and
-// finalises the job once (post-processing and callbacks follow); Done is
-// closed when the session has ended, however it ended.
+// Session is one door's attachment to a live session, the same for every
+// door. ID is the live job's id; Format is the audio the session was
+// opened for (what Write takes; the WebRTC door negotiates its codec from
+// it); Write takes raw audio in that format (any length; partial frames
+// are carried to the next call); Stop ends the recording and finalises the
+// job once (post-processing and callbacks follow), returning when it is
+// stored; Done is closed when the session has ended, however it ended; Err
+// is then why it was ended from outside (its API key was revoked), nil
+// when it ended on its own.
+//
+// An attachment lasts as long as the context it was opened or attached
+// with: when that ends before Stop, the door has gone away and the session
+// waits live.reconnect_grace for a new attachment before it finalises.
 type Session interface {
 	ID() string
+	Format() media.Format
 	Write(ctx context.Context, audio []byte) error
 	Stop(ctx context.Context) error
 	Done() <-chan struct{}
+	Err() error
+}
+
+// Listener takes a session's server messages for a door that has a client
+// reading them (the WebSocket). Send must not block: it returns false when
+// the client cannot take the message now (it is dropped, and logged). Kick
+// closes the client: a newer connection took the session over.
+type Listener interface {
+	Send(msg []byte) bool
+	Kick()
 }
 
 // LiveRequest opens a live session from a door that has no HTTP request of
-// its own (a SIP call). The daemon's job service implements
+// its own (a SIP call). The job service implements
 // OpenLive(ctx, LiveRequest) (Session, error); each door declares that
 // one-method interface where it uses it.
 type LiveRequest struct {
 	// Account owns the job (a SIP route's account).
 	Account string
-	// Params are the live options as a POST /v2/live JSON body, validated
-	// exactly like one; encoding, sample_rate and channels must describe
-	// what the door will Write.
-	Params []byte
+	// Format is the audio the door will Write.
+	Format media.Format
+	// Options are the live options, as params.DecodeLiveOptions decoded
+	// them (the audio format fields are Format's); the job service checks
+	// their languages against its engines. It does not change them.
+	Options *params.Live
 	// Metadata is merged into the job's custom_metadata (call id, SIPREC
 	// participants...); it must not be logged above debug.
 	Metadata map[string]any
-	// Source names the door ("sip", "webrtc") in post_session_metadata.
+	// Source names the door ("sip") in post_session_metadata.
 	Source string
 }

@@ -1,6 +1,7 @@
 package params
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 )
@@ -111,6 +112,52 @@ func (l *Live) CallbackTarget() (url, method string, ok bool) {
 // language no engine serves), else the decoded body with every default
 // filled in. An empty body is {} (all defaults).
 func DecodeLive(body []byte, c Capabilities) (*Live, error) {
+	return decodeLive(body, &c)
+}
+
+// DecodeLiveOptions decodes and validates a door's live options (a SIP
+// route's): the fields of a POST /v2/live body, with DecodeLive's problems
+// (400, then 422) except the languages, which the job service checks
+// against its engines when it opens the session (CheckLanguages). The
+// audio format is the door's: it sets it with SetFormat.
+func DecodeLiveOptions(opts map[string]any) (*Live, error) {
+	body, err := json.Marshal(opts)
+	if err != nil {
+		return nil, &ValidationError{Problems: []string{"body is not valid JSON: " + err.Error()}}
+	}
+	return decodeLive(body, nil)
+}
+
+// CheckLanguages returns an error wrapping ErrCannotServe when c has no
+// engine for the session's model and languages (DecodeLive's 422).
+func (l *Live) CheckLanguages(c Capabilities) error {
+	return c.checkLanguages(l.Model, l.LanguageConfig)
+}
+
+// SetFormat sets the audio format a door writes, validated as DecodeLive
+// validates those fields: a *ValidationError naming each bad one.
+func (l *Live) SetFormat(encoding string, bitDepth, sampleRate, channels int) error {
+	var p problems
+	if oneOf(&p, "encoding", encoding, EncodingPCM, EncodingALaw, EncodingULaw) {
+		l.Encoding = encoding
+	}
+	switch {
+	case encoding != EncodingPCM && bitDepth != 8:
+		p.addf("bit_depth", "must be 8 for %s", encoding)
+	case oneOfInt(&p, "bit_depth", float64(bitDepth), bitDepths):
+		l.BitDepth = bitDepth
+	}
+	if oneOfInt(&p, "sample_rate", float64(sampleRate), sampleRates) {
+		l.SampleRate = sampleRate
+	}
+	if inRange(&p, "channels", float64(channels), 1, MaxChannels) {
+		l.Channels = channels
+	}
+	return p.err()
+}
+
+// decodeLive is DecodeLive; a nil c leaves the languages unchecked.
+func decodeLive(body []byte, c *Capabilities) (*Live, error) {
 	var p problems
 	o, ok := root(&p, body)
 	if !ok {
@@ -201,8 +248,10 @@ func DecodeLive(body []byte, c Capabilities) (*Live, error) {
 	if l.Model == Model3 {
 		return nil, cannotServe("model-3 is not available for live (use model-1)")
 	}
-	if err := c.checkLanguages(l.Model, l.LanguageConfig); err != nil {
-		return nil, err
+	if c != nil {
+		if err := l.CheckLanguages(*c); err != nil {
+			return nil, err
+		}
 	}
 	if err := refuseTranslation("realtime_processing.translation_config", l.RealtimeProcessing.TranslationConfig); err != nil {
 		return nil, err

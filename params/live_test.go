@@ -3,6 +3,7 @@ package params
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -270,5 +271,39 @@ func TestDecodeLiveCannotServe(t *testing.T) {
 				t.Errorf("error =\n%s\nwant\n%s", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestDecodeLiveOptions: a door's options are checked as a POST /v2/live
+// body is, except the languages (CheckLanguages, against the engines) and
+// the format, which the door sets with SetFormat under the body's rules.
+func TestDecodeLiveOptions(t *testing.T) {
+	l, err := DecodeLiveOptions(map[string]any{"language_config": map[string]any{"languages": []any{"de"}}, "endpointing": 0.3})
+	if err != nil || l.Endpointing != 0.3 || l.Encoding != EncodingPCM || l.SampleRate != DefaultSampleRate {
+		t.Fatalf("options: %+v, %v", l, err)
+	}
+	if err := l.CheckLanguages(english); !errors.Is(err, ErrCannotServe) {
+		t.Errorf("languages de on an English appliance: %v, want ErrCannotServe", err)
+	}
+	if _, err := DecodeLiveOptions(map[string]any{"endpointing": 99}); !strings.Contains(fmt.Sprint(err), "endpointing") {
+		t.Errorf("endpointing 99: %v, want a problem naming it", err)
+	}
+	if err := l.SetFormat(EncodingULaw, 8, 8000, 2); err != nil || l.Encoding != EncodingULaw || l.BitDepth != 8 || l.SampleRate != 8000 || l.Channels != 2 {
+		t.Errorf("G.711 stereo: %+v, %v", l, err)
+	}
+	for _, bad := range []struct {
+		enc                string
+		depth, rate, chans int
+		want               string
+	}{
+		{"wav/opus", 16, 16000, 1, "encoding"},
+		{EncodingALaw, 16, 8000, 1, "bit_depth"},
+		{EncodingPCM, 16, 11025, 1, "sample_rate"},
+		{EncodingPCM, 16, 16000, MaxChannels + 1, "channels"},
+	} {
+		var ve *ValidationError
+		if err := l.SetFormat(bad.enc, bad.depth, bad.rate, bad.chans); !errors.As(err, &ve) || !strings.Contains(strings.Join(ve.Problems, ";"), bad.want) {
+			t.Errorf("SetFormat(%s, %d, %d, %d) = %v, want a problem naming %s", bad.enc, bad.depth, bad.rate, bad.chans, err, bad.want)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package sip
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/earshot-dev/earshot/ingest"
 	"github.com/earshot-dev/earshot/ingest/codec"
-	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/ingest/rtp"
 )
 
@@ -177,10 +175,6 @@ func (s *Server) setup(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *rout
 			}
 		}
 	}
-	params, err := liveParams(r.options(), c.codec, len(o.streams))
-	if err != nil {
-		return c, err
-	}
 	allowSrc := []netip.Addr{source(req)}
 	var streams []rtp.Stream
 	release := func() {
@@ -211,7 +205,10 @@ func (s *Server) setup(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *rout
 		hold = hold && st.hold()
 	}
 	c.recv.Update(nil, hold)
-	c.sess, err = s.opener.OpenLive(s.base, ingest.LiveRequest{Account: r.Account, Params: params, Metadata: md, Source: "sip"})
+	// The call's audio as the codec delivers it: G.711 bytes at 8 kHz, or
+	// G.722 decoded to 16-bit PCM at 16 kHz.
+	c.sess, err = s.opener.OpenLive(s.base, ingest.LiveRequest{Account: r.Account, Format: c.codec.Format(len(o.streams)),
+		Options: r.live, Metadata: md, Source: "sip"})
 	if err != nil {
 		release()
 		return c, fmt.Errorf("open live session: %w", err)
@@ -226,33 +223,6 @@ func (s *Server) setup(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *rout
 	}
 	c.log.Info("sip call answered", "channels", len(o.streams), "codec", c.codec.String(), "account_id", r.Account)
 	return c, nil
-}
-
-// liveParams is the POST /v2/live body for a call: the route's options
-// with the door's audio format (codec.Codec.Format: G.711 bytes at 8 kHz,
-// or G.722 decoded to 16-bit PCM at 16 kHz).
-func liveParams(opts map[string]any, c codec.Codec, channels int) ([]byte, error) {
-	body := make(map[string]any, len(opts)+4)
-	for k, v := range opts {
-		body[k] = v
-	}
-	f := c.Format(channels)
-	switch f.Encoding {
-	case media.MuLaw:
-		body["encoding"] = "wav/ulaw"
-	case media.ALaw:
-		body["encoding"] = "wav/alaw"
-	default:
-		body["encoding"] = "wav/pcm"
-	}
-	body["bit_depth"] = f.BitDepth
-	body["sample_rate"] = f.SampleRate
-	body["channels"] = f.Channels
-	b, err := json.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("sip: route options: %w", err)
-	}
-	return b, nil
 }
 
 func (c *call) answerSDP(o *offer) []byte {

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/earshot-dev/earshot/config"
+	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/ingest/rtp"
+	"github.com/earshot-dev/earshot/params"
 )
 
 // Config is the `sip:` section of the daemon's config file.
@@ -147,9 +149,19 @@ func (c Config) Validate() error {
 		if r.Live != nil && r.Options != nil {
 			add(key, "set live or options, not both")
 		}
+		door := false
 		for _, f := range doorFields {
 			if _, ok := r.options()[f]; ok {
 				add(key+".live."+f, "set by the SIP door from the call's SDP")
+				door = true
+			}
+		}
+		if _, err := params.DecodeLiveOptions(r.options()); err != nil && !door {
+			var ve *params.ValidationError
+			if errors.As(err, &ve) {
+				add(key+".live", "%s", strings.Join(ve.Problems, "; "))
+			} else {
+				add(key+".live", "%s", errcode.Message(err)) // 422: model-3, ...
 			}
 		}
 		if _, err := parseNets(r.Source); err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/earshot-dev/earshot/ingest"
 	"github.com/earshot-dev/earshot/ingest/rtp"
+	"github.com/earshot-dev/earshot/params"
 )
 
 // Opener opens a live session for a call; the daemon implements it.
@@ -28,7 +29,8 @@ type Opener interface {
 type route struct {
 	Route
 	nets   []netip.Prefix
-	active int // guarded by Server.mu
+	live   *params.Live // the route's live options, decoded once; the job service does not change them
+	active int          // guarded by Server.mu
 }
 
 // Server is the SIP door. New provisions it, Run serves bound sockets
@@ -78,7 +80,11 @@ func New(cfg Config, opener Opener, log *slog.Logger) (*Server, error) {
 	s.filter = newSourceFilter(s.allow, s.log)
 	for _, r := range cfg.Routes {
 		nets, _ := parseNets(r.Source)
-		s.routes = append(s.routes, &route{Route: r, nets: nets})
+		opts, err := params.DecodeLiveOptions(r.options()) // checked by Validate
+		if err != nil {
+			return nil, fmt.Errorf("sip: route %q: %w", r.User, err)
+		}
+		s.routes = append(s.routes, &route{Route: r, nets: nets, live: opts})
 	}
 	bind := netip.IPv4Unspecified()
 	if host, _, err := net.SplitHostPort(cfg.Listen); err == nil {

@@ -29,12 +29,6 @@ type Attacher interface {
 	AttachAudio(ctx context.Context, token string) (ingest.Session, error)
 }
 
-// formatted is what the door needs of a Session beyond the contract: the
-// audio format it was opened for (the daemon's Attachment has it).
-type formatted interface {
-	Format() media.Format
-}
-
 // stopTimeout bounds finalising one recording (recogniser flush,
 // post-processing) when the door ends it on its own.
 const stopTimeout = 2 * time.Minute
@@ -218,7 +212,9 @@ func (d *Door) Offer(ctx context.Context, sessionID, token string, offer []byte)
 	if err := pc.SetRemoteDescription(pionwebrtc.SessionDescription{Type: pionwebrtc.SDPTypeOffer, SDP: string(offer)}); err != nil {
 		return nil, "", badOffer("%v", err)
 	}
-	sess, err := d.att.AttachAudio(ctx, token)
+	// The attachment lasts until the peer stops the session (supervise),
+	// not as long as this offer's request.
+	sess, err := d.att.AttachAudio(context.WithoutCancel(ctx), token)
 	if err != nil {
 		return nil, "", err
 	}
@@ -300,11 +296,7 @@ func (d *Door) newPeerConnection() (*pionwebrtc.PeerConnection, error) {
 // sessionCodec is the codec that fills the session's format, or ErrFormat
 // naming the field that rules WebRTC out.
 func sessionCodec(s ingest.Session) (codec.Codec, error) {
-	f, ok := s.(formatted)
-	if !ok {
-		return codec.None, errors.New("webrtc: session does not report its audio format")
-	}
-	fm := f.Format()
+	fm := s.Format()
 	if c := codec.ForFormat(fm, codec.Opus); c != codec.None {
 		return c, nil
 	}

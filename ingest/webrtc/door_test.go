@@ -41,6 +41,7 @@ func newRecSession(id string, f media.Format) *recSession {
 func (s *recSession) ID() string            { return s.id }
 func (s *recSession) Format() media.Format  { return s.format }
 func (s *recSession) Done() <-chan struct{} { return s.done }
+func (s *recSession) Err() error            { return nil }
 
 func (s *recSession) Write(_ context.Context, b []byte) error {
 	s.mu.Lock()

@@ -86,6 +86,10 @@ func (l *LiveRoute) Configure(c *recognizer.LiveConfig) {
 	c.Vocabulary, c.Prompt = l.vocab, l.prompt
 }
 
+// Remote reports whether the session runs on a remote engine (whose
+// requests wait on the network, not on this machine's CPU).
+func (l *LiveRoute) Remote() bool { return l.remote != nil }
+
 // Notes is the engine part of the session's post_session_metadata: the
 // engine, the audio band and acoustic model, custom_vocabulary, and the
 // fallback and engine errors of a remote route.

@@ -27,7 +27,7 @@ type Transcriber struct {
 	// without a language-model backend.
 	Addons *Addons
 	// Gate, when set, wraps the embedded engines a job decodes with (a
-	// live session's batch pass: daemon/live_batchpass.go keeps it below
+	// live session's batch pass: daemon/live/batchpass_gate.go keeps it below
 	// live audio). Set it on a copy of the Transcriber.
 	Gate func(recognizer.Engine) recognizer.Engine
 

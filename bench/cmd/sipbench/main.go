@@ -17,7 +17,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
-	"encoding/json"
+
 	"errors"
 	"flag"
 	"fmt"
@@ -39,6 +39,7 @@ import (
 	"github.com/zaf/g711"
 
 	"github.com/earshot-dev/earshot/ingest"
+	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/ingest/sip"
 )
 
@@ -95,25 +96,22 @@ type sink struct {
 }
 
 func (k *sink) OpenLive(_ context.Context, req ingest.LiveRequest) (ingest.Session, error) {
-	var p struct {
-		Encoding string `json:"encoding"`
-	}
-	if err := json.Unmarshal(req.Params, &p); err != nil {
-		return nil, err
-	}
 	n := k.sessions.Add(1)
-	return &session{k: k, id: fmt.Sprintf("bench-%d", n), alaw: p.Encoding == "wav/alaw", done: make(chan struct{})}, nil
+	return &session{k: k, id: fmt.Sprintf("bench-%d", n), format: req.Format, alaw: req.Format.Encoding == media.ALaw, done: make(chan struct{})}, nil
 }
 
 type session struct {
-	k    *sink
-	id   string
-	alaw bool
-	once sync.Once
-	done chan struct{}
+	k      *sink
+	id     string
+	format media.Format
+	alaw   bool
+	once   sync.Once
+	done   chan struct{}
 }
 
-func (s *session) ID() string { return s.id }
+func (s *session) ID() string           { return s.id }
+func (s *session) Format() media.Format { return s.format }
+func (s *session) Err() error           { return nil }
 
 func (s *session) Write(_ context.Context, audio []byte) error {
 	s.k.bytes.Add(int64(len(audio)))

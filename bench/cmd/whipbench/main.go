@@ -153,6 +153,7 @@ type sink struct {
 
 func (s *sink) ID() string            { return s.id }
 func (s *sink) Done() <-chan struct{} { return s.done }
+func (s *sink) Err() error            { return nil }
 func (s *sink) Format() media.Format {
 	return media.Format{Encoding: media.MuLaw, BitDepth: 8, SampleRate: 8000, Channels: 1}
 }

@@ -1,4 +1,4 @@
-package daemon
+package live
 
 import (
 	"encoding/json"
@@ -17,23 +17,33 @@ import (
 	"github.com/earshot-dev/earshot/recognizer/pipeline/pipelinetest"
 )
 
+// collector is a client that keeps every message it is sent.
+type collector struct {
+	t   *testing.T
+	got []map[string]any
+}
+
+func (c *collector) Send(b []byte) bool {
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		c.t.Errorf("message %s: %v", b, err)
+	}
+	c.got = append(c.got, m)
+	return true
+}
+
+func (c *collector) Kick() {}
+
 // sessionForAddons is a live session reduced to what the add-ons use: its
-// parameters, the daemon's add-ons and a client that collects messages.
-func sessionForAddons(t *testing.T, a *pipeline.Addons, p *params.Live) (*liveSession, func() []map[string]any) {
+// parameters, the service's add-ons and a client that collects messages.
+// The test's goroutine plays the session's.
+func sessionForAddons(t *testing.T, a *pipeline.Addons, p *params.Live) (*session, func() []map[string]any) {
 	t.Helper()
 	p.MessagesConfig = params.WebSocketDefaults()
-	s := &liveSession{d: &Daemon{pl: &pipeline.Transcriber{Addons: a}}, id: "5e55a0f1-0000-4000-8000-000000000000", p: p,
-		log: slog.New(slog.DiscardHandler), messages: newMessageLog(1 << 20)}
-	var got []map[string]any
-	s.sink = func(b []byte) bool {
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Errorf("message %s: %v", b, err)
-		}
-		got = append(got, m)
-		return true
-	}
-	return s, func() []map[string]any { g := got; got = nil; return g }
+	c := &collector{t: t}
+	s := &session{svc: &Service{pl: &pipeline.Transcriber{Addons: a}}, id: "5e55a0f1-0000-4000-8000-000000000000", p: p,
+		log: slog.New(slog.DiscardHandler), messages: newMessageLog(1 << 20), listener: c}
+	return s, func() []map[string]any { g := c.got; c.got = nil; return g }
 }
 
 func liveParams() *params.Live {
@@ -58,15 +68,15 @@ func finalOf(t *testing.T, clip string) recognizer.Utterance {
 func data(m map[string]any) map[string]any { d, _ := m["data"].(map[string]any); return d }
 
 // TestLiveRealtime runs the realtime add-ons on one final as onEvent does,
-// then post-processing as finishLocked does, without a backend.
+// then post-processing as finish does, without a backend.
 func TestLiveRealtime(t *testing.T) {
 	s, sent := sessionForAddons(t, (*pipeline.Addons)(nil).OrBuiltin(), liveParams())
-	u := s.spellLocked(finalOf(t, "ljspeech-LJ001-0003.wav"))
+	u := s.spell(finalOf(t, "ljspeech-LJ001-0003.wav"))
 	if !strings.Contains(u.Text, "woodcutters") || strings.Contains(u.Text, "wood cutters") {
 		t.Fatalf("spelling not applied to the final: %s", u.Text)
 	}
 	s.finals = append(s.finals, u)
-	s.realtimeLocked(7, u)
+	s.realtime(7, u)
 	byType := map[string][]map[string]any{}
 	for _, m := range sent() {
 		byType[m["type"].(string)] = append(byType[m["type"].(string)], m)
@@ -107,7 +117,7 @@ func TestLiveRealtime(t *testing.T) {
 	}
 
 	res := &pipeline.Result{}
-	s.postProcessLocked(t.Context(), res)
+	s.postProcess(t.Context(), res)
 	post := sent()
 	if len(post) != 2 || post[0]["type"] != "post_summarization" || post[1]["type"] != "post_chapterization" {
 		t.Fatalf("post-processing messages %v", post)
@@ -136,18 +146,18 @@ func TestLiveRealtime(t *testing.T) {
 }
 
 // TestLiveTranslation runs realtime translation through the stand-in: the
-// worker answers off the session's lock and the session sends the
-// messages when audio comes or at the end.
+// worker answers off the session's goroutine and the session sends the
+// messages as they come or at the end.
 func TestLiveTranslation(t *testing.T) {
 	pipelinetest.CheckNoLeaks(t)
 	srv := pipelinetest.NewChatServer(t)
 	s, sent := sessionForAddons(t, backendAddons(t, srv.URL()), liveParams())
 	s.p.RealtimeProcessing.NamedEntityRecognition, s.p.RealtimeProcessing.SentimentAnalysis = false, false
 	u := finalOf(t, "ls-test-clean-1089-134691-0001.wav")
-	s.realtimeLocked(1, u)
-	s.realtimeLocked(2, finalOf(t, "ljspeech-LJ001-0002.wav"))
+	s.realtime(1, u)
+	s.realtime(2, finalOf(t, "ljspeech-LJ001-0002.wav"))
 	res := &pipeline.Result{}
-	s.postProcessLocked(t.Context(), res)
+	s.postProcess(t.Context(), res)
 	msgs := sent()
 	var types []string
 	for _, m := range msgs {
@@ -198,7 +208,7 @@ func TestLiveTranslationBounds(t *testing.T) {
 	u := finalOf(t, "ljspeech-LJ001-0002.wav")
 	n := liveTranslationQueue + 3
 	for i := range n {
-		s.realtimeLocked(i, u)
+		s.realtime(i, u)
 	}
 	busy := sent()
 	if len(busy) < 2 {
@@ -210,11 +220,11 @@ func TestLiveTranslationBounds(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	s.addons.finishLocked(t.Context(), 100*time.Millisecond)
+	s.addons.finish(t.Context(), 100*time.Millisecond)
 	if el := time.Since(start); el > 5*time.Second {
 		t.Errorf("finish took %s with the backend hanging", el)
 	}
-	s.pumpAddonsLocked()
+	s.pumpAddons()
 	rest := sent()
 	if len(busy)+len(rest) != 2*n {
 		t.Errorf("%d + %d messages for %d finals in 2 languages", len(busy), len(rest), n)

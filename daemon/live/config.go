@@ -1,4 +1,4 @@
-package daemon
+package live
 
 import (
 	"errors"
@@ -7,8 +7,8 @@ import (
 	"github.com/earshot-dev/earshot/config"
 )
 
-// LiveConfig configures live sessions.
-type LiveConfig struct {
+// Config configures live sessions (the live: section).
+type Config struct {
 	// Capacity is how many live sessions may exist at once (created and not
 	// ended); beyond it POST /v2/live answers 503; default 16.
 	Capacity int `yaml:"capacity"`
@@ -47,12 +47,12 @@ type LiveConfig struct {
 	// BatchPass, default true, replaces a finished session's stored result
 	// (and sends its callback's final messages) with a pass of the
 	// pre-recorded pipeline over the whole recording, run by the workers
-	// below live audio in priority (live_batchpass.go).
+	// below live audio in priority (batchpass.go).
 	BatchPass *bool `yaml:"batch_pass"`
 }
 
 // SetDefaults fills zero fields.
-func (c *LiveConfig) SetDefaults() {
+func (c *Config) SetDefaults() {
 	if c.Capacity == 0 {
 		c.Capacity = 16
 	}
@@ -94,13 +94,13 @@ func (c *LiveConfig) SetDefaults() {
 }
 
 // batchPass reports whether finished sessions get a batch pass.
-func (c LiveConfig) batchPass() bool { return c.BatchPass == nil || *c.BatchPass }
+func (c Config) batchPass() bool { return c.BatchPass == nil || *c.BatchPass }
 
 // connectWithin is how long a created session waits for its first client.
-func (c LiveConfig) connectWithin() time.Duration { return min(c.ConnectTimeout, c.TokenTTL) }
+func (c Config) connectWithin() time.Duration { return min(c.ConnectTimeout, c.TokenTTL) }
 
 // accountLimit is MaxSessionsPerAccount, 0 when there is none.
-func (c LiveConfig) accountLimit() int {
+func (c Config) accountLimit() int {
 	if c.MaxSessionsPerAccount == nil {
 		return 0
 	}
@@ -108,7 +108,7 @@ func (c LiveConfig) accountLimit() int {
 }
 
 // Validate checks the live settings.
-func (c LiveConfig) Validate() error {
+func (c Config) Validate() error {
 	var errs []error
 	if c.Capacity < 1 || c.Capacity > 10000 {
 		errs = append(errs, config.Errorf("capacity", "must be 1 to 10000, not %d", c.Capacity))

@@ -1,4 +1,4 @@
-package daemon
+package live
 
 import (
 	"context"
@@ -6,11 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"runtime/debug"
-	"sync"
 	"time"
 
+	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
@@ -44,149 +43,6 @@ const (
 	batchPassOff     = "off" // live.batch_pass is false, or nothing was recorded
 )
 
-// gatePoll is how often a batch pass waiting for decoders looks again at
-// the live sessions (sessions come and go without telling it).
-const gatePoll = 100 * time.Millisecond
-
-// batchGate keeps batch passes below live audio in priority. A batch pass
-// checks a decoder out (one VAD segment at a time) only when every channel
-// of every live session (connected or still to connect) could hold a
-// decoder at the same time as the passes do, counted against the smallest
-// embedded pool; while any live session exists, at most one segment of
-// batch passes decodes at a time (one core for live audio on a 2-core
-// box). Remote engines are not gated: their capacity is not ours.
-type batchGate struct {
-	d *Daemon
-
-	mu   sync.Mutex
-	held int           // guarded by mu: decoders held by batch passes
-	wake chan struct{} // guarded by mu: closed and replaced when held drops
-}
-
-func newBatchGate(d *Daemon) *batchGate { return &batchGate{d: d, wake: make(chan struct{})} }
-
-// liveChannels is how many decoders the live sessions could need at once.
-func (g *batchGate) liveChannels() int {
-	g.d.liveMu.Lock()
-	defer g.d.liveMu.Unlock()
-	n := 0
-	for _, s := range g.d.sessions {
-		n += s.p.Channels
-	}
-	return n
-}
-
-// capacity is the smallest embedded decoder pool.
-func (g *batchGate) capacity() int {
-	c := g.d.cfg.Sphinx.Decoders
-	if g.d.pl.TelephoneModel() != "" {
-		c = min(c, g.d.cfg.Sphinx.TelephoneDecoders)
-	}
-	return c
-}
-
-// openLocked reports whether a batch pass may take one more decoder with
-// live channels running.
-func (g *batchGate) openLocked(live int) bool {
-	limit := runtime.NumCPU()
-	if live > 0 {
-		limit = 1
-	}
-	return g.held < limit && g.held+live < g.capacity()
-}
-
-// open reports whether a batch pass could start decoding now (workers
-// claim a pass only then, so a closed gate does not hold a worker that a
-// pre-recorded job could use).
-func (g *batchGate) open() bool {
-	live := g.liveChannels()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.openLocked(live)
-}
-
-// acquire waits until the gate lets one more decoder go to a batch pass.
-func (g *batchGate) acquire(ctx context.Context) error {
-	tick := time.NewTicker(gatePoll)
-	defer tick.Stop()
-	for {
-		live := g.liveChannels()
-		g.mu.Lock()
-		if g.openLocked(live) {
-			g.held++
-			g.mu.Unlock()
-			return nil
-		}
-		wake := g.wake
-		g.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		case <-wake:
-		case <-tick.C:
-		}
-	}
-}
-
-func (g *batchGate) release() {
-	g.mu.Lock()
-	g.held--
-	close(g.wake)
-	g.wake = make(chan struct{})
-	g.mu.Unlock()
-}
-
-// wrap gates e's streams; the pipeline calls it on embedded engines only
-// (pipeline.Transcriber.Gate), remote ones are not ours to gate.
-func (g *batchGate) wrap(e recognizer.Engine) recognizer.Engine {
-	return gatedEngine{Engine: e, g: g}
-}
-
-type gatedEngine struct {
-	recognizer.Engine
-	g *batchGate
-}
-
-func (e gatedEngine) NewStream(ctx context.Context, o recognizer.StreamOptions) (recognizer.Stream, error) {
-	if err := e.g.acquire(ctx); err != nil {
-		return nil, fmt.Errorf("batch pass: wait for a decoder: %w", err)
-	}
-	st, err := e.Engine.NewStream(ctx, o)
-	if err != nil {
-		e.g.release()
-		return nil, err
-	}
-	gs := &gatedStream{Stream: st, g: e.g}
-	if wd, ok := st.(interface {
-		Decode([]int16) (recognizer.Utterance, error)
-	}); ok {
-		return gatedWholeStream{gatedStream: gs, decode: wd.Decode}, nil
-	}
-	return gs, nil
-}
-
-// gatedStream returns its gate share on Close.
-type gatedStream struct {
-	recognizer.Stream
-	g    *batchGate
-	once sync.Once
-}
-
-func (s *gatedStream) Close() error {
-	err := s.Stream.Close()
-	s.once.Do(s.g.release)
-	return err
-}
-
-// gatedWholeStream keeps the one-pass Decode of the stream it wraps
-// (recognizer.Transcribe prefers it).
-type gatedWholeStream struct {
-	*gatedStream
-	decode func([]int16) (recognizer.Utterance, error)
-}
-
-func (s gatedWholeStream) Decode(pcm []int16) (recognizer.Utterance, error) { return s.decode(pcm) }
-
 // batchParams maps a live session's options to the pre-recorded request
 // the batch pass runs: language, model, custom vocabulary and spelling,
 // and the add-ons whose results derive from the transcript.
@@ -212,16 +68,10 @@ func batchParams(lp *params.Live) *params.PreRecorded {
 	return p
 }
 
-// batchPassWanted reports whether the session's end queues a batch pass:
-// configured on, and audio was recorded.
-func (s *liveSession) batchPassWanted() bool {
-	return s.d.cfg.Live.batchPass() && s.audio > 0
-}
-
-// labelPassLocked marks the stored live result with the pass that made it
-// and queues the batch pass when there is to be one (inside the
-// UpdateJob that stores the result).
-func (s *liveSession) labelPassLocked(j *store.Job) {
+// labelPass marks the stored live result with the pass that made it and
+// queues the batch pass when there is to be one (inside the UpdateJob
+// that stores the result).
+func (s *session) labelPass(j *store.Job) {
 	if j.PostSessionMetadata == nil {
 		j.PostSessionMetadata = map[string]any{}
 	}
@@ -236,40 +86,32 @@ func (s *liveSession) labelPassLocked(j *store.Job) {
 // holdsForBatchPass reports whether a message of type typ goes to the
 // callback only after the batch pass (the final ones, so that the
 // callback gets one final record).
-func (s *liveSession) holdsForBatchPass(typ string) bool {
+func (s *session) holdsForBatchPass(typ string) bool {
 	if !s.batchPass {
 		return false
 	}
 	switch typ {
-	case "post_transcript", "post_summarization", "post_chapterization", "post_final_transcript", "end_session":
+	case typePostTranscript, typePostSummarization, typePostChapterization, typePostFinalTranscript, typeEndSession:
 		return true
 	}
 	return false
 }
 
-// runBatchPass runs a claimed batch pass and stores its outcome. A pass
-// interrupted by shutdown goes back to the queue.
-func (d *Daemon) runBatchPass(ctx context.Context, log *slog.Logger, job *store.Job) {
+// RunBatchPass runs a batch pass a worker claimed and stores its outcome:
+// ctx is the worker's (its end puts the pass back in the queue), jctx the
+// job's own (DELETE cancels it); a pass started more than maxAttempts
+// times gives up.
+func (s *Service) RunBatchPass(ctx, jctx context.Context, log *slog.Logger, job *store.Job, maxAttempts int) {
 	log = log.With("job_id", job.ID, "pass", passBatch)
-	jctx, cancel := context.WithCancel(ctx)
-	d.mu.Lock()
-	d.running[job.ID] = cancel // DELETE cancels it
-	d.mu.Unlock()
-	defer func() {
-		d.mu.Lock()
-		delete(d.running, job.ID)
-		d.mu.Unlock()
-		cancel()
-	}()
-	if job.Attempts > d.cfg.Limits.MaxAttempts {
-		d.endBatchPass(ctx, log, job.ID, nil, fmt.Errorf("batch pass started %d times without finishing; giving up", job.Attempts-1), 0)
+	if job.Attempts > maxAttempts {
+		s.endBatchPass(ctx, log, job.ID, nil, fmt.Errorf("batch pass started %d times without finishing; giving up", job.Attempts-1), 0)
 		return
 	}
 	start := time.Now()
-	res, err := d.batchTranscribe(jctx, job)
+	res, err := s.batchTranscribe(jctx, job)
 	switch {
 	case ctx.Err() != nil:
-		_, uerr := d.db.UpdateJob(job.ID, func(j *store.Job) ([]*store.Delivery, error) {
+		_, uerr := s.db.UpdateJob(job.ID, func(j *store.Job) ([]*store.Delivery, error) {
 			if j.BatchPass == store.BatchPassRunning {
 				j.BatchPass = store.BatchPassQueued
 			}
@@ -282,16 +124,16 @@ func (d *Daemon) runBatchPass(ctx context.Context, log *slog.Logger, job *store.
 	case jctx.Err() != nil:
 		return // deleted while running
 	}
-	d.endBatchPass(ctx, log, job.ID, res, err, time.Since(start))
+	s.endBatchPass(ctx, log, job.ID, res, err, time.Since(start))
 }
 
 // batchTranscribe runs the pre-recorded pipeline over a live job's
 // recording with the session's options, its decoders gated below live
 // audio. Panics are confined to the pass.
-func (d *Daemon) batchTranscribe(ctx context.Context, job *store.Job) (res *pipeline.Result, err error) {
+func (s *Service) batchTranscribe(ctx context.Context, job *store.Job) (res *pipeline.Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			d.log.Error("batch pass panicked", "job_id", job.ID, "panic", r, "stack", string(debug.Stack()))
+			s.log.Error("batch pass panicked", "job_id", job.ID, "panic", r, "stack", string(debug.Stack()))
 			res, err = nil, errors.New("internal error")
 		}
 	}()
@@ -303,9 +145,9 @@ func (d *Daemon) batchTranscribe(ctx context.Context, job *store.Job) (res *pipe
 		return nil, errors.New("no recording")
 	}
 	p := batchParams(&lp)
-	tr := *d.pl
-	tr.Gate = d.gate.wrap
-	path, release, err := d.blobFile(job.Blob)
+	tr := *s.pl
+	tr.Gate = s.gate.wrap
+	path, release, err := s.deps.Recordings.BlobFile(job.Blob)
 	if err != nil {
 		return nil, err
 	}
@@ -340,11 +182,11 @@ func recognizerUtterances(us []pipeline.Utterance) []recognizer.Utterance {
 // the same transaction. A disk too full for that is retried with backoff
 // until ctx ends (the pass then stays running, and Recover queues it
 // again).
-func (d *Daemon) endBatchPass(ctx context.Context, log *slog.Logger, id string, res *pipeline.Result, cause error, took time.Duration) {
+func (s *Service) endBatchPass(ctx context.Context, log *slog.Logger, id string, res *pipeline.Result, cause error, took time.Duration) {
 	wait := 100 * time.Millisecond
 	for {
-		_, err := d.db.UpdateJob(id, func(j *store.Job) ([]*store.Delivery, error) {
-			return d.fillBatchPass(j, res, cause, took)
+		_, err := s.db.UpdateJob(id, func(j *store.Job) ([]*store.Delivery, error) {
+			return fillBatchPass(j, res, cause, took)
 		})
 		switch {
 		case errors.Is(err, store.ErrNotFound), errors.Is(err, errNoBatchPass):
@@ -361,7 +203,7 @@ func (d *Daemon) endBatchPass(ctx context.Context, log *slog.Logger, id string, 
 			log.Error("store batch pass", "error", err)
 			return
 		}
-		signal(d.outboxWake)
+		s.deps.Signals.Queued(false, true)
 		if cause != nil {
 			log.Warn("batch pass failed; the live result stays", "error", cause)
 		} else {
@@ -372,10 +214,10 @@ func (d *Daemon) endBatchPass(ctx context.Context, log *slog.Logger, id string, 
 }
 
 // errNoBatchPass aborts storing a pass whose job no longer waits for one.
-var errNoBatchPass = errors.New("daemon: no batch pass running")
+var errNoBatchPass = errors.New("live: no batch pass running")
 
 // fillBatchPass is endBatchPass's change to the job record.
-func (d *Daemon) fillBatchPass(j *store.Job, res *pipeline.Result, cause error, took time.Duration) ([]*store.Delivery, error) {
+func fillBatchPass(j *store.Job, res *pipeline.Result, cause error, took time.Duration) ([]*store.Delivery, error) {
 	if j.BatchPass != store.BatchPassRunning || j.Status != store.StatusDone {
 		return nil, errNoBatchPass
 	}
@@ -407,15 +249,15 @@ func (d *Daemon) fillBatchPass(j *store.Job, res *pipeline.Result, cause error, 
 		md["batch_pass_seconds"] = pipeline.Round3(took.Seconds())
 	} else {
 		md["batch_pass"] = batchPassFailed
-		md["batch_pass_error"] = Message(cause)
+		md["batch_pass_error"] = errcode.Message(cause)
 	}
-	return d.heldCallbacks(j, final)
+	return heldCallbacks(j, final)
 }
 
 // heldCallbacks are the callback deliveries of the final messages the
 // session held back, made from the final result (built in the protocol's
 // order; the outbox sends deliveries independently).
-func (d *Daemon) heldCallbacks(j *store.Job, res *pipeline.Result) ([]*store.Delivery, error) {
+func heldCallbacks(j *store.Job, res *pipeline.Result) ([]*store.Delivery, error) {
 	var lp params.Live
 	if err := json.Unmarshal(j.Params, &lp); err != nil {
 		return nil, fmt.Errorf("decode stored params: %w", err)
@@ -426,14 +268,14 @@ func (d *Daemon) heldCallbacks(j *store.Job, res *pipeline.Result) ([]*store.Del
 	}
 	final := *res
 	final.Messages = nil
-	msgs := []map[string]any{msg("post_transcript", j.ID, final.Transcription)}
+	msgs := []*message{msg(typePostTranscript, j.ID, final.Transcription)}
 	if lp.PostProcessing.Summarization && final.Summarization != nil {
-		msgs = append(msgs, postMsg("post_summarization", j.ID, final.Summarization))
+		msgs = append(msgs, postMsg(typePostSummarization, j.ID, final.Summarization))
 	}
 	if lp.PostProcessing.Chapterization && final.Chapterization != nil {
-		msgs = append(msgs, postMsg("post_chapterization", j.ID, final.Chapterization))
+		msgs = append(msgs, postMsg(typePostChapterization, j.ID, final.Chapterization))
 	}
-	msgs = append(msgs, msg("post_final_transcript", j.ID, &final), msg("end_session", j.ID, nil))
+	msgs = append(msgs, msg(typePostFinalTranscript, j.ID, &final), msg(typeEndSession, j.ID, nil))
 	var out []*store.Delivery
 	for _, m := range msgs {
 		if !switchFor(lp.CallbackConfig.MessageSwitches, m) {
@@ -443,11 +285,11 @@ func (d *Daemon) heldCallbacks(j *store.Job, res *pipeline.Result) ([]*store.Del
 		if err != nil {
 			return nil, err
 		}
-		body, err := json.Marshal(callbackBody{ID: j.ID, Event: "live." + m["type"].(string), Payload: json.RawMessage(b)})
+		d, err := delivery(j.ID, j.Account, url, method, m, b)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, &store.Delivery{JobID: j.ID, Account: j.Account, URL: url, Method: method, Body: body})
+		out = append(out, d)
 	}
 	return out, nil
 }

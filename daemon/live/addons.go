@@ -1,10 +1,12 @@
-package daemon
+package live
 
 import (
 	"context"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/earshot-dev/earshot/ingest"
 
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/addons/llm"
@@ -24,18 +26,18 @@ const (
 
 // errTranslationBacklog is a live translation's error when the queue of
 // utterances waiting for the backend is full.
-var errTranslationBacklog = fmt.Errorf("translation: %d utterances already waiting for the backend: %w", liveTranslationQueue, ErrAtCapacity)
+var errTranslationBacklog = fmt.Errorf("translation: %d utterances already waiting for the backend: %w", liveTranslationQueue, ingest.ErrAtCapacity)
 
 // liveAddons is the realtime add-on state of one live session. It is part
 // of the session's lifetime (it exists only while the session runs, and its
 // worker's context is cancelled when the session finishes). Its fields
-// other than mu and ready are used only under the session's mu.
+// other than mu, ready and wake are used only by the session's goroutine.
 //
 // Translation needs the backend and may take seconds, so it does not run
-// under the session's lock: finals are queued to one worker goroutine per
-// session, started with the first and waited for in finish. The worker
-// never touches the session; it leaves finished messages in ready, which
-// the session sends (pump) when audio arrives and when it finishes.
+// on the session's goroutine: finals are queued to one worker goroutine
+// per session, started with the first and waited for in finish. The
+// worker never touches the session; it leaves finished messages in ready
+// and wakes the session, which sends them (pumpAddons).
 type liveAddons struct {
 	a      *pipeline.Addons
 	queue  chan liveTranslation // nil until the first translation
@@ -44,7 +46,8 @@ type liveAddons struct {
 	wg     sync.WaitGroup
 
 	mu    sync.Mutex
-	ready []map[string]any // guarded by mu: translation messages not sent yet
+	ready []*message    // guarded by mu: translation messages not sent yet
+	wake  chan struct{} // cap 1: ready has messages
 
 	// kept gathers the realtime results for the result's envelopes;
 	// kept.Translated is guarded by mu.
@@ -60,12 +63,21 @@ type liveTranslation struct {
 	opts           llm.TranslationOptions
 }
 
-// addonsLocked returns the session's add-on state, creating it.
-func (s *liveSession) addonsLocked() *liveAddons {
+// addonState returns the session's add-on state, creating it.
+func (s *session) addonState() *liveAddons {
 	if s.addons == nil {
-		s.addons = &liveAddons{a: s.d.pl.Addons.OrBuiltin()}
+		s.addons = &liveAddons{a: s.svc.pl.Addons.OrBuiltin(), wake: make(chan struct{}, 1)}
 	}
 	return s.addons
+}
+
+// addonsReady is the channel the session's loop hears finished
+// translations on: nil (never ready) without add-ons.
+func (s *session) addonsReady() <-chan struct{} {
+	if s.addons == nil {
+		return nil
+	}
+	return s.addons.wake
 }
 
 // liveUtteranceID is the id of a live utterance in transcript messages.
@@ -73,84 +85,79 @@ func liveUtteranceID(session string, id int) string {
 	return fmt.Sprintf("%s_%d", session[:min(8, len(session))], id)
 }
 
-// spellLocked applies realtime custom spelling to a partial or final
-// utterance before it is sent or kept.
-func (s *liveSession) spellLocked(u recognizer.Utterance) recognizer.Utterance {
+// spell applies realtime custom spelling to a partial or final utterance
+// before it is sent or kept.
+func (s *session) spell(u recognizer.Utterance) recognizer.Utterance {
 	rt := s.p.RealtimeProcessing
 	if !rt.CustomSpelling || rt.CustomSpellingConfig == nil {
 		return u
 	}
-	return s.addonsLocked().a.SpellUtterance(u, rt.CustomSpellingConfig.SpellingDictionary)
+	return s.addonState().a.SpellUtterance(u, rt.CustomSpellingConfig.SpellingDictionary)
 }
 
-// realtimeLocked sends the realtime add-on messages of one final utterance
+// realtime sends the realtime add-on messages of one final utterance
 // (SPEC 2.7 realtime_processing; shapes in PROTOCOL.md): entities and
 // sentiment at once, translation through the backend's worker.
-func (s *liveSession) realtimeLocked(id int, u recognizer.Utterance) {
+func (s *session) realtime(id int, u recognizer.Utterance) {
 	rt := s.p.RealtimeProcessing
 	if !rt.NamedEntityRecognition && !rt.SentimentAnalysis && !rt.Translation {
 		return
 	}
-	la := s.addonsLocked()
+	la := s.addonState()
 	uttID := liveUtteranceID(s.id, id)
 	cu := pipeline.ContractUtterance(u, u.Language)
 	one := []recognizer.Utterance{u}
 	if rt.NamedEntityRecognition {
 		env := la.a.EntitiesEnvelope(one)
 		la.kept.KeepEntities(env)
-		s.sendLocked(realtimeMsg("named_entity_recognition", s.id, env, map[string]any{"utterance_id": uttID, "utterance": cu}))
+		s.send(realtimeMsg(typeEntities, s.id, env, uttID, cu))
 	}
 	if rt.SentimentAnalysis {
 		env := la.a.SentimentEnvelope(one)
 		la.kept.KeepSentiment(env)
-		s.sendLocked(realtimeMsg("sentiment_analysis", s.id, env, map[string]any{"utterance_id": uttID, "utterance": cu}))
+		s.send(realtimeMsg(typeSentiment, s.id, env, uttID, cu))
 	}
 	if rt.Translation && rt.TranslationConfig != nil {
 		c := rt.TranslationConfig
 		job := liveTranslation{session: s.id, uttID: uttID, seq: id, u: u, targets: c.TargetLanguages,
 			opts: llm.TranslationOptions{Context: c.AdaptationContext(), Informal: c.Informal, MatchOriginalUtterances: c.MatchOriginalUtterances}}
 		err := la.a.TranslationUnavailable()
-		if err == nil && !la.enqueueLocked(job) {
+		if err == nil && !la.enqueue(job) {
 			err = errTranslationBacklog
 		}
 		if err != nil {
 			aerr := pipeline.ErrorOf(err)
 			for _, target := range job.targets {
 				la.keepTranslation(pipeline.LiveTranslated{Seq: id, Target: target, Err: aerr})
-				s.sendLocked(translationMsg(job, target, nil, aerr))
+				s.send(translationMsg(job, target, nil, aerr))
 			}
 		}
 	}
-	s.pumpAddonsLocked()
+	s.pumpAddons()
 }
 
 // realtimeMsg is a realtime add-on message: data carries results, error
 // the add-on's error (null on success).
-func realtimeMsg(typ, session string, env *pipeline.Envelope, data map[string]any) map[string]any {
-	data["results"] = env.Results
-	m := msg(typ, session, data)
-	m["error"] = env.Error
-	return m
+func realtimeMsg(typ, session string, env *pipeline.Envelope, uttID string, cu pipeline.Utterance) *message {
+	return msg(typ, session, realtimeData{Results: env.Results, UtteranceID: uttID, Utterance: cu}).withError(env.Error)
 }
 
 // translationMsg is one `translation` message (PROTOCOL.md); out is nil on
 // error.
-func translationMsg(j liveTranslation, target string, out *recognizer.Utterance, aerr *pipeline.AddonError) map[string]any {
+func translationMsg(j liveTranslation, target string, out *recognizer.Utterance, aerr *pipeline.AddonError) *message {
 	var tu any
 	if out != nil {
 		tu = pipeline.ContractUtterance(*out, target)
 	}
-	m := msg("translation", j.session, map[string]any{
-		"utterance_id": j.uttID, "utterance": pipeline.ContractUtterance(j.u, j.u.Language),
-		"original_language": j.u.Language, "target_language": target, "translated_utterance": tu,
-	})
-	m["error"] = aerr
-	return m
+	return msg(typeTranslation, j.session, translationData{
+		UtteranceID: j.uttID, Utterance: pipeline.ContractUtterance(j.u, j.u.Language),
+		OriginalLanguage: j.u.Language, TargetLanguage: target, TranslatedUtterance: tu,
+	}).withError(aerr)
 }
 
-// enqueueLocked queues a final for translation, starting the worker with
-// the first; false when the queue is full.
-func (la *liveAddons) enqueueLocked(j liveTranslation) bool {
+// enqueue queues a final for translation, starting the worker with the
+// first; false when the queue is full.
+func (la *liveAddons) enqueue(j liveTranslation) bool {
 	if la.queue == nil {
 		la.ctx, la.cancel = context.WithCancel(context.Background())
 		la.queue = make(chan liveTranslation, liveTranslationQueue)
@@ -177,6 +184,10 @@ func (la *liveAddons) translate() {
 			la.ready = append(la.ready, m)
 			la.kept.Translated = append(la.kept.Translated, done)
 			la.mu.Unlock()
+			select {
+			case la.wake <- struct{}{}:
+			default:
+			}
 		}
 	}
 }
@@ -188,8 +199,8 @@ func (la *liveAddons) keepTranslation(t pipeline.LiveTranslated) {
 	la.mu.Unlock()
 }
 
-// pumpAddonsLocked sends the translation messages the worker finished.
-func (s *liveSession) pumpAddonsLocked() {
+// pumpAddons sends the translation messages the worker finished.
+func (s *session) pumpAddons() {
 	if s.addons == nil {
 		return
 	}
@@ -199,14 +210,14 @@ func (s *liveSession) pumpAddonsLocked() {
 	la.ready = nil
 	la.mu.Unlock()
 	for _, m := range ready {
-		s.sendLocked(m)
+		s.send(m)
 	}
 }
 
-// finishLocked stops the worker: it lets queued translations finish for
-// up to drain or until ctx ends (a shutdown), then cancels the rest, and
-// waits for the worker to exit.
-func (la *liveAddons) finishLocked(ctx context.Context, drain time.Duration) {
+// finish stops the worker: it lets queued translations finish for up to
+// drain or until ctx ends (a shutdown), then cancels the rest, and waits
+// for the worker to exit.
+func (la *liveAddons) finish(ctx context.Context, drain time.Duration) {
 	if la.queue == nil {
 		return
 	}
@@ -220,17 +231,17 @@ func (la *liveAddons) finishLocked(ctx context.Context, drain time.Duration) {
 	la.queue = nil
 }
 
-// postProcessLocked runs at the end of a live session, after
-// post_transcript: it delivers the last realtime translations, then the
-// post_processing add-ons (summarization, chapterization), each as its
-// message and its envelope in the result.
-func (s *liveSession) postProcessLocked(ctx context.Context, res *pipeline.Result) {
+// postProcess runs at the end of a live session, after post_transcript:
+// it delivers the last realtime translations, then the post_processing
+// add-ons (summarization, chapterization), each as its message and its
+// envelope in the result.
+func (s *session) postProcess(ctx context.Context, res *pipeline.Result) {
 	if s.addons != nil {
-		s.addons.finishLocked(ctx, liveTranslationDrain)
-		s.pumpAddonsLocked()
+		s.addons.finish(ctx, liveTranslationDrain)
+		s.pumpAddons()
 	}
 	if rt := s.p.RealtimeProcessing; rt.NamedEntityRecognition || rt.SentimentAnalysis || rt.Translation {
-		la := s.addonsLocked()
+		la := s.addonState()
 		var targets []string
 		if rt.Translation && rt.TranslationConfig != nil {
 			targets = rt.TranslationConfig.TargetLanguages
@@ -244,24 +255,22 @@ func (s *liveSession) postProcessLocked(ctx context.Context, res *pipeline.Resul
 	if !pp.Summarization && !pp.Chapterization {
 		return
 	}
-	a := s.addonsLocked().a
+	a := s.addonState().a
 	if pp.Summarization {
 		typ := pp.SummarizationConfig.Type
 		if typ == "" {
 			typ = "general"
 		}
 		res.Summarization = a.SummaryEnvelope(ctx, s.finals, typ)
-		s.sendLocked(postMsg("post_summarization", s.id, res.Summarization))
+		s.send(postMsg(typePostSummarization, s.id, res.Summarization))
 	}
 	if pp.Chapterization {
 		res.Chapterization = a.ChaptersEnvelope(ctx, s.finals)
-		s.sendLocked(postMsg("post_chapterization", s.id, res.Chapterization))
+		s.send(postMsg(typePostChapterization, s.id, res.Chapterization))
 	}
 }
 
 // postMsg is a post-processing message {error, data: {results}}.
-func postMsg(typ, session string, env *pipeline.Envelope) map[string]any {
-	m := msg(typ, session, map[string]any{"results": env.Results})
-	m["error"] = env.Error
-	return m
+func postMsg(typ, session string, env *pipeline.Envelope) *message {
+	return msg(typ, session, resultsData{Results: env.Results}).withError(env.Error)
 }

@@ -1,4 +1,4 @@
-package daemon
+package live
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package daemon
+package live
 
 import (
 	"encoding/json"
@@ -77,11 +77,10 @@ func TestFillBatchPass(t *testing.T) {
 		return types, final
 	}
 	want := []string{"live.post_transcript", "live.post_final_transcript", "live.end_session"}
-	d := &Daemon{}
 
 	j := job()
 	res := &pipeline.Result{Transcription: pipeline.Transcription{FullTranscript: "batch words", Utterances: []pipeline.Utterance{}}, PostSessionMetadata: map[string]any{"engine": "sphinx"}}
-	ds, err := d.fillBatchPass(j, res, nil, 0)
+	ds, err := fillBatchPass(j, res, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +96,7 @@ func TestFillBatchPass(t *testing.T) {
 	}
 
 	j = job()
-	ds, err = d.fillBatchPass(j, nil, errors.New("bad recording"), 0)
+	ds, err = fillBatchPass(j, nil, errors.New("bad recording"), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +110,7 @@ func TestFillBatchPass(t *testing.T) {
 
 	j = job()
 	j.BatchPass = ""
-	if _, err := d.fillBatchPass(j, res, nil, 0); !errors.Is(err, errNoBatchPass) {
+	if _, err := fillBatchPass(j, res, nil, 0); !errors.Is(err, errNoBatchPass) {
 		t.Errorf("a job without a running pass: %v, want errNoBatchPass", err)
 	}
 }

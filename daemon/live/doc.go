@@ -1,0 +1,25 @@
+// Package live is the job service's live sessions: admission (capacity,
+// per-account limits, storage quota), session tokens, the one door
+// contract every door attaches through (ingest.Session: the WebSocket in
+// api, SIP in ingest/sip, WHIP in ingest/webrtc), and each session from
+// its creation to its stored result, with the batch pass that follows it
+// and the recovery of sessions a restart interrupted.
+//
+// A session is a goroutine that owns its state (session.go). Doors,
+// timeouts, DELETE and key revocation reach it through a bounded inbox of
+// typed requests (requests.go); it writes the recording (recording.go),
+// acknowledges audio, and hands the 16 kHz samples to a recogniser running
+// on a goroutine of its own (recogniser.go), so a slow engine never delays
+// the acknowledgments; its messages are typed structs (messages.go), and
+// the callback deliveries one step of the session queues are committed
+// together. No lock is held across an engine call, a remote request or a
+// store commit.
+//
+// It depends on the job service only through the interfaces it declares
+// (Store, Recordings, Signals in service.go) and on the recognition
+// pipeline (recognizer/pipeline); it never imports package daemon.
+//
+// Invariants: a session's job is committed (one store commit) before any
+// door sees it; a session belongs to this node and to its goroutine until
+// it has ended; it finalises exactly once, however it ends.
+package live

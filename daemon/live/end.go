@@ -1,0 +1,205 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/earshot-dev/earshot/errcode"
+	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/recognizer/pipeline"
+	"github.com/earshot-dev/earshot/store"
+)
+
+// finish runs the end of the session once: the recogniser's last finals,
+// the end's messages, post-processing, and the result stored with the
+// callback deliveries still queued, in one commit. failure != "" ends the
+// job as error instead. ctx bounds the post-processing add-ons.
+func (s *session) finish(ctx context.Context, failure string) {
+	if s.state == stateEnded {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("live finish panicked", "panic", r, "stack", string(debug.Stack()))
+			if s.state != stateEnded {
+				s.end()
+			}
+		}
+	}()
+	finishing := time.Now()
+	if n := s.pendingBytes(); n > 0 {
+		s.send(errorMsg(s.id, "", fmt.Sprintf("%d trailing bytes do not make a whole sample frame of %d bytes; discarded", n, s.format.FrameSize())))
+	}
+	s.closeRecogniser()
+	dur := s.secondsAt(s.received)
+	if s.started.IsZero() && failure == "" {
+		failure = "session never connected"
+	}
+	s.state = stateEnded
+	path, err := s.rec.finalize(s.format)
+	if err != nil {
+		s.log.Error("finalise recording", "error", err)
+	}
+	if path != "" {
+		if err := s.svc.deps.Recordings.CommitRecording(path); err != nil {
+			s.log.Error("store recording", "error", err)
+		}
+	}
+	if failure != "" {
+		s.fail(failure)
+		return
+	}
+	s.batchPass = s.svc.cfg.batchPass() && s.rec.audio > 0
+	s.messages.close(s.id)
+	s.send(msg(typeEndRecording, s.id, durationData{RecordingDuration: dur}))
+	res := s.result(dur)
+	s.send(msg(typePostTranscript, s.id, res.Transcription))
+	s.postProcess(ctx, res)
+	// Recognising while the audio came, then the end's work up to here.
+	res.Metadata.TranscriptionTime = pipeline.Round3((s.busy + time.Since(finishing)).Seconds())
+	s.send(msg(typePostFinalTranscript, s.id, res))
+	s.send(msg(typeEndSession, s.id, nil))
+	res.Messages = s.messages.messages()
+	body, err := json.Marshal(res)
+	if err != nil {
+		s.fail("encode result: " + err.Error())
+		return
+	}
+	pending := s.pending
+	s.pending = nil
+	_, err = s.svc.db.UpdateJob(s.id, func(j *store.Job) ([]*store.Delivery, error) {
+		j.Status = store.StatusDone
+		j.CompletedAt = time.Now().UTC()
+		j.Result = body
+		j.File = liveFileRecord(s.id, s.format.Channels, dur)
+		s.labelPass(j)
+		if s.route != nil {
+			if j.PostSessionMetadata == nil {
+				j.PostSessionMetadata = map[string]any{}
+			}
+			for k, v := range s.route.Notes() { // engine, band, vocabulary, fallback
+				j.PostSessionMetadata[k] = v
+			}
+		}
+		return pending, nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.log.Error("store live result", "error", err)
+	}
+	s.svc.deps.Signals.Finished(store.StatusDone)
+	s.svc.deps.Signals.Queued(s.batchPass, len(pending) > 0)
+	s.end()
+	s.log.Info("live session ended", "audio_seconds", dur)
+}
+
+// liveFileRecord is the File record of a live job's recording.
+func liveFileRecord(id string, channels int, dur float64) *store.File {
+	name := id + ".wav"
+	return &store.File{ID: id, Filename: &name, AudioDuration: &dur, Channels: &channels}
+}
+
+// fail ends the job as error (408 when it never connected), with the
+// callback deliveries still queued.
+func (s *session) fail(reason string) {
+	code := 500
+	if s.started.IsZero() {
+		code = 408
+	}
+	if s.endErr != nil {
+		code = errcode.Status(s.endErr)
+	}
+	blob := ""
+	pending := s.pending
+	s.pending = nil
+	_, err := s.svc.db.UpdateJob(s.id, func(j *store.Job) ([]*store.Delivery, error) {
+		j.Status = store.StatusError
+		j.CompletedAt = time.Now().UTC()
+		j.ErrorCode = code
+		j.ErrorMessage = reason
+		if s.started.IsZero() {
+			// Never connected: the recording is a bare header, kept by
+			// nothing once the record stops naming it.
+			blob, j.Blob = j.Blob, ""
+		}
+		if j.PostSessionMetadata == nil {
+			j.PostSessionMetadata = map[string]any{}
+		}
+		j.PostSessionMetadata["error"] = reason
+		return pending, nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.log.Error("store live failure", "error", err)
+	} else if blob != "" {
+		s.rec.close()
+		if err := s.svc.db.RemoveBlob(blob); err != nil {
+			s.log.Error("remove empty recording", "error", err)
+		}
+	}
+	s.svc.deps.Signals.Finished(store.StatusError)
+	s.svc.deps.Signals.Queued(false, len(pending) > 0)
+	s.log.Info("live session failed", "status", code, "error", reason)
+	s.end()
+}
+
+// end marks the session ended and leaves the service's map; run closes
+// done once the request being handled has been answered.
+func (s *session) end() {
+	// The door closes the socket after end_session (it watches Done);
+	// kicking it here would race that.
+	s.listener = nil
+	s.state = stateEnded
+	s.svc.drop(s.id)
+}
+
+// result builds the live result from the finals so far.
+func (s *session) result(dur float64) *pipeline.Result {
+	detecting := s.route != nil && s.route.Language == ""
+	return pipeline.LiveResult(s.finals, dur, s.format.Channels, s.language(), detecting)
+}
+
+// language is the session's language when nothing was detected: the one
+// asked for, else the routed engine's first.
+func (s *session) language() string {
+	if l := s.p.Language(); l != "" {
+		return l
+	}
+	if s.route != nil {
+		if l := s.route.DefaultLanguage(); l != "" {
+			return l
+		}
+	}
+	return s.svc.pl.Engines.Embedded().Languages()[0]
+}
+
+// onEvent turns a recogniser event into protocol messages.
+func (s *session) onEvent(ev recognizer.Event) {
+	switch ev.Kind {
+	case recognizer.EventSpeechStart, recognizer.EventSpeechEnd:
+		s.send(msg(ev.Kind.String(), s.id, speechData{Time: pipeline.Round3(ev.Time), Channel: ev.Channel}))
+	case recognizer.EventPartial, recognizer.EventFinal:
+		u := ev.Utterance
+		if u.Language == "" {
+			u.Language = s.language()
+		}
+		u = s.spell(u)
+		final := ev.Kind == recognizer.EventFinal
+		if final {
+			if len(u.Words) == 0 {
+				return
+			}
+			s.finals = append(s.finals, u)
+		}
+		m := msg(typeTranscript, s.id, transcriptData{ID: liveUtteranceID(s.id, ev.ID), IsFinal: final, Utterance: pipeline.ContractUtterance(u, u.Language)})
+		m.final = final
+		s.send(m)
+		if final {
+			s.realtime(ev.ID, u)
+		}
+	case recognizer.EventError:
+		s.send(errorMsg(s.id, "", "recogniser: "+errcode.Message(ev.Err)+": "+ev.Err.Error()))
+	}
+}

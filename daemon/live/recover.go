@@ -1,0 +1,116 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/earshot-dev/earshot/errcode"
+	"github.com/earshot-dev/earshot/params"
+	"github.com/earshot-dev/earshot/recognizer/pipeline"
+	"github.com/earshot-dev/earshot/store"
+)
+
+// Recover handles a live job a crash or restart left open (before Run):
+// one never connected gets its session back (its token stays valid); one
+// that was running ends as done, its recording transcribed by the batch
+// pipeline, or as error when that is impossible.
+func (s *Service) Recover(ctx context.Context, id string) {
+	log := s.log.With("component", "live", "session_id", id)
+	j, err := s.db.Job(id)
+	if err != nil {
+		log.Error("recover live job", "error", err)
+		return
+	}
+	var p params.Live
+	if err := json.Unmarshal(j.Params, &p); err != nil {
+		s.endRecovered(log, j, nil, "session interrupted by a restart; its parameters are unreadable")
+		return
+	}
+	if j.Status == store.StatusQueued {
+		if time.Now().After(j.CreatedAt.Add(s.cfg.TokenTTL)) {
+			s.endRecovered(log, j, nil, "never connected before the session token expired")
+			return
+		}
+		// A client may have been connecting as the daemon went down: it
+		// gets the whole connect timeout again, within the token's life.
+		connectBy := time.Now().Add(s.cfg.connectWithin())
+		if exp := j.CreatedAt.Add(s.cfg.TokenTTL); connectBy.After(exp) {
+			connectBy = exp
+		}
+		sess, err := s.newSession(j, &p, connectBy)
+		if err != nil || !s.start(sess) {
+			if sess != nil {
+				sess.rec.close()
+			}
+			s.endRecovered(log, j, nil, "session interrupted by a restart")
+		}
+		return
+	}
+	// It was running: transcribe what was received.
+	path, release, err := s.deps.Recordings.BlobFile(j.Blob)
+	if err != nil {
+		s.endRecovered(log, j, nil, "session interrupted by a restart: "+errcode.Message(err))
+		return
+	}
+	res, info, err := s.pl.TranscribeFile(ctx, path, &params.PreRecorded{LanguageConfig: p.LanguageConfig})
+	release()
+	if err != nil {
+		if errors.Is(err, errcode.ErrBadAudio) {
+			// Nothing usable was recorded.
+			res, info, err = nil, nil, nil
+		} else {
+			s.endRecovered(log, j, nil, "session interrupted by a restart: "+errcode.Message(err))
+			return
+		}
+	}
+	s.endRecovered(log, j, func(j *store.Job) {
+		dur := 0.0
+		if info != nil {
+			dur = info.Duration
+		}
+		j.File = liveFileRecord(j.ID, p.Channels, pipeline.Round3(dur))
+		if res == nil {
+			res = &pipeline.Result{Transcription: pipeline.Transcription{Languages: []string{s.pl.Engines.Embedded().Languages()[0]}, Utterances: []pipeline.Utterance{}}}
+		}
+		res.Messages = []string{}
+		j.Result, _ = json.Marshal(res)
+		j.PostSessionMetadata["recovered"] = "session interrupted by a restart; transcribed from its recording"
+		j.PostSessionMetadata["transcription_pass"] = passBatch
+	}, "")
+}
+
+// endRecovered ends a recovered live job as done (fill != nil) or error.
+func (s *Service) endRecovered(log interface{ Error(string, ...any) }, j *store.Job, fill func(*store.Job), failure string) {
+	empty := "" // the header-only recording of a session never connected
+	_, err := s.db.UpdateJob(j.ID, func(j *store.Job) ([]*store.Delivery, error) {
+		j.CompletedAt = time.Now().UTC()
+		if j.PostSessionMetadata == nil {
+			j.PostSessionMetadata = map[string]any{}
+		}
+		if fill != nil {
+			j.Status = store.StatusDone
+			fill(j)
+			return nil, nil
+		}
+		j.ErrorCode = 500
+		if j.Status == store.StatusQueued {
+			j.ErrorCode = 408
+			empty, j.Blob = j.Blob, ""
+		}
+		j.Status = store.StatusError
+		j.ErrorMessage = failure
+		j.PostSessionMetadata["error"] = failure
+		return nil, nil
+	})
+	if err != nil {
+		log.Error("end recovered live job", "error", err)
+		return
+	}
+	if empty != "" {
+		if err := s.db.RemoveBlob(empty); err != nil {
+			log.Error("remove empty recording", "error", err)
+		}
+	}
+}

@@ -1,0 +1,351 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/earshot-dev/earshot/errcode"
+	"github.com/earshot-dev/earshot/ingest"
+	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/params"
+	"github.com/earshot-dev/earshot/recognizer/pipeline"
+	"github.com/earshot-dev/earshot/store"
+)
+
+// Store is what live sessions keep in the store: their job records, the
+// keys that created them and the secret that signs their tokens.
+type Store interface {
+	CreateJob(j *store.Job) error
+	Job(id string) (*store.Job, error)
+	UpdateJob(id string, fn func(j *store.Job) ([]*store.Delivery, error)) (*store.Job, error)
+	RemoveBlob(name string) error
+	Key(id string) (store.Key, error)
+	CallbackSecret(account string) ([]byte, error)
+}
+
+// Recordings is where a session's audio lives on this node: the job
+// service's blob files.
+type Recordings interface {
+	// RecordingPath is the local file a session records the blob name into.
+	RecordingPath(name string) (string, error)
+	// CommitRecording stores a finished recording (a file RecordingPath
+	// named) in the store.
+	CommitRecording(path string) error
+	// BlobFile is a local file holding a blob's bytes, and its release.
+	BlobFile(name string) (path string, release func(), err error)
+}
+
+// Signals is how the service tells the job service that it has work or
+// news: it never waits on them.
+type Signals interface {
+	// Queued wakes the workers (a batch pass was queued) and the callback
+	// outbox (deliveries were queued).
+	Queued(batchPass, deliveries bool)
+	// Finished counts a live job that ended with status.
+	Finished(status store.Status)
+	// AdmitRecording refuses a new recording to an account at its storage
+	// quota (limits.max_account_bytes), with the error to answer.
+	AdmitRecording(account string) error
+}
+
+// Deps are the service's live dependencies, passed beside its Config.
+type Deps struct {
+	Store      Store
+	Recordings Recordings
+	Signals    Signals
+	// Pipeline routes, recognises and runs the add-ons; the service does
+	// not close it.
+	Pipeline *pipeline.Transcriber
+	// Decoders and TelephoneDecoders are the embedded pools' sizes, which
+	// the batch pass's gate counts against (batchpass_gate.go).
+	Decoders, TelephoneDecoders int
+	// Log is the service's logger; nil is silent.
+	Log *slog.Logger
+}
+
+// Service is the job service's live sessions: it admits them, signs their
+// tokens, attaches doors and runs one goroutine per session (session.go).
+type Service struct {
+	cfg  Config
+	deps Deps
+	db   Store
+	pl   *pipeline.Transcriber
+	caps params.Capabilities
+	log  *slog.Logger
+	gate *batchGate
+	// created counts the sessions created since start (every door).
+	created prometheus.Counter
+
+	stop chan struct{}  // closed when Run's context ends: every session finishes
+	wg   sync.WaitGroup // the session goroutines
+
+	// admit serialises admitting a session (capacity and quota) with
+	// adding it to sessions.
+	admit sync.Mutex
+
+	mu       sync.Mutex
+	sessions map[string]*session // guarded by mu: sessions not ended, at most Capacity
+	stopped  bool                // guarded by mu: Run has ended; no new session
+}
+
+// New builds the service from cfg (after SetDefaults and Validate). It
+// starts nothing: Run does.
+func New(cfg Config, deps Deps) *Service {
+	if deps.Log == nil {
+		deps.Log = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{
+		cfg: cfg, deps: deps, db: deps.Store, pl: deps.Pipeline, log: deps.Log,
+		caps: params.Capabilities{Languages: deps.Pipeline.Engines.Languages()},
+		stop: make(chan struct{}), sessions: map[string]*session{},
+		created: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "earshot_live_sessions_total", Help: "Live sessions created since start (every door).",
+		}),
+	}
+	s.gate = newBatchGate(s)
+	return s
+}
+
+// Run keeps the sessions' lifetime: when ctx ends, every running session
+// is finished with what it received (one never connected stays queued for
+// the next start), and Run returns once their goroutines have exited.
+func (s *Service) Run(ctx context.Context) error {
+	<-ctx.Done()
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
+	close(s.stop)
+	s.wg.Wait()
+	return nil
+}
+
+// Created is the counter of sessions created since start, for the job
+// service's registry.
+func (s *Service) Created() prometheus.Counter { return s.created }
+
+// Sessions is how many sessions exist (created and not ended).
+func (s *Service) Sessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sessions)
+}
+
+// CreateLive validates a POST /v2/live body, commits a queued live job and
+// returns it with the session token for its WebSocket URL. keyID is the
+// API key asking: revoking it ends the session.
+func (s *Service) CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (*store.Job, string, error) {
+	p, err := params.DecodeLive(body, s.caps)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := s.route(p); err != nil {
+		return nil, "", err
+	}
+	if region != "" && region != "us-west" && region != "eu-west" {
+		return nil, "", &errcode.ValidationError{Problems: []string{"region must be one of us-west, eu-west"}}
+	}
+	psm := map[string]any{}
+	if region != "" {
+		psm["region"] = region
+	}
+	job := &store.Job{Account: account, KeyID: keyID, Status: store.StatusQueued, RequestID: requestID,
+		CustomMetadata: p.CustomMetadata, PostSessionMetadata: psm}
+	sess, err := s.create(job, p)
+	if err != nil {
+		return nil, "", err
+	}
+	tok, err := s.token(job.ID, sess.expires)
+	if err != nil {
+		return nil, "", err
+	}
+	return job, tok, nil
+}
+
+// OpenLive opens a live session for a door without an HTTP request of its
+// own (SIP): its job is created already attached (one store commit), with
+// no WebSocket listener (messages still reach result.messages and the
+// callback). The attachment lasts while ctx does; ending the call must
+// Stop the session.
+func (s *Service) OpenLive(ctx context.Context, req ingest.LiveRequest) (ingest.Session, error) {
+	if req.Options == nil {
+		return nil, &errcode.ValidationError{Problems: []string{"body: live options are required"}}
+	}
+	p := *req.Options
+	enc := params.EncodingPCM
+	switch req.Format.Encoding {
+	case media.MuLaw:
+		enc = params.EncodingULaw
+	case media.ALaw:
+		enc = params.EncodingALaw
+	}
+	if err := p.SetFormat(enc, req.Format.BitDepth, req.Format.SampleRate, req.Format.Channels); err != nil {
+		return nil, err
+	}
+	if err := p.CheckLanguages(s.caps); err != nil {
+		return nil, err
+	}
+	if err := s.route(&p); err != nil {
+		return nil, err
+	}
+	md := map[string]any{}
+	for k, v := range p.CustomMetadata {
+		md[k] = v
+	}
+	for k, v := range req.Metadata {
+		md[k] = v
+	}
+	if len(md) == 0 {
+		md = nil
+	}
+	psm := map[string]any{}
+	if req.Source != "" {
+		psm["source"] = req.Source
+	}
+	job := &store.Job{Account: req.Account, Status: store.StatusProcessing, CustomMetadata: md, PostSessionMetadata: psm}
+	sess, err := s.create(job, &p)
+	if err != nil {
+		return nil, err
+	}
+	return sess.attach(ctx, nil)
+}
+
+// create admits a session, commits its job (filled in here: id, kind,
+// times, params, recording) in one store commit and starts its goroutine.
+// A job created as processing is attached at once by the caller.
+func (s *Service) create(job *store.Job, p *params.Live) (*session, error) {
+	if err := s.deps.Signals.AdmitRecording(job.Account); err != nil {
+		return nil, err
+	}
+	s.admit.Lock()
+	defer s.admit.Unlock()
+	if err := s.admitLive(job.Account); err != nil {
+		return nil, err
+	}
+	job.ID = uuid.NewString()
+	job.Kind = store.KindLive
+	job.CreatedAt = time.Now().UTC()
+	job.Blob = "live-" + job.ID + ".wav"
+	var err error
+	if job.Params, err = json.Marshal(p); err != nil {
+		return nil, fmt.Errorf("encode params: %w", err)
+	}
+	sess, err := s.newSession(job, p, job.CreatedAt.Add(s.cfg.connectWithin()))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.db.CreateJob(job); err != nil {
+		sess.rec.close()
+		s.db.RemoveBlob(job.Blob)
+		return nil, err
+	}
+	if !s.start(sess) {
+		sess.rec.close()
+		return nil, &errcode.Error{Kind: ingest.ErrAtCapacity, Msg: "shutting down"}
+	}
+	s.created.Inc()
+	s.log.Info("live session created", "session_id", job.ID, "account_id", job.Account)
+	return sess, nil
+}
+
+// route checks that an engine serves the session's model and languages.
+func (s *Service) route(p *params.Live) error {
+	_, err := s.pl.Engines.Route(p.Model, p.LanguageConfig.Languages, p.LanguageConfig.CodeSwitching)
+	return err
+}
+
+// admitLive checks the appliance's live capacity and the account's quota.
+// The caller holds admit.
+func (s *Service) admitLive(account string) error {
+	s.mu.Lock()
+	n, mine := len(s.sessions), 0
+	for _, sess := range s.sessions {
+		if sess.account == account {
+			mine++
+		}
+	}
+	s.mu.Unlock()
+	if n >= s.cfg.Capacity {
+		return &errcode.Error{Kind: ingest.ErrAtCapacity, Msg: fmt.Sprintf("%d live sessions open, capacity %d", n, s.cfg.Capacity)}
+	}
+	if limit := s.cfg.accountLimit(); limit > 0 && mine >= limit {
+		return &errcode.Error{Kind: errcode.ErrLiveQuota, Msg: fmt.Sprintf("this account has %d live sessions open, its limit is %d (live.max_sessions_per_account); end one first", mine, limit)}
+	}
+	return nil
+}
+
+// start adds sess to the sessions and starts its goroutine, false once Run
+// has ended.
+func (s *Service) start(sess *session) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return false
+	}
+	s.sessions[sess.id] = sess
+	s.wg.Go(sess.run)
+	return true
+}
+
+// drop removes an ended session.
+func (s *Service) drop(id string) {
+	s.mu.Lock()
+	delete(s.sessions, id)
+	s.mu.Unlock()
+}
+
+func (s *Service) lookup(id string) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[id]
+}
+
+func (s *Service) list() []*session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*session, 0, len(s.sessions))
+	for _, sess := range s.sessions {
+		out = append(out, sess)
+	}
+	return out
+}
+
+// AttachLive connects a client to the session its token names; l takes
+// its messages (nil for an audio-only door, which keeps any WebSocket
+// client as the listener). The attachment lasts while ctx does.
+func (s *Service) AttachLive(ctx context.Context, tok string, l ingest.Listener) (ingest.Session, error) {
+	id, err := s.checkToken(tok)
+	if err != nil {
+		return nil, err
+	}
+	sess := s.lookup(id)
+	if err := s.checkSessionKey(id, sess); err != nil {
+		return nil, err
+	}
+	if sess == nil {
+		return nil, &errcode.Error{Kind: errcode.ErrNotFound, Msg: fmt.Sprintf("session %s has ended or does not exist", id)}
+	}
+	return sess.attach(ctx, l)
+}
+
+// AttachAudio attaches an audio-only door (WHIP) to the session a token
+// names, keeping any WebSocket client as the listener of its messages. The
+// listener should connect first: a later WebSocket attach takes over the
+// session, audio included.
+func (s *Service) AttachAudio(ctx context.Context, tok string) (ingest.Session, error) {
+	return s.AttachLive(ctx, tok, nil)
+}
+
+// End finishes a running session before its job is deleted (its client
+// gets end_session); nothing when id runs no session.
+func (s *Service) End(id string) {
+	if sess := s.lookup(id); sess != nil {
+		sess.endFrom(nil)
+	}
+}

@@ -131,9 +131,14 @@ func (s *session) run() {
 				s.state = stateEnded
 				s.svc.drop(s.id)
 			}
-			if s.recog != nil && !s.recog.closed {
-				close(s.recog.in)
-				s.recog.closed = true
+			if r := s.recog; r != nil {
+				if !r.closed {
+					close(r.in)
+					r.closed = true
+				}
+				for range r.events { // until the recogniser has exited
+				}
+				s.recWG.Wait()
 			}
 		}
 		if s.stopDetach != nil {

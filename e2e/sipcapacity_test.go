@@ -1,0 +1,101 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/emiago/sipgo"
+	sipmsg "github.com/emiago/sipgo/sip"
+)
+
+// sipCapacityConfig is a node with room for one call: one live session
+// (live.capacity) and one call on the door (sip.max_calls).
+const sipCapacityConfig = `
+live:
+  capacity: 1
+  connect_timeout: 5m
+sip:
+  listen: 127.0.0.1:0
+  rtp_ports: 31500-31509
+  allow: [127.0.0.0/8]
+  max_calls: 1
+  routes:
+    - user: transcribe
+      account: acme
+`
+
+// refusal sends an INVITE and returns the final non-2xx response; a call
+// answered 2xx fails the test.
+func (p *phone) refusal(ctx context.Context, user string, body []byte) *sipmsg.Response {
+	p.t.Helper()
+	dlg, err := p.dialogs.Invite(ctx, p.uri(user), body, sipmsg.NewHeader("Content-Type", "application/sdp"))
+	if err != nil {
+		p.t.Fatalf("invite: %v", err)
+	}
+	err = dlg.WaitAnswer(ctx, sipgo.AnswerOptions{})
+	var pe *sipgo.ErrDialogResponse
+	if errors.As(err, &pe) {
+		return pe.Res
+	}
+	var ve sipgo.ErrDialogResponse
+	if errors.As(err, &ve) {
+		return ve.Res
+	}
+	p.t.Fatalf("INVITE: %v (answered %d), want a refusal", err, dlg.InviteResponse.StatusCode)
+	return nil
+}
+
+// checkBusy checks a 503 refusal with Retry-After.
+func checkBusy(t *testing.T, res *sipmsg.Response, what string) {
+	t.Helper()
+	if res.StatusCode != 503 {
+		t.Errorf("%s: answered %d %s, want 503", what, res.StatusCode, res.Reason)
+	}
+	if h := res.GetHeader("Retry-After"); h == nil || h.Value() != "5" {
+		t.Errorf("%s: Retry-After %v, want 5", what, h)
+	}
+}
+
+// TestSIPAtCapacity: a node with no room answers an INVITE 503 with
+// Retry-After, the answer a proxy in front of several nodes (Kamailio)
+// fails the call over on, whether the door's sip.max_calls is reached (486
+// before) or the daemon's live capacity is taken (503 without Retry-After
+// before); OPTIONS (a proxy's probe) is answered 200 all the while, since
+// the node is up.
+func TestSIPAtCapacity(t *testing.T) {
+	d, addr := startSIPDaemon(t, sipCapacityConfig)
+	key := createKey(t, d.DataDir, "acme")
+	p := newPhone(t, addr)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	_, port := udpPair(t)
+	offer := offerSDP([]int{port}, "0", "sendrecv", false)
+	options := func(what string) {
+		t.Helper()
+		res, err := p.cli.Do(ctx, sipmsg.NewRequest(sipmsg.OPTIONS, p.uri("")))
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("OPTIONS %s: %v %v", what, res, err)
+		}
+	}
+
+	// The door full: one call up (no RTP yet), a second INVITE.
+	dlg, code := p.call(ctx, "transcribe", "application/sdp", offer)
+	if code != 200 {
+		t.Fatalf("first call answered %d", code)
+	}
+	checkBusy(t, p.refusal(ctx, "transcribe", offer), "INVITE with sip.max_calls reached")
+	d.WaitLog(10*time.Second, `"sip call refused"`, `"status":503`, "max_calls 1")
+	options("with the door full")
+	if err := dlg.Bye(ctx); err != nil {
+		t.Fatalf("bye: %v", err)
+	}
+	liveJobByCall(t, d, key, dlg.InviteRequest.CallID().Value(), time.Minute)
+
+	// The live capacity taken by a WebSocket session not yet connected.
+	d.createLive(key, map[string]any{})
+	checkBusy(t, p.refusal(ctx, "transcribe", offer), "INVITE with live capacity taken")
+	d.WaitLog(10*time.Second, `"sip call not answered"`, `"status":503`, "capacity 1")
+	options("with the live capacity taken")
+}

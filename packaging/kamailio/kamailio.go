@@ -129,10 +129,20 @@ func Render(c Config) ([]byte, error) {
 		return nil, err
 	}
 	listen, _ := listenAddr(c.Listen)
+	src4, src6 := "0.0.0.0", "::"
+	if ap, err := netip.ParseAddrPort(listen); err == nil && !ap.Addr().IsUnspecified() {
+		if ap.Addr().Is4() {
+			src4 = ap.Addr().String()
+		} else {
+			src6 = ap.Addr().String()
+		}
+	}
 	out := Shipped()
 	for _, d := range []struct{ name, value string }{
 		{"EARSHOT_LISTEN_UDP", "udp:" + listen},
 		{"EARSHOT_LISTEN_TCP", "tcp:" + listen},
+		{"EARSHOT_TCP_SOURCE_IPV4", src4},
+		{"EARSHOT_TCP_SOURCE_IPV6", src6},
 		{"EARSHOT_DISPATCHER_LIST", strconv.Quote(c.DispatcherList)},
 		{"EARSHOT_CTL", strconv.Quote(c.Ctl)},
 		{"EARSHOT_PING_INTERVAL", strconv.Itoa(int(c.PingInterval / time.Second))},

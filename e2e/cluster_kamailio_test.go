@@ -117,6 +117,8 @@ func TestClusterKamailio(t *testing.T) {
 		if job["status"] != "done" {
 			t.Fatalf("%s: job %s on %s is %v", what, id, uriOf[d], job["status"])
 		}
+		// The record is done before the session lets go of its capacity.
+		d.WaitLog(10*time.Second, `"sip call ended"`, id)
 		got := fullTranscript(job)
 		wer := recognizertest.WER(ref, got)
 		t.Logf("%s: on %s, WER %.3f %q", what, uriOf[d], wer, got)

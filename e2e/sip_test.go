@@ -90,9 +90,18 @@ type phone struct {
 	cli     *sipgo.Client
 	byes    chan string // Call-IDs of BYEs received from the daemon
 	tcp     bool        // send requests over TCP (large SIPREC bodies)
+	byeGate chan struct{}
 }
 
 func newPhone(t *testing.T, target string) *phone {
+	t.Helper()
+	return newGatedPhone(t, target, nil)
+}
+
+// newGatedPhone is newPhone whose answer to a BYE from the daemon waits
+// until gate is closed (the BYE's Call-ID is on byes at once); nil answers
+// at once.
+func newGatedPhone(t *testing.T, target string, gate chan struct{}) *phone {
 	t.Helper()
 	ua, err := sipgo.NewUA(sipgo.WithUserAgent("e2e-phone"))
 	if err != nil {
@@ -105,13 +114,19 @@ func newPhone(t *testing.T, target string) *phone {
 	}
 	port := conn.LocalAddr().(*net.UDPAddr).Port
 	cli, _ := sipgo.NewClient(ua, sipgo.WithClientHostname("127.0.0.1"), sipgo.WithClientPort(port))
-	p := &phone{t: t, target: target, cli: cli, byes: make(chan string, 8),
+	p := &phone{t: t, target: target, cli: cli, byes: make(chan string, 8), byeGate: gate,
 		dialogs: sipgo.NewDialogClientCache(cli, sipmsg.ContactHeader{Address: sipmsg.Uri{User: "phone", Host: "127.0.0.1", Port: port}})}
 	srv.OnBye(func(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
+		if p.byeGate != nil {
+			p.byes <- req.CallID().Value()
+			<-p.byeGate
+		}
 		if err := p.dialogs.ReadBye(req, tx); err != nil {
 			tx.Respond(sipmsg.NewResponseFromRequest(req, 481, "No Dialog", nil))
 		}
-		p.byes <- req.CallID().Value()
+		if p.byeGate == nil {
+			p.byes <- req.CallID().Value()
+		}
 	})
 	done := make(chan struct{})
 	go func() { srv.ServeUDP(conn); close(done) }()

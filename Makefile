@@ -96,6 +96,8 @@ bench: build test-deps
 	  echo "## HTTP (bench/cmd/httpbench)"; echo; $(GO) run ./bench/cmd/httpbench; echo; \
 	  echo "## Stores: bbolt and PostgreSQL (bench/cmd/storebench)"; echo; $(GO) run ./bench/cmd/storebench; echo; \
 	  echo "## Live finals against batch (bench/cmd/livegap)"; echo; $(GO) run ./bench/cmd/livegap -renditions pcm16k,mulaw8k,alaw8k; echo; \
+	  echo "## Live finals against batch, corpus tuning subset (bench/cmd/livegap -corpus)"; echo; $(GO) run ./bench/cmd/livegap -corpus $(CORPUS) -every 15 -renditions pcm16k,mulaw8k; echo; \
+	  echo "## Live finals against batch, corpus readers held out (bench/cmd/livegap -corpus -held-out)"; echo; $(GO) run ./bench/cmd/livegap -corpus $(CORPUS) -every 15 -held-out -renditions pcm16k,mulaw8k; echo; \
 	  echo "## Engine presets, 8 kHz mu-law (bench/cmd/livegap)"; echo; $(GO) run ./bench/cmd/livegap -renditions mulaw8k -presets $(BENCH_PRESETS); echo; \
 	  echo "## Live sessions (bench/cmd/livebench)"; echo; $(GO) run ./bench/cmd/livebench -presets $(BENCH_NARROW_PRESETS); echo; \
 	  echo "## SIP door (bench/cmd/sipbench)"; echo; $(GO) run ./bench/cmd/sipbench; echo; \

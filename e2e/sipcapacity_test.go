@@ -2,12 +2,10 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/emiago/sipgo"
 	sipmsg "github.com/emiago/sipgo/sip"
 )
 
@@ -26,27 +24,6 @@ sip:
     - user: transcribe
       account: acme
 `
-
-// refusal sends an INVITE and returns the final non-2xx response; a call
-// answered 2xx fails the test.
-func (p *phone) refusal(ctx context.Context, user string, body []byte) *sipmsg.Response {
-	p.t.Helper()
-	dlg, err := p.dialogs.Invite(ctx, p.uri(user), body, sipmsg.NewHeader("Content-Type", "application/sdp"))
-	if err != nil {
-		p.t.Fatalf("invite: %v", err)
-	}
-	err = dlg.WaitAnswer(ctx, sipgo.AnswerOptions{})
-	var pe *sipgo.ErrDialogResponse
-	if errors.As(err, &pe) {
-		return pe.Res
-	}
-	var ve sipgo.ErrDialogResponse
-	if errors.As(err, &ve) {
-		return ve.Res
-	}
-	p.t.Fatalf("INVITE: %v (answered %d), want a refusal", err, dlg.InviteResponse.StatusCode)
-	return nil
-}
 
 // checkBusy checks a 503 refusal with Retry-After.
 func checkBusy(t *testing.T, res *sipmsg.Response, what string) {

@@ -73,8 +73,9 @@ func TestLiveRecordMatchesPreRecorded(t *testing.T) {
 					t.Fatal(err)
 				}
 				// The audio goes as fast as it can; stop_recording is sent
-				// once every byte is acknowledged (taken in and decoded),
-				// as at the end of a call streamed in real time.
+				// once every byte is acknowledged (taken in, with the
+				// embedded recogniser at most a second behind it), as at the
+				// end of a call streamed in real time.
 				audio := r.audio(path)
 				done, acked := make(chan struct{}), make(chan struct{})
 				var msgs []liveMsg

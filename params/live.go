@@ -121,6 +121,9 @@ func DecodeLive(body []byte, c Capabilities) (*Live, error) {
 // against its engines when it opens the session (CheckLanguages). The
 // audio format is the door's: it sets it with SetFormat.
 func DecodeLiveOptions(opts map[string]any) (*Live, error) {
+	if opts == nil {
+		opts = map[string]any{} // none: every default
+	}
 	body, err := json.Marshal(opts)
 	if err != nil {
 		return nil, &ValidationError{Problems: []string{"body is not valid JSON: " + err.Error()}}

@@ -282,6 +282,9 @@ func TestDecodeLiveOptions(t *testing.T) {
 	if err != nil || l.Endpointing != 0.3 || l.Encoding != EncodingPCM || l.SampleRate != DefaultSampleRate {
 		t.Fatalf("options: %+v, %v", l, err)
 	}
+	if none, err := DecodeLiveOptions(nil); err != nil || none.Model != Model1 || none.Channels != DefaultChannels {
+		t.Errorf("no options: %+v, %v; want every default", none, err)
+	}
 	if err := l.CheckLanguages(english); !errors.Is(err, ErrCannotServe) {
 		t.Errorf("languages de on an English appliance: %v, want ErrCannotServe", err)
 	}

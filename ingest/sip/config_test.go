@@ -27,6 +27,7 @@ func TestConfigValidate(t *testing.T) {
 		{"route account", func(c *Config) { c.Routes[0].Account = "" }, "sip.routes[0].account"},
 		{"door field", func(c *Config) { c.Routes[0].Live["encoding"] = "wav/pcm" }, "sip.routes[0].live.encoding"},
 		{"live and options", func(c *Config) { c.Routes[0].Options = map[string]any{} }, "not both"},
+		{"route without live options", func(c *Config) { c.Routes[0].Live = nil }, ""},
 		{"bad live option", func(c *Config) { c.Routes[0].Live["endpointing"] = 99 }, "sip.routes[0].live: endpointing"},
 		{"unknown live option", func(c *Config) { c.Routes[0].Live["languages"] = "en" }, "sip.routes[0].live: languages"},
 		{"repeated user", func(c *Config) { c.Routes = append(c.Routes, c.Routes[0]) }, "sip.routes[1].user"},

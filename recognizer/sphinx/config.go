@@ -65,6 +65,15 @@ type Config struct {
 	Beam      float64 `yaml:"beam"`
 	WordBeam  float64 `yaml:"word_beam"`
 	PhoneBeam float64 `yaml:"phone_beam"`
+	// MaxHMMsPerFrame is -maxhmmpf, 100..100000: the most HMMs the search
+	// keeps active in a frame (beyond it the beam narrows for that frame).
+	// Lower is cheaper on noisy or ambiguous audio, where the active set
+	// grows. 0 means PocketSphinx's default, 30000.
+	MaxHMMsPerFrame int `yaml:"max_hmms_per_frame"`
+	// MaxWordsPerFrame is -maxwpf, 1..1000: the most distinct words whose
+	// ends the search keeps in a frame. 0 means PocketSphinx's default, no
+	// limit.
+	MaxWordsPerFrame int `yaml:"max_words_per_frame"`
 	// TelephoneHMM is the acoustic model for telephone-band audio (a source
 	// below 16 kHz, or no speech energy above 4 kHz): Debian's en-us model
 	// adapted to G.711 (model/en-us-telephone, `make model`). It gets its
@@ -177,6 +186,12 @@ func (c Config) Validate() error {
 	}
 	if p := c.PhoneLookahead; p != nil && (*p < 0 || *p > 20) {
 		errs = append(errs, config.Errorf("phone_lookahead", "%d not in 0..20", *p))
+	}
+	if n := c.MaxHMMsPerFrame; n != 0 && (n < 100 || n > 100000) {
+		errs = append(errs, config.Errorf("max_hmms_per_frame", "%d not 0 or in 100..100000", n))
+	}
+	if n := c.MaxWordsPerFrame; n != 0 && (n < 1 || n > 1000) {
+		errs = append(errs, config.Errorf("max_words_per_frame", "%d not 0 or in 1..1000", n))
 	}
 	for _, b := range []struct {
 		key string

@@ -27,7 +27,11 @@ var presets = []preset{
 		c.FastSearch, c.FrameDownsample, c.Beam, c.WordBeam, c.PhoneBeam = true, 2, 1e-40, 1e-24, 1e-40
 	}},
 	{"fast-ds3", func(c *Config) { c.FastSearch, c.FrameDownsample = true, 3 }},
+	{"hmm30k", func(c *Config) { c.MaxHMMsPerFrame = 30000 }},
 	{"hmm10k", func(c *Config) { c.MaxHMMsPerFrame = 10000 }},
+	{"hmm8k", func(c *Config) { c.MaxHMMsPerFrame = 8000 }},
+	{"hmm7k", func(c *Config) { c.MaxHMMsPerFrame = 7000 }},
+	{"hmm6k", func(c *Config) { c.MaxHMMsPerFrame = 6000 }},
 	{"hmm5k", func(c *Config) { c.MaxHMMsPerFrame = 5000 }},
 	{"hmm3k", func(c *Config) { c.MaxHMMsPerFrame = 3000 }},
 	{"hmm2k", func(c *Config) { c.MaxHMMsPerFrame = 2000 }},

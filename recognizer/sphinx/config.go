@@ -21,6 +21,12 @@ const (
 	NoTelephoneHMM = "none"
 )
 
+// DefaultTelephoneMaxHMMsPerFrame is the telephone pool's -maxhmmpf when
+// MaxHMMsPerFrame is unset: on G.711 calls it cuts the live path's CPU by
+// about 30% for 0.3 WER points (docs/live-tuning.md, 2026-11-24), which is
+// what lets a 2-CPU box hold 8 calls (issue 14 item 5).
+const DefaultTelephoneMaxHMMsPerFrame = 8000
+
 // MaxDecoders bounds Config.Decoders; each decoder holds about 40 MB.
 const MaxDecoders = 64
 
@@ -68,7 +74,8 @@ type Config struct {
 	// MaxHMMsPerFrame is -maxhmmpf, 100..100000: the most HMMs the search
 	// keeps active in a frame (beyond it the beam narrows for that frame).
 	// Lower is cheaper on noisy or ambiguous audio, where the active set
-	// grows. 0 means PocketSphinx's default, 30000.
+	// grows. 0 means PocketSphinx's default, 30000, for HMM, and
+	// DefaultTelephoneMaxHMMsPerFrame for the telephone model's pool.
 	MaxHMMsPerFrame int `yaml:"max_hmms_per_frame"`
 	// MaxWordsPerFrame is -maxwpf, 1..1000: the most distinct words whose
 	// ends the search keeps in a frame. 0 means PocketSphinx's default, no
@@ -95,7 +102,8 @@ type Config struct {
 }
 
 // Telephone returns the configuration of the telephone-band pool (HMM the
-// telephone model, Decoders TelephoneDecoders), false when there is none.
+// telephone model, Decoders TelephoneDecoders, MaxHMMsPerFrame
+// DefaultTelephoneMaxHMMsPerFrame unless set), false when there is none.
 // Call it on a config that passed SetDefaults and Validate.
 func (c Config) Telephone() (Config, bool) {
 	hmm := c.TelephoneHMM
@@ -110,6 +118,9 @@ func (c Config) Telephone() (Config, bool) {
 	}
 	t := c
 	t.HMM, t.Decoders, t.Preload = hmm, c.TelephoneDecoders, min(c.Decoders, c.TelephoneDecoders)
+	if t.MaxHMMsPerFrame == 0 {
+		t.MaxHMMsPerFrame = DefaultTelephoneMaxHMMsPerFrame
+	}
 	t.TelephoneHMM, t.TelephoneDecoders = NoTelephoneHMM, t.Decoders
 	return t, true
 }

@@ -28,6 +28,7 @@ var presets = []preset{
 	}},
 	{"fast-ds3", func(c *Config) { c.FastSearch, c.FrameDownsample = true, 3 }},
 	{"hmm30k", func(c *Config) { c.MaxHMMsPerFrame = 30000 }},
+	{"hmm30k", func(c *Config) { c.MaxHMMsPerFrame = 30000 }},
 	{"hmm10k", func(c *Config) { c.MaxHMMsPerFrame = 10000 }},
 	{"hmm8k", func(c *Config) { c.MaxHMMsPerFrame = 8000 }},
 	{"hmm7k", func(c *Config) { c.MaxHMMsPerFrame = 7000 }},

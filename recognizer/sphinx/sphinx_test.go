@@ -441,6 +441,14 @@ func TestTelephoneConfig(t *testing.T) {
 	if !ok || tc.HMM != DefaultHMM || tc.Decoders != 2 || tc.LM != c.LM || tc.TelephoneHMM != NoTelephoneHMM {
 		t.Errorf("Telephone() = %+v, %v", tc, ok)
 	}
+	if tc.MaxHMMsPerFrame != DefaultTelephoneMaxHMMsPerFrame || c.MaxHMMsPerFrame != 0 {
+		t.Errorf("-maxhmmpf: telephone pool %d, wideband %d; want %d, 0 (PocketSphinx's)", tc.MaxHMMsPerFrame, c.MaxHMMsPerFrame, DefaultTelephoneMaxHMMsPerFrame)
+	}
+	c.MaxHMMsPerFrame = 30000
+	if tc, _ := c.Telephone(); tc.MaxHMMsPerFrame != 30000 {
+		t.Errorf("a set max_hmms_per_frame: telephone pool %d, want 30000", tc.MaxHMMsPerFrame)
+	}
+	c.MaxHMMsPerFrame = 0
 	if err := tc.Validate(); err != nil {
 		t.Errorf("the telephone pool's config does not validate: %v", err)
 	}

@@ -88,7 +88,7 @@ BENCH_RESULTS ?= bench/RESULTS.md
 # per audio second of each in process (livegap), and the narrowband sessions' latency at N = 4, 6, 8, 10
 # through the daemon for the fewer of BENCH_NARROW_PRESETS (empty: the daemon's defaults).
 BENCH_PRESETS ?= default,hmm30k,hmm10k,hmm6k,ds2,fast-beams,fast-ds2,fast-ds2-beams,fast-ds3
-BENCH_NARROW_PRESETS ?= ,hmm30k,fast-ds2
+BENCH_NARROW_PRESETS ?= ,hmm30k
 bench: build test-deps
 	@{ echo "# Benchmark results"; echo; \
 	  echo "$$(date -u '+%Y-%m-%d %H:%M UTC'), $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $$(nproc) CPUs, $$($(GO) env GOVERSION)"; echo; \

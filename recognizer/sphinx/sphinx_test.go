@@ -614,21 +614,7 @@ func TestSearchSettings(t *testing.T) {
 	if got := strings.Join(searchArgs(cfg), " "); got != "-fwdflat no -ds 2 -topn 4 -beam 1e-40 -wbeam 1e-24 -pbeam 1e-40" {
 		t.Errorf("search arguments %q", got)
 	}
-	e, err := New(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	c, pcm := clip(t, "pocketsphinx-goforward.wav")
-	st, err := e.NewStream(t.Context(), recognizer.StreamOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	u, err := st.(*Stream).Decode(pcm)
-	if err != nil || u.Text != c.Transcript {
-		t.Errorf("decoded %q, %v; want %q", u.Text, err, c.Transcript)
-	}
+	decodesClearClip(t, cfg)
 }
 
 // TestSearchCaps: max_hmms_per_frame and max_words_per_frame reach the
@@ -664,6 +650,25 @@ func TestSearchCaps(t *testing.T) {
 	}
 
 	cfg.Decoders = 1
+	decodesClearClip(t, cfg)
+}
+
+// TestPresetSettings: a preset's search caps come out as the YAML keys a
+// daemon's --set takes.
+func TestPresetSettings(t *testing.T) {
+	got, err := PresetSettings("hmm5k-wpf10")
+	if err != nil || strings.Join(got, " ") != "max_hmms_per_frame=5000 max_words_per_frame=10" {
+		t.Errorf("PresetSettings: %q, %v", got, err)
+	}
+	if _, err := PresetSettings("no-such"); err == nil {
+		t.Error("unknown preset accepted")
+	}
+}
+
+// decodesClearClip checks that an engine made from cfg decodes the clear
+// clip to its transcript.
+func decodesClearClip(t *testing.T, cfg Config) {
+	t.Helper()
 	e, err := New(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -678,17 +683,5 @@ func TestSearchCaps(t *testing.T) {
 	u, err := st.(*Stream).Decode(pcm)
 	if err != nil || u.Text != c.Transcript {
 		t.Errorf("decoded %q, %v; want %q", u.Text, err, c.Transcript)
-	}
-}
-
-// TestPresetSettings: a preset's search caps come out as the YAML keys a
-// daemon's --set takes.
-func TestPresetSettings(t *testing.T) {
-	got, err := PresetSettings("hmm5k-wpf10")
-	if err != nil || strings.Join(got, " ") != "max_hmms_per_frame=5000 max_words_per_frame=10" {
-		t.Errorf("PresetSettings: %q, %v", got, err)
-	}
-	if _, err := PresetSettings("no-such"); err == nil {
-		t.Error("unknown preset accepted")
 	}
 }

@@ -26,7 +26,11 @@ const maxLatchPayload = 960
 //     a latched one never re-latches (the caller's source does not move
 //     mid-call; re-latching would let a spoofed source steal the call);
 //   - after latching, RTP is taken only from the latched address and port,
-//     RTCP only from its address; everything else is dropped and counted.
+//     RTCP only from its address; everything else is dropped and counted,
+//     except valid RTP from an allowed address: the expected source always
+//     wins, so a source that latched before the caller's first packet
+//     (stray or spoofed) loses the stream as soon as the caller sends, and
+//     the stream, now flowing, never latches again.
 //
 // The state is one address per stream, whatever the number of sources.
 
@@ -39,6 +43,12 @@ func (r *Receiver) admit(s *streamState, in input, rtcp bool) bool {
 		if from == s.latched || (rtcp && from.Addr() == s.latched.Addr()) {
 			return true
 		}
+		if !rtcp && allowed(s.Allow, from.Addr()) && r.latchable(s, in.buf) {
+			r.log.Warn("rtp latch undone: the expected source sent", "channel", s.ch, "latched", s.latched.String(), "actual", from.String())
+			s.latched = netip.AddrPort{}
+			s.RemoteRTCP = s.sdpRTCP
+			return true
+		}
 		r.foreign(s, in, rtcp)
 		return false
 	}
@@ -47,6 +57,7 @@ func (r *Receiver) admit(s *streamState, in input, rtcp bool) bool {
 	}
 	if !rtcp && r.cfg.Latch && !s.flowing && in.at.Sub(r.start) <= r.cfg.LatchWindow && r.latchable(s, in.buf) {
 		expected := s.expected()
+		s.sdpRTCP = s.RemoteRTCP
 		s.latched = from
 		s.stats.Latched = from
 		if s.Mux {

@@ -160,6 +160,20 @@ func TestReceiverLatchRefusals(t *testing.T) {
 			t.Errorf("stats %+v; want nothing taken after the window", st)
 		}
 	})
+	t.Run("expected source wins", func(t *testing.T) {
+		// A spoofer latches before the caller's first packet; the
+		// caller's RTP from its SDP address takes the stream back, and
+		// the spoofer's later packets are dropped.
+		spoof := packets(t, bytes.Repeat([]byte{0x55}, 160*25), 0, 77)
+		got, st := latchCall(t, ReceiverConfig{Latch: true}, sdp, func(b []byte) bool { return bytes.Contains(b, audio) }, func(dst *net.UDPAddr) {
+			s := sender(t, "127.0.0.1", dst)
+			interleave(s, spoof[:5], nil)
+			interleave(sender(t, "127.0.0.3", dst), packets(t, audio, 0, 9), spoof[5:], s)
+		})
+		if !bytes.Contains(got, audio) || !st.Latched.IsValid() || st.Foreign != 19 || st.Packets != 25 || st.SSRCChanges != 1 {
+			t.Errorf("got %d bytes (audio in them: %v), stats %+v; want latched, then the caller's 20 packets, 19 foreign", len(got), bytes.Contains(got, audio), st)
+		}
+	})
 	t.Run("flowing", func(t *testing.T) {
 		got, st := latchCall(t, ReceiverConfig{Latch: true}, []netip.Addr{netip.MustParseAddr("127.0.0.1")}, has(len(audio)), func(dst *net.UDPAddr) {
 			interleave(sender(t, "127.0.0.1", dst), packets(t, audio, 0, 9), packets(t, audio, 0, 77), sender(t, "127.0.0.2", dst))

@@ -108,7 +108,7 @@ type StreamStats struct {
 	Packets     int            // RTP packets accepted
 	Dropped     int            // packets dropped: foreign source, malformed, queue full
 	Foreign     int            // RTP packets dropped for their source (in Dropped too)
-	Latched     netip.AddrPort // the source the stream latched onto, if any
+	Latched     netip.AddrPort // the source the stream latched onto, if it did
 	SSRCChanges int
 	LossRatio   float64 // cumulative, of the current SSRC
 	Jitter      JitterStats
@@ -129,6 +129,7 @@ type streamState struct {
 	Stream
 	ch       int
 	latched  netip.AddrPort // the only source taken, once latched
+	sdpRTCP  *net.UDPAddr   // RemoteRTCP before the latch
 	flowing  bool           // RTP was taken from an allowed address: no latching
 	warned   bool           // a foreign source was logged
 	jb       *Jitter

@@ -108,10 +108,10 @@ func TestClusterKamailio(t *testing.T) {
 	// transcribed it, after checking the transcript.
 	call := func(what string) *daemonProc {
 		t.Helper()
-		// The phone's SDP names the address its RTP comes from (loopback
-		// here): the node takes media from that address and the INVITE's
-		// source (Kamailio) only.
-		baresip(t, "sip:transcribe@"+k.Addr, "PCMU/8000/1", wav8, 8000, 16*time.Second, "net_interface 127.0.0.1")
+		// The phone's SDP names the host's interface address and its RTP
+		// comes from 127.0.0.1, and the INVITE's source is Kamailio: the
+		// node latches onto the RTP's source (sip.rtp_latching).
+		baresip(t, "sip:transcribe@"+k.Addr, "PCMU/8000/1", wav8, 8000, 16*time.Second, "net_interface "+hostAddr(t))
 		d, id := answeredOn(t, nodes, seen, 30*time.Second)
 		job := d.waitLive(key, id, 90*time.Second)
 		if job["status"] != "done" {
@@ -119,6 +119,7 @@ func TestClusterKamailio(t *testing.T) {
 		}
 		// The record is done before the session lets go of its capacity.
 		d.WaitLog(10*time.Second, `"sip call ended"`, id)
+		d.WaitLog(time.Second, `"msg":"rtp source latched"`, `"actual":"127.0.0.1:`)
 		got := fullTranscript(job)
 		wer := recognizertest.WER(ref, got)
 		t.Logf("%s: on %s, WER %.3f %q", what, uriOf[d], wer, got)

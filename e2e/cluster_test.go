@@ -280,19 +280,6 @@ func TestClusterPostgresDown(t *testing.T) {
 	checkRecord(t, a.waitJob(key, created.ID, 2*time.Minute), created.ID, "done")
 }
 
-// linesWith returns the daemon's log lines that contain s.
-func (d *daemonProc) linesWith(s string) []string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var out []string
-	for _, l := range d.lines {
-		if strings.Contains(l, s) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
 // TestClusterNodes: GET /admin/nodes on any node lists every node sharing
 // the store with its advertise_url, liveness and load from its heartbeats;
 // a node SIGKILLed is shown as not alive once its heartbeats stop.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -58,8 +59,9 @@ sip:
 // baresip places one call from Debian's baresip to uri with the account's
 // audio codecs (baresip names, in offer order), playing wav (rate Hz, the
 // source rate baresip is told) from its aufile source; baresip hangs up
-// when the file ends and quits after limit. extra are more config lines.
-// It returns baresip's output.
+// when the file ends and quits after limit. extra are more config lines;
+// one naming a key of the defaults (sip_listen) replaces it. It returns
+// baresip's output.
 func baresip(t *testing.T, uri, codecs, wav string, rate int, limit time.Duration, extra ...string) string {
 	t.Helper()
 	bin, err := exec.LookPath("baresip")
@@ -67,7 +69,7 @@ func baresip(t *testing.T, uri, codecs, wav string, rate int, limit time.Duratio
 		t.Fatal("needs baresip (apt-get install baresip-core; make test-deps)")
 	}
 	dir := t.TempDir()
-	config := strings.Join([]string{
+	lines := []string{
 		"poll_method poll",
 		"sip_listen 127.0.0.1:0",
 		"audio_source aufile," + wav,
@@ -81,7 +83,12 @@ func baresip(t *testing.T, uri, codecs, wav string, rate int, limit time.Duratio
 		"module aufile.so",
 		"module_app account.so",
 		"module_app menu.so",
-	}, "\n") + "\n" + strings.Join(extra, "\n") + "\n"
+	}
+	for _, e := range extra {
+		key, _, _ := strings.Cut(e, " ")
+		lines = slices.DeleteFunc(lines, func(l string) bool { return strings.HasPrefix(l, key+" ") })
+	}
+	config := strings.Join(append(lines, extra...), "\n") + "\n"
 	account := "<sip:phone@127.0.0.1>;regint=0;audio_codecs=" + codecs + "\n"
 	for name, body := range map[string]string{"config": config, "accounts": account} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {

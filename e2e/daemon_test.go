@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -50,9 +49,7 @@ type daemonProc struct {
 	cmd     *exec.Cmd
 	done    chan struct{}
 
-	mu    sync.Mutex
-	lines []string // guarded by mu: every log line so far
-	waits []chan struct{}
+	procLog // its log lines so far
 }
 
 // keys creates an API key in dataDir with the CLI (the daemon may or may
@@ -109,15 +106,7 @@ func startDaemon(t *testing.T, dataDir, configYAML string) *daemonProc {
 			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "api listening" {
 				addr <- rec.Addr
 			}
-			d.mu.Lock()
-			d.lines = append(d.lines, line)
-			for _, w := range d.waits {
-				select {
-				case w <- struct{}{}:
-				default:
-				}
-			}
-			d.mu.Unlock()
+			d.add(line)
 		}
 		d.cmd.Wait()
 	}()
@@ -159,30 +148,7 @@ func (d *daemonProc) Kill() {
 // WaitLog waits until a log line contains every one of parts.
 func (d *daemonProc) WaitLog(timeout time.Duration, parts ...string) string {
 	d.t.Helper()
-	w := make(chan struct{}, 1)
-	d.mu.Lock()
-	d.waits = append(d.waits, w)
-	d.mu.Unlock()
-	deadline := time.After(timeout)
-	seen := 0
-	for {
-		d.mu.Lock()
-		lines := d.lines[seen:]
-		seen = len(d.lines)
-		d.mu.Unlock()
-		for _, l := range lines {
-			if containsAll(l, parts) {
-				return l
-			}
-		}
-		select {
-		case <-w:
-		case <-d.done:
-			d.t.Fatalf("earshotd exited while waiting for log %q", parts)
-		case <-deadline:
-			d.t.Fatalf("no log line with %q within %s", parts, timeout)
-		}
-	}
+	return d.waitLine(d.t, "earshotd", d.done, timeout, parts)
 }
 
 // containsAll reports whether line contains every one of parts.
@@ -193,19 +159,6 @@ func containsAll(line string, parts []string) bool {
 		}
 	}
 	return true
-}
-
-// logCount is how many daemon log lines contain every one of parts.
-func (d *daemonProc) logCount(parts ...string) int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	n := 0
-	for _, l := range d.lines {
-		if containsAll(l, parts) {
-			n++
-		}
-	}
-	return n
 }
 
 // do sends a request with the API key (key "" sends none) and decodes a

@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,9 +32,7 @@ type kamailioProc struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 
-	mu    sync.Mutex
-	lines []string // guarded by mu: its log so far
-	waits []chan struct{}
+	procLog // its log so far
 }
 
 // startKamailio starts Kamailio in front of the SIP doors nodes (host:port)
@@ -133,15 +130,7 @@ func (k *kamailioProc) start(bin string, cred *syscall.Credential) error {
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
-			k.mu.Lock()
-			k.lines = append(k.lines, sc.Text())
-			for _, w := range k.waits {
-				select {
-				case w <- struct{}{}:
-				default:
-				}
-			}
-			k.mu.Unlock()
+			k.add(sc.Text())
 		}
 		r.Close()
 		k.cmd.Wait()
@@ -225,43 +214,7 @@ func (k *kamailioProc) waitNodes(timeout time.Duration, want map[string]string) 
 // WaitLog waits until a log line contains every one of parts.
 func (k *kamailioProc) WaitLog(timeout time.Duration, parts ...string) string {
 	k.t.Helper()
-	w := make(chan struct{}, 1)
-	k.mu.Lock()
-	k.waits = append(k.waits, w)
-	k.mu.Unlock()
-	deadline := time.After(timeout)
-	seen := 0
-	for {
-		k.mu.Lock()
-		lines := k.lines[seen:]
-		seen = len(k.lines)
-		k.mu.Unlock()
-		for _, l := range lines {
-			if containsAll(l, parts) {
-				return l
-			}
-		}
-		select {
-		case <-w:
-		case <-k.done:
-			k.t.Fatalf("kamailio exited while waiting for log %q", parts)
-		case <-deadline:
-			k.t.Fatalf("no kamailio log line with %q within %s", parts, timeout)
-		}
-	}
-}
-
-// linesWith returns Kamailio's log lines that contain s.
-func (k *kamailioProc) linesWith(s string) []string {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	var out []string
-	for _, l := range k.lines {
-		if strings.Contains(l, s) {
-			out = append(out, l)
-		}
-	}
-	return out
+	return k.waitLine(k.t, "kamailio", k.done, timeout, parts)
 }
 
 // freeSIPPort is a port free for both UDP and TCP on host just now.

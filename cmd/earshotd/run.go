@@ -116,6 +116,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		d.Metrics().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "earshot_rtp_lost_packets_total", Help: "RTP packets never received (concealed with silence), summed over the streams of ended SIP calls.",
 		}, func() float64 { _, l := sipSrv.RTPTotals(); return float64(l) }))
+		d.Metrics().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "earshot_rtp_foreign_packets_total", Help: "RTP packets dropped because they came from a source other than the call's (SDP, signalling peer or latched source), summed over ended SIP calls.",
+		}, func() float64 { f, _, _ := sipSrv.SourceTotals(); return float64(f) }))
+		d.Metrics().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "earshot_rtp_latched_total", Help: "Streams of ended SIP calls that latched onto an RTP source other than their SDP address (sip.rtp_latching).",
+		}, func() float64 { _, l, _ := sipSrv.SourceTotals(); return float64(l) }))
+		d.Metrics().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "earshot_sip_calls_without_audio_total", Help: "SIP calls that ended having received no RTP audio.",
+		}, func() float64 { _, _, n := sipSrv.SourceTotals(); return float64(n) }))
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return d.Run(gctx) })

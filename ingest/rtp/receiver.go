@@ -53,6 +53,13 @@ type ReceiverConfig struct {
 	PadAfter time.Duration
 	// Jitter sizes each stream's jitter buffer.
 	Jitter JitterConfig
+	// Latch lets a stream take its RTP from a source outside its Allow
+	// list: the first to send valid RTP within LatchWindow, once, while
+	// the stream has taken none from an allowed address (latch.go).
+	Latch bool
+	// LatchWindow is how long after Run starts a stream may latch;
+	// default 10s.
+	LatchWindow time.Duration
 }
 
 // SetDefaults fills zero fields.
@@ -68,6 +75,9 @@ func (c *ReceiverConfig) SetDefaults() {
 	}
 	if c.PadAfter == 0 {
 		c.PadAfter = 200 * time.Millisecond
+	}
+	if c.LatchWindow == 0 {
+		c.LatchWindow = defaultLatchWindow
 	}
 	c.Jitter.SetDefaults()
 }
@@ -86,14 +96,19 @@ type Stream struct {
 	// Mux says RTCP shares the RTP port (rtcp-mux, RFC 5761).
 	Mux bool
 	// Allow lists the source addresses media is taken from (the SDP c=
-	// and the signalling peer); empty takes any.
+	// and the signalling peer); empty takes any. With latching, one other
+	// source may take their place (latch.go).
 	Allow []netip.Addr
+	// Remote is the SDP's RTP address and port, named in logs.
+	Remote netip.AddrPort
 }
 
 // StreamStats is what one stream received.
 type StreamStats struct {
-	Packets     int // RTP packets accepted
-	Dropped     int // packets dropped: foreign source, malformed, queue full
+	Packets     int            // RTP packets accepted
+	Dropped     int            // packets dropped: foreign source, malformed, queue full
+	Foreign     int            // RTP packets dropped for their source (in Dropped too)
+	Latched     netip.AddrPort // the source the stream latched onto, if it did
 	SSRCChanges int
 	LossRatio   float64 // cumulative, of the current SSRC
 	Jitter      JitterStats
@@ -112,6 +127,11 @@ type input struct {
 
 type streamState struct {
 	Stream
+	ch       int
+	latched  netip.AddrPort // the only source taken, once latched
+	sdpRTCP  *net.UDPAddr   // RemoteRTCP before the latch
+	flowing  bool           // RTP was taken from an allowed address: no latching
+	warned   bool           // a foreign source was logged
 	jb       *Jitter
 	recv     *reception
 	ssrc     uint32
@@ -132,6 +152,7 @@ type Receiver struct {
 	streams []*streamState
 	in      chan input
 	ssrc    uint32
+	start   time.Time // set by Run before its readers start
 
 	mu     sync.Mutex
 	hold   bool                    // guarded by mu
@@ -164,7 +185,7 @@ func NewReceiver(cfg ReceiverConfig, streams []Stream, log *slog.Logger) (*Recei
 		if s.Pair == nil {
 			return nil, errors.New("rtp: stream without a port pair")
 		}
-		r.streams = append(r.streams, &streamState{Stream: s, jb: NewJitter(cfg.Jitter)})
+		r.streams = append(r.streams, &streamState{Stream: s, ch: len(r.streams), jb: NewJitter(cfg.Jitter)})
 	}
 	return r, nil
 }
@@ -191,6 +212,7 @@ func (r *Receiver) Stats() []StreamStats {
 // what it holds), the timeout passes (ErrTimeout) or w fails. It does not
 // close the pairs.
 func (r *Receiver) Run(ctx context.Context, w Writer) error {
+	r.start = time.Now()
 	if r.cfg.Codec.Wideband() {
 		dw, err := newDecodeWriter(w, r.cfg.Codec, len(r.streams))
 		if err != nil {
@@ -263,7 +285,7 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 		}
 	}
 
-	start := time.Now()
+	start := r.start
 	m := newMixer(len(r.streams), r.cfg.Codec.Silence())
 	for i, s := range r.streams {
 		c := m.ch[i]
@@ -392,11 +414,12 @@ func (r *Receiver) pad(m *mixer, start, now time.Time) {
 // handle takes one datagram; it reports whether it was RTP of the call.
 func (r *Receiver) handle(in input) bool {
 	s := r.streams[in.stream]
-	if len(s.Allow) > 0 && !allowed(s.Allow, in.from.Addr()) {
+	isRTCP := in.rtcp || (s.Mux && len(in.buf) > 1 && in.buf[1] >= 192 && in.buf[1] <= 223)
+	if !r.admit(s, in, isRTCP) {
 		s.stats.Dropped++
 		return false
 	}
-	if in.rtcp || (s.Mux && len(in.buf) > 1 && in.buf[1] >= 192 && in.buf[1] <= 223) {
+	if isRTCP {
 		r.handleRTCP(s, in)
 		return false
 	}
@@ -405,6 +428,7 @@ func (r *Receiver) handle(in input) bool {
 		s.stats.Dropped++
 		return false
 	}
+	s.flowing = true
 	if !s.seen || p.SSRC != s.ssrc {
 		if s.seen {
 			s.jb.Flush(s.emit)

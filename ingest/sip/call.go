@@ -195,9 +195,10 @@ func (s *Server) setup(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *rout
 		if a := st.rtp.Addr(); a.IsValid() && !a.IsUnspecified() {
 			allow = append(allow[:1:1], a)
 		}
-		streams = append(streams, rtp.Stream{Pair: p, Codecs: st.codecs, RemoteRTCP: udpAddr(st.rtcp), Mux: st.mux, Allow: allow})
+		streams = append(streams, rtp.Stream{Pair: p, Codecs: st.codecs, RemoteRTCP: udpAddr(st.rtcp), Mux: st.mux, Allow: allow, Remote: st.rtp})
 	}
-	c.recv, err = rtp.NewReceiver(rtp.ReceiverConfig{Codec: c.codec, Timeout: s.cfg.RTPTimeout, Jitter: s.cfg.Jitter}, streams, s.rtpLog.With("call_id", callID))
+	rcfg := rtp.ReceiverConfig{Codec: c.codec, Timeout: s.cfg.RTPTimeout, Jitter: s.cfg.Jitter, Latch: s.cfg.latching()}
+	c.recv, err = rtp.NewReceiver(rcfg, streams, s.rtpLog.With("call_id", callID))
 	if err != nil {
 		release()
 		return c, err
@@ -296,13 +297,37 @@ func (c *call) run() {
 		level = slog.LevelWarn
 	}
 	attrs := []any{"reason", cause.Error(), "elapsed_ms", time.Since(start).Milliseconds()}
+	packets, foreign := 0, 0
 	for i, s := range st {
 		c.s.rtpReleased.Add(uint64(s.Jitter.Released))
 		c.s.rtpLost.Add(uint64(s.Jitter.Lost))
-		attrs = append(attrs, fmt.Sprintf("channel_%d", i), fmt.Sprintf("packets=%d released=%d lost=%d late=%d dup=%d dropped=%d overflow=%d ssrc_changes=%d",
-			s.Packets, s.Jitter.Released, s.Jitter.Lost, s.Jitter.Late, s.Jitter.Duplicate, s.Dropped, s.Overflow, s.SSRCChanges))
+		c.s.rtpForeign.Add(uint64(s.Foreign))
+		if s.Latched.IsValid() {
+			c.s.rtpLatched.Add(1)
+		}
+		packets += s.Packets
+		foreign += s.Foreign
+		attrs = append(attrs, fmt.Sprintf("channel_%d", i), fmt.Sprintf("packets=%d released=%d lost=%d late=%d dup=%d dropped=%d foreign=%d overflow=%d ssrc_changes=%d",
+			s.Packets, s.Jitter.Released, s.Jitter.Lost, s.Jitter.Late, s.Jitter.Duplicate, s.Dropped, s.Foreign, s.Overflow, s.SSRCChanges))
+	}
+	if packets == 0 {
+		c.s.silentCalls.Add(1)
+		level = slog.LevelWarn
+		c.log.Warn("sip call received no audio", "expected", c.expected(), "foreign", foreign, "latching", c.s.cfg.latching())
 	}
 	c.log.Log(context.Background(), level, "sip call ended", attrs...)
+}
+
+// expected names the sources of the call's offered streams (SDP c= and
+// port), for logs.
+func (c *call) expected() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var parts []string
+	for _, st := range c.offer.streams {
+		parts = append(parts, st.rtp.String())
+	}
+	return strings.Join(parts, ",")
 }
 
 // reinvite answers an in-dialog offer (hold, unhold, codec change,

@@ -49,6 +49,13 @@ type Config struct {
 	// custom_metadata as sip_header_<lower-case name>; From, To and
 	// Call-ID are always copied (sip_from, sip_to, sip_call_id).
 	Headers []string `yaml:"headers"`
+	// RTPLatching, default true, lets a call take its RTP from a source
+	// other than its SDP's c= address and the INVITE's source (a phone
+	// behind NAT or a proxy): the first source to send valid RTP of the
+	// call's codecs within 10s of the answer, once, and from then on only
+	// that source (symmetric RTP, ingest/rtp/latch.go). false takes RTP
+	// only from the SDP and signalling addresses.
+	RTPLatching *bool `yaml:"rtp_latching"`
 	// Jitter sizes each stream's jitter buffer (depth, delay, max_gap,
 	// capacity); defaults 5 packets, 80ms, 16000 samples, 64 packets.
 	Jitter rtp.JitterConfig `yaml:"jitter"`
@@ -90,8 +97,15 @@ func (c *Config) SetDefaults() {
 	if c.MaxCalls == 0 {
 		c.MaxCalls = 16
 	}
+	if c.RTPLatching == nil {
+		on := true
+		c.RTPLatching = &on
+	}
 	c.Jitter.SetDefaults()
 }
+
+// latching reports whether calls latch onto their RTP's source.
+func (c Config) latching() bool { return c.RTPLatching == nil || *c.RTPLatching }
 
 // Validate checks the section without I/O and joins every problem, each
 // a *config.Problem naming its key (relative to this section).

@@ -47,3 +47,18 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestConfigLatchingDefault: sip.rtp_latching is on unless set false.
+func TestConfigLatchingDefault(t *testing.T) {
+	var c Config
+	c.SetDefaults()
+	if !c.latching() || c.RTPLatching == nil || !*c.RTPLatching {
+		t.Fatalf("rtp_latching defaults to %v, want true", c.RTPLatching)
+	}
+	off := false
+	c = Config{RTPLatching: &off}
+	c.SetDefaults()
+	if c.latching() {
+		t.Fatal("rtp_latching false was turned on")
+	}
+}

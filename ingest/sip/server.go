@@ -60,6 +60,9 @@ type Server struct {
 	// RTP totals of ended calls, every stream summed.
 	rtpReleased atomic.Uint64 // packets played out
 	rtpLost     atomic.Uint64 // sequence numbers never received
+	rtpForeign  atomic.Uint64 // RTP packets dropped for their source
+	rtpLatched  atomic.Uint64 // streams latched onto a source not in their SDP
+	silentCalls atomic.Uint64 // calls that took no RTP at all
 }
 
 // New checks cfg (after SetDefaults) and prepares the door; it binds
@@ -213,6 +216,13 @@ func (s *Server) Refused() uint64 { return s.filter.Dropped() }
 // concealed with silence) over every stream of every ended call.
 func (s *Server) RTPTotals() (released, lost uint64) {
 	return s.rtpReleased.Load(), s.rtpLost.Load()
+}
+
+// SourceTotals counts, over every ended call: RTP packets dropped because
+// of their source, streams that latched onto a source other than their
+// SDP's, and calls that took no RTP at all.
+func (s *Server) SourceTotals() (foreign, latched, silent uint64) {
+	return s.rtpForeign.Load(), s.rtpLatched.Load(), s.silentCalls.Load()
 }
 
 // Calls is how many calls are being set up or running.

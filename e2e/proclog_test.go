@@ -1,0 +1,85 @@
+package e2e
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// procLog is the log of a process a test started (earshotd, Kamailio):
+// every line so far, and the waiters to wake when one comes.
+type procLog struct {
+	mu    sync.Mutex
+	lines []string // guarded by mu: every log line so far
+	waits []chan struct{}
+}
+
+// add records a line and wakes every waiter.
+func (p *procLog) add(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lines = append(p.lines, line)
+	for _, w := range p.waits {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// waitLine waits until a line contains every one of parts; it fails t
+// when done closes (the process exited) or timeout passes first.
+func (p *procLog) waitLine(t *testing.T, name string, done <-chan struct{}, timeout time.Duration, parts []string) string {
+	t.Helper()
+	w := make(chan struct{}, 1)
+	p.mu.Lock()
+	p.waits = append(p.waits, w)
+	p.mu.Unlock()
+	deadline := time.After(timeout)
+	seen := 0
+	for {
+		p.mu.Lock()
+		lines := p.lines[seen:]
+		seen = len(p.lines)
+		p.mu.Unlock()
+		for _, l := range lines {
+			if containsAll(l, parts) {
+				return l
+			}
+		}
+		select {
+		case <-w:
+		case <-done:
+			t.Fatalf("%s exited while waiting for log %q", name, parts)
+		case <-deadline:
+			t.Fatalf("no %s log line with %q within %s", name, parts, timeout)
+		}
+	}
+}
+
+// linesWith returns the log lines that contain s.
+func (p *procLog) linesWith(s string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for _, l := range p.lines {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// logCount is how many log lines contain every one of parts.
+func (p *procLog) logCount(parts ...string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, l := range p.lines {
+		if containsAll(l, parts) {
+			n++
+		}
+	}
+	return n
+}

@@ -47,6 +47,7 @@ func main() {
 	rends := flag.String("renditions", "pcm16k,mulaw8k", "renditions: pcm16k, mulaw8k, alaw8k")
 	workers := flag.Int("workers", runtime.NumCPU(), "clips decoded at once")
 	flag.BoolVar(&batch, "batch", true, "also decode every clip with the batch path (false: the live path only, for tuning it)")
+	flag.BoolVar(&warmChannel, "warm-channel", false, "diagnosis: run each clip through the live session once before the pass that is scored, so the scored pass starts on a channel that has spoken (its normalisation history full)")
 	flag.BoolVar(&onePass, "narrow-one-pass", false, "narrowband live finals in one pass at each endpoint (LiveConfig.OnePassFinals)")
 	flag.Parse()
 	if err := run(*speech, *corpus, *every, *presets, *rends, *workers); err != nil {
@@ -57,6 +58,9 @@ func main() {
 
 // onePass sets LiveConfig.OnePassFinals for the narrowband renditions.
 var onePass bool
+
+// warmChannel scores each clip's second pass through one live session.
+var warmChannel bool
 
 // batch runs the batch path too.
 var batch = true
@@ -269,6 +273,7 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 	}
 	type hyp struct {
 		batch, live       string
+		batchSegs, liveFs string // with LIVEGAP_VERBOSE: each segment's and final's times and text
 		finals            int
 		batchCPU, liveCPU time.Duration
 	}
@@ -281,20 +286,20 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 			h := &hyps[k][i]
 			if batch {
 				cpu := threadCPU()
-				text, err := decodeBatch(e, c.pcm)
+				text, segs, err := decodeBatch(e, c.pcm)
 				if err != nil {
 					return err
 				}
 				h.batchCPU = threadCPU() - cpu
-				h.batch = text
+				h.batch, h.batchSegs = text, segs
 			}
 			cpu := threadCPU()
-			live, finals, err := decodeLive(e, c.pcm, rend != "pcm16k" && onePass)
+			live, fs, finals, err := decodeLive(e, c.pcm, rend != "pcm16k" && onePass)
 			if err != nil {
 				return err
 			}
 			h.liveCPU = threadCPU() - cpu
-			h.live, h.finals = live, finals
+			h.live, h.liveFs, h.finals = live, fs, finals
 		}
 		return nil
 	})
@@ -315,7 +320,11 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 			bcpu += h.batchCPU
 			lcpu += h.liveCPU
 			if os.Getenv("LIVEGAP_VERBOSE") != "" {
-				fmt.Fprintf(os.Stderr, "%s %s %s\n  ref:   %s\n  batch: %s\n  live:  %s\n", rend, presets[k], c.name, c.transcript, h.batch, h.live)
+				fmt.Fprintf(os.Stderr, "%s %s %s %.2fs batch errors %d live errors %d of %d words\n  ref:   %s\n  batch: %s\n  live:  %s\n  batch segments: %s\n  live finals: %s\n",
+					rend, presets[k], c.name, float64(len(c.pcm))/recognizer.SampleRate,
+					recognizertest.EditDistance(ref, recognizertest.Normalize(h.batch)),
+					recognizertest.EditDistance(ref, recognizertest.Normalize(h.live)), len(ref),
+					c.transcript, h.batch, h.live, h.batchSegs, h.liveFs)
 			}
 		}
 		out[k].batchWER = 100 * float64(be) / float64(max(words, 1))
@@ -329,50 +338,69 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 // decodeBatch is recognizer.Transcribe on one channel, one segment at a
 // time on the calling goroutine: the default VAD's segments, each decoded
 // in one pass on a stream of e.
-func decodeBatch(e *sphinx.Engine, pcm []int16) (string, error) {
+func decodeBatch(e *sphinx.Engine, pcm []int16) (string, string, error) {
 	var vad recognizer.VADConfig
 	vad.SetDefaults()
-	var words []string
+	var words, segs []string
 	for _, sp := range recognizer.Segment(pcm, vad) {
 		st, err := e.NewStream(context.Background(), recognizer.StreamOptions{})
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		u, err := st.(*sphinx.Stream).Decode(pcm[sp.Start:sp.End])
 		st.Close()
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		if u.Text != "" {
 			words = append(words, u.Text)
 		}
+		segs = append(segs, fmt.Sprintf("[%.2f-%.2f %s]", float64(sp.Start)/recognizer.SampleRate, float64(sp.End)/recognizer.SampleRate, u.Text))
 	}
-	return strings.Join(words, " "), nil
+	return strings.Join(words, " "), strings.Join(segs, " "), nil
 }
 
 // decodeLive streams pcm through a Live with default session settings in
-// 20 ms writes and returns its finals joined and their count.
-func decodeLive(e recognizer.Engine, pcm []int16, onePass bool) (string, int, error) {
-	var words []string
+// 20 ms writes and returns its finals joined, each with its times (and
+// the speech starts and ends), and their count.
+func decodeLive(e recognizer.Engine, pcm []int16, onePass bool) (string, string, int, error) {
+	var words, fs []string
 	l, err := recognizer.NewLive(e, recognizer.LiveConfig{OnePassFinals: onePass}, func(ev recognizer.Event) {
-		if ev.Kind == recognizer.EventFinal {
+		switch ev.Kind {
+		case recognizer.EventFinal:
 			words = append(words, ev.Utterance.Text)
+			fs = append(fs, fmt.Sprintf("[%.2f-%.2f %s]", ev.Utterance.Start, ev.Utterance.End, ev.Utterance.Text))
+		case recognizer.EventSpeechStart:
+			fs = append(fs, fmt.Sprintf("(start %.2f)", ev.Time))
+		case recognizer.EventSpeechEnd:
+			fs = append(fs, fmt.Sprintf("(end %.2f)", ev.Time))
 		}
 	})
 	if err != nil {
-		return "", 0, err
+		return "", "", 0, err
 	}
 	defer l.Close()
 	const chunk = recognizer.SampleRate / 50
+	if warmChannel {
+		for k := 0; k < len(pcm); k += chunk {
+			if err := l.Write(context.Background(), [][]int16{pcm[k:min(k+chunk, len(pcm))]}); err != nil {
+				return "", "", 0, err
+			}
+		}
+		if err := l.Flush(context.Background()); err != nil {
+			return "", "", 0, err
+		}
+		words, fs = nil, nil
+	}
 	for k := 0; k < len(pcm); k += chunk {
 		if err := l.Write(context.Background(), [][]int16{pcm[k:min(k+chunk, len(pcm))]}); err != nil {
-			return "", 0, err
+			return "", "", 0, err
 		}
 	}
 	if err := l.Flush(context.Background()); err != nil {
-		return "", 0, err
+		return "", "", 0, err
 	}
-	return strings.Join(words, " "), len(words), nil
+	return strings.Join(words, " "), strings.Join(fs, " "), len(words), nil
 }
 
 // each runs fn on every clip, workers at a time, and returns the first

@@ -15,6 +15,7 @@ import (
 	"github.com/earshot-dev/earshot/ingest/webrtc"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
+	"github.com/earshot-dev/earshot/retention"
 )
 
 // Config is the job service's part of the YAML file an operator edits (see
@@ -56,7 +57,7 @@ type Config struct {
 	// Live configures live sessions.
 	Live LiveConfig `yaml:"live"`
 	// Retention says how long finished jobs and uploads are kept.
-	Retention RetentionConfig `yaml:"retention"`
+	Retention retention.Config `yaml:"retention"`
 	// Addons configures the add-ons, chiefly their language-model backend.
 	Addons pipeline.AddonsConfig `yaml:"addons"`
 	// SIP configures the telephony door (off unless sip.listen is set).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
+	"github.com/earshot-dev/earshot/retention"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -135,7 +136,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g.Go(func() error { return d.fetcher.run(ctx) })
 	g.Go(func() error { return d.runOutbox(ctx) })
 	g.Go(func() error { return d.runLive(ctx) })
-	g.Go(func() error { return RunRetention(ctx, d.db, d.cfg.Retention, d.log.With("component", "retention")) })
+	g.Go(func() error { return retention.Run(ctx, d.db, d.cfg.Retention, d.log.With("component", "retention")) })
 	g.Go(func() error { return d.serveAdmin(ctx, adm) })
 	telephone := "none"
 	if m := d.pl.TelephoneModel(); m != "" {

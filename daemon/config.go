@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/earshot-dev/earshot/callback"
 	"github.com/earshot-dev/earshot/config"
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/ingest/sip"
@@ -53,7 +54,7 @@ type Config struct {
 	// Limits bound every input.
 	Limits Limits `yaml:"limits"`
 	// Callbacks configures the callback outbox.
-	Callbacks CallbacksConfig `yaml:"callbacks"`
+	Callbacks callback.Config `yaml:"callbacks"`
 	// Live configures live sessions.
 	Live LiveConfig `yaml:"live"`
 	// Retention says how long finished jobs and uploads are kept.
@@ -120,22 +121,6 @@ type Limits struct {
 	// fetched audio_url bodies, live recordings); an upload or a fetch that
 	// would pass it fails with 507. Unset is 100 GiB; 0 is unlimited.
 	MaxAccountBytes *int64 `yaml:"max_account_bytes"`
-}
-
-// CallbacksConfig configures delivery of callbacks.
-type CallbacksConfig struct {
-	// Timeout bounds one delivery attempt; default 10s.
-	Timeout time.Duration `yaml:"timeout"`
-	// MaxAge is how long a delivery is retried before it is dropped; default 72h (at least 24h).
-	MaxAge time.Duration `yaml:"max_age"`
-	// MinBackoff and MaxBackoff bound the exponential backoff between
-	// attempts; defaults 1s and 10m.
-	MinBackoff time.Duration `yaml:"min_backoff"`
-	MaxBackoff time.Duration `yaml:"max_backoff"`
-	// Allow lists destination networks (CIDR) a callback may reach even
-	// when fetch.deny covers them (receivers on the operator's own
-	// network); callbacks otherwise obey fetch.deny. Default none.
-	Allow []netip.Prefix `yaml:"allow"`
 }
 
 // Pipeline is the part of c the recognition pipeline loads
@@ -215,19 +200,7 @@ func (c *Config) SetDefaults() {
 		b := int64(100 << 30)
 		l.MaxAccountBytes = &b
 	}
-	cb := &c.Callbacks
-	if cb.Timeout == 0 {
-		cb.Timeout = 10 * time.Second
-	}
-	if cb.MaxAge == 0 {
-		cb.MaxAge = 72 * time.Hour
-	}
-	if cb.MinBackoff == 0 {
-		cb.MinBackoff = time.Second
-	}
-	if cb.MaxBackoff == 0 {
-		cb.MaxBackoff = 10 * time.Minute
-	}
+	c.Callbacks.SetDefaults()
 }
 
 // Validate checks the whole config without I/O and joins every problem,
@@ -263,17 +236,13 @@ func (c *Config) Validate() error {
 	errs = append(errs, config.Under("store", c.Store.Validate()))
 	errs = append(errs, config.Under("cluster", c.Cluster.Validate()))
 	errs = append(errs, config.Under("retention", c.Retention.Validate()))
+	errs = append(errs, config.Under("callbacks", c.Callbacks.Validate()))
 	errs = append(errs, config.Under("addons", c.Addons.Validate()))
 	errs = append(errs, config.Under("sip", c.SIP.Validate()))
 	errs = append(errs, config.Under("webrtc", c.WebRTC.Validate()))
 	for i, p := range c.Fetch.Deny {
 		if !p.IsValid() {
 			bad(fmt.Sprintf("fetch.deny[%d]", i), "must be a CIDR such as 169.254.0.0/16")
-		}
-	}
-	for i, p := range c.Callbacks.Allow {
-		if !p.IsValid() {
-			bad(fmt.Sprintf("callbacks.allow[%d]", i), "must be a CIDR such as 10.0.0.0/8")
 		}
 	}
 	if f := c.Fetch; f.MaxConcurrent < 1 || f.MaxConcurrent > 1000 {
@@ -311,16 +280,6 @@ func (c *Config) Validate() error {
 	}
 	if b := l.MaxAccountBytes; b != nil && *b < 0 {
 		bad("limits.max_account_bytes", "must be 0 (unlimited) or more, not %d", *b)
-	}
-	cb := c.Callbacks
-	if cb.MaxAge < 24*time.Hour {
-		bad("callbacks.max_age", "must be at least 24h (PROTOCOL.md), not %s", cb.MaxAge)
-	}
-	if cb.MinBackoff <= 0 || cb.MaxBackoff < cb.MinBackoff {
-		bad("callbacks.min_backoff", "must be > 0 and <= callbacks.max_backoff")
-	}
-	if cb.Timeout <= 0 {
-		bad("callbacks.timeout", "must be > 0")
 	}
 	return errors.Join(errs...)
 }

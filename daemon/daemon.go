@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/earshot-dev/earshot/callback"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/retention"
@@ -25,12 +25,11 @@ type Daemon struct {
 	db      store.Store
 	pl      *pipeline.Transcriber // engines, routing, add-ons: owned, closed by Close
 	caps    params.Capabilities
-	client  *http.Client // callbacks
+	outbox  *callback.Outbox // callback deliveries
 	metrics *metrics
 	quota   *storageQuota // limits.max_account_bytes
 
-	wake       chan struct{} // cap 1: a pre-recorded job was queued
-	outboxWake chan struct{} // cap 1: a delivery was enqueued
+	wake chan struct{} // cap 1: a pre-recorded job was queued
 
 	mu      sync.Mutex
 	running map[string]context.CancelFunc // guarded by mu: job id → cancel of its worker
@@ -76,18 +75,19 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 		return nil, err
 	}
 	d := &Daemon{
-		cfg:        cfg,
-		log:        logger,
-		db:         db,
-		pl:         pl,
-		caps:       params.Capabilities{Languages: pl.Engines.Languages()},
-		client:     newCallbackClient(cfg),
-		quota:      newStorageQuota(*cfg.Limits.MaxAccountBytes, db, logger.With("component", "quota")),
-		wake:       make(chan struct{}, 1),
-		outboxWake: make(chan struct{}, 1),
-		running:    make(map[string]context.CancelFunc),
-		sessions:   make(map[string]*liveSession),
+		cfg:      cfg,
+		log:      logger,
+		db:       db,
+		pl:       pl,
+		caps:     params.Capabilities{Languages: pl.Engines.Languages()},
+		quota:    newStorageQuota(*cfg.Limits.MaxAccountBytes, db, logger.With("component", "quota")),
+		wake:     make(chan struct{}, 1),
+		running:  make(map[string]context.CancelFunc),
+		sessions: make(map[string]*liveSession),
 	}
+	cb := cfg.Callbacks
+	cb.Deny = cfg.Fetch.Deny
+	d.outbox = callback.New(cb, db, logger.With("component", "outbox"))
 	d.metrics = newMetrics(d)
 	d.fetcher = newFetcher(d)
 	d.gate = newBatchGate(d)
@@ -134,7 +134,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		g.Go(func() error { return d.runHeartbeat(ctx, r) })
 	}
 	g.Go(func() error { return d.fetcher.run(ctx) })
-	g.Go(func() error { return d.runOutbox(ctx) })
+	g.Go(func() error { return d.outbox.Run(ctx) })
 	g.Go(func() error { return d.runLive(ctx) })
 	g.Go(func() error { return retention.Run(ctx, d.db, d.cfg.Retention, d.log.With("component", "retention")) })
 	g.Go(func() error { return d.serveAdmin(ctx, adm) })

@@ -1,7 +1,8 @@
 // Package daemon wires earshot together and owns its lifecycle: configuration,
 // the job service that every door calls (create, read, list and delete jobs,
-// uploads), the durable pre-recorded worker pool, the callback outbox and
-// the live sessions.
+// uploads), the durable pre-recorded worker pool and the live sessions. It
+// runs the modules beside them: the callback outbox (package callback) and
+// retention (package retention).
 //
 // Recognition itself (engines, routing, fallback, transcription, add-ons,
 // the result object) is package recognizer/pipeline, which the daemon loads

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/earshot-dev/earshot/callback"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
@@ -361,7 +362,7 @@ func (d *Daemon) endBatchPass(ctx context.Context, log *slog.Logger, id string, 
 			log.Error("store batch pass", "error", err)
 			return
 		}
-		signal(d.outboxWake)
+		d.outbox.Wake()
 		if cause != nil {
 			log.Warn("batch pass failed; the live result stays", "error", cause)
 		} else {
@@ -443,7 +444,7 @@ func (d *Daemon) heldCallbacks(j *store.Job, res *pipeline.Result) ([]*store.Del
 		if err != nil {
 			return nil, err
 		}
-		body, err := json.Marshal(callbackBody{ID: j.ID, Event: "live." + m["type"].(string), Payload: json.RawMessage(b)})
+		body, err := json.Marshal(callback.Body{ID: j.ID, Event: "live." + m["type"].(string), Payload: json.RawMessage(b)})
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/earshot-dev/earshot/callback"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/store"
 )
@@ -147,14 +148,14 @@ func (s *liveSession) deliverLocked(m map[string]any, toClient bool) {
 		}
 	}
 	if url, method, ok := s.p.CallbackTarget(); ok && switchFor(s.p.CallbackConfig.MessageSwitches, m) && !s.holdsForBatchPass(typ) {
-		body, err := json.Marshal(callbackBody{ID: s.id, Event: "live." + typ, Payload: json.RawMessage(b)})
+		body, err := json.Marshal(callback.Body{ID: s.id, Event: "live." + typ, Payload: json.RawMessage(b)})
 		if err == nil {
 			err = s.d.db.EnqueueDelivery(&store.Delivery{JobID: s.id, Account: s.account, URL: url, Method: method, Body: body})
 		}
 		if err != nil {
 			s.log.Error("queue live callback", "error", err)
 		}
-		signal(s.d.outboxWake)
+		s.d.outbox.Wake()
 	}
 }
 

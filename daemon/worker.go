@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/earshot-dev/earshot/callback"
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
@@ -156,7 +157,7 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 		for k, v := range res.result.PostSessionMetadata {
 			j.PostSessionMetadata[k] = v
 		}
-		return d.callbackDeliveries(j, "transcription.success", json.RawMessage(body))
+		return callback.ForJob(j, "transcription.success", json.RawMessage(body))
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		d.removeJobBlob(log, job.ID) // deleted as it finished
@@ -167,7 +168,7 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 		d.failJobRetry(ctx, log, job, err)
 		return
 	}
-	signal(d.outboxWake)
+	d.outbox.Wake()
 	d.metrics.jobsFinished.WithLabelValues(string(job.Kind), string(store.StatusDone)).Inc()
 	if res.info.Duration > 0 {
 		d.metrics.rtf.Observe(time.Since(start).Seconds() / res.info.Duration)
@@ -323,7 +324,7 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) error {
 		}
 		j.PostSessionMetadata["error"] = msg
 		payload := map[string]any{"error_code": code, "message": msg}
-		return d.callbackDeliveries(j, "transcription.error", payload)
+		return callback.ForJob(j, "transcription.error", payload)
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		log.Error("store job failure", "error", err)
@@ -334,7 +335,7 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) error {
 	d.removeJobBlob(log, job.ID)
 	d.quota.forget(job.Account)
 	d.metrics.jobsFinished.WithLabelValues(string(job.Kind), string(store.StatusError)).Inc()
-	signal(d.outboxWake)
+	d.outbox.Wake()
 	return nil
 }
 

@@ -2,15 +2,14 @@ package daemon
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"net"
-	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/earshot-dev/earshot/callback"
 	"github.com/earshot-dev/earshot/config"
+	"github.com/earshot-dev/earshot/ingest/fetch"
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/ingest/sip"
 	"github.com/earshot-dev/earshot/ingest/webrtc"
@@ -66,33 +65,12 @@ type Config struct {
 	// WebRTC configures the browser door (WHIP); on unless webrtc.disabled.
 	WebRTC webrtc.Config `yaml:"webrtc"`
 	// Fetch configures downloading audio_url.
-	Fetch FetchConfig `yaml:"fetch"`
+	Fetch fetch.Config `yaml:"fetch"`
 	// Store says where state is kept: the embedded bbolt store (default)
 	// or a PostgreSQL database shared by a cluster.
 	Store StoreConfig `yaml:"store"`
 	// Cluster names this node among those sharing a postgres store.
 	Cluster ClusterConfig `yaml:"cluster"`
-}
-
-// FetchConfig configures downloading an audio_url (its size and time
-// bounds are limits.max_upload_bytes and limits.fetch_timeout).
-type FetchConfig struct {
-	// Deny lists destination networks (CIDR) refused at dial time, after
-	// DNS; default media.DefaultDeny() (link-local and 0.0.0.0/8). An empty
-	// list ([]) denies nothing.
-	Deny []netip.Prefix `yaml:"deny"`
-	// MaxConcurrent bounds the downloads running at once. They run beside
-	// the workers and hold no worker or decoder: a job is claimed only
-	// once its audio is on disk. Default 8.
-	MaxConcurrent int `yaml:"max_concurrent"`
-	// MaxPerAccount bounds one account's downloads running at once (its
-	// other jobs wait their turn); default 2.
-	MaxPerAccount int `yaml:"max_per_account"`
-	// MinBytesPerSecond fails a download whose average rate, counted from
-	// 10 s after it started, falls below it, so a trickling server cannot
-	// hold a download for all of limits.fetch_timeout. Unset is 16384;
-	// 0 is no minimum.
-	MinBytesPerSecond *int64 `yaml:"min_bytes_per_second"`
 }
 
 // Limits bound inputs. Sizes are bytes, durations Go durations ("90s").
@@ -157,19 +135,7 @@ func (c *Config) SetDefaults() {
 		c.WebRTC.DisconnectGrace = c.Live.ReconnectGrace // the same grace as a dropped WebSocket
 	}
 	c.WebRTC.SetDefaults()
-	if c.Fetch.Deny == nil {
-		c.Fetch.Deny = media.DefaultDeny()
-	}
-	if c.Fetch.MaxConcurrent == 0 {
-		c.Fetch.MaxConcurrent = 8
-	}
-	if c.Fetch.MaxPerAccount == 0 {
-		c.Fetch.MaxPerAccount = 2
-	}
-	if c.Fetch.MinBytesPerSecond == nil {
-		r := int64(16384)
-		c.Fetch.MinBytesPerSecond = &r
-	}
+	c.Fetch.SetDefaults()
 	l := &c.Limits
 	if l.MaxUploadBytes == 0 {
 		l.MaxUploadBytes = 1 << 30
@@ -237,22 +203,10 @@ func (c *Config) Validate() error {
 	errs = append(errs, config.Under("cluster", c.Cluster.Validate()))
 	errs = append(errs, config.Under("retention", c.Retention.Validate()))
 	errs = append(errs, config.Under("callbacks", c.Callbacks.Validate()))
+	errs = append(errs, config.Under("fetch", c.Fetch.Validate()))
 	errs = append(errs, config.Under("addons", c.Addons.Validate()))
 	errs = append(errs, config.Under("sip", c.SIP.Validate()))
 	errs = append(errs, config.Under("webrtc", c.WebRTC.Validate()))
-	for i, p := range c.Fetch.Deny {
-		if !p.IsValid() {
-			bad(fmt.Sprintf("fetch.deny[%d]", i), "must be a CIDR such as 169.254.0.0/16")
-		}
-	}
-	if f := c.Fetch; f.MaxConcurrent < 1 || f.MaxConcurrent > 1000 {
-		bad("fetch.max_concurrent", "must be 1 to 1000, not %d", f.MaxConcurrent)
-	} else if f.MaxPerAccount < 1 || f.MaxPerAccount > f.MaxConcurrent {
-		bad("fetch.max_per_account", "must be 1 to fetch.max_concurrent (%d), not %d", f.MaxConcurrent, f.MaxPerAccount)
-	}
-	if r := c.Fetch.MinBytesPerSecond; r != nil && *r < 0 {
-		bad("fetch.min_bytes_per_second", "must be 0 (no minimum) or more, not %d", *r)
-	}
 	l := c.Limits
 	if l.MaxUploadBytes < 1024 {
 		bad("limits.max_upload_bytes", "must be at least 1024")

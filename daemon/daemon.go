@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/earshot-dev/earshot/callback"
+	"github.com/earshot-dev/earshot/ingest/fetch"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/retention"
@@ -42,11 +43,11 @@ type Daemon struct {
 	// with adding it to sessions.
 	liveAdmit sync.Mutex
 
-	fetcher     *fetcher   // downloads audio_url beside the workers
-	claimMu     sync.Mutex // serialises claims, so workers take turns between accounts
-	lastClaimed string     // guarded by claimMu: the account of the last job claimed
-	batchTurn   bool       // guarded by claimMu: the next claim tries a batch pass first
-	gate        *batchGate // keeps batch passes below live audio (live_batchpass.go)
+	fetcher     *fetch.Fetcher // downloads audio_url beside the workers
+	claimMu     sync.Mutex     // serialises claims, so workers take turns between accounts
+	lastClaimed string         // guarded by claimMu: the account of the last job claimed
+	batchTurn   bool           // guarded by claimMu: the next claim tries a batch pass first
+	gate        *batchGate     // keeps batch passes below live audio (live_batchpass.go)
 }
 
 // New opens the store and loads the engine. It starts nothing; on error it
@@ -85,11 +86,11 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 		running:  make(map[string]context.CancelFunc),
 		sessions: make(map[string]*liveSession),
 	}
+	d.fetcher = newFetcher(cfg, db, d.quota)
 	cb := cfg.Callbacks
 	cb.Deny = cfg.Fetch.Deny
 	d.outbox = callback.New(cb, db, logger.With("component", "outbox"))
 	d.metrics = newMetrics(d)
-	d.fetcher = newFetcher(d)
 	d.gate = newBatchGate(d)
 	return d, nil
 }
@@ -133,7 +134,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if r, ok := d.db.(nodeRegistry); ok { // the nodes see each other's load
 		g.Go(func() error { return d.runHeartbeat(ctx, r) })
 	}
-	g.Go(func() error { return d.fetcher.run(ctx) })
+	g.Go(func() error { return d.runFetcher(ctx) })
 	g.Go(func() error { return d.outbox.Run(ctx) })
 	g.Go(func() error { return d.runLive(ctx) })
 	g.Go(func() error { return retention.Run(ctx, d.db, d.cfg.Retention, d.log.With("component", "retention")) })

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path"
 	"runtime/debug"
 	"time"
 
@@ -200,7 +199,7 @@ func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput
 	blob := job.Blob
 	if blob == "" {
 		blob = jobBlob(job.ID)
-		name, err := d.fetch(ctx, job.Account, p.AudioURL, blob)
+		name, err := d.fetcher.Download(ctx, job.Account, p.AudioURL, blob)
 		if err != nil {
 			return nil, err
 		}
@@ -217,66 +216,6 @@ func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput
 	}
 	out.result, out.info = res, info
 	return out, nil
-}
-
-// fetch downloads an external audio_url into a blob, bounded in size, time
-// and rate (fetcher.go), and in the account's storage quota.
-func (d *Daemon) fetch(ctx context.Context, account, rawURL, blob string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, d.cfg.Limits.FetchTimeout)
-	defer cancel()
-	ctx, rate := d.guardRate(ctx)
-	defer rate.stop()
-	rem, err := media.Fetch(ctx, rawURL, &media.FetchOptions{MaxBytes: d.cfg.Limits.MaxUploadBytes, Timeout: d.cfg.Limits.FetchTimeout, Deny: d.cfg.Fetch.Deny})
-	switch {
-	case err != nil && rate.tripped():
-		return "", rate.err()
-	case err != nil:
-		return "", d.fetchError(err)
-	}
-	defer rem.Body.Close()
-	qr := d.quota.Reader(account, rate.count(rem.Body))
-	_, err = d.db.WriteBlob(blob, qr, d.cfg.Limits.MaxUploadBytes)
-	qr.Settle(err)
-	if err != nil {
-		if rate.tripped() {
-			return "", rate.err()
-		}
-		if errors.Is(err, store.ErrNoSpace) {
-			return "", err
-		}
-		if errors.Is(err, ErrQuota) {
-			return "", newError(ErrQuota, err, reasonQuota, d.quota.limit)
-		}
-		return "", d.fetchError(err)
-	}
-	name := rem.Filename
-	if name == "" {
-		name = path.Base(rawURL)
-	}
-	return name, nil
-}
-
-// The client-facing reasons of a failed audio_url, one per class. The
-// cause (address, port, status, resolver) goes to the log only: messages
-// that told "connection refused" from "status 401" would map the network
-// behind the appliance for whoever posts jobs.
-const (
-	reasonUnreachable = "audio_url: unreachable"
-	reasonRefused     = "audio_url: refused by the remote server"
-	reasonTooLarge    = "audio_url: larger than the limit of %d bytes"
-)
-
-// fetchError classifies a failed download of an audio_url by its sentinel.
-// A denied destination reads as unreachable, so the deny list is no
-// oracle for what a name resolves to.
-func (d *Daemon) fetchError(err error) error {
-	switch {
-	case errors.Is(err, media.ErrTooLarge), errors.Is(err, store.ErrTooLarge):
-		return newError(ErrTooLarge, err, reasonTooLarge, d.cfg.Limits.MaxUploadBytes)
-	case errors.Is(err, media.ErrStatus):
-		return newError(ErrFetch, err, reasonRefused)
-	}
-	return newError(ErrFetch, err, reasonUnreachable)
 }
 
 // failJobRetry is failJob for a running job (its result could not be made

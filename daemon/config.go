@@ -71,6 +71,61 @@ type Config struct {
 	Store StoreConfig `yaml:"store"`
 	// Cluster names this node among those sharing a postgres store.
 	Cluster ClusterConfig `yaml:"cluster"`
+	// Shutdown bounds each stage of a graceful stop (SIGTERM).
+	Shutdown ShutdownConfig `yaml:"shutdown"`
+}
+
+// ShutdownConfig is the shutdown: section. On SIGTERM (or SIGINT, or the
+// service manager's stop) the stages run in this order, each within its
+// bound, so the process exits within their sum plus closing the store;
+// keep that below the unit's TimeoutStopSec (60s, systemd/earshotd.service).
+type ShutdownConfig struct {
+	// Doors bounds closing the doors: the HTTP listeners stop accepting and
+	// the requests in flight finish, the SIP door stops taking calls and
+	// hangs up its calls (each finishing its live session as at a BYE);
+	// default 5s.
+	Doors time.Duration `yaml:"doors"`
+	// Live bounds finishing the live sessions still running, as at
+	// stop_recording: final results and the recording stored, the client
+	// told end_session. A session not finished by then keeps its recording
+	// on disk and is transcribed from it at the next start; one never
+	// connected stays queued with its token. Default 20s.
+	Live time.Duration `yaml:"live"`
+	// Workers bounds the pre-recorded jobs and batch passes running (no new
+	// one starts once the stop begins): they may finish until then; one
+	// still running goes back to the queue and runs again after the
+	// restart, as does a download of an audio_url. Default 15s.
+	Workers time.Duration `yaml:"workers"`
+	// Outbox bounds delivering the callbacks due, those in flight and those
+	// the stages before enqueued; one not delivered by then stays in the
+	// store and is retried after the restart. Default 5s.
+	Outbox time.Duration `yaml:"outbox"`
+}
+
+// SetDefaults fills zero fields.
+func (c *ShutdownConfig) SetDefaults() {
+	for _, f := range []struct {
+		d   *time.Duration
+		def time.Duration
+	}{{&c.Doors, 5 * time.Second}, {&c.Live, 20 * time.Second}, {&c.Workers, 15 * time.Second}, {&c.Outbox, 5 * time.Second}} {
+		if *f.d == 0 {
+			*f.d = f.def
+		}
+	}
+}
+
+// Validate checks each bound, each problem naming its key.
+func (c ShutdownConfig) Validate() error {
+	var errs []error
+	for _, f := range []struct {
+		key string
+		d   time.Duration
+	}{{"doors", c.Doors}, {"live", c.Live}, {"workers", c.Workers}, {"outbox", c.Outbox}} {
+		if f.d < 100*time.Millisecond || f.d > 10*time.Minute {
+			errs = append(errs, config.Errorf(f.key, "must be 100ms to 10m, not %s", f.d))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Limits bound inputs. Sizes are bytes, durations Go durations ("90s").
@@ -167,6 +222,7 @@ func (c *Config) SetDefaults() {
 		l.MaxAccountBytes = &b
 	}
 	c.Callbacks.SetDefaults()
+	c.Shutdown.SetDefaults()
 }
 
 // Validate checks the whole config without I/O and joins every problem,
@@ -204,6 +260,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, config.Under("retention", c.Retention.Validate()))
 	errs = append(errs, config.Under("callbacks", c.Callbacks.Validate()))
 	errs = append(errs, config.Under("fetch", c.Fetch.Validate()))
+	errs = append(errs, config.Under("shutdown", c.Shutdown.Validate()))
 	errs = append(errs, config.Under("addons", c.Addons.Validate()))
 	errs = append(errs, config.Under("sip", c.SIP.Validate()))
 	errs = append(errs, config.Under("webrtc", c.WebRTC.Validate()))

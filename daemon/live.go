@@ -90,6 +90,9 @@ func (d *Daemon) CreateLive(ctx context.Context, account, keyID, requestID strin
 // admitLive checks the appliance's live capacity and the account's quota.
 // The caller holds liveAdmit.
 func (d *Daemon) admitLive(account string) error {
+	if d.stopped() {
+		return newError(ErrAtCapacity, nil, "shutting down")
+	}
 	d.liveMu.Lock()
 	n, mine := len(d.sessions), 0
 	for _, s := range d.sessions {
@@ -202,17 +205,14 @@ func (d *Daemon) AttachLive(ctx context.Context, tok string, out func([]byte) bo
 
 // runLive finalises sessions that time out: never connected before their
 // token expired (error 408), disconnected past the reconnect grace, or idle
-// past the idle timeout (as if stop_recording had come). On shutdown it
-// finalises every running session with what it received.
+// past the idle timeout (as if stop_recording had come). On shutdown the
+// live stage (shutdown.go) finishes every running session before ctx ends.
 func (d *Daemon) runLive(ctx context.Context) error {
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			for _, s := range d.liveSessions() {
-				s.expire(context.Background(), time.Now(), true)
-			}
 			return nil
 		case now := <-t.C:
 			for _, s := range d.liveSessions() {

@@ -17,10 +17,14 @@ import (
 )
 
 // runWorker takes queued pre-recorded jobs from the durable queue one at a
-// time until ctx ends. A job interrupted by shutdown goes back to the queue.
+// time until the shutdown begins (it then returns once its job is done) or
+// ctx ends. A job interrupted by ctx goes back to the queue.
 func (d *Daemon) runWorker(ctx context.Context, n int) error {
 	log := d.log.With("component", "worker", "worker", n)
 	for {
+		if d.stopped() {
+			return nil
+		}
 		job, gated, err := d.claimNext()
 		switch {
 		case errors.Is(err, store.ErrEmpty):
@@ -32,6 +36,8 @@ func (d *Daemon) runWorker(ctx context.Context, n int) error {
 			}
 			select {
 			case <-ctx.Done():
+				return nil
+			case <-d.stopping:
 				return nil
 			case <-d.wake:
 				continue
@@ -115,13 +121,7 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 	switch {
 	case ctx.Err() != nil:
 		// Shutdown: back to the queue, to run again after restart.
-		_, uerr := d.db.UpdateJob(job.ID, func(j *store.Job) ([]*store.Delivery, error) {
-			j.Status = store.StatusQueued
-			return nil, nil
-		})
-		if uerr != nil && !errors.Is(uerr, store.ErrNotFound) {
-			log.Error("requeue job", "error", uerr)
-		}
+		d.requeue(log, job.ID)
 		return
 	case jctx.Err() != nil:
 		// Deleted while running: the record and its blob are gone, but a

@@ -16,7 +16,7 @@ DEB_PKGS    := libpocketsphinx-dev pocketsphinx-en-us pocketsphinx ffmpeg libspe
 # browser test and the WHIP sessions; baresip-core places real SIP calls (PCMU, PCMA, G.722); wrk loads the
 # API; debootstrap makes the throwaway Debian root the .deb is installed into; postgresql gives the
 # store tests (store/storetest, store/postgres) the initdb/pg_ctl of a throwaway PostgreSQL 15 server.
-TEST_DEB_PKGS := chromium wrk debootstrap baresip-core postgresql
+TEST_DEB_PKGS := chromium wrk debootstrap baresip-core postgresql kamailio
 # For `make model` only (adapting the telephone-band acoustic model): sphinxtrain's bw, mllr_solve,
 # map_adapt, mllr_transform and sphinxbase's sphinx_fe.
 MODEL_DEB_PKGS := sphinxtrain sphinxbase-utils
@@ -96,6 +96,8 @@ bench: build test-deps
 	  echo "## HTTP (bench/cmd/httpbench)"; echo; $(GO) run ./bench/cmd/httpbench; echo; \
 	  echo "## Stores: bbolt and PostgreSQL (bench/cmd/storebench)"; echo; $(GO) run ./bench/cmd/storebench; echo; \
 	  echo "## Live finals against batch (bench/cmd/livegap)"; echo; $(GO) run ./bench/cmd/livegap -renditions pcm16k,mulaw8k,alaw8k; echo; \
+	  echo "## Live finals against batch, corpus tuning subset (bench/cmd/livegap -corpus)"; echo; $(GO) run ./bench/cmd/livegap -corpus $(CORPUS) -every 15 -renditions pcm16k,mulaw8k; echo; \
+	  echo "## Live finals against batch, corpus readers held out (bench/cmd/livegap -corpus -held-out)"; echo; $(GO) run ./bench/cmd/livegap -corpus $(CORPUS) -every 15 -held-out -renditions pcm16k,mulaw8k; echo; \
 	  echo "## Engine presets, 8 kHz mu-law (bench/cmd/livegap)"; echo; $(GO) run ./bench/cmd/livegap -renditions mulaw8k -presets $(BENCH_PRESETS); echo; \
 	  echo "## Live sessions (bench/cmd/livebench)"; echo; $(GO) run ./bench/cmd/livebench -presets $(BENCH_NARROW_PRESETS); echo; \
 	  echo "## SIP door (bench/cmd/sipbench)"; echo; $(GO) run ./bench/cmd/sipbench; echo; \

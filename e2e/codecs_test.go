@@ -58,8 +58,9 @@ sip:
 // baresip places one call from Debian's baresip to uri with the account's
 // audio codecs (baresip names, in offer order), playing wav (rate Hz, the
 // source rate baresip is told) from its aufile source; baresip hangs up
-// when the file ends and quits after limit. It returns baresip's output.
-func baresip(t *testing.T, uri, codecs, wav string, rate int, limit time.Duration) string {
+// when the file ends and quits after limit. extra are more config lines.
+// It returns baresip's output.
+func baresip(t *testing.T, uri, codecs, wav string, rate int, limit time.Duration, extra ...string) string {
 	t.Helper()
 	bin, err := exec.LookPath("baresip")
 	if err != nil {
@@ -80,7 +81,7 @@ func baresip(t *testing.T, uri, codecs, wav string, rate int, limit time.Duratio
 		"module aufile.so",
 		"module_app account.so",
 		"module_app menu.so",
-	}, "\n") + "\n"
+	}, "\n") + "\n" + strings.Join(extra, "\n") + "\n"
 	account := "<sip:phone@127.0.0.1>;regint=0;audio_codecs=" + codecs + "\n"
 	for name, body := range map[string]string{"config": config, "accounts": account} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {

@@ -44,6 +44,10 @@ fi
 install -D -m 0644 "$top/systemd/earshotd.service" "$root/lib/systemd/system/earshotd.service"
 install -D -m 0644 "$here/earshot.yaml" "$root/etc/earshot/earshot.yaml"
 install -D -m 0644 "$top/README.md" "$root/usr/share/doc/earshot/README.md"
+# Kamailio in front of a cluster (docs/deploy-kamailio.md): the config as
+# `earshotd kamailio config` prints it by default, and an example node list.
+install -D -m 0644 "$here/kamailio/kamailio.cfg" "$root/usr/share/earshot/kamailio/kamailio.cfg"
+install -D -m 0644 "$here/kamailio/dispatcher.list" "$root/usr/share/earshot/kamailio/dispatcher.list"
 # The telephone-band acoustic model (`make model`), as committed: the files
 # it changes, and links into pocketsphinx-en-us's model for the others.
 model="$root/usr/share/earshot/model/en-us-telephone"

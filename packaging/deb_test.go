@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/earshot-dev/earshot/packaging/kamailio"
 	"github.com/earshot-dev/earshot/systemd"
 )
 
@@ -111,6 +112,8 @@ func TestDeb(t *testing.T) {
 			"./etc/earshot/earshot.yaml":                      "-rw-r--r-- root/root",
 			"./usr/share/doc/earshot/README.md":               "-rw-r--r-- root/root",
 			"./usr/share/earshot/model/en-us-telephone/means": "-rw-r--r-- root/root",
+			"./usr/share/earshot/kamailio/kamailio.cfg":       "-rw-r--r-- root/root",
+			"./usr/share/earshot/kamailio/dispatcher.list":    "-rw-r--r-- root/root",
 		} {
 			if entries[path] != want {
 				t.Errorf("%s: %q, want %q", path, entries[path], want)
@@ -119,8 +122,9 @@ func TestDeb(t *testing.T) {
 		x := t.TempDir()
 		run(t, "dpkg-deb", "-x", d.path, x)
 		for path, want := range map[string][]byte{
-			"lib/systemd/system/earshotd.service": []byte(systemd.Unit()),
-			"etc/earshot/earshot.yaml":            DefaultConfig(),
+			"lib/systemd/system/earshotd.service":     []byte(systemd.Unit()),
+			"etc/earshot/earshot.yaml":                DefaultConfig(),
+			"usr/share/earshot/kamailio/kamailio.cfg": kamailio.Shipped(),
 		} {
 			got, err := os.ReadFile(filepath.Join(x, path))
 			if err != nil || !bytes.Equal(got, want) {

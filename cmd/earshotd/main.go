@@ -23,6 +23,7 @@ commands:
                            install earshotd.service (hardened systemd unit) and manage it
   backup --data-dir DIR FILE   write a consistent copy of the database (works while the daemon runs)
   restore --data-dir DIR FILE  replace the database with a backup (daemon stopped; keeps earshot.db.bak)
+  kamailio config|dispatcher   print the Kamailio config (and node list) that spreads SIP calls over a cluster
 `
 
 func main() {
@@ -55,6 +56,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdBackup(ctx, args[1:], stdout, stderr)
 	case "restore":
 		return cmdRestore(ctx, args[1:], stdout, stderr)
+	case "kamailio":
+		return cmdKamailio(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

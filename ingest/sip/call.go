@@ -27,6 +27,7 @@ var (
 	errRemoteBye    = errors.New("sip: remote hung up")
 	errNoAck        = errors.New("sip: answer not acknowledged")
 	errSessionEnded = errors.New("sip: live session ended")
+	errShuttingDown = fmt.Errorf("%w: shutting down", ingest.ErrAtCapacity)
 )
 
 // call is one answered call. Its context is its lifetime: cancelled by
@@ -97,7 +98,8 @@ func (s *Server) onInvite(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 		return
 	}
 	if err := s.reserve(r); err != nil {
-		log.Warn("sip call refused", "status", 486, "error", err)
+		code, _ := reply(err)
+		log.Warn("sip call refused", "status", code, "error", err)
 		s.respondErr(req, tx, err)
 		return
 	}
@@ -108,7 +110,7 @@ func (s *Server) onInvite(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 			code, _ := reply(err)
 			log.Warn("sip call not answered", "status", code, "error", err)
 			if c != nil && c.dlg != nil {
-				c.dlg.Respond(code, reasonOf(err), nil)
+				c.dlg.Respond(code, reasonOf(err), nil, replyHeaders(err)...)
 			} else {
 				s.respondErr(req, tx, err)
 			}
@@ -146,7 +148,7 @@ func (s *Server) setup(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *rout
 			log.Info("sip call cancelled before answer")
 			return nil, errNoAck // the transaction layer answered 487
 		case <-s.base.Done():
-			return c, fmt.Errorf("%w: shutting down", ingest.ErrAtCapacity)
+			return c, errShuttingDown
 		}
 	}
 	for _, st := range o.streams {
@@ -222,7 +224,7 @@ func (s *Server) setup(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *rout
 		c.cancel(nil)
 		c.sess.Stop(context.WithoutCancel(s.base))
 		release()
-		return c, fmt.Errorf("%w: shutting down", ingest.ErrAtCapacity)
+		return c, errShuttingDown
 	}
 	c.log.Info("sip call answered", "channels", len(o.streams), "codec", c.codec.String(), "account_id", r.Account)
 	return c, nil

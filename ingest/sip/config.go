@@ -35,8 +35,10 @@ type Config struct {
 	// RTPTimeout ends a call when no RTP arrived for this long while it is
 	// not on hold; default 30s.
 	RTPTimeout time.Duration `yaml:"rtp_timeout"`
-	// MaxCalls bounds concurrent calls on the door; beyond it 486 Busy
-	// Here. Default 16; two RTP pairs per call (SIPREC) must fit RTPPorts.
+	// MaxCalls bounds concurrent calls on the door; beyond it 503 Service
+	// Unavailable with Retry-After (the node is full: a proxy in front
+	// tries another node). Default 16; two RTP pairs per call (SIPREC)
+	// must fit RTPPorts.
 	MaxCalls int `yaml:"max_calls"`
 	// RingTime sends 180 Ringing and waits this long before answering
 	// (a CANCEL in that time creates no job); default 0.

@@ -3,6 +3,8 @@ package sip
 import (
 	"errors"
 
+	sipmsg "github.com/emiago/sipgo/sip"
+
 	"github.com/earshot-dev/earshot/ingest"
 )
 
@@ -23,8 +25,9 @@ var (
 	// ErrForbidden is returned for a source outside sip.allow (403).
 	ErrForbidden = errors.New("sip: source not allowed")
 
-	// ErrBusy is returned when the door's or the route's call limit is
-	// reached (486 Busy Here).
+	// ErrBusy is returned when a route's call limit is reached (486 Busy
+	// Here). The door's own limit (sip.max_calls) is the node's capacity:
+	// ingest.ErrAtCapacity, 503, so a proxy tries another node.
 	ErrBusy = errors.New("sip: call limit reached")
 
 	// ErrUnsupportedMedia is returned for an INVITE body that is neither
@@ -52,4 +55,18 @@ func reply(err error) (int, string) {
 		return 503, "Service Unavailable"
 	}
 	return 500, "Server Internal Error"
+}
+
+// retryAfter is the Retry-After (seconds) of a 503: a node at capacity
+// usually has a free slot again within seconds. A proxy in front of the
+// nodes (Kamailio) does not wait: it tries the next node at once.
+const retryAfter = "5"
+
+// replyHeaders are the headers the refusal of err carries besides the
+// status: Retry-After on a 503.
+func replyHeaders(err error) []sipmsg.Header {
+	if code, _ := reply(err); code == 503 {
+		return []sipmsg.Header{sipmsg.NewHeader("Retry-After", retryAfter)}
+	}
+	return nil
 }

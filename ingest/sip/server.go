@@ -257,14 +257,36 @@ func (s *Server) respond(req *sipmsg.Request, tx sipmsg.ServerTransaction, code 
 	}
 }
 
+// respondErr refuses req with err's status and headers (reply,
+// replyHeaders).
 func (s *Server) respondErr(req *sipmsg.Request, tx sipmsg.ServerTransaction, err error) {
+	if tx == nil {
+		return
+	}
 	code, reason := reply(err)
-	s.respond(req, tx, code, reason)
+	res := sipmsg.NewResponseFromRequest(req, code, reason, nil)
+	for _, h := range replyHeaders(err) {
+		res.AppendHeader(h)
+	}
+	if err := tx.Respond(res); err != nil {
+		s.log.Debug("sip respond failed", "status", code, "error", err)
+	}
 }
 
+// onOptions answers probes (a proxy's keepalive, e.g. Kamailio's
+// dispatcher): 200 while the door takes calls, 503 once it is shutting
+// down, so the proxy sends new calls elsewhere. A node with no free live
+// capacity still answers 200: it is up, and refuses each INVITE with 503.
 func (s *Server) onOptions(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 	if !inNets(s.allow, source(req)) {
 		s.respondErr(req, tx, ErrForbidden)
+		return
+	}
+	s.mu.Lock()
+	closing := s.closing
+	s.mu.Unlock()
+	if closing {
+		s.respondErr(req, tx, errShuttingDown)
 		return
 	}
 	res := sipmsg.NewResponseFromRequest(req, 200, "OK", nil)
@@ -351,9 +373,9 @@ func (s *Server) reserve(r *route) error {
 	defer s.mu.Unlock()
 	switch {
 	case s.closing:
-		return fmt.Errorf("%w: shutting down", ingest.ErrAtCapacity)
+		return errShuttingDown
 	case s.active >= s.cfg.MaxCalls:
-		return fmt.Errorf("%w: %d calls, max_calls %d", ErrBusy, s.active, s.cfg.MaxCalls)
+		return fmt.Errorf("%w: %d calls, max_calls %d", ingest.ErrAtCapacity, s.active, s.cfg.MaxCalls)
 	case r.MaxCalls > 0 && r.active >= r.MaxCalls:
 		return fmt.Errorf("%w: route %q has %d calls, max_calls %d", ErrBusy, r.User, r.active, r.MaxCalls)
 	}

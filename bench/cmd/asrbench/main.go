@@ -115,7 +115,17 @@ func run(ctx context.Context, speechDir string, stream, serial, daemon bool) err
 		rows = append(rows, r)
 	}
 	var drows []row
+	var stock map[string]row
 	if daemon {
+		if stock, err = runStockRenditions(ctx, cfg, clips); err != nil {
+			return err
+		}
+		for _, r := range renditions {
+			if s, ok := stock[r.name]; ok {
+				s.audioSeconds = audio
+				rows = append(rows, s)
+			}
+		}
 		if drows, err = runDaemon(clips); err != nil {
 			return err
 		}
@@ -144,6 +154,10 @@ func run(ctx context.Context, speechDir string, stream, serial, daemon bool) err
 		b, l, st := drows[i], drows[i+1], drows[i+2]
 		wb, wl, ws := 100*float64(b.errs)/float64(b.words), 100*float64(l.errs)/float64(l.words), 100*float64(st.errs)/float64(st.words)
 		name := strings.TrimPrefix(l.name, "earshot live (WebSocket finals), ")
+		if s, ok := stock[name]; ok {
+			wst := 100 * float64(s.errs) / float64(s.words)
+			fmt.Printf("- %s: earshot pre-recorded %.2f%% vs stock pocketsphinx_batch %.2f%% on the same rendition, %.2fx (target <= 0.7x): %s\n", name, wb, wst, wb/wst, verdict(wb <= 0.7*wst))
+		}
 		fmt.Printf("- %s: live finals %.2f%% vs pre-recorded %.2f%% (target <= pre-recorded + 2 points): %s\n", name, wl, wb, verdict(wl <= wb+2))
 		fmt.Printf("- %s: live stored record %.2f%% vs pre-recorded %.2f%% (target within 0.5 points): %s\n", name, ws, wb, verdict(ws <= wb+0.5 && wb <= ws+0.5))
 	}

@@ -12,7 +12,9 @@
 //
 // With -corpus DIR it runs on a fixed tuning subset of shared/corpus
 // instead (every -every'th utterance of the manifest), the set the live
-// path is tuned on; testdata is for reporting.
+// path is tuned on; testdata is for reporting. -held-out with -corpus
+// reports on corpus speakers held out of the telephone model's adaptation
+// (test-other), on utterances outside the tuning subset.
 package main
 
 import (
@@ -40,6 +42,7 @@ func main() {
 	speech := flag.String("speech", "", "speech test set (default: shared/testdata/speech found above the working directory)")
 	corpus := flag.String("corpus", "", "run on the tuning subset of this corpus directory instead of -speech")
 	every := flag.Int("every", 10, "with -corpus: take every Nth utterance of the manifest")
+	flag.BoolVar(&heldOut, "held-out", false, "with -corpus: the test-other readers' utterances outside the tuning subset (every third of them), for reporting")
 	presets := flag.String("presets", "default", "engine presets to run, comma separated: "+strings.Join(sphinx.PresetNames(), ", "))
 	rends := flag.String("renditions", "pcm16k,mulaw8k", "renditions: pcm16k, mulaw8k, alaw8k")
 	workers := flag.Int("workers", runtime.NumCPU(), "clips decoded at once")
@@ -57,6 +60,10 @@ var onePass bool
 
 // batch runs the batch path too.
 var batch = true
+
+// heldOut selects the corpus's held-out readers instead of the tuning
+// subset (with -corpus).
+var heldOut bool
 
 // clip is one utterance in one rendition, as 16 kHz PCM after the
 // rendition's codec and earshot's resampler.
@@ -99,6 +106,9 @@ func run(speech, corpus string, every int, presets, rends string, workers int) e
 }
 
 func setName(speech, corpus string) string {
+	if corpus != "" && heldOut {
+		return "corpus test-other readers held out of the model's adaptation, utterances outside the tuning subset"
+	}
 	if corpus != "" {
 		return "corpus tuning subset"
 	}
@@ -132,14 +142,24 @@ func listClips(speech, corpus string, every int) ([]recognizertest.Clip, error) 
 		return nil, err
 	}
 	var out []recognizertest.Clip
+	held := 0
 	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n")[1:] {
 		f := strings.Split(line, "\t")
 		if len(f) < 5 {
 			return nil, fmt.Errorf("corpus manifest line %d: %d fields", i+2, len(f))
 		}
-		if i%max(every, 1) == 0 {
-			out = append(out, recognizertest.Clip{File: f[0], Path: filepath.Join(dir, f[0]), Transcript: f[4]})
+		tuning := i%max(every, 1) == 0
+		if heldOut {
+			if tuning || !strings.HasPrefix(f[0], "ls-test-other-") {
+				continue
+			}
+			if held++; held%3 != 1 {
+				continue
+			}
+		} else if !tuning {
+			continue
 		}
+		out = append(out, recognizertest.Clip{File: f[0], Path: filepath.Join(dir, f[0]), Transcript: f[4]})
 	}
 	return out, nil
 }

@@ -21,6 +21,12 @@ const (
 	NoTelephoneHMM = "none"
 )
 
+// DefaultTelephoneMaxHMMsPerFrame is the telephone pool's -maxhmmpf when
+// MaxHMMsPerFrame is unset: on G.711 calls it cuts the live path's CPU by
+// about 30% for 0.3 WER points (docs/live-tuning.md, 2026-11-24), which is
+// what lets a 2-CPU box hold 8 calls (issue 14 item 5).
+const DefaultTelephoneMaxHMMsPerFrame = 8000
+
 // MaxDecoders bounds Config.Decoders; each decoder holds about 40 MB.
 const MaxDecoders = 64
 
@@ -65,6 +71,16 @@ type Config struct {
 	Beam      float64 `yaml:"beam"`
 	WordBeam  float64 `yaml:"word_beam"`
 	PhoneBeam float64 `yaml:"phone_beam"`
+	// MaxHMMsPerFrame is -maxhmmpf, 100..100000: the most HMMs the search
+	// keeps active in a frame (beyond it the beam narrows for that frame).
+	// Lower is cheaper on noisy or ambiguous audio, where the active set
+	// grows. 0 means PocketSphinx's default, 30000, for HMM, and
+	// DefaultTelephoneMaxHMMsPerFrame for the telephone model's pool.
+	MaxHMMsPerFrame int `yaml:"max_hmms_per_frame"`
+	// MaxWordsPerFrame is -maxwpf, 1..1000: the most distinct words whose
+	// ends the search keeps in a frame. 0 means PocketSphinx's default, no
+	// limit.
+	MaxWordsPerFrame int `yaml:"max_words_per_frame"`
 	// TelephoneHMM is the acoustic model for telephone-band audio (a source
 	// below 16 kHz, or no speech energy above 4 kHz): Debian's en-us model
 	// adapted to G.711 (model/en-us-telephone, `make model`). It gets its
@@ -86,7 +102,8 @@ type Config struct {
 }
 
 // Telephone returns the configuration of the telephone-band pool (HMM the
-// telephone model, Decoders TelephoneDecoders), false when there is none.
+// telephone model, Decoders TelephoneDecoders, MaxHMMsPerFrame
+// DefaultTelephoneMaxHMMsPerFrame unless set), false when there is none.
 // Call it on a config that passed SetDefaults and Validate.
 func (c Config) Telephone() (Config, bool) {
 	hmm := c.TelephoneHMM
@@ -101,6 +118,9 @@ func (c Config) Telephone() (Config, bool) {
 	}
 	t := c
 	t.HMM, t.Decoders, t.Preload = hmm, c.TelephoneDecoders, min(c.Decoders, c.TelephoneDecoders)
+	if t.MaxHMMsPerFrame == 0 {
+		t.MaxHMMsPerFrame = DefaultTelephoneMaxHMMsPerFrame
+	}
 	t.TelephoneHMM, t.TelephoneDecoders = NoTelephoneHMM, t.Decoders
 	return t, true
 }
@@ -177,6 +197,12 @@ func (c Config) Validate() error {
 	}
 	if p := c.PhoneLookahead; p != nil && (*p < 0 || *p > 20) {
 		errs = append(errs, config.Errorf("phone_lookahead", "%d not in 0..20", *p))
+	}
+	if n := c.MaxHMMsPerFrame; n != 0 && (n < 100 || n > 100000) {
+		errs = append(errs, config.Errorf("max_hmms_per_frame", "%d not 0 or in 100..100000", n))
+	}
+	if n := c.MaxWordsPerFrame; n != 0 && (n < 1 || n > 1000) {
+		errs = append(errs, config.Errorf("max_words_per_frame", "%d not 0 or in 1..1000", n))
 	}
 	for _, b := range []struct {
 		key string

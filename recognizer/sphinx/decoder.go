@@ -16,6 +16,9 @@ package sphinx
 static int es_frate(ps_decoder_t *ps) {
 	return (int)cmd_ln_int_r(ps_get_config(ps), "-frate");
 }
+static long es_config_int(ps_decoder_t *ps, const char *name) {
+	return cmd_ln_int_r(ps_get_config(ps), name);
+}
 static int es_cepsize(ps_decoder_t *ps) {
 	return (int)feat_cepsize(ps_get_feat(ps));
 }
@@ -272,7 +275,21 @@ func searchArgs(cfg Config) []string {
 			args = append(args, b.arg, strconv.FormatFloat(b.v, 'g', -1, 64))
 		}
 	}
+	if cfg.MaxHMMsPerFrame > 0 {
+		args = append(args, "-maxhmmpf", strconv.Itoa(cfg.MaxHMMsPerFrame))
+	}
+	if cfg.MaxWordsPerFrame > 0 {
+		args = append(args, "-maxwpf", strconv.Itoa(cfg.MaxWordsPerFrame))
+	}
 	return args
+}
+
+// configInt returns the integer argument name (as "-maxhmmpf") of the
+// decoder's configuration, the value its searches are made with.
+func (d *decoder) configInt(name string) int {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	return int(C.es_config_int(d.ps, cname))
 }
 
 // firstPassSearch names the search of streams that read their words from

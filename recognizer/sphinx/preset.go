@@ -27,6 +27,20 @@ var presets = []preset{
 		c.FastSearch, c.FrameDownsample, c.Beam, c.WordBeam, c.PhoneBeam = true, 2, 1e-40, 1e-24, 1e-40
 	}},
 	{"fast-ds3", func(c *Config) { c.FastSearch, c.FrameDownsample = true, 3 }},
+	{"hmm30k", func(c *Config) { c.MaxHMMsPerFrame = 30000 }},
+	{"hmm30k", func(c *Config) { c.MaxHMMsPerFrame = 30000 }},
+	{"hmm10k", func(c *Config) { c.MaxHMMsPerFrame = 10000 }},
+	{"hmm8k", func(c *Config) { c.MaxHMMsPerFrame = 8000 }},
+	{"hmm7k", func(c *Config) { c.MaxHMMsPerFrame = 7000 }},
+	{"hmm6k", func(c *Config) { c.MaxHMMsPerFrame = 6000 }},
+	{"hmm5k", func(c *Config) { c.MaxHMMsPerFrame = 5000 }},
+	{"hmm3k", func(c *Config) { c.MaxHMMsPerFrame = 3000 }},
+	{"hmm2k", func(c *Config) { c.MaxHMMsPerFrame = 2000 }},
+	{"wpf20", func(c *Config) { c.MaxWordsPerFrame = 20 }},
+	{"wpf10", func(c *Config) { c.MaxWordsPerFrame = 10 }},
+	{"wpf5", func(c *Config) { c.MaxWordsPerFrame = 5 }},
+	{"hmm5k-wpf10", func(c *Config) { c.MaxHMMsPerFrame, c.MaxWordsPerFrame = 5000, 10 }},
+	{"hmm3k-wpf10", func(c *Config) { c.MaxHMMsPerFrame, c.MaxWordsPerFrame = 3000, 10 }},
 }
 
 // PresetNames lists the presets ApplyPreset knows, in trade-off order.
@@ -51,7 +65,8 @@ func (c *Config) ApplyPreset(name string) error {
 
 // PresetSettings returns the named preset as configuration settings,
 // "key=value" with the keys of Config's YAML names (fast_search,
-// frame_downsample, topn, phone_lookahead, beam, word_beam, phone_beam),
+// frame_downsample, topn, phone_lookahead, beam, word_beam, phone_beam,
+// max_hmms_per_frame, max_words_per_frame),
 // for a daemon's --set sphinx.KEY=VALUE.
 func PresetSettings(name string) ([]string, error) {
 	var c Config
@@ -79,6 +94,12 @@ func PresetSettings(name string) ([]string, error) {
 		if b.v != 0 {
 			add(b.key, b.v)
 		}
+	}
+	if c.MaxHMMsPerFrame != 0 {
+		add("max_hmms_per_frame", c.MaxHMMsPerFrame)
+	}
+	if c.MaxWordsPerFrame != 0 {
+		add("max_words_per_frame", c.MaxWordsPerFrame)
 	}
 	return out, nil
 }

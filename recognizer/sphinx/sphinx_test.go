@@ -387,6 +387,9 @@ func TestConfig(t *testing.T) {
 			c.FrameDownsample, c.TopN, c.PhoneLookahead, c.Beam, c.WordBeam, c.PhoneBeam = 5, 17, new(21), 1e-81, 0.5, -1
 		}, []string{"frame_downsample", "topn", "phone_lookahead", "beam", "word_beam", "phone_beam"}},
 		{"NaN beam", func(c *Config) { c.Beam = math.NaN() }, []string{"beam"}},
+		{"search caps", func(c *Config) { c.MaxHMMsPerFrame, c.MaxWordsPerFrame = 100, 1000 }, nil},
+		{"search caps out of range", func(c *Config) { c.MaxHMMsPerFrame, c.MaxWordsPerFrame = 99, 1001 }, []string{"max_hmms_per_frame", "max_words_per_frame"}},
+		{"negative search caps", func(c *Config) { c.MaxHMMsPerFrame, c.MaxWordsPerFrame = -1, -1 }, []string{"max_hmms_per_frame", "max_words_per_frame"}},
 	}
 	for _, name := range PresetNames() {
 		tests = append(tests, struct {
@@ -438,6 +441,14 @@ func TestTelephoneConfig(t *testing.T) {
 	if !ok || tc.HMM != DefaultHMM || tc.Decoders != 2 || tc.LM != c.LM || tc.TelephoneHMM != NoTelephoneHMM {
 		t.Errorf("Telephone() = %+v, %v", tc, ok)
 	}
+	if tc.MaxHMMsPerFrame != DefaultTelephoneMaxHMMsPerFrame || c.MaxHMMsPerFrame != 0 {
+		t.Errorf("-maxhmmpf: telephone pool %d, wideband %d; want %d, 0 (PocketSphinx's)", tc.MaxHMMsPerFrame, c.MaxHMMsPerFrame, DefaultTelephoneMaxHMMsPerFrame)
+	}
+	c.MaxHMMsPerFrame = 30000
+	if tc, _ := c.Telephone(); tc.MaxHMMsPerFrame != 30000 {
+		t.Errorf("a set max_hmms_per_frame: telephone pool %d, want 30000", tc.MaxHMMsPerFrame)
+	}
+	c.MaxHMMsPerFrame = 0
 	if err := tc.Validate(); err != nil {
 		t.Errorf("the telephone pool's config does not validate: %v", err)
 	}
@@ -617,5 +628,67 @@ func TestSearchSettings(t *testing.T) {
 	u, err := st.(*Stream).Decode(pcm)
 	if err != nil || u.Text != c.Transcript {
 		t.Errorf("decoded %q, %v; want %q", u.Text, err, c.Transcript)
+	}
+}
+
+// TestSearchCaps: max_hmms_per_frame and max_words_per_frame reach the
+// decoder's configuration as -maxhmmpf and -maxwpf (its searches, the
+// first-pass-only one included, are made from it), zero keeps
+// PocketSphinx's defaults, and a capped decoder still decodes the clear
+// clip.
+func TestSearchCaps(t *testing.T) {
+	var cfg Config
+	cfg.SetDefaults()
+	d, err := newDecoder(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hmm, wpf := d.configInt("-maxhmmpf"), d.configInt("-maxwpf")
+	d.free()
+	if hmm != 30000 || wpf != -1 {
+		t.Errorf("defaults: -maxhmmpf %d, -maxwpf %d; want 30000, -1", hmm, wpf)
+	}
+
+	cfg.MaxHMMsPerFrame, cfg.MaxWordsPerFrame = 4000, 12
+	if got := strings.Join(searchArgs(cfg), " "); !strings.HasSuffix(got, "-maxhmmpf 4000 -maxwpf 12") {
+		t.Errorf("search arguments %q", got)
+	}
+	d, err = newDecoder(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hmm, wpf = d.configInt("-maxhmmpf"), d.configInt("-maxwpf")
+	d.free()
+	if hmm != 4000 || wpf != 12 {
+		t.Errorf("decoder: -maxhmmpf %d, -maxwpf %d; want 4000, 12", hmm, wpf)
+	}
+
+	cfg.Decoders = 1
+	e, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	c, pcm := clip(t, "pocketsphinx-goforward.wav")
+	st, err := e.NewStream(t.Context(), recognizer.StreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	u, err := st.(*Stream).Decode(pcm)
+	if err != nil || u.Text != c.Transcript {
+		t.Errorf("decoded %q, %v; want %q", u.Text, err, c.Transcript)
+	}
+}
+
+// TestPresetSettings: a preset's search caps come out as the YAML keys a
+// daemon's --set takes.
+func TestPresetSettings(t *testing.T) {
+	got, err := PresetSettings("hmm5k-wpf10")
+	if err != nil || strings.Join(got, " ") != "max_hmms_per_frame=5000 max_words_per_frame=10" {
+		t.Errorf("PresetSettings: %q, %v", got, err)
+	}
+	if _, err := PresetSettings("no-such"); err == nil {
+		t.Error("unknown preset accepted")
 	}
 }

@@ -223,24 +223,28 @@ type outcome struct {
 }
 
 // engineFor loads a pool of workers decoders with the preset's search
-// settings, on the telephone-band model for a narrowband rendition.
+// settings, for a narrowband rendition as the daemon's telephone-band pool
+// (Config.Telephone: the telephone model and its search defaults).
 func engineFor(rend, preset string, workers int) (*sphinx.Engine, error) {
 	var cfg sphinx.Config
 	if err := cfg.ApplyPreset(preset); err != nil {
 		return nil, err
 	}
+	cfg.Decoders, cfg.TelephoneDecoders = workers, workers
+	cfg.TelephoneHMM = sphinx.NoTelephoneHMM
 	if rend != "pcm16k" {
 		abs, err := filepath.Abs(benchd.TelephoneModel)
 		if err != nil {
 			return nil, err
 		}
 		if st, err := os.Stat(abs); err == nil && st.IsDir() {
-			cfg.HMM = abs // the telephone-band model, as the daemon routes calls
+			cfg.TelephoneHMM = abs
 		}
 	}
-	cfg.Decoders = workers
-	cfg.TelephoneHMM = sphinx.NoTelephoneHMM
 	cfg.SetDefaults()
+	if tc, ok := cfg.Telephone(); ok {
+		cfg = tc
+	}
 	return sphinx.New(cfg, nil)
 }
 

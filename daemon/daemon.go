@@ -189,6 +189,12 @@ func (d *Daemon) Close() error {
 	var err error
 	select {
 	case <-d.workersIdle():
+		if n := d.live.Sessions(); n > 0 {
+			// A live session the live stage cut short is still finishing
+			// (its engine calls cancelled): the same holds for its decoder.
+			d.log.Warn("engines left open: a live session is still finishing", "sessions", n)
+			break
+		}
 		err = d.pl.Close()
 	default:
 		// A worker is still inside a decoder call (its job is back in the

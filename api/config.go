@@ -71,10 +71,17 @@ type Config struct {
 	// SeparateOps serves /healthz, /readyz and /metrics only through
 	// RunOps (ops_listen set), not on the main listener.
 	SeparateOps bool `yaml:"-"`
+	// ShutdownTimeout bounds how long Run and RunOps wait, once their
+	// context ends, for the requests in flight (shutdown.doors); default
+	// 10s.
+	ShutdownTimeout time.Duration `yaml:"-"`
 }
 
 // SetDefaults fills zero fields.
 func (c *Config) SetDefaults() {
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = 10 * time.Second
+	}
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = 1 << 20
 	}

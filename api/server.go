@@ -248,14 +248,15 @@ func (s *Server) guard(ln net.Listener) net.Listener {
 }
 
 // Run serves the API on ln (HTTPS when Config.TLSCert is set) until ctx
-// ends, then stops accepting and waits for in-flight requests (bounded by
-// the server's timeouts).
+// ends, then stops accepting and waits for in-flight requests, at most
+// Config.ShutdownTimeout. Live WebSockets are not requests in flight: their
+// sessions end in the daemon's live stage, which closes them.
 func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	ln = s.guard(ln)
 	if s.tls != nil {
 		ln = tls.NewListener(ln, s.tls)
 	}
-	return serve(ctx, s.srv, ln)
+	return serve(ctx, s.srv, ln, s.cfg.ShutdownTimeout)
 }
 
 // RunOps serves the operations endpoints alone on ln, plain HTTP, as Run
@@ -265,10 +266,10 @@ func (s *Server) RunOps(ctx context.Context, ln net.Listener) error {
 	if s.ops == nil {
 		return ErrNoOpsListener
 	}
-	return serve(ctx, s.ops, s.guard(ln))
+	return serve(ctx, s.ops, s.guard(ln), s.cfg.ShutdownTimeout)
 }
 
-func serve(ctx context.Context, srv *fasthttp.Server, ln net.Listener) error {
+func serve(ctx context.Context, srv *fasthttp.Server, ln net.Listener, grace time.Duration) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -276,7 +277,7 @@ func serve(ctx context.Context, srv *fasthttp.Server, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	err := srv.ShutdownWithContext(sctx)
 	<-errc

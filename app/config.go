@@ -49,6 +49,7 @@ func (c *Config) HTTP() api.Config {
 	}
 	a.Burst = c.Limits.Burst
 	a.SeparateOps = c.OpsListen != ""
+	a.ShutdownTimeout = c.Shutdown.Doors
 	a.Live = api.LiveLimits{MaxFrameBytes: c.Live.MaxFrameBytes, MaxMessagesPerSecond: c.Live.MaxMessagesPerSecond, IdleTimeout: c.Live.IdleTimeout}
 	return a
 }

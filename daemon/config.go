@@ -2,20 +2,21 @@ package daemon
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"net"
-	"net/netip"
 	"strings"
 	"time"
 
+	"github.com/earshot-dev/earshot/callback"
 	"github.com/earshot-dev/earshot/config"
 	"github.com/earshot-dev/earshot/daemon/live"
+	"github.com/earshot-dev/earshot/ingest/fetch"
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/ingest/sip"
 	"github.com/earshot-dev/earshot/ingest/webrtc"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
+	"github.com/earshot-dev/earshot/retention"
 )
 
 // Config is the job service's part of the YAML file an operator edits (see
@@ -53,11 +54,11 @@ type Config struct {
 	// Limits bound every input.
 	Limits Limits `yaml:"limits"`
 	// Callbacks configures the callback outbox.
-	Callbacks CallbacksConfig `yaml:"callbacks"`
+	Callbacks callback.Config `yaml:"callbacks"`
 	// Live configures live sessions.
 	Live live.Config `yaml:"live"`
 	// Retention says how long finished jobs and uploads are kept.
-	Retention RetentionConfig `yaml:"retention"`
+	Retention retention.Config `yaml:"retention"`
 	// Addons configures the add-ons, chiefly their language-model backend.
 	Addons pipeline.AddonsConfig `yaml:"addons"`
 	// SIP configures the telephony door (off unless sip.listen is set).
@@ -65,33 +66,67 @@ type Config struct {
 	// WebRTC configures the browser door (WHIP); on unless webrtc.disabled.
 	WebRTC webrtc.Config `yaml:"webrtc"`
 	// Fetch configures downloading audio_url.
-	Fetch FetchConfig `yaml:"fetch"`
+	Fetch fetch.Config `yaml:"fetch"`
 	// Store says where state is kept: the embedded bbolt store (default)
 	// or a PostgreSQL database shared by a cluster.
 	Store StoreConfig `yaml:"store"`
 	// Cluster names this node among those sharing a postgres store.
 	Cluster ClusterConfig `yaml:"cluster"`
+	// Shutdown bounds each stage of a graceful stop (SIGTERM).
+	Shutdown ShutdownConfig `yaml:"shutdown"`
 }
 
-// FetchConfig configures downloading an audio_url (its size and time
-// bounds are limits.max_upload_bytes and limits.fetch_timeout).
-type FetchConfig struct {
-	// Deny lists destination networks (CIDR) refused at dial time, after
-	// DNS; default media.DefaultDeny() (link-local and 0.0.0.0/8). An empty
-	// list ([]) denies nothing.
-	Deny []netip.Prefix `yaml:"deny"`
-	// MaxConcurrent bounds the downloads running at once. They run beside
-	// the workers and hold no worker or decoder: a job is claimed only
-	// once its audio is on disk. Default 8.
-	MaxConcurrent int `yaml:"max_concurrent"`
-	// MaxPerAccount bounds one account's downloads running at once (its
-	// other jobs wait their turn); default 2.
-	MaxPerAccount int `yaml:"max_per_account"`
-	// MinBytesPerSecond fails a download whose average rate, counted from
-	// 10 s after it started, falls below it, so a trickling server cannot
-	// hold a download for all of limits.fetch_timeout. Unset is 16384;
-	// 0 is no minimum.
-	MinBytesPerSecond *int64 `yaml:"min_bytes_per_second"`
+// ShutdownConfig is the shutdown: section. On SIGTERM (or SIGINT, or the
+// service manager's stop) the stages run in this order, each within its
+// bound, so the process exits within their sum plus closing the store;
+// keep that below the unit's TimeoutStopSec (60s, systemd/earshotd.service).
+type ShutdownConfig struct {
+	// Doors bounds closing the doors: the HTTP listeners stop accepting and
+	// the requests in flight finish, the SIP door stops taking calls and
+	// hangs up its calls (each finishing its live session as at a BYE);
+	// default 5s.
+	Doors time.Duration `yaml:"doors"`
+	// Live bounds finishing the live sessions still running, as at
+	// stop_recording: final results and the recording stored, the client
+	// told end_session. A session not finished by then keeps its recording
+	// on disk and is transcribed from it at the next start; one never
+	// connected stays queued with its token. Default 20s.
+	Live time.Duration `yaml:"live"`
+	// Workers bounds the pre-recorded jobs and batch passes running (no new
+	// one starts once the stop begins): they may finish until then; one
+	// still running goes back to the queue and runs again after the
+	// restart, as does a download of an audio_url. Default 15s.
+	Workers time.Duration `yaml:"workers"`
+	// Outbox bounds delivering the callbacks due, those in flight and those
+	// the stages before enqueued; one not delivered by then stays in the
+	// store and is retried after the restart. Default 5s.
+	Outbox time.Duration `yaml:"outbox"`
+}
+
+// SetDefaults fills zero fields.
+func (c *ShutdownConfig) SetDefaults() {
+	for _, f := range []struct {
+		d   *time.Duration
+		def time.Duration
+	}{{&c.Doors, 5 * time.Second}, {&c.Live, 20 * time.Second}, {&c.Workers, 15 * time.Second}, {&c.Outbox, 5 * time.Second}} {
+		if *f.d == 0 {
+			*f.d = f.def
+		}
+	}
+}
+
+// Validate checks each bound, each problem naming its key.
+func (c ShutdownConfig) Validate() error {
+	var errs []error
+	for _, f := range []struct {
+		key string
+		d   time.Duration
+	}{{"doors", c.Doors}, {"live", c.Live}, {"workers", c.Workers}, {"outbox", c.Outbox}} {
+		if f.d < 100*time.Millisecond || f.d > 10*time.Minute {
+			errs = append(errs, config.Errorf(f.key, "must be 100ms to 10m, not %s", f.d))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Limits bound inputs. Sizes are bytes, durations Go durations ("90s").
@@ -120,22 +155,6 @@ type Limits struct {
 	// fetched audio_url bodies, live recordings); an upload or a fetch that
 	// would pass it fails with 507. Unset is 100 GiB; 0 is unlimited.
 	MaxAccountBytes *int64 `yaml:"max_account_bytes"`
-}
-
-// CallbacksConfig configures delivery of callbacks.
-type CallbacksConfig struct {
-	// Timeout bounds one delivery attempt; default 10s.
-	Timeout time.Duration `yaml:"timeout"`
-	// MaxAge is how long a delivery is retried before it is dropped; default 72h (at least 24h).
-	MaxAge time.Duration `yaml:"max_age"`
-	// MinBackoff and MaxBackoff bound the exponential backoff between
-	// attempts; defaults 1s and 10m.
-	MinBackoff time.Duration `yaml:"min_backoff"`
-	MaxBackoff time.Duration `yaml:"max_backoff"`
-	// Allow lists destination networks (CIDR) a callback may reach even
-	// when fetch.deny covers them (receivers on the operator's own
-	// network); callbacks otherwise obey fetch.deny. Default none.
-	Allow []netip.Prefix `yaml:"allow"`
 }
 
 // Pipeline is the part of c the recognition pipeline loads
@@ -172,19 +191,7 @@ func (c *Config) SetDefaults() {
 		c.WebRTC.DisconnectGrace = c.Live.ReconnectGrace // the same grace as a dropped WebSocket
 	}
 	c.WebRTC.SetDefaults()
-	if c.Fetch.Deny == nil {
-		c.Fetch.Deny = media.DefaultDeny()
-	}
-	if c.Fetch.MaxConcurrent == 0 {
-		c.Fetch.MaxConcurrent = 8
-	}
-	if c.Fetch.MaxPerAccount == 0 {
-		c.Fetch.MaxPerAccount = 2
-	}
-	if c.Fetch.MinBytesPerSecond == nil {
-		r := int64(16384)
-		c.Fetch.MinBytesPerSecond = &r
-	}
+	c.Fetch.SetDefaults()
 	l := &c.Limits
 	if l.MaxUploadBytes == 0 {
 		l.MaxUploadBytes = 1 << 30
@@ -215,19 +222,8 @@ func (c *Config) SetDefaults() {
 		b := int64(100 << 30)
 		l.MaxAccountBytes = &b
 	}
-	cb := &c.Callbacks
-	if cb.Timeout == 0 {
-		cb.Timeout = 10 * time.Second
-	}
-	if cb.MaxAge == 0 {
-		cb.MaxAge = 72 * time.Hour
-	}
-	if cb.MinBackoff == 0 {
-		cb.MinBackoff = time.Second
-	}
-	if cb.MaxBackoff == 0 {
-		cb.MaxBackoff = 10 * time.Minute
-	}
+	c.Callbacks.SetDefaults()
+	c.Shutdown.SetDefaults()
 }
 
 // Validate checks the whole config without I/O and joins every problem,
@@ -263,27 +259,12 @@ func (c *Config) Validate() error {
 	errs = append(errs, config.Under("store", c.Store.Validate()))
 	errs = append(errs, config.Under("cluster", c.Cluster.Validate()))
 	errs = append(errs, config.Under("retention", c.Retention.Validate()))
+	errs = append(errs, config.Under("callbacks", c.Callbacks.Validate()))
+	errs = append(errs, config.Under("fetch", c.Fetch.Validate()))
+	errs = append(errs, config.Under("shutdown", c.Shutdown.Validate()))
 	errs = append(errs, config.Under("addons", c.Addons.Validate()))
 	errs = append(errs, config.Under("sip", c.SIP.Validate()))
 	errs = append(errs, config.Under("webrtc", c.WebRTC.Validate()))
-	for i, p := range c.Fetch.Deny {
-		if !p.IsValid() {
-			bad(fmt.Sprintf("fetch.deny[%d]", i), "must be a CIDR such as 169.254.0.0/16")
-		}
-	}
-	for i, p := range c.Callbacks.Allow {
-		if !p.IsValid() {
-			bad(fmt.Sprintf("callbacks.allow[%d]", i), "must be a CIDR such as 10.0.0.0/8")
-		}
-	}
-	if f := c.Fetch; f.MaxConcurrent < 1 || f.MaxConcurrent > 1000 {
-		bad("fetch.max_concurrent", "must be 1 to 1000, not %d", f.MaxConcurrent)
-	} else if f.MaxPerAccount < 1 || f.MaxPerAccount > f.MaxConcurrent {
-		bad("fetch.max_per_account", "must be 1 to fetch.max_concurrent (%d), not %d", f.MaxConcurrent, f.MaxPerAccount)
-	}
-	if r := c.Fetch.MinBytesPerSecond; r != nil && *r < 0 {
-		bad("fetch.min_bytes_per_second", "must be 0 (no minimum) or more, not %d", *r)
-	}
 	l := c.Limits
 	if l.MaxUploadBytes < 1024 {
 		bad("limits.max_upload_bytes", "must be at least 1024")
@@ -311,16 +292,6 @@ func (c *Config) Validate() error {
 	}
 	if b := l.MaxAccountBytes; b != nil && *b < 0 {
 		bad("limits.max_account_bytes", "must be 0 (unlimited) or more, not %d", *b)
-	}
-	cb := c.Callbacks
-	if cb.MaxAge < 24*time.Hour {
-		bad("callbacks.max_age", "must be at least 24h (PROTOCOL.md), not %s", cb.MaxAge)
-	}
-	if cb.MinBackoff <= 0 || cb.MaxBackoff < cb.MinBackoff {
-		bad("callbacks.min_backoff", "must be > 0 and <= callbacks.max_backoff")
-	}
-	if cb.Timeout <= 0 {
-		bad("callbacks.timeout", "must be > 0")
 	}
 	return errors.Join(errs...)
 }

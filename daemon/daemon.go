@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/earshot-dev/earshot/callback"
 	"github.com/earshot-dev/earshot/daemon/live"
+	"github.com/earshot-dev/earshot/ingest/fetch"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
+	"github.com/earshot-dev/earshot/retention"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -25,12 +28,11 @@ type Daemon struct {
 	db      store.Store
 	pl      *pipeline.Transcriber // engines, routing, add-ons: owned, closed by Close
 	caps    params.Capabilities
-	client  *http.Client // callbacks
+	outbox  *callback.Outbox // callback deliveries
 	metrics *metrics
 	quota   *storageQuota // limits.max_account_bytes
 
-	wake       chan struct{} // cap 1: a pre-recorded job was queued
-	outboxWake chan struct{} // cap 1: a delivery was enqueued
+	wake chan struct{} // cap 1: a pre-recorded job was queued
 
 	mu      sync.Mutex
 	running map[string]context.CancelFunc // guarded by mu: job id → cancel of its worker
@@ -38,10 +40,14 @@ type Daemon struct {
 
 	live *live.Service // the live sessions (package live)
 
-	fetcher     *fetcher   // downloads audio_url beside the workers
-	claimMu     sync.Mutex // serialises claims, so workers take turns between accounts
-	lastClaimed string     // guarded by claimMu: the account of the last job claimed
-	batchTurn   bool       // guarded by claimMu: the next claim tries a batch pass first
+	stopping    chan struct{} // closed when the shutdown begins: no new claim
+	stopOnce    sync.Once     // closes stopping
+	workersDone chan struct{} // closed once every worker has returned; set by Run
+
+	fetcher     *fetch.Fetcher // downloads audio_url beside the workers
+	claimMu     sync.Mutex     // serialises claims, so workers take turns between accounts
+	lastClaimed string         // guarded by claimMu: the account of the last job claimed
+	batchTurn   bool           // guarded by claimMu: the next claim tries a batch pass first
 }
 
 // New opens the store and loads the engine. It starts nothing; on error it
@@ -70,20 +76,22 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 		return nil, err
 	}
 	d := &Daemon{
-		cfg:        cfg,
-		log:        logger,
-		db:         db,
-		pl:         pl,
-		caps:       params.Capabilities{Languages: pl.Engines.Languages()},
-		client:     newCallbackClient(cfg),
-		quota:      newStorageQuota(*cfg.Limits.MaxAccountBytes, db, logger.With("component", "quota")),
-		wake:       make(chan struct{}, 1),
-		outboxWake: make(chan struct{}, 1),
-		running:    make(map[string]context.CancelFunc),
+		cfg:      cfg,
+		log:      logger,
+		db:       db,
+		pl:       pl,
+		caps:     params.Capabilities{Languages: pl.Engines.Languages()},
+		quota:    newStorageQuota(*cfg.Limits.MaxAccountBytes, db, logger.With("component", "quota")),
+		wake:     make(chan struct{}, 1),
+		running:  make(map[string]context.CancelFunc),
+		stopping: make(chan struct{}),
 	}
+	d.fetcher = newFetcher(cfg, db, d.quota)
+	cb := cfg.Callbacks
+	cb.Deny = cfg.Fetch.Deny
+	d.outbox = callback.New(cb, db, logger.With("component", "outbox"))
 	d.live = newLive(d)
 	d.metrics = newMetrics(d)
-	d.fetcher = newFetcher(d)
 	return d, nil
 }
 
@@ -91,8 +99,10 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 func (d *Daemon) Config() Config { return d.cfg }
 
 // Run recovers jobs left by a kill, a power loss or a crash (crash.go),
-// then runs the workers, the outbox and
-// the admin socket until ctx ends; it returns once they have all exited.
+// then runs the workers, the fetcher, the outbox, retention and the admin
+// socket until ctx ends. It then stops them in the stages of
+// Config.Shutdown (shutdown.go), each within its bound, and returns once
+// they have all exited. Cancel ctx only once the doors are closed.
 func (d *Daemon) Run(ctx context.Context) error {
 	crashed, err := d.armCrashReport()
 	if err != nil {
@@ -113,29 +123,52 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	g, ctx := errgroup.WithContext(ctx)
+	// Each stage of the shutdown (shutdown.go) ends its own modules; a
+	// module that fails ends them all (failed), and the stages still run.
+	g, failed := errgroup.WithContext(context.WithoutCancel(ctx))
+	// The live sessions end in the live stage (live.Service.Shutdown), not
+	// when a module fails: that stage bounds them.
+	sessions, stopLive := context.WithCancel(context.WithoutCancel(ctx))
+	work, stopWork := context.WithCancel(failed)     // workers and fetcher
+	outbox, stopOutbox := context.WithCancel(failed) // callback deliveries
+	rest, stopRest := context.WithCancel(failed)     // retention, admin socket, cluster upkeep
+	defer stopRest()
+	// Workers are not in g: Run need not wait for a decoder call that
+	// outlives the workers stage (shutdown.go); Close looks at workersDone.
+	var workers sync.WaitGroup
 	for i := range d.cfg.Workers {
-		g.Go(func() error { return d.runWorker(ctx, i) })
+		workers.Go(func() { d.runWorker(work, i) })
 	}
+	d.workersDone = make(chan struct{})
+	go func() { // waited for by Close, which reads workersDone
+		workers.Wait()
+		close(d.workersDone)
+	}()
 	if w, ok := d.db.(queueWatcher); ok { // other nodes queue jobs too
-		g.Go(func() error { return w.WatchQueue(ctx, func() { signal(d.wake) }) })
+		g.Go(func() error { return w.WatchQueue(rest, func() { signal(d.wake) }) })
 	}
 	if k, ok := d.db.(leaseKeeper); ok { // other nodes may die holding jobs
-		g.Go(func() error { return k.KeepLeases(ctx, d.leasesKept) })
+		g.Go(func() error { return k.KeepLeases(rest, d.leasesKept) })
 	}
 	if r, ok := d.db.(nodeRegistry); ok { // the nodes see each other's load
-		g.Go(func() error { return d.runHeartbeat(ctx, r) })
+		g.Go(func() error { return d.runHeartbeat(rest, r) })
 	}
-	g.Go(func() error { return d.fetcher.run(ctx) })
-	g.Go(func() error { return d.runOutbox(ctx) })
-	g.Go(func() error { return d.live.Run(ctx) })
-	g.Go(func() error { return RunRetention(ctx, d.db, d.cfg.Retention, d.log.With("component", "retention")) })
-	g.Go(func() error { return d.serveAdmin(ctx, adm) })
+	g.Go(func() error { return d.runFetcher(work) })
+	g.Go(func() error { return d.outbox.Run(outbox) })
+	g.Go(func() error { return d.live.Run(sessions) })
+	g.Go(func() error { return retention.Run(rest, d.db, d.cfg.Retention, d.log.With("component", "retention")) })
+	g.Go(func() error { return d.serveAdmin(rest, adm) })
 	telephone := "none"
 	if m := d.pl.TelephoneModel(); m != "" {
 		telephone = fmt.Sprintf("%s (%d decoders)", m, d.cfg.Sphinx.TelephoneDecoders)
 	}
 	d.log.Info("daemon started", "workers", d.cfg.Workers, "decoders", d.cfg.Sphinx.Decoders, "telephone_model", telephone, "data_dir", d.cfg.DataDir)
+	select {
+	case <-ctx.Done():
+	case <-failed.Done():
+	}
+	d.shutdown(stoppers{live: stopLive, work: stopWork, outbox: stopOutbox})
+	stopRest()
 	err = g.Wait()
 	if errors.Is(err, context.Canceled) {
 		err = nil
@@ -152,7 +185,37 @@ func (d *Daemon) Close() error {
 	}
 	d.closed = true
 	d.mu.Unlock()
-	return errors.Join(d.pl.Close(), d.db.Close())
+	start := time.Now()
+	var err error
+	select {
+	case <-d.workersIdle():
+		if n := d.live.Sessions(); n > 0 {
+			// A live session the live stage cut short is still finishing
+			// (its engine calls cancelled): the same holds for its decoder.
+			d.log.Warn("engines left open: a live session is still finishing", "sessions", n)
+			break
+		}
+		err = d.pl.Close()
+	default:
+		// A worker is still inside a decoder call (its job is back in the
+		// queue): freeing the decoders under it would crash; the exit that
+		// follows frees them.
+		d.log.Warn("engines left open: a worker is still in a decoder call")
+	}
+	err = errors.Join(err, d.db.Close())
+	d.stageDone("store", start, nil)
+	return err
+}
+
+// workersIdle is closed once no worker runs: at once when Run never
+// started them.
+func (d *Daemon) workersIdle() <-chan struct{} {
+	if d.workersDone == nil {
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	return d.workersDone
 }
 
 // Ready reports whether the daemon can serve: store open, engine loaded.

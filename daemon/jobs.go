@@ -79,7 +79,7 @@ func (d *Daemon) CreatePreRecorded(ctx context.Context, account, requestID strin
 	}
 	d.log.Info("job accepted", "job_id", id, "account_id", account, "kind", job.Kind)
 	if job.AwaitingAudio {
-		d.fetcher.add(account, id)
+		d.fetcher.Add(account, id)
 	}
 	signal(d.wake)
 	return job, nil

@@ -54,7 +54,7 @@ func (l liveDeps) Queued(batchPass, deliveries bool) {
 		signal(l.d.wake)
 	}
 	if deliveries {
-		signal(l.d.outboxWake)
+		l.d.outbox.Wake()
 	}
 }
 

@@ -11,10 +11,9 @@ import (
 // global state); the API serves them at /metrics and adds its request
 // counters to the same registry.
 type metrics struct {
-	reg              *prometheus.Registry
-	jobsFinished     *prometheus.CounterVec
-	rtf              prometheus.Histogram
-	callbackAttempts *prometheus.CounterVec
+	reg          *prometheus.Registry
+	jobsFinished *prometheus.CounterVec
+	rtf          prometheus.Histogram
 }
 
 func newMetrics(d *Daemon) *metrics {
@@ -28,12 +27,10 @@ func newMetrics(d *Daemon) *metrics {
 			Help:    "Processing time divided by audio duration of finished pre-recorded jobs.",
 			Buckets: []float64{0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 5},
 		}),
-		callbackAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "earshot_callback_attempts_total", Help: "Callback delivery attempts by outcome (delivered, retry, refused, expired).",
-		}, []string{"outcome"}),
 	}
-	m.reg.MustRegister(m.jobsFinished, m.rtf, m.callbackAttempts, d.live.Created(), &stateCollector{d: d},
+	m.reg.MustRegister(m.jobsFinished, m.rtf, d.live.Created(), &stateCollector{d: d},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(d.outbox.Collectors()...)
 	// Remote engines: requests by outcome, latency, fallbacks, breaker state.
 	m.reg.MustRegister(d.pl.Engines.Collectors()...)
 	return m

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path"
 	"runtime/debug"
 	"time"
 
+	"github.com/earshot-dev/earshot/callback"
 	"github.com/earshot-dev/earshot/daemon/live"
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/params"
@@ -18,10 +18,14 @@ import (
 )
 
 // runWorker takes queued pre-recorded jobs from the durable queue one at a
-// time until ctx ends. A job interrupted by shutdown goes back to the queue.
+// time until the shutdown begins (it then returns once its job is done) or
+// ctx ends. A job interrupted by ctx goes back to the queue.
 func (d *Daemon) runWorker(ctx context.Context, n int) error {
 	log := d.log.With("component", "worker", "worker", n)
 	for {
+		if d.stopped() {
+			return nil
+		}
 		job, gated, err := d.claimNext()
 		switch {
 		case errors.Is(err, store.ErrEmpty):
@@ -33,6 +37,8 @@ func (d *Daemon) runWorker(ctx context.Context, n int) error {
 			}
 			select {
 			case <-ctx.Done():
+				return nil
+			case <-d.stopping:
 				return nil
 			case <-d.wake:
 				continue
@@ -134,13 +140,7 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 	switch {
 	case ctx.Err() != nil:
 		// Shutdown: back to the queue, to run again after restart.
-		_, uerr := d.db.UpdateJob(job.ID, func(j *store.Job) ([]*store.Delivery, error) {
-			j.Status = store.StatusQueued
-			return nil, nil
-		})
-		if uerr != nil && !errors.Is(uerr, store.ErrNotFound) {
-			log.Error("requeue job", "error", uerr)
-		}
+		d.requeue(log, job.ID)
 		return
 	case jctx.Err() != nil:
 		// Deleted while running: the record and its blob are gone, but a
@@ -175,7 +175,7 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 		for k, v := range res.result.PostSessionMetadata {
 			j.PostSessionMetadata[k] = v
 		}
-		return d.callbackDeliveries(j, "transcription.success", json.RawMessage(body))
+		return callback.ForJob(j, "transcription.success", json.RawMessage(body))
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		d.removeJobBlob(log, job.ID) // deleted as it finished
@@ -186,7 +186,7 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 		d.failJobRetry(ctx, log, job, err)
 		return
 	}
-	signal(d.outboxWake)
+	d.outbox.Wake()
 	d.metrics.jobsFinished.WithLabelValues(string(job.Kind), string(store.StatusDone)).Inc()
 	if res.info.Duration > 0 {
 		d.metrics.rtf.Observe(time.Since(start).Seconds() / res.info.Duration)
@@ -218,7 +218,7 @@ func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput
 	blob := job.Blob
 	if blob == "" {
 		blob = jobBlob(job.ID)
-		name, err := d.fetch(ctx, job.Account, p.AudioURL, blob)
+		name, err := d.fetcher.Download(ctx, job.Account, p.AudioURL, blob)
 		if err != nil {
 			return nil, err
 		}
@@ -235,66 +235,6 @@ func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput
 	}
 	out.result, out.info = res, info
 	return out, nil
-}
-
-// fetch downloads an external audio_url into a blob, bounded in size, time
-// and rate (fetcher.go), and in the account's storage quota.
-func (d *Daemon) fetch(ctx context.Context, account, rawURL, blob string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, d.cfg.Limits.FetchTimeout)
-	defer cancel()
-	ctx, rate := d.guardRate(ctx)
-	defer rate.stop()
-	rem, err := media.Fetch(ctx, rawURL, &media.FetchOptions{MaxBytes: d.cfg.Limits.MaxUploadBytes, Timeout: d.cfg.Limits.FetchTimeout, Deny: d.cfg.Fetch.Deny})
-	switch {
-	case err != nil && rate.tripped():
-		return "", rate.err()
-	case err != nil:
-		return "", d.fetchError(err)
-	}
-	defer rem.Body.Close()
-	qr := d.quota.Reader(account, rate.count(rem.Body))
-	_, err = d.db.WriteBlob(blob, qr, d.cfg.Limits.MaxUploadBytes)
-	qr.Settle(err)
-	if err != nil {
-		if rate.tripped() {
-			return "", rate.err()
-		}
-		if errors.Is(err, store.ErrNoSpace) {
-			return "", err
-		}
-		if errors.Is(err, ErrQuota) {
-			return "", newError(ErrQuota, err, reasonQuota, d.quota.limit)
-		}
-		return "", d.fetchError(err)
-	}
-	name := rem.Filename
-	if name == "" {
-		name = path.Base(rawURL)
-	}
-	return name, nil
-}
-
-// The client-facing reasons of a failed audio_url, one per class. The
-// cause (address, port, status, resolver) goes to the log only: messages
-// that told "connection refused" from "status 401" would map the network
-// behind the appliance for whoever posts jobs.
-const (
-	reasonUnreachable = "audio_url: unreachable"
-	reasonRefused     = "audio_url: refused by the remote server"
-	reasonTooLarge    = "audio_url: larger than the limit of %d bytes"
-)
-
-// fetchError classifies a failed download of an audio_url by its sentinel.
-// A denied destination reads as unreachable, so the deny list is no
-// oracle for what a name resolves to.
-func (d *Daemon) fetchError(err error) error {
-	switch {
-	case errors.Is(err, media.ErrTooLarge), errors.Is(err, store.ErrTooLarge):
-		return newError(ErrTooLarge, err, reasonTooLarge, d.cfg.Limits.MaxUploadBytes)
-	case errors.Is(err, media.ErrStatus):
-		return newError(ErrFetch, err, reasonRefused)
-	}
-	return newError(ErrFetch, err, reasonUnreachable)
 }
 
 // failJobRetry is failJob for a running job (its result could not be made
@@ -342,7 +282,7 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) error {
 		}
 		j.PostSessionMetadata["error"] = msg
 		payload := map[string]any{"error_code": code, "message": msg}
-		return d.callbackDeliveries(j, "transcription.error", payload)
+		return callback.ForJob(j, "transcription.error", payload)
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		log.Error("store job failure", "error", err)
@@ -353,7 +293,7 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) error {
 	d.removeJobBlob(log, job.ID)
 	d.quota.forget(job.Account)
 	d.metrics.jobsFinished.WithLabelValues(string(job.Kind), string(store.StatusError)).Inc()
-	signal(d.outboxWake)
+	d.outbox.Wake()
 	return nil
 }
 

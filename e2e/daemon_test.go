@@ -122,7 +122,9 @@ func startDaemon(t *testing.T, dataDir, configYAML string) *daemonProc {
 	return d
 }
 
-// Stop sends SIGTERM and waits for a clean exit.
+// Stop sends SIGTERM and waits for a clean exit, as long as the systemd
+// unit's TimeoutStopSec (60s, above the sum of the default shutdown:
+// stages).
 func (d *daemonProc) Stop() {
 	select {
 	case <-d.done:
@@ -132,10 +134,10 @@ func (d *daemonProc) Stop() {
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-d.done:
-	case <-time.After(30 * time.Second):
+	case <-time.After(60 * time.Second):
 		d.cmd.Process.Kill()
 		<-d.done
-		d.t.Errorf("earshotd did not stop within 30s of SIGTERM")
+		d.t.Errorf("earshotd did not stop within 60s of SIGTERM")
 	}
 }
 

@@ -25,7 +25,7 @@ func TestUnitDirectives(t *testing.T) {
 		"AmbientCapabilities=CAP_NET_BIND_SERVICE",
 		"Restart=on-failure",
 		"LimitNOFILE=65536",
-		"TimeoutStopSec=30",
+		"TimeoutStopSec=60",
 		"WantedBy=multi-user.target",
 	} {
 		t.Run(line, func(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
@@ -126,23 +128,65 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			Name: "earshot_sip_calls_without_audio_total", Help: "SIP calls that ended having received no RTP audio.",
 		}, func() float64 { _, _, n := sipSrv.SourceTotals(); return float64(n) }))
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return d.Run(gctx) })
-	g.Go(func() error { return srv.Run(gctx, ln) })
+	// The doors close first (shutdown.doors); only then is the daemon
+	// stopped, in its own stages (daemon/shutdown.go). A door or the daemon
+	// failing starts the same shutdown.
+	doorCtx, closeDoors := context.WithCancel(ctx)
+	defer closeDoors()
+	daemonCtx, stopDaemon := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopDaemon()
+	var doors errgroup.Group
+	runDoor := func(run func(context.Context) error) {
+		doors.Go(func() error {
+			defer closeDoors()
+			return run(doorCtx)
+		})
+	}
+	runDoor(func(ctx context.Context) error { return srv.Run(ctx, ln) })
 	if opsLn != nil {
-		g.Go(func() error { return srv.RunOps(gctx, opsLn) })
+		runDoor(func(ctx context.Context) error { return srv.RunOps(ctx, opsLn) })
 		log.Info("ops listening", "addr", opsLn.Addr().String())
 	}
 	if sipSrv != nil {
-		g.Go(func() error { return sipSrv.Run(gctx, sipUDP, sipTCP) })
+		runDoor(func(ctx context.Context) error { return sipSrv.Run(ctx, sipUDP, sipTCP) })
 	}
+	var daemonErr error
+	var running sync.WaitGroup
+	running.Go(func() {
+		defer closeDoors()
+		daemonErr = d.Run(daemonCtx)
+	})
 	log.Info("api listening", "addr", ln.Addr().String(), "tls", acfg.TLSCert != "")
-	err = g.Wait()
+	<-doorCtx.Done()
+	doorErr := closeWithin(&doors, cfg.Shutdown.Doors, log)
+	stopDaemon()
+	running.Wait()
 	log.Info("daemon stopped")
+	err = errors.Join(doorErr, daemonErr)
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
+}
+
+// closeWithin waits for the doors to close, at most bound (the doors
+// stage of a shutdown), and logs the stage. A door still closing after it
+// is left to finish while the daemon stops (a SIP call's session then ends
+// in the live stage).
+func closeWithin(doors *errgroup.Group, bound time.Duration, log *slog.Logger) error {
+	start := time.Now()
+	errc := make(chan error, 1)
+	go func() { errc <- doors.Wait() }() // waited for below, up to bound
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case err := <-errc:
+		log.Info("shutdown stage done", "stage", "doors", "elapsed_ms", time.Since(start).Milliseconds(), "cut_short", false)
+		return err
+	case <-t.C:
+		log.Warn("shutdown stage done", "stage", "doors", "elapsed_ms", time.Since(start).Milliseconds(), "cut_short", true)
+		return nil
+	}
 }
 
 // setFlags collects repeated --set key.path=value flags.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/earshot-dev/earshot/callback"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/store"
 )
@@ -157,18 +158,10 @@ func switchFor(sw params.MessageSwitches, m *message) bool {
 	return false
 }
 
-// callbackBody is the JSON body of every callback (PROTOCOL.md): the
-// outbox's pre-recorded deliveries have the same shape.
-type callbackBody struct {
-	ID      string `json:"id"`
-	Event   string `json:"event"`
-	Payload any    `json:"payload"`
-}
-
 // delivery is the callback delivery of message m (already encoded as b)
 // of job id.
 func delivery(id, account, url, method string, m *message, b []byte) (*store.Delivery, error) {
-	body, err := json.Marshal(callbackBody{ID: id, Event: "live." + m.Type, Payload: json.RawMessage(b)})
+	body, err := json.Marshal(callback.Body{ID: id, Event: "live." + m.Type, Payload: json.RawMessage(b)})
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,7 @@ const (
 // its events (and the engine's notices) on events, which it closes when
 // it has flushed and closed the Live.
 type recogniser struct {
+	ctx    context.Context // cancelled when a shutdown's bound is reached (Service.halt)
 	live   *recognizer.Live
 	route  *pipeline.LiveRoute
 	in     chan [][]int16
@@ -55,9 +56,10 @@ type recEvent struct {
 	err    error
 }
 
-// newRecogniser routes the session to its engine and prepares the Live.
-func newRecogniser(pl *pipeline.Transcriber, lo pipeline.LiveOptions, cfg recognizer.LiveConfig) (*recogniser, error) {
-	r := &recogniser{in: make(chan [][]int16), events: make(chan recEvent, recogniserEvents)}
+// newRecogniser routes the session to its engine and prepares the Live;
+// ctx bounds its engine calls.
+func newRecogniser(ctx context.Context, pl *pipeline.Transcriber, lo pipeline.LiveOptions, cfg recognizer.LiveConfig) (*recogniser, error) {
+	r := &recogniser{ctx: ctx, in: make(chan [][]int16), events: make(chan recEvent, recogniserEvents)}
 	// The engine's notices come from within Live.Write, on the
 	// recogniser's goroutine.
 	lo.Notify = func(m string) { r.events <- recEvent{notice: m} }
@@ -87,7 +89,7 @@ func (r *recogniser) run() {
 			}
 		}
 	}()
-	ctx := context.Background()
+	ctx := r.ctx
 	for pcm := range r.in {
 		start := time.Now()
 		err := r.live.Write(ctx, pcm)

@@ -83,8 +83,14 @@ type Service struct {
 	// created counts the sessions created since start (every door).
 	created prometheus.Counter
 
-	stop chan struct{}  // closed when Run's context ends: every session finishes
-	wg   sync.WaitGroup // the session goroutines
+	stop     chan struct{}  // closed when the shutdown begins: every session finishes
+	stopOnce sync.Once      // closes stop
+	wg       sync.WaitGroup // the session goroutines
+	// halt is the context of what a session does at the shutdown: its
+	// engine calls and its post-processing; cancelled when Shutdown's
+	// bound is reached.
+	halt    context.Context
+	haltNow context.CancelCauseFunc
 
 	// admit serialises admitting a session (capacity and quota) with
 	// adding it to sessions.
@@ -92,7 +98,7 @@ type Service struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session // guarded by mu: sessions not ended, at most Capacity
-	stopped  bool                // guarded by mu: Run has ended; no new session
+	stopped  bool                // guarded by mu: the shutdown has begun; no new session
 }
 
 // New builds the service from cfg (after SetDefaults and Validate). It
@@ -109,21 +115,61 @@ func New(cfg Config, deps Deps) *Service {
 			Name: "earshot_live_sessions_total", Help: "Live sessions created since start (every door).",
 		}),
 	}
+	s.halt, s.haltNow = context.WithCancelCause(context.Background())
 	s.gate = newBatchGate(s)
 	return s
 }
 
-// Run keeps the sessions' lifetime: when ctx ends, every running session
-// is finished with what it received (one never connected stays queued for
-// the next start), and Run returns once their goroutines have exited.
+// Run keeps the sessions' lifetime until ctx ends. Unless Shutdown has
+// begun by then, it then shuts down as Shutdown does, without a bound, and
+// returns once every session's goroutine has exited.
 func (s *Service) Run(ctx context.Context) error {
 	<-ctx.Done()
+	if s.shuttingDown() {
+		return nil // Shutdown bounds the sessions' end
+	}
+	return s.Shutdown(context.Background())
+}
+
+// Shutdown admits no new session and finishes every running one as at
+// stop_recording: the recogniser's last finals, post-processing, the
+// result and the recording stored, the client told end_session. A session
+// never connected is dropped and stays queued with its token for the next
+// start (Recover). Shutdown returns once every session has ended, or when
+// ctx ends: the sessions still finishing then have their engine calls and
+// post-processing cancelled, and one that cannot store its result keeps
+// its job processing, transcribed from its recording at the next start.
+func (s *Service) Shutdown(ctx context.Context) error {
+	s.stopOnce.Do(func() {
+		// A session being admitted (create holds admit from its check to
+		// its start) is in sessions, its goroutine running, once the lock
+		// is ours.
+		s.admit.Lock()
+		s.mu.Lock()
+		s.stopped = true
+		s.mu.Unlock()
+		s.admit.Unlock()
+		close(s.stop)
+	})
+	done := make(chan struct{})
+	go func() { // ends with the last session, after a cut-short Shutdown too
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		s.haltNow(context.Cause(ctx))
+		return context.Cause(ctx)
+	}
+}
+
+// shuttingDown reports whether the shutdown has begun.
+func (s *Service) shuttingDown() bool {
 	s.mu.Lock()
-	s.stopped = true
-	s.mu.Unlock()
-	close(s.stop)
-	s.wg.Wait()
-	return nil
+	defer s.mu.Unlock()
+	return s.stopped
 }
 
 // Created is the counter of sessions created since start, for the job
@@ -264,6 +310,10 @@ func (s *Service) route(p *params.Live) error {
 // The caller holds admit.
 func (s *Service) admitLive(account string) error {
 	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return &errcode.Error{Kind: ingest.ErrAtCapacity, Msg: "shutting down"}
+	}
 	n, mine := len(s.sessions), 0
 	for _, sess := range s.sessions {
 		if sess.account == account {
@@ -280,8 +330,8 @@ func (s *Service) admitLive(account string) error {
 	return nil
 }
 
-// start adds sess to the sessions and starts its goroutine, false once Run
-// has ended.
+// start adds sess to the sessions and starts its goroutine, false once the
+// shutdown has begun.
 func (s *Service) start(sess *session) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

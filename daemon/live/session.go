@@ -247,7 +247,7 @@ func (s *session) start() error {
 	if err != nil {
 		return err
 	}
-	rg, err := newRecogniser(s.svc.pl, lo, cfg)
+	rg, err := newRecogniser(s.svc.halt, s.svc.pl, lo, cfg)
 	if err != nil {
 		return err
 	}
@@ -426,7 +426,7 @@ func (s *session) expire(now time.Time, shutdown bool) {
 		s.fail(fmt.Sprintf("no client connected within %s of creation (live.connect_timeout)", s.svc.cfg.connectWithin()))
 	case shutdown:
 		s.stopped = true
-		s.finish(context.Background(), "")
+		s.finish(s.svc.halt, "")
 	case s.state == stateDetached && now.Sub(s.lastSeen) > s.svc.cfg.ReconnectGrace:
 		s.log.Info("client did not reconnect; finalising")
 		s.stopped = true

@@ -1,4 +1,4 @@
-package daemon_test
+package retention_test
 
 import (
 	"bytes"
@@ -12,24 +12,24 @@ import (
 	"time"
 
 	"github.com/earshot-dev/earshot/config"
-	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/retention"
 	"github.com/earshot-dev/earshot/store"
 	"github.com/earshot-dev/earshot/store/storetest"
 )
 
-func TestRetentionConfig(t *testing.T) {
+func TestConfig(t *testing.T) {
 	tests := []struct {
 		name    string
-		cfg     daemon.RetentionConfig
+		cfg     retention.Config
 		wantErr []string // keys named in the error
 	}{
-		{"defaults", daemon.RetentionConfig{}, nil},
-		{"all set", daemon.RetentionConfig{PreRecordedDays: 30, LiveDays: 7, UploadDays: 1, Interval: 10 * time.Minute}, nil},
-		{"negative", daemon.RetentionConfig{PreRecordedDays: -1, LiveDays: -2, UploadDays: -3},
+		{"defaults", retention.Config{}, nil},
+		{"all set", retention.Config{PreRecordedDays: 30, LiveDays: 7, UploadDays: 1, Interval: 10 * time.Minute}, nil},
+		{"negative", retention.Config{PreRecordedDays: -1, LiveDays: -2, UploadDays: -3},
 			[]string{"retention.pre_recorded_days", "retention.live_days", "retention.upload_days"}},
-		{"too long", daemon.RetentionConfig{UploadDays: 40000}, []string{"retention.upload_days"}},
-		{"interval too short", daemon.RetentionConfig{Interval: time.Second}, []string{"retention.interval"}},
-		{"interval negative", daemon.RetentionConfig{Interval: -time.Hour}, []string{"retention.interval"}},
+		{"too long", retention.Config{UploadDays: 40000}, []string{"retention.upload_days"}},
+		{"interval too short", retention.Config{Interval: time.Second}, []string{"retention.interval"}},
+		{"interval negative", retention.Config{Interval: -time.Hour}, []string{"retention.interval"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,10 +57,10 @@ func TestRetentionConfig(t *testing.T) {
 	}
 }
 
-// TestRunRetention runs the retention loop in a synctest bubble: the first
+// TestRun runs the retention loop in a synctest bubble: the first
 // pass at start deletes what is already old, the next one an hour later
 // what has aged past the limit since, and nothing else is ever touched.
-func TestRunRetention(t *testing.T) {
+func TestRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		db := storetest.Open(t)
 		now := time.Now()
@@ -94,11 +94,11 @@ func TestRunRetention(t *testing.T) {
 
 		var logs bytes.Buffer
 		log := slog.New(slog.NewJSONHandler(&logs, nil))
-		cfg := daemon.RetentionConfig{PreRecordedDays: 7, UploadDays: 1}
+		cfg := retention.Config{PreRecordedDays: 7, UploadDays: 1}
 		cfg.SetDefaults()
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
-		go func() { done <- daemon.RunRetention(ctx, db, cfg, log) }()
+		go func() { done <- retention.Run(ctx, db, cfg, log) }()
 
 		exists := func(id string) bool {
 			if strings.HasPrefix(id, "up-") {
@@ -136,7 +136,7 @@ func TestRunRetention(t *testing.T) {
 
 		cancel()
 		if err := <-done; err != nil {
-			t.Errorf("RunRetention = %v, want nil after cancel", err)
+			t.Errorf("Run = %v, want nil after cancel", err)
 		}
 		var counts []map[string]any
 		for line := range strings.Lines(logs.String()) {
@@ -157,18 +157,18 @@ func TestRunRetention(t *testing.T) {
 	})
 }
 
-// TestRunRetentionDisabled: with every day count 0 nothing is deleted and
+// TestRunDisabled: with every day count 0 nothing is deleted and
 // the loop returns at once.
-func TestRunRetentionDisabled(t *testing.T) {
+func TestRunDisabled(t *testing.T) {
 	db := storetest.Open(t)
 	j := &store.Job{ID: "old", Account: "acme", Kind: store.KindPreRecorded, Status: store.StatusDone,
 		CreatedAt: time.Now().Add(-1000 * 24 * time.Hour)}
 	if err := db.CreateJob(j); err != nil {
 		t.Fatal(err)
 	}
-	cfg := daemon.RetentionConfig{}
+	cfg := retention.Config{}
 	cfg.SetDefaults()
-	if err := daemon.RunRetention(t.Context(), db, cfg, nil); err != nil {
+	if err := retention.Run(t.Context(), db, cfg, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Job("old"); err != nil {

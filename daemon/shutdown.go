@@ -1,0 +1,131 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/earshot-dev/earshot/store"
+)
+
+// errStageTimeout ends a shutdown stage that ran out of its bound
+// (shutdown: in the config).
+var errStageTimeout = errors.New("daemon: shutdown stage bound reached")
+
+// stoppers end the modules Run started, one group per stage.
+type stoppers struct {
+	live, work, outbox context.CancelFunc
+}
+
+// shutdown stops the job service in stages once the doors are closed
+// (cmd/earshotd/run.go closes them first), each within its bound of
+// Config.Shutdown: live sessions finish (or keep their recording for the
+// next start), workers finish their jobs (or put them back in the queue),
+// the outbox delivers what is due (or leaves it in the store). Close then
+// closes the store.
+func (d *Daemon) shutdown(s stoppers) {
+	sd := d.cfg.Shutdown
+	d.stopOnce.Do(func() { close(d.stopping) }) // no new claim from here on
+
+	start := time.Now()
+	ctx, cancel := context.WithTimeoutCause(context.Background(), sd.Live, errStageTimeout)
+	err := d.shutdownLive(ctx)
+	cancel()
+	s.live()
+	d.stageDone("live", start, err)
+
+	start = time.Now()
+	t := time.NewTimer(sd.Workers)
+	err = nil
+	select {
+	case <-d.workersDone:
+	case <-t.C:
+		err = errStageTimeout
+	}
+	t.Stop()
+	s.work()
+	if err != nil {
+		// A job in the middle of a decoder call sees its context only when
+		// the call returns, which can take as long as a segment's audio:
+		// its record goes back to the queue now, and Close leaves the
+		// engines to the process's exit if that call still runs.
+		d.requeueRunning()
+	}
+	d.stageDone("workers", start, err)
+
+	start = time.Now()
+	ctx, cancel = context.WithTimeoutCause(context.Background(), sd.Outbox, errStageTimeout)
+	err = d.outbox.Shutdown(ctx)
+	cancel()
+	s.outbox()
+	d.stageDone("outbox", start, err)
+}
+
+// requeueRunning puts back in the queue every pre-recorded job a worker is
+// still processing (a shutdown's workers stage ran out of its bound).
+func (d *Daemon) requeueRunning() {
+	d.mu.Lock()
+	ids := make([]string, 0, len(d.running))
+	for id := range d.running {
+		ids = append(ids, id)
+	}
+	d.mu.Unlock()
+	for _, id := range ids {
+		d.requeue(d.log.With("component", "worker", "job_id", id), id)
+	}
+}
+
+// requeue puts a pre-recorded job that is processing back in the queue,
+// to run again after the restart, and logs it; a job in any other state
+// (a download waiting for its audio, a live job's batch pass, a job that
+// just ended) is left as it is.
+func (d *Daemon) requeue(log *slog.Logger, id string) {
+	_, err := d.db.UpdateJob(id, func(j *store.Job) ([]*store.Delivery, error) {
+		if j.Kind != store.KindPreRecorded || j.Status != store.StatusProcessing {
+			return nil, errNotRunning
+		}
+		j.Status = store.StatusQueued
+		return nil, nil
+	})
+	switch {
+	case err == nil:
+		log.Info("job requeued at shutdown")
+	case errors.Is(err, errNotRunning), errors.Is(err, store.ErrNotFound):
+	default:
+		log.Error("requeue job", "error", err)
+	}
+}
+
+// errNotRunning leaves a job requeue finds not processing as it is.
+var errNotRunning = errors.New("daemon: job not processing")
+
+// shutdownLive admits no new live session and finishes the running ones
+// as at stop_recording, until ctx ends (live.Service.Shutdown); a session
+// never connected stays queued for the restart. A session still finishing
+// when ctx ends has its engine calls cancelled; if it cannot store its
+// result, its job stays processing and the next start transcribes its
+// recording (live.Service.Recover).
+func (d *Daemon) shutdownLive(ctx context.Context) error {
+	return d.live.Shutdown(ctx)
+}
+
+// stageDone logs the end of a shutdown stage: at info, or at warn when its
+// bound cut it short.
+func (d *Daemon) stageDone(stage string, start time.Time, err error) {
+	log := d.log.Info
+	if err != nil {
+		log = d.log.Warn
+	}
+	log("shutdown stage done", "stage", stage, "elapsed_ms", time.Since(start).Milliseconds(), "cut_short", err != nil)
+}
+
+// stopped reports whether the shutdown has begun.
+func (d *Daemon) stopped() bool {
+	select {
+	case <-d.stopping:
+		return true
+	default:
+		return false
+	}
+}

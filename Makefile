@@ -27,7 +27,7 @@ OPENAPI_VALIDATOR := @seriousme/openapi-schema-validator@2.11.0
 BIN         := bin/earshotd
 DATA        ?= $(CURDIR)/.data
 LISTEN      ?= 127.0.0.1:8080
-TEST_TIMEOUT ?= 20m
+TEST_TIMEOUT ?= 24m
 
 .PHONY: all deps test-deps apt tools build run test lint openapi unit bench clean
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/earshot-dev/earshot/ingest/fetch"
@@ -61,16 +62,13 @@ func (d *Daemon) fetchJob(ctx context.Context, id string) {
 		}
 		return
 	}
-	jctx, cancel := context.WithCancel(ctx)
-	d.mu.Lock()
-	d.running[id] = cancel
-	d.mu.Unlock()
-	defer func() {
-		d.mu.Lock()
-		delete(d.running, id)
-		d.mu.Unlock()
-		cancel()
-	}()
+	d.track(ctx, id, func(jctx context.Context) { d.fetchAudio(ctx, jctx, log, job) })
+}
+
+// fetchAudio is fetchJob's download and queueing of job, under jctx (the
+// job's own context, which DELETE cancels); failures are recorded under ctx.
+func (d *Daemon) fetchAudio(ctx, jctx context.Context, log *slog.Logger, job *store.Job) {
+	id := job.ID
 	var p params.PreRecorded
 	if err := json.Unmarshal(job.Params, &p); err != nil {
 		d.failJobRetry(ctx, log, job, fmt.Errorf("decode stored params: %w", err))

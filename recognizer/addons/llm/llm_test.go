@@ -17,6 +17,7 @@ import (
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/addons/addonstest"
 	"github.com/earshot-dev/earshot/recognizer/openai"
+	"github.com/earshot-dev/earshot/recognizer/pipeline/pipelinetest"
 )
 
 // received is one request the stand-in server got.
@@ -74,23 +75,6 @@ func answer(w http.ResponseWriter, content string) {
 	})
 }
 
-// checkLeaks, called first in a test, checks at the very end (after the
-// stand-in servers closed) that no goroutine is left behind.
-func checkLeaks(t *testing.T) {
-	t.Helper()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-			runtime.Gosched()
-		}
-		if n := runtime.NumGoroutine(); n > before {
-			buf := make([]byte, 1<<16)
-			t.Errorf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
-		}
-	})
-}
-
 // client returns a client of the stand-in with fast retries, closed at
 // cleanup.
 func client(t *testing.T, s *standIn, mod func(*Config)) *Client {
@@ -108,7 +92,7 @@ func client(t *testing.T, s *standIn, mod func(*Config)) *Client {
 }
 
 func TestComplete(t *testing.T) {
-	checkLeaks(t)
+	pipelinetest.CheckNoLeaks(t)
 	s := newStandIn(t, func(n int, req request, w http.ResponseWriter, _ <-chan struct{}) { answer(w, "  bonjour \n") })
 	c := client(t, s, nil)
 	got, err := c.Complete(t.Context(), "be brief", "say hello")
@@ -175,7 +159,7 @@ func TestCompleteFailures(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			checkLeaks(t)
+			pipelinetest.CheckNoLeaks(t)
 			s := newStandIn(t, tc.reply)
 			c := client(t, s, tc.mod)
 			got, err := c.Complete(t.Context(), "", "q")
@@ -200,7 +184,7 @@ func TestCompleteFailures(t *testing.T) {
 }
 
 func TestServerDown(t *testing.T) {
-	checkLeaks(t)
+	pipelinetest.CheckNoLeaks(t)
 	s := newStandIn(t, func(int, request, http.ResponseWriter, <-chan struct{}) {})
 	c := client(t, s, nil)
 	s.srv.Close()
@@ -211,7 +195,7 @@ func TestServerDown(t *testing.T) {
 }
 
 func TestBudgetAndCancel(t *testing.T) {
-	checkLeaks(t)
+	pipelinetest.CheckNoLeaks(t)
 	s := newStandIn(t, func(_ int, _ request, w http.ResponseWriter, stall <-chan struct{}) { <-stall })
 	c := client(t, s, func(c *Config) { c.Budget = 100 * time.Millisecond })
 
@@ -276,7 +260,7 @@ func translator(drop bool) func(int, request, http.ResponseWriter, <-chan struct
 }
 
 func TestTranslate(t *testing.T) {
-	checkLeaks(t)
+	pipelinetest.CheckNoLeaks(t)
 	tr := addonstest.Load(t, "ljspeech-LJ001-0007-to-0016-long.wav")
 	utts := append(tr.Utterances, addonstest.Load(t, "stereo-two-speaker-librispeech.wav").Utterances...)
 	utts = append(utts, recognizer.Utterance{Start: 70, End: 71})
@@ -328,7 +312,7 @@ func TestTranslate(t *testing.T) {
 }
 
 func TestAnswerPrompts(t *testing.T) {
-	checkLeaks(t)
+	pipelinetest.CheckNoLeaks(t)
 	s := newStandIn(t, func(_ int, req request, w http.ResponseWriter, _ <-chan struct{}) {
 		user := req.Messages[len(req.Messages)-1].Content
 		if strings.Contains(user, "Request: fail") {
@@ -359,7 +343,7 @@ func TestAnswerPrompts(t *testing.T) {
 }
 
 func TestAbstractiveSummary(t *testing.T) {
-	checkLeaks(t)
+	pipelinetest.CheckNoLeaks(t)
 	s := newStandIn(t, func(_ int, req request, w http.ResponseWriter, _ <-chan struct{}) {
 		user := req.Messages[len(req.Messages)-1].Content
 		switch {

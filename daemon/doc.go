@@ -20,5 +20,6 @@
 // are outside it: cmd/earshotd runs them and app holds their sections.
 //
 // Invariant: a job or upload is committed to the store before any caller sees
-// success. The daemon does not import the api package; cmd/earshotd joins them.
+// success. The daemon imports neither the api package nor any door;
+// cmd/earshotd joins them.
 package daemon

@@ -331,7 +331,7 @@ func TestClusterThreeNodes(t *testing.T) {
 		case <-time.After(time.Minute):
 			t.Fatal("no final transcript within a minute while PostgreSQL was down")
 		}
-		b.WaitLog(30*time.Second, "append live recordings to the store")
+		b.WaitLog(30*time.Second, "append the live recording to the store", s.ID)
 		if err := srv.Resume(); err != nil {
 			t.Fatal(err)
 		}

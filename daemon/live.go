@@ -65,9 +65,9 @@ func (l liveDeps) Finished(status store.Status) {
 }
 
 func (l liveDeps) AdmitRecording(account string) error {
-	if err := l.d.quota.admit(account); err != nil {
+	if err := l.d.quota.Admit(account); err != nil {
 		// Also ErrAtCapacity, for a door with no 507 of its own (SIP: 503).
-		return newError(ErrQuota, fmt.Errorf("%w: %w", ingest.ErrAtCapacity, err), reasonQuota, l.d.quota.limit)
+		return newError(ErrQuota, fmt.Errorf("%w: %w", ingest.ErrAtCapacity, err), reasonQuota, l.d.quota.Limit())
 	}
 	return nil
 }

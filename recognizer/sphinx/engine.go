@@ -28,6 +28,7 @@ type Engine struct {
 	lex    *lexicon
 	slots  chan struct{} // one token per checked-out decoder; capacity cfg.Decoders
 	done   chan struct{} // closed by Close; wakes waiters in NewStream
+	warmed chan struct{} // closed when the background loading ended (see warm)
 
 	mu     sync.Mutex
 	closed bool       // guarded by mu
@@ -64,6 +65,7 @@ func New(cfg Config, logger *slog.Logger) (*Engine, error) {
 		lex:    lex,
 		slots:  make(chan struct{}, cfg.Decoders),
 		done:   make(chan struct{}),
+		warmed: make(chan struct{}),
 	}
 	preload := cfg.Decoders
 	if cfg.Preload > 0 {
@@ -72,6 +74,7 @@ func New(cfg Config, logger *slog.Logger) (*Engine, error) {
 	for i := range preload {
 		d, err := newDecoder(cfg)
 		if err != nil {
+			close(e.warmed) // no background load was started
 			e.Close()
 			return nil, fmt.Errorf("load decoder %d of %d: %w", i+1, cfg.Decoders, err)
 		}
@@ -79,7 +82,46 @@ func New(cfg Config, logger *slog.Logger) (*Engine, error) {
 		e.total++
 	}
 	logger.Debug("sphinx decoders loaded", "decoders", preload, "pool", cfg.Decoders, "hmm", cfg.HMM, "lm", cfg.LM)
+	go e.warm()
 	return e, nil
+}
+
+// warm loads the decoders New did not (Config.Preload) in the background,
+// one at a time, until the pool is full or the engine is closed. A call
+// that arrives on a just-started daemon then finds its decoder loaded
+// instead of waiting most of a second (several seconds when calls arrive
+// together) for its model load; before, the first finals of the 5th to
+// 8th concurrent call came 4 to 7 s late (livebench, issue 14). A stream
+// that finds no idle decoder still loads one itself (NewStream); release
+// frees a decoder that would take the pool past Config.Decoders.
+func (e *Engine) warm() {
+	defer close(e.warmed)
+	for {
+		e.mu.Lock()
+		if e.closed || e.total >= e.cfg.Decoders {
+			e.mu.Unlock()
+			return
+		}
+		e.total++ // reserved: NewStream does not load past the pool for it
+		e.mu.Unlock()
+		start := time.Now()
+		d, err := newDecoder(e.cfg)
+		e.mu.Lock()
+		switch {
+		case err != nil:
+			e.total--
+			e.mu.Unlock()
+			e.logger.Warn("sphinx background decoder load failed", "err", err)
+			return
+		case e.closed:
+			e.freeLocked(d)
+			e.mu.Unlock()
+			return
+		}
+		e.idle = append(e.idle, d)
+		e.mu.Unlock()
+		e.logger.Debug("sphinx decoder loaded in the background", "elapsed_ms", time.Since(start).Milliseconds())
+	}
 }
 
 // Name returns "sphinx".
@@ -237,7 +279,7 @@ func (e *Engine) release(d *decoder) {
 	d.reset()
 	e.mu.Lock()
 	e.busy--
-	if e.closed {
+	if e.closed || e.total > e.cfg.Decoders {
 		e.freeLocked(d)
 	} else {
 		e.idle = append(e.idle, d)
@@ -258,16 +300,17 @@ func (e *Engine) isClosed() bool {
 }
 
 // Close frees the idle decoders at once and makes NewStream fail with
-// recognizer.ErrClosed (waiters included). It does not wait for open
-// streams: each one's decoder is freed when that stream is closed, so every
-// stream must still be closed. Close is idempotent and returns nil.
+// recognizer.ErrClosed (waiters included). It waits for a background load
+// in progress (see warm) to end, not for open streams: each one's decoder
+// is freed when that stream is closed, so every stream must still be
+// closed. Close is idempotent and returns nil.
 func (e *Engine) Close() error {
 	if e == nil {
 		return nil
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.closed {
+		e.mu.Unlock()
 		return nil
 	}
 	e.closed = true
@@ -276,6 +319,8 @@ func (e *Engine) Close() error {
 		e.freeLocked(d)
 	}
 	e.idle = nil
+	e.mu.Unlock()
+	<-e.warmed
 	return nil
 }
 

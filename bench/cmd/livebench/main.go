@@ -33,6 +33,9 @@ import (
 // extraConfig is appended to every daemon's YAML.
 var extraConfig string
 
+// verbose (LIVEBENCH_VERBOSE=1) prints each final with its times.
+var verbose = os.Getenv("LIVEBENCH_VERBOSE") != ""
+
 // sessionBody is the POST /v2/live body of every session.
 var sessionBody = `{}`
 
@@ -221,6 +224,9 @@ func sessionWith(d *benchd.Daemon, audio []byte, body string, chunk int) (res se
 				if m.Data.IsFinal {
 					delete(lastPartial, m.Data.ID)
 					*lat = append(*lat, float64(now.Sub(t0.Add(time.Duration(m.Data.Utterance.End*float64(time.Second)))).Milliseconds()))
+					if verbose {
+						fmt.Fprintf(os.Stderr, "final %s end %.2f s at %.2f s (+%.0f ms): %s\n", m.Data.ID, m.Data.Utterance.End, now.Sub(t0).Seconds(), (*lat)[len(*lat)-1], m.Data.Utterance.Text)
+					}
 					*finals = append(*finals, m.Data.Utterance.Text)
 				} else {
 					lastPartial[m.Data.ID] = now

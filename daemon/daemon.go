@@ -120,6 +120,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.log.Info("recovered jobs", "requeued", len(rep.Requeued), "failed_after_crash", len(rep.Suspects), "live", len(rep.Live), "batch_passes", len(rep.BatchPasses))
 	}
 	d.failSuspects(rep.Suspects)
+	d.dropTakenRecordings() // cluster_live.go
 	for _, id := range rep.Live {
 		d.live.Recover(ctx, id)
 	}

@@ -4,8 +4,9 @@
 // the live sessions of package daemon/live, and stops in bounded stages.
 //
 // It owns the jobs' lifecycle (jobs.go, worker.go, fetch.go, crash.go),
-// the store it opens (store.go), its blob files (audiofile.go), the staged
-// shutdown (shutdown.go) and its Config (config.go: its keys and the
+// the store it opens (store.go), its blob files (audiofile.go), a
+// cluster's heartbeats and the shared store as the live sessions use it
+// (nodes.go, cluster_live.go), the staged shutdown (shutdown.go) and its Config (config.go: its keys and the
 // sections of the modules it runs). The modules it runs beside its workers
 // are packages of their own, each with its Config or inputs: the live
 // sessions (daemon/live), the callback outbox (callback), audio_url

@@ -15,12 +15,14 @@ func newLive(d *Daemon) *live.Service {
 	return live.New(d.cfg.Live, live.Deps{
 		Store: d.db, Recordings: liveDeps{d}, Signals: liveDeps{d}, Pipeline: d.pl,
 		Decoders: d.cfg.Sphinx.Decoders, TelephoneDecoders: d.cfg.Sphinx.TelephoneDecoders,
-		Log: d.log,
+		Log:     d.log,
+		Cluster: newClusterLive(d), NodeID: d.cfg.Cluster.NodeID, RecordingSync: d.cfg.Cluster.RecordingSync,
 	})
 }
 
-// CreateLive creates a live session for POST /v2/live (live.Service).
-func (d *Daemon) CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (*store.Job, string, error) {
+// CreateLive creates a live session for POST /v2/live (live.Service): in a
+// cluster, on a node with room, whose base URL it names.
+func (d *Daemon) CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (live.Created, error) {
 	return d.live.CreateLive(ctx, account, keyID, requestID, body, region)
 }
 

@@ -2,12 +2,16 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fasthttp/websocket"
 
 	"github.com/earshot-dev/earshot/store/postgres/pgtest"
 )
@@ -195,14 +199,19 @@ func TestClusterNodeDies(t *testing.T) {
 	}
 }
 
-// TestClusterKillDuringLive: a node SIGKILLed during a live session and
-// started again on its data dir (same node_id) ends the session from the
-// recording it kept locally: the audio acknowledged before the kill is in
-// the shared store and downloadable from the other node.
+// TestClusterKillDuringLive: the node running a live session is
+// SIGKILLed; a survivor ends the session as error 503 (never left
+// processing) and keeps its recording as far as it had reached the shared
+// store: at least what the test saw there before the kill, a prefix of
+// what was sent, its WAV header giving that length. The killed node,
+// started again on its data dir, drops its stale local copy and leaves the
+// survivor's ending as it is. (Before the survivor, the session stayed
+// processing until its own node came back.)
 func TestClusterKillDuringLive(t *testing.T) {
 	dsn := startPostgres(t)
-	a := startDaemon(t, "", clusterConfig(dsn, "node-a"))
-	b := startDaemon(t, "", clusterConfig(dsn, "node-b"))
+	conf := func(id string) string { return clusterConfig(dsn, id) + "  recording_sync: 250ms\n" }
+	a := startDaemon(t, "", conf("node-a"))
+	b := startDaemon(t, "", conf("node-b"))
 	out, err := runCLI("keys", "create", "--config", a.Config, "--account", "acme")
 	if err != nil {
 		t.Fatalf("keys create --config: %v", err)
@@ -210,17 +219,49 @@ func TestClusterKillDuringLive(t *testing.T) {
 	key := strings.TrimSpace(out)
 	path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
 	audio := pcmOf(t, path)
-	id, lastAck := a.streamAndKill(t, key, audio)
-	a2 := startDaemon(t, a.DataDir, clusterConfig(dsn, "node-a"))
-	rec := a2.waitLive(key, id, 3*time.Minute)
-	t.Logf("after the kill: %v (error_code %v), %d bytes acked", rec["status"], rec["error_code"], lastAck)
-	status, wav := b.do("GET", "/v2/live/"+id+"/file", key, nil, "", nil)
-	if status != 200 {
-		t.Fatalf("recording from B after A's restart: %d %.200s", status, wav)
+	s := a.createLive(key, map[string]any{})
+	conn, err := dial(t, s.URL)
+	if err != nil {
+		t.Fatal(err)
 	}
-	got := wav[min(44, len(wav)):]
-	if len(got) < lastAck || len(got) > 3*32000 || !bytes.Equal(got, audio[:len(got)]) {
-		t.Errorf("recording holds %d bytes, want the %d acked (at most %d), a prefix of what was sent", len(got), lastAck, 3*32000)
+	defer conn.Close()
+	go func() { // drain the server's messages
+		for {
+			if _, _, err := conn.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+	for i := 0; i < 3*32000; i += 3200 {
+		if err := conn.WriteMessage(websocket.BinaryMessage, audio[i:i+3200]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stored := waitStored(t, dsn, "live-"+s.ID+".wav", 44+2*32000)
+	a.Kill()
+	rec := b.waitLive(key, s.ID, time.Minute)
+	msg, _ := rec["error_message"].(string)
+	if rec["status"] != "error" || rec["error_code"] != float64(503) {
+		t.Fatalf("session of the killed node: %v, error_code %v (%s); want error 503", rec["status"], rec["error_code"], msg)
+	}
+	b.WaitLog(time.Minute, "ended the live session of a stopped node", s.ID, "node-a")
+	status, wav := b.do("GET", "/v2/live/"+s.ID+"/file", key, nil, "", nil)
+	if status != 200 || len(wav) < 44 {
+		t.Fatalf("recording from B after A's kill: %d %.200s", status, wav)
+	}
+	got := wav[44:]
+	if int64(len(wav)) < stored || len(got) > 3*32000 || !bytes.Equal(got, audio[:len(got)]) ||
+		string(wav[:4]) != "RIFF" || int(binary.LittleEndian.Uint32(wav[40:44])) != len(got) {
+		t.Errorf("recording holds %d bytes (header says %d), want at least the %d stored before the kill, a prefix of what was sent",
+			len(wav), binary.LittleEndian.Uint32(wav[40:44]), stored)
+	}
+	a2 := startDaemon(t, a.DataDir, conf("node-a"))
+	a2.WaitLog(time.Minute, "removed the local recording of a session another node ended", s.ID)
+	if rec := a2.waitLive(key, s.ID, time.Minute); rec["status"] != "error" || rec["error_code"] != float64(503) {
+		t.Errorf("after A came back: %v %v", rec["status"], rec["error_code"])
+	}
+	if status, again := a2.do("GET", "/v2/live/"+s.ID+"/file", key, nil, "", nil); status != 200 || !bytes.Equal(again, wav) {
+		t.Errorf("recording after A came back: %d, %d bytes, want the %d B kept", status, len(again), len(wav))
 	}
 }
 
@@ -228,7 +269,9 @@ func TestClusterKillDuringLive(t *testing.T) {
 // it answer 503 with the contract's error body (they answered 500 before
 // store.ErrUnavailable was mapped), each within the store's statement
 // timeout; when it is back the same node serves again without a restart,
-// and a job created then is transcribed.
+// and a job created then is transcribed. A job whose result came while it
+// was down is stored when it is back (before, the worker gave it up and
+// the job stayed processing, its lease renewed for ever).
 func TestClusterPostgresDown(t *testing.T) {
 	srv := startPostgresServer(t)
 	a := startDaemon(t, "", clusterConfig(srv.NewDatabase(t), "node-a"))
@@ -242,6 +285,18 @@ func TestClusterPostgresDown(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("upload: %d %s", status, body)
 	}
+	// A job whose result comes while PostgreSQL is down: transcribing
+	// when it stops, stored when it is back.
+	long, _ := clip(t, "ljspeech-LJ001-0007-to-0016-long.wav")
+	status, lup, body := a.upload(key, long)
+	if status != 200 {
+		t.Fatalf("upload: %d %s", status, body)
+	}
+	var running struct{ ID string }
+	if status, body := a.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": lup.AudioURL}, &running); status != 201 {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	a.WaitLog(time.Minute, "job audio ready; transcribing", running.ID)
 	if err := srv.Halt(); err != nil {
 		t.Fatal(err)
 	}
@@ -257,6 +312,7 @@ func TestClusterPostgresDown(t *testing.T) {
 			t.Errorf("%s %s: error body path %q (%s)", c.method, c.path, eb.Path, b)
 		}
 	}
+	a.WaitLog(5*time.Minute, "the job's result is stored when it is back", running.ID)
 	if err := srv.Resume(); err != nil {
 		t.Fatal(err)
 	}
@@ -278,6 +334,7 @@ func TestClusterPostgresDown(t *testing.T) {
 		t.Fatalf("create after PostgreSQL came back: %d %s", status, body)
 	}
 	checkRecord(t, a.waitJob(key, created.ID, 2*time.Minute), created.ID, "done")
+	checkRecord(t, a.waitJob(key, running.ID, 2*time.Minute), running.ID, "done")
 }
 
 // TestClusterNodes: GET /admin/nodes on any node lists every node sharing
@@ -350,4 +407,134 @@ func TestClusterNodes(t *testing.T) {
 	waitNodes(a, "node-b not alive after its SIGKILL, node-a alive", func(m map[string]node) bool {
 		return len(m) == 2 && m["node-a"].Alive && !m["node-b"].Alive
 	})
+}
+
+// TestClusterNodeStalls: node A stalls (SIGSTOP) past cluster.job_lease
+// while it processes a job that has a callback; B requeues the job and
+// finishes it. When A runs again and finishes its own run, the job is not
+// ended twice: A drops its result, and the receiver gets one
+// transcription.success. (Before the claim check A stored its late result
+// over B's and queued a second callback: A logged "job done" too.)
+func TestClusterNodeStalls(t *testing.T) {
+	dsn := startPostgres(t)
+	hook, hookURL := startHookReceiver(t)
+	conf := func(id string) string { return clusterConfig(dsn, id) + "  job_lease: 1s\n" }
+	a := startDaemon(t, "", conf("node-a"))
+	out, err := runCLI("keys", "create", "--config", a.Config, "--account", "acme")
+	if err != nil {
+		t.Fatalf("keys create --config: %v", err)
+	}
+	key := strings.TrimSpace(out)
+	path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
+	status, up, body := a.upload(key, path)
+	if status != 200 {
+		t.Fatalf("upload on A: %d %s", status, body)
+	}
+	var created struct{ ID string }
+	if status, body := a.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": up.AudioURL, "callback": true,
+		"callback_config": map[string]any{"url": hookURL}}, &created); status != 201 {
+		t.Fatalf("create on A: %d %s", status, body)
+	}
+	id := created.ID
+	a.WaitLog(time.Minute, `"job processing"`, id)
+	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			a.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}
+	defer resume()
+	b := startDaemon(t, "", conf("node-b"))
+	b.WaitLog(time.Minute, "requeued jobs of a node whose lease ended", id)
+	b.WaitLog(2*time.Minute, `"job done"`, id)
+	resume()
+	// A's run ends one way or the other: it finished the job, or it saw
+	// its claim was lost.
+	if which := waitLineOf(t, a, id, []string{`"job done"`, "job claim lost"}); which != "job claim lost" || a.logCount(`"job done"`, id) > 0 {
+		t.Errorf("A finished the job B had taken over and finished:\n%s", strings.Join(a.linesWith(id), "\n"))
+	}
+	rec := b.waitJob(key, id, time.Minute)
+	checkRecord(t, rec, id, "done")
+	hits := hook.wait(t, 1, time.Minute)
+	n := 0
+	for _, h := range hits {
+		if bytes.Contains(h.body, []byte(id)) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d callbacks for the job, want 1", n)
+	}
+}
+
+// TestClusterLiveNodeStalls: the node running a live session stalls
+// (SIGSTOP) until a survivor has ended the session as error 503; when it
+// runs again and its client stops the recording, the survivor's ending
+// stands. (Before, the stalled node's late end turned the job done.)
+func TestClusterLiveNodeStalls(t *testing.T) {
+	dsn := startPostgres(t)
+	conf := func(id string) string { return clusterConfig(dsn, id) + "  recording_sync: 250ms\n" }
+	a := startDaemon(t, "", conf("node-a"))
+	b := startDaemon(t, "", conf("node-b"))
+	out, err := runCLI("keys", "create", "--config", a.Config, "--account", "acme")
+	if err != nil {
+		t.Fatalf("keys create --config: %v", err)
+	}
+	key := strings.TrimSpace(out)
+	path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
+	audio := pcmOf(t, path)
+	s := a.createLive(key, map[string]any{})
+	conn, err := dial(t, s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	closed := make(chan struct{})
+	go func() { // drain the server's messages until it closes
+		defer close(closed)
+		for {
+			if _, _, err := conn.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+	for i := 0; i < 3*32000; i += 3200 {
+		if err := conn.WriteMessage(websocket.BinaryMessage, audio[i:i+3200]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitStored(t, dsn, "live-"+s.ID+".wav", 44+2*32000)
+	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			a.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}
+	defer resume()
+	if rec := b.waitLive(key, s.ID, time.Minute); rec["status"] != "error" || rec["error_code"] != float64(503) {
+		t.Fatalf("session of the stalled node: %v %v; want error 503", rec["status"], rec["error_code"])
+	}
+	resume()
+	if err := conn.WriteJSON(map[string]any{"type": "stop_recording"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-closed:
+	case <-time.After(time.Minute):
+		t.Fatal("the stalled node did not end the session within a minute of running again")
+	}
+	// The socket closes after the session's end was stored (or dropped).
+	var rec map[string]any
+	if status, _ := b.do("GET", "/v2/live/"+s.ID, key, nil, "", &rec); status != 200 || rec["status"] != "error" || rec["error_code"] != float64(503) {
+		t.Errorf("after the stalled node ran again: %d %v %v; want the survivor's error 503:\n%s", status, rec["status"], rec["error_code"],
+			strings.Join(a.linesWith(s.ID), "\n"))
+	}
 }

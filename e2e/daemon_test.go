@@ -68,8 +68,9 @@ func createKey(t *testing.T, dataDir, account string) string {
 }
 
 // startDaemon starts earshotd on a fresh data dir (or dataDir, to restart on
-// one) with an optional YAML config, and waits for its "api listening" line.
-func startDaemon(t *testing.T, dataDir, configYAML string) *daemonProc {
+// one) with an optional YAML config and extra arguments of run (a later
+// --listen wins), and waits for its "api listening" line.
+func startDaemon(t *testing.T, dataDir, configYAML string, extra ...string) *daemonProc {
 	t.Helper()
 	if dataDir == "" {
 		dataDir = t.TempDir()
@@ -83,6 +84,7 @@ func startDaemon(t *testing.T, dataDir, configYAML string) *daemonProc {
 		}
 		args = append(args, "--config", d.Config)
 	}
+	args = append(args, extra...)
 	d.cmd = exec.Command(earshotd, args...)
 	d.cmd.Stderr = os.Stderr
 	stdout, err := d.cmd.StdoutPipe()

@@ -33,7 +33,7 @@ type Daemon struct {
 	caps    params.Capabilities
 	outbox  *callback.Outbox // callback deliveries
 	metrics *jobMetrics
-	quota   accountQuota // limits.max_account_bytes
+	quota   *quota.Quota // limits.max_account_bytes
 
 	wake chan struct{} // cap 1: a pre-recorded job was queued
 
@@ -84,12 +84,12 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 		db:       db,
 		pl:       pl,
 		caps:     params.Capabilities{Languages: pl.Engines.Languages()},
-		quota:    accountQuota{quota.New(*cfg.Limits.MaxAccountBytes, db, logger.With("component", "quota"))},
+		quota:    quota.New(*cfg.Limits.MaxAccountBytes, db, logger.With("component", "quota")),
 		wake:     make(chan struct{}, 1),
 		running:  make(map[string]context.CancelFunc),
 		stopping: make(chan struct{}),
 	}
-	d.fetcher = newFetcher(cfg, db, d.quota.Quota)
+	d.fetcher = newFetcher(cfg, db, d.quota)
 	cb := cfg.Callbacks
 	cb.Deny = cfg.Fetch.Deny
 	d.outbox = callback.New(cb, db, logger.With("component", "outbox"))
@@ -222,12 +222,6 @@ func (d *Daemon) workersIdle() <-chan struct{} {
 	}
 	return d.workersDone
 }
-
-// accountQuota is the storage quota (package quota) as the daemon holds
-// it; forget is its Forget under the name worker.go calls.
-type accountQuota struct{ *quota.Quota }
-
-func (q accountQuota) forget(account string) { q.Forget(account) }
 
 // Ready reports whether the daemon can serve: store open, engine loaded.
 func (d *Daemon) Ready() error {

@@ -365,7 +365,7 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) error {
 	// A failed job keeps no audio: whatever it downloaded or linked
 	// (possibly not audio at all) would otherwise stay until deleted.
 	d.removeJobBlob(log, job.ID)
-	d.quota.forget(job.Account)
+	d.quota.Forget(job.Account)
 	d.metrics.jobsFinished.WithLabelValues(string(job.Kind), string(store.StatusError)).Inc()
 	d.outbox.Wake()
 	return nil

@@ -38,8 +38,8 @@ type Daemon struct {
 	wake chan struct{} // cap 1: a pre-recorded job was queued
 
 	mu      sync.Mutex
-	running map[string]context.CancelFunc // guarded by mu: job id → cancel of its worker
-	closed  bool                          // guarded by mu
+	running map[string]runningJob // guarded by mu: job id → its worker's cancel and claim
+	closed  bool                  // guarded by mu
 
 	live *live.Service // the live sessions (package live)
 
@@ -86,7 +86,7 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 		caps:     params.Capabilities{Languages: pl.Engines.Languages()},
 		quota:    quota.New(*cfg.Limits.MaxAccountBytes, db, logger.With("component", "quota")),
 		wake:     make(chan struct{}, 1),
-		running:  make(map[string]context.CancelFunc),
+		running:  make(map[string]runningJob),
 		stopping: make(chan struct{}),
 	}
 	d.fetcher = newFetcher(cfg, db, d.quota)

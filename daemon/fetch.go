@@ -63,7 +63,7 @@ func (d *Daemon) fetchJob(ctx context.Context, id string) {
 		}
 		return
 	}
-	d.track(ctx, id, func(jctx context.Context) { d.fetchAudio(ctx, jctx, log, job) })
+	d.track(ctx, id, 0, func(jctx context.Context) { d.fetchAudio(ctx, jctx, log, job) })
 }
 
 // fetchAudio is fetchJob's download and queueing of job, under jctx (the

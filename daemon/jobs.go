@@ -126,8 +126,8 @@ func (d *Daemon) DeleteJob(ctx context.Context, account string, kind store.Kind,
 	}
 	d.quota.Forget(account)
 	d.mu.Lock()
-	if cancel, ok := d.running[id]; ok {
-		cancel()
+	if r, ok := d.running[id]; ok {
+		r.cancel()
 	}
 	d.mu.Unlock()
 	d.log.Info("job deleted", "job_id", id, "account_id", account)

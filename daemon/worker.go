@@ -57,7 +57,7 @@ func (d *Daemon) runWorker(ctx context.Context, n int) error {
 		// Several workers share one wake-up: pass it on, there may be more.
 		signal(d.wake)
 		if job.Kind == store.KindLive {
-			d.track(ctx, job.ID, func(jctx context.Context) {
+			d.track(ctx, job.ID, 0, func(jctx context.Context) {
 				d.live.RunBatchPass(ctx, jctx, log, job, d.cfg.Limits.MaxAttempts)
 			})
 		} else {
@@ -102,12 +102,21 @@ func (d *Daemon) claimNext() (job *store.Job, gated bool, err error) {
 	return j, gated, err
 }
 
-// track runs fn with a context of the job's own, which DELETE cancels
-// (the running map).
-func (d *Daemon) track(ctx context.Context, id string, fn func(jctx context.Context)) {
+// runningJob is a job a worker of this node runs (the running map):
+// cancel ends it (DELETE), attempts is the claim it runs under (the job's
+// Attempts when claimed; 0 for a download or a batch pass, which are no
+// claim of the pre-recorded queue).
+type runningJob struct {
+	cancel   context.CancelFunc
+	attempts int
+}
+
+// track runs fn with a context of the job's own, which DELETE cancels,
+// in the running map under the claim attempts.
+func (d *Daemon) track(ctx context.Context, id string, attempts int, fn func(jctx context.Context)) {
 	jctx, cancel := context.WithCancel(ctx)
 	d.mu.Lock()
-	d.running[id] = cancel
+	d.running[id] = runningJob{cancel, attempts}
 	d.mu.Unlock()
 	defer func() {
 		d.mu.Lock()
@@ -120,16 +129,12 @@ func (d *Daemon) track(ctx context.Context, id string, fn func(jctx context.Cont
 
 func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 	log = log.With("job_id", job.ID)
-	jctx, cancel := context.WithCancel(ctx)
-	d.mu.Lock()
-	d.running[job.ID] = cancel
-	d.mu.Unlock()
-	defer func() {
-		d.mu.Lock()
-		delete(d.running, job.ID)
-		d.mu.Unlock()
-		cancel()
-	}()
+	d.track(ctx, job.ID, job.Attempts, func(jctx context.Context) { d.runClaim(ctx, jctx, log, job) })
+}
+
+// runClaim runs a claimed pre-recorded job under jctx, its own context
+// (track); ctx is the workers'.
+func (d *Daemon) runClaim(ctx, jctx context.Context, log *slog.Logger, job *store.Job) {
 	if job.Attempts > d.cfg.Limits.MaxAttempts {
 		d.failJob(log, job, fmt.Errorf("job started %d times without finishing; giving up", job.Attempts-1))
 		return
@@ -140,7 +145,7 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 	switch {
 	case ctx.Err() != nil:
 		// Shutdown: back to the queue, to run again after restart.
-		d.requeue(log, job.ID)
+		d.requeue(log, job.ID, job.Attempts)
 		return
 	case jctx.Err() != nil:
 		// Deleted while running: the record and its blob are gone, but a

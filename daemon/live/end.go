@@ -94,10 +94,23 @@ func (s *session) finish(ctx context.Context, failure string) {
 		s.svc.deps.Signals.Finished(store.StatusDone)
 		s.svc.deps.Signals.Queued(batchPass, len(pending) > 0)
 	}
+	if s.commitEnd(left, update, stored, "result") {
+		stored()
+	}
+	s.end()
+	s.log.Info("live session ended", "audio_seconds", dur)
+}
+
+// commitEnd stores a session's end (update). When the shared store is
+// unavailable, or left names what has not reached it yet, the end is
+// stored when it is back (endWhenBack), which then calls stored; an end
+// another node made first is dropped; a store error is logged and stored
+// called. It reports true when the update committed now (or the job was
+// gone): the caller then finishes and calls stored itself.
+func (s *session) commitEnd(left string, update func(*store.Job) ([]*store.Delivery, error), stored func(), what string) bool {
+	var err error = store.ErrUnavailable
 	if left == "" {
 		_, err = s.svc.db.UpdateJob(s.id, update)
-	} else {
-		err = store.ErrUnavailable
 	}
 	switch {
 	case errors.Is(err, store.ErrUnavailable):
@@ -105,13 +118,12 @@ func (s *session) finish(ctx context.Context, failure string) {
 	case errors.Is(err, errEndedElsewhere):
 		s.log.Warn("live session was ended by another node while this one stalled; its end here is dropped")
 	case err != nil && !errors.Is(err, store.ErrNotFound):
-		s.log.Error("store live result", "error", err)
+		s.log.Error("store live "+what, "error", err)
 		stored()
 	default:
-		stored()
+		return true
 	}
-	s.end()
-	s.log.Info("live session ended", "audio_seconds", dur)
+	return false
 }
 
 // liveFileRecord is the File record of a live job's recording.
@@ -160,21 +172,7 @@ func (s *session) failLeft(reason, left string) {
 		s.svc.deps.Signals.Finished(store.StatusError)
 		s.svc.deps.Signals.Queued(false, len(pending) > 0)
 	}
-	var err error
-	if left == "" {
-		_, err = s.svc.db.UpdateJob(s.id, update)
-	} else {
-		err = store.ErrUnavailable
-	}
-	switch {
-	case errors.Is(err, store.ErrUnavailable):
-		s.endWhenBack(left, update, stored)
-	case errors.Is(err, errEndedElsewhere):
-		s.log.Warn("live session was ended by another node while this one stalled; its end here is dropped")
-	case err != nil && !errors.Is(err, store.ErrNotFound):
-		s.log.Error("store live failure", "error", err)
-		stored()
-	default:
+	if s.commitEnd(left, update, stored, "failure") {
 		if blob != "" {
 			s.rec.close()
 			if err := s.svc.db.RemoveBlob(blob); err != nil {

@@ -12,14 +12,6 @@ import (
 	"github.com/earshot-dev/earshot/store/postgres"
 )
 
-// clusterLive is the shared store as the live sessions of a cluster use it
-// (live.Cluster): placement on the nodes with room, a dead node's sessions,
-// recordings appended while they run.
-type clusterLive struct {
-	db  *postgres.DB
-	cfg ClusterConfig
-}
-
 // newClusterLive returns the live sessions' view of a shared store, nil
 // (an untyped nil interface) on the embedded store.
 func newClusterLive(d *Daemon) live.Cluster {
@@ -27,52 +19,8 @@ func newClusterLive(d *Daemon) live.Cluster {
 	if !ok {
 		return nil
 	}
-	return clusterLive{db: db, cfg: d.cfg.Cluster}
+	return live.PostgresCluster{DB: db, AdvertiseURL: d.cfg.Cluster.AdvertiseURL, StaleAfter: nodeStaleAfter}
 }
-
-func (c clusterLive) Place(j *store.Job, capacity int, remote bool) (live.Node, error) {
-	self := postgres.Node{AdvertiseURL: c.cfg.AdvertiseURL, LiveCapacity: capacity}
-	n, err := c.db.PlaceLive(j, self, remote, nodeStaleAfter)
-	if err != nil {
-		return live.Node{}, err
-	}
-	return live.Node{ID: n.ID, URL: n.AdvertiseURL}, nil
-}
-
-func (c clusterLive) JobNode(id string) (string, error) { return c.db.JobNode(id) }
-func (c clusterLive) OwnLive() ([]string, error)        { return c.db.OwnLive() }
-
-func (c clusterLive) TakeOrphans() ([]live.Orphan, error) {
-	orphans, err := c.db.TakeOrphanLive(nodeStaleAfter)
-	out := make([]live.Orphan, len(orphans))
-	for i, o := range orphans {
-		out[i] = live.Orphan{Job: o.Job, Node: o.Node}
-	}
-	return out, err
-}
-
-func (c clusterLive) AppendBlob(name string, at int64, parts ...[]byte) (int64, error) {
-	return c.db.AppendBlob(name, at, parts...)
-}
-
-func (c clusterLive) PatchBlobHead(name string, head []byte) error {
-	return c.db.PatchBlobHead(name, head)
-}
-
-func (c clusterLive) BlobSize(name string) (int64, error) {
-	r, err := c.db.OpenBlob(name)
-	if err != nil {
-		return 0, err
-	}
-	defer r.Close()
-	fi, err := r.Stat()
-	if err != nil {
-		return 0, err
-	}
-	return fi.Size(), nil
-}
-
-func (c clusterLive) ChunkSize() int { return postgres.ChunkSize }
 
 // dropTakenRecordings removes the local recordings this node left when it
 // stopped whose sessions a survivor ended meanwhile (the shared store

@@ -14,7 +14,8 @@ import (
 )
 
 // Cluster is the shared store of the nodes of a cluster (store/postgres,
-// through the job service): it places live sessions on the nodes with
+// as PostgresCluster in cluster_postgres.go, which the job service hands
+// in): it places live sessions on the nodes with
 // room, hands the sessions of a node that stopped to a survivor, and takes
 // a live recording while its session runs (recording_sync.go). Nil on one
 // box.

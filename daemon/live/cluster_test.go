@@ -18,69 +18,15 @@ import (
 	"github.com/earshot-dev/earshot/store/postgres/pgtest"
 )
 
-// pgCluster is a real PostgreSQL store as the live sessions of a cluster
-// use it (the job service's adapter, daemon/cluster_live.go, does the same
-// over the same calls).
-type pgCluster struct {
-	db    *postgres.DB
-	stale time.Duration // a node not heard from this long has stopped
-}
-
-func (c pgCluster) Place(j *store.Job, capacity int, remote bool) (Node, error) {
-	n, err := c.db.PlaceLive(j, postgres.Node{LiveCapacity: capacity}, remote, c.stale)
-	return Node{ID: n.ID, URL: n.AdvertiseURL}, err
-}
-func (c pgCluster) JobNode(id string) (string, error) { return c.db.JobNode(id) }
-func (c pgCluster) OwnLive() ([]string, error)        { return c.db.OwnLive() }
-func (c pgCluster) TakeOrphans() ([]Orphan, error) {
-	orphans, err := c.db.TakeOrphanLive(c.stale)
-	out := make([]Orphan, len(orphans))
-	for i, o := range orphans {
-		out[i] = Orphan{Job: o.Job, Node: o.Node}
-	}
-	return out, err
-}
-func (c pgCluster) AppendBlob(name string, at int64, parts ...[]byte) (int64, error) {
-	return c.db.AppendBlob(name, at, parts...)
-}
-func (c pgCluster) PatchBlobHead(name string, head []byte) error {
-	return c.db.PatchBlobHead(name, head)
-}
-func (c pgCluster) BlobSize(name string) (int64, error) {
-	r, err := c.db.OpenBlob(name)
-	if err != nil {
-		return 0, err
-	}
-	defer r.Close()
-	fi, err := r.Stat()
-	if err != nil {
-		return 0, err
-	}
-	return fi.Size(), nil
-}
-func (c pgCluster) ChunkSize() int { return postgres.ChunkSize }
-
-// startPG starts a throwaway PostgreSQL and returns the DSN of a database
-// of the test's own on it.
-func startPG(t *testing.T) string {
-	t.Helper()
-	srv, err := pgtest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop() })
-	return srv.NewDatabase(t)
-}
-
 // openPG opens the store at dsn as node id.
-func openPG(t *testing.T, dsn, id string) pgCluster {
+func openPG(t *testing.T, dsn, id string) PostgresCluster {
 	t.Helper()
 	db, err := postgres.Open(t.Context(), dsn, &postgres.Options{NodeID: id})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return pgCluster{db: db, stale: time.Minute}
+	return PostgresCluster{DB: db, StaleAfter: time.Minute}
 }
 
 // finishedSignals records the statuses of the live jobs the service ended.
@@ -104,9 +50,9 @@ func (f *finishedSignals) Finished(s store.Status) {
 // duration; b's late end cannot overwrite that end. While b still beats,
 // nothing is taken.
 func TestEndOrphans(t *testing.T) {
-	dsn := startPG(t)
+	dsn := pgtest.StartDatabase(t)
 	a, b := openPG(t, dsn, "a"), openPG(t, dsn, "b")
-	a.stale = 300 * time.Millisecond
+	a.StaleAfter = 300 * time.Millisecond
 	pcm, format := speechPCM(t, "ljspeech-LJ001-0002.wav")
 	var p params.Live
 	if err := p.SetFormat(params.EncodingPCM, 16, format.SampleRate, 1); err != nil {
@@ -116,7 +62,7 @@ func TestEndOrphans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.db.Heartbeat(postgres.Node{LiveCapacity: 1, LiveFree: 1}); err != nil {
+	if err := b.DB.Heartbeat(postgres.Node{LiveCapacity: 1, LiveFree: 1}); err != nil {
 		t.Fatal(err)
 	}
 	id := uuid.NewString()
@@ -134,11 +80,11 @@ func TestEndOrphans(t *testing.T) {
 		t.Fatal(err)
 	}
 	sig := &finishedSignals{}
-	svc := &Service{db: a.db, log: slog.New(slog.DiscardHandler), deps: Deps{Cluster: a, NodeID: "a", Signals: sig}}
+	svc := &Service{db: a.DB, log: slog.New(slog.DiscardHandler), deps: Deps{Cluster: a, NodeID: "a", Signals: sig}}
 	if err := svc.EndOrphans(); err != nil {
 		t.Fatal(err)
 	}
-	if j, err := a.db.Job(id); err != nil || j.Status != store.StatusProcessing {
+	if j, err := a.DB.Job(id); err != nil || j.Status != store.StatusProcessing {
 		t.Fatalf("the session of a node that beats: %v, %v; want it left processing", j.Status, err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
@@ -146,7 +92,7 @@ func TestEndOrphans(t *testing.T) {
 		if err := svc.EndOrphans(); err != nil {
 			t.Fatal(err)
 		}
-		j, err := a.db.Job(id)
+		j, err := a.DB.Job(id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +104,7 @@ func TestEndOrphans(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond) // polling until b counts as stopped
 	}
-	j, err := a.db.Job(id)
+	j, err := a.DB.Job(id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +120,7 @@ func TestEndOrphans(t *testing.T) {
 		!bytes.Equal(got[media.WAVHeaderSize:media.WAVHeaderSize+whole], pcm[:whole]) {
 		t.Errorf("stored recording: %d bytes, header %x; want the header of %d bytes of audio, then them", len(got), got[:min(len(got), media.WAVHeaderSize)], whole)
 	}
-	if _, err := b.db.UpdateJob(id, func(j *store.Job) ([]*store.Delivery, error) { return nil, checkOpen(j) }); !errors.Is(err, errEndedElsewhere) {
+	if _, err := b.DB.UpdateJob(id, func(j *store.Job) ([]*store.Delivery, error) { return nil, checkOpen(j) }); !errors.Is(err, errEndedElsewhere) {
 		t.Errorf("b's late end: %v, want errEndedElsewhere", err)
 	}
 	if err := svc.EndOrphans(); err != nil {

@@ -23,9 +23,11 @@
 // callbacks and stores its end when it is back (outage.go).
 //
 // It depends on the job service only through the interfaces it declares
-// (Store, Recordings, Signals in service.go, Cluster in cluster.go) and on
-// the recognition pipeline (recognizer/pipeline); it never imports package
-// daemon.
+// (Store, Recordings, Signals in service.go, Cluster in cluster.go), on
+// the shared store only through PostgresCluster (cluster_postgres.go, the
+// Cluster the job service hands it in a cluster, which its tests run too)
+// and on the recognition pipeline (recognizer/pipeline); it never imports
+// package daemon.
 //
 // Invariants: a session's job is committed (one store commit) before any
 // door sees it; a session belongs to this node and to its goroutine until

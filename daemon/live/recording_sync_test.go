@@ -13,6 +13,7 @@ import (
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/store/postgres/pgtest"
 )
 
 // speechPCM returns the 16-bit PCM of a real speech clip and its format.
@@ -35,9 +36,9 @@ func speechPCM(t *testing.T, file string) ([]byte, media.Format) {
 	return pcm, format
 }
 
-func blobBytes(t *testing.T, c pgCluster, name string) []byte {
+func blobBytes(t *testing.T, c PostgresCluster, name string) []byte {
 	t.Helper()
-	r, err := c.db.OpenBlob(name)
+	r, err := c.DB.OpenBlob(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func blobBytes(t *testing.T, c pgCluster, name string) []byte {
 // another size than the sync expects (an append it did not make) gives
 // the sync up: finish reports false, for the end to store the file whole.
 func TestRecordingSync(t *testing.T) {
-	c := openPG(t, startPG(t), "a")
+	c := openPG(t, pgtest.StartDatabase(t), "a")
 	pcm, format := speechPCM(t, "ljspeech-LJ001-0001.wav") // 9.65 s: more than a chunk
 	svc := &Service{deps: Deps{Cluster: c, RecordingSync: 20 * time.Millisecond}}
 	log := slog.New(slog.DiscardHandler)

@@ -225,6 +225,29 @@ func (s *Server) NewDatabase(t testing.TB) string {
 	return s.DSN(name)
 }
 
+// StartTest starts a throwaway server for one test (Start), stopped in a
+// cleanup; a server that does not start or stop fails the test.
+func StartTest(t testing.TB) *Server {
+	t.Helper()
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+// StartDatabase starts a throwaway server for one test (StartTest) and
+// returns the DSN of a fresh database on it.
+func StartDatabase(t testing.TB) string {
+	t.Helper()
+	return StartTest(t).NewDatabase(t)
+}
+
 // Stop stops the server (fast shutdown) and removes its directory.
 func (s *Server) Stop() error {
 	var err error

@@ -15,6 +15,8 @@ import (
 
 	"github.com/fasthttp/websocket"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/earshot-dev/earshot/store/postgres/pgtest"
 )
 
 // node3 is one node of the three-node cluster: its process, id and the
@@ -72,23 +74,12 @@ func jobsDoneOn(nodes []*node3, id string) map[string]int {
 // contract's body while it is down, the call goes on and is stored when it
 // is back, nothing lost. Every callback reaches the receiver exactly once.
 func TestClusterThreeNodes(t *testing.T) {
-	srv := startPostgresServer(t)
+	srv := pgtest.StartTest(t)
 	dsn := srv.NewDatabase(t)
 	hook, hookURL := startHookReceiver(t)
 	nodes := startCluster3(t, dsn)
 	a, b, c := nodes[0], nodes[1], nodes[2]
-	out, err := runCLI("keys", "create", "--config", a.Config, "--account", "admin")
-	if err != nil {
-		t.Fatalf("keys create --config: %v", err)
-	}
-	admin := strings.TrimSpace(out)
-	var key adminKey
-	if status, body := a.postJSON("/admin/keys", admin, map[string]any{"account": "acme"}, &key); status != 201 {
-		t.Fatalf("POST /admin/keys on A: %d %s", status, body)
-	}
-	if status, body := c.do("GET", "/v2/pre-recorded", key.Key, nil, "", nil); status != 200 {
-		t.Fatalf("A's new key on C: %d %s", status, body)
-	}
+	admin, key := clusterKeys(t, a.daemonProc, c.daemonProc)
 	path, _ := clip(t, "ljspeech-LJ001-0002.wav")
 	status, up, body := a.upload(key.Key, path)
 	if status != 200 {

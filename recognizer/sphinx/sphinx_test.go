@@ -614,7 +614,7 @@ func TestSearchSettings(t *testing.T) {
 	}
 	cfg.Decoders = 1
 	cfg.SetDefaults()
-	if got := strings.Join(searchArgs(cfg), " "); got != "-fwdflat no -ds 2 -topn 4 -beam 1e-40 -wbeam 1e-24 -pbeam 1e-40" {
+	if got := strings.Join(searchArgs(cfg), " "); got != "-fwdflat no -ds 2 -beam 1e-40 -wbeam 1e-24 -pbeam 1e-40" {
 		t.Errorf("search arguments %q", got)
 	}
 	decodesClearClip(t, cfg)

@@ -13,7 +13,7 @@ import (
 // The first segment's normalisation starts from the short sound blended
 // with the model's CMN prior and then follows the speech; before, it was
 // the short sound's mean alone, kept for the next 3 s: 19 errors in the
-// 36 words, 12 now (8 to 11 without the short sound, before and after).
+// 36 words, 12 now (without the short sound: 8 before, 11 now).
 func TestLiveShortFirstUtterance(t *testing.T) {
 	t.Parallel()
 	e := liveEngine(t, 1)

@@ -15,6 +15,7 @@ import (
 	"github.com/fasthttp/websocket"
 	"github.com/valyala/fasthttp"
 
+	"github.com/earshot-dev/earshot/daemon/live"
 	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/ingest"
 	"github.com/earshot-dev/earshot/store"
@@ -25,7 +26,7 @@ import (
 // and WHIP doors do, with itself as the listener of the session's
 // messages; the attachment lasts while ctx does.
 type Live interface {
-	CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (*store.Job, string, error)
+	CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (live.Created, error)
 	AttachLive(ctx context.Context, token string, l ingest.Listener) (ingest.Session, error)
 }
 
@@ -87,18 +88,25 @@ func (s *Server) createLive(ctx *fasthttp.RequestCtx) {
 		s.fail(ctx, err)
 		return
 	}
-	job, tok, err := s.svc.CreateLive(ctx, account(ctx), keyID(ctx), requestID(ctx), body, string(ctx.QueryArgs().Peek("region")))
+	nl, err := s.svc.CreateLive(ctx, account(ctx), keyID(ctx), requestID(ctx), body, string(ctx.QueryArgs().Peek("region")))
 	if err != nil {
 		s.fail(ctx, err)
 		return
 	}
-	base := s.baseURL(ctx)
+	// The session runs on this node, or on the node of a cluster whose
+	// base URL the daemon names.
+	base := nl.NodeURL
+	if base == "" {
+		base = s.baseURL(ctx)
+	}
+	base = strings.TrimSuffix(base, "/")
 	ws := "ws" + strings.TrimPrefix(base, "http")
 	s.writeJSON(ctx, fasthttp.StatusCreated, struct {
 		ID        string `json:"id"`
 		CreatedAt string `json:"created_at"`
 		URL       string `json:"url"`
-	}{job.ID, formatTime(job.CreatedAt), ws + "/v2/live?token=" + tok})
+		WHIPURL   string `json:"whip_url"`
+	}{nl.Job.ID, formatTime(nl.Job.CreatedAt), ws + "/v2/live?token=" + nl.Token, base + "/v2/live/" + nl.Job.ID + "/whip"})
 }
 
 // liveRoot is GET /v2/live: the WebSocket when a token and an upgrade come,

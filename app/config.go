@@ -3,20 +3,42 @@ package app
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"reflect"
+	"strings"
 
 	"github.com/earshot-dev/earshot/api"
 	"github.com/earshot-dev/earshot/config"
 	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/ingest/sip"
+	"github.com/earshot-dev/earshot/ingest/webrtc"
 )
 
-// Config is the YAML file an operator edits (see README.md). Zero fields
-// take the defaults set by SetDefaults.
+// Config is the YAML file an operator edits (see README.md): the process's
+// own keys (listeners, public URL, log level), the job service's keys and
+// sections, and the doors' sections. Zero fields take the defaults set by
+// SetDefaults.
 type Config struct {
-	// Config holds the job service's sections: listen, data_dir, sphinx,
-	// engines, limits, live, sip, webrtc, addons ... at the top level.
+	// Listen is the HTTP address of the /v2 API; default 127.0.0.1:8080.
+	Listen string `yaml:"listen"`
+	// OpsListen, when set, is the HTTP address of the operations endpoints
+	// (/healthz, /readyz, /metrics), which then leave the main listener;
+	// default "" (they are on listen).
+	OpsListen string `yaml:"ops_listen"`
+	// PublicURL is the base URL clients use ({base_url}); default: scheme and
+	// Host of each request.
+	PublicURL string `yaml:"public_url"`
+	// LogLevel is debug, info, warn or error; default info.
+	LogLevel string `yaml:"log_level"`
+	// Config holds the job service's keys and sections: data_dir, workers,
+	// sphinx, engines, limits, live, addons, store, shutdown ... at the top
+	// level.
 	daemon.Config `yaml:",inline"`
+	// SIP configures the telephony door (off unless sip.listen is set).
+	SIP sip.Config `yaml:"sip"`
+	// WebRTC configures the browser door (WHIP); on unless webrtc.disabled.
+	WebRTC webrtc.Config `yaml:"webrtc"`
 	// API configures the HTTP server of the /v2 API. Body and upload sizes
 	// stay in limits:, the WebSocket bounds in live:; HTTP joins them in.
 	API api.Config `yaml:"api"`
@@ -27,14 +49,47 @@ var Type = reflect.TypeFor[Config]()
 
 // SetDefaults fills zero fields of every section.
 func (c *Config) SetDefaults() {
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:8080"
+	}
+	if c.LogLevel == "" {
+		c.LogLevel = "info"
+	}
 	c.Config.SetDefaults()
+	c.SIP.SetDefaults()
+	if c.WebRTC.DisconnectGrace == 0 {
+		c.WebRTC.DisconnectGrace = c.Live.ReconnectGrace // the same grace as a dropped WebSocket
+	}
+	c.WebRTC.SetDefaults()
 	c.API.SetDefaults()
 }
 
 // Validate checks every section without I/O and joins every problem, each
 // a *config.Problem naming its key.
 func (c *Config) Validate() error {
-	return errors.Join(c.Config.Validate(), config.Under("api", c.API.Validate()))
+	var errs []error
+	bad := func(key, format string, a ...any) { errs = append(errs, config.Errorf(key, format, a...)) }
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		bad("listen", "%v", err)
+	}
+	if c.OpsListen != "" {
+		if _, _, err := net.SplitHostPort(c.OpsListen); err != nil {
+			bad("ops_listen", "%v", err)
+		}
+	}
+	if c.PublicURL != "" && !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://") {
+		bad("public_url", "must start with http:// or https://")
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log_level", "must be debug, info, warn or error, not %q", c.LogLevel)
+	}
+	errs = append(errs, c.Config.Validate())
+	errs = append(errs, config.Under("sip", c.SIP.Validate()))
+	errs = append(errs, config.Under("webrtc", c.WebRTC.Validate()))
+	errs = append(errs, config.Under("api", c.API.Validate()))
+	return errors.Join(errs...)
 }
 
 // HTTP is the HTTP server's config: the api: section, with the public

@@ -3,8 +3,6 @@ package daemon
 import (
 	"errors"
 	"math"
-	"net"
-	"strings"
 	"time"
 
 	"github.com/earshot-dev/earshot/callback"
@@ -12,35 +10,23 @@ import (
 	"github.com/earshot-dev/earshot/daemon/live"
 	"github.com/earshot-dev/earshot/ingest/fetch"
 	"github.com/earshot-dev/earshot/ingest/media"
-	"github.com/earshot-dev/earshot/ingest/sip"
-	"github.com/earshot-dev/earshot/ingest/webrtc"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
 	"github.com/earshot-dev/earshot/retention"
 )
 
 // Config is the job service's part of the YAML file an operator edits (see
-// README.md): every section but api:, which package api owns (app.Config
-// holds both, and is what the walker of package config maps the file onto).
-// Zero fields take the defaults set by SetDefaults. A new section is a
-// field here whose type is its module's Config, with SetDefaults and
-// Validate called below (Validate's problems under its key with
-// config.Under).
+// README.md): its own keys and the sections of the modules it runs, at the
+// top level of the file (app.Config holds it inline, beside the doors'
+// sections, and is what the walker of package config maps the file onto).
+// Zero fields take the defaults set by SetDefaults. A new section of the
+// service is a field here whose type is its module's Config, with
+// SetDefaults and Validate called below (Validate's problems under its key
+// with config.Under).
 type Config struct {
-	// Listen is the HTTP address of the /v2 API; default 127.0.0.1:8080.
-	Listen string `yaml:"listen"`
-	// OpsListen, when set, is the HTTP address of the operations endpoints
-	// (/healthz, /readyz, /metrics), which then leave the main listener;
-	// default "" (they are on listen).
-	OpsListen string `yaml:"ops_listen"`
-	// PublicURL is the base URL clients use ({base_url}); default: scheme and
-	// Host of each request.
-	PublicURL string `yaml:"public_url"`
 	// DataDir holds earshot.db, the audio blobs and the admin socket;
 	// default /var/lib/earshot.
 	DataDir string `yaml:"data_dir"`
-	// LogLevel is debug, info, warn or error; default info.
-	LogLevel string `yaml:"log_level"`
 	// Workers is how many pre-recorded jobs run at once; default 1 (each
 	// job already decodes its segments on every decoder).
 	Workers int `yaml:"workers"`
@@ -61,10 +47,6 @@ type Config struct {
 	Retention retention.Config `yaml:"retention"`
 	// Addons configures the add-ons, chiefly their language-model backend.
 	Addons pipeline.AddonsConfig `yaml:"addons"`
-	// SIP configures the telephony door (off unless sip.listen is set).
-	SIP sip.Config `yaml:"sip"`
-	// WebRTC configures the browser door (WHIP); on unless webrtc.disabled.
-	WebRTC webrtc.Config `yaml:"webrtc"`
 	// Fetch configures downloading audio_url.
 	Fetch fetch.Config `yaml:"fetch"`
 	// Store says where state is kept: the embedded bbolt store (default)
@@ -172,9 +154,7 @@ func (c *Config) SetDefaults() {
 			*s = v
 		}
 	}
-	def(&c.Listen, "127.0.0.1:8080")
 	def(&c.DataDir, "/var/lib/earshot")
-	def(&c.LogLevel, "info")
 	def(&c.FFmpeg, "ffmpeg")
 	if c.Workers == 0 {
 		c.Workers = 1
@@ -186,11 +166,6 @@ func (c *Config) SetDefaults() {
 	c.Store.SetDefaults()
 	c.Cluster.SetDefaults()
 	c.Addons.SetDefaults()
-	c.SIP.SetDefaults()
-	if c.WebRTC.DisconnectGrace == 0 {
-		c.WebRTC.DisconnectGrace = c.Live.ReconnectGrace // the same grace as a dropped WebSocket
-	}
-	c.WebRTC.SetDefaults()
 	c.Fetch.SetDefaults()
 	l := &c.Limits
 	if l.MaxUploadBytes == 0 {
@@ -231,24 +206,8 @@ func (c *Config) SetDefaults() {
 func (c *Config) Validate() error {
 	var errs []error
 	bad := func(key, format string, a ...any) { errs = append(errs, config.Errorf(key, format, a...)) }
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		bad("listen", "%v", err)
-	}
-	if c.OpsListen != "" {
-		if _, _, err := net.SplitHostPort(c.OpsListen); err != nil {
-			bad("ops_listen", "%v", err)
-		}
-	}
-	if c.PublicURL != "" && !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://") {
-		bad("public_url", "must start with http:// or https://")
-	}
 	if c.DataDir == "" {
 		bad("data_dir", "must be set")
-	}
-	switch c.LogLevel {
-	case "debug", "info", "warn", "error":
-	default:
-		bad("log_level", "must be debug, info, warn or error, not %q", c.LogLevel)
 	}
 	if c.Workers < 1 || c.Workers > 64 {
 		bad("workers", "must be 1 to 64, not %d", c.Workers)
@@ -263,8 +222,6 @@ func (c *Config) Validate() error {
 	errs = append(errs, config.Under("fetch", c.Fetch.Validate()))
 	errs = append(errs, config.Under("shutdown", c.Shutdown.Validate()))
 	errs = append(errs, config.Under("addons", c.Addons.Validate()))
-	errs = append(errs, config.Under("sip", c.SIP.Validate()))
-	errs = append(errs, config.Under("webrtc", c.WebRTC.Validate()))
 	l := c.Limits
 	if l.MaxUploadBytes < 1024 {
 		bad("limits.max_upload_bytes", "must be at least 1024")

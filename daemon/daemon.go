@@ -10,10 +10,13 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/earshot-dev/earshot/admin"
 	"github.com/earshot-dev/earshot/callback"
+	"github.com/earshot-dev/earshot/crash"
 	"github.com/earshot-dev/earshot/daemon/live"
 	"github.com/earshot-dev/earshot/ingest/fetch"
 	"github.com/earshot-dev/earshot/params"
+	"github.com/earshot-dev/earshot/quota"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/retention"
 	"github.com/earshot-dev/earshot/store"
@@ -29,14 +32,14 @@ type Daemon struct {
 	pl      *pipeline.Transcriber // engines, routing, add-ons: owned, closed by Close
 	caps    params.Capabilities
 	outbox  *callback.Outbox // callback deliveries
-	metrics *metrics
-	quota   *storageQuota // limits.max_account_bytes
+	metrics *jobMetrics
+	quota   *quota.Quota // limits.max_account_bytes
 
 	wake chan struct{} // cap 1: a pre-recorded job was queued
 
 	mu      sync.Mutex
-	running map[string]context.CancelFunc // guarded by mu: job id → cancel of its worker
-	closed  bool                          // guarded by mu
+	running map[string]runningJob // guarded by mu: job id → its worker's cancel and claim
+	closed  bool                  // guarded by mu
 
 	live *live.Service // the live sessions (package live)
 
@@ -81,9 +84,9 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 		db:       db,
 		pl:       pl,
 		caps:     params.Capabilities{Languages: pl.Engines.Languages()},
-		quota:    newStorageQuota(*cfg.Limits.MaxAccountBytes, db, logger.With("component", "quota")),
+		quota:    quota.New(*cfg.Limits.MaxAccountBytes, db, logger.With("component", "quota")),
 		wake:     make(chan struct{}, 1),
-		running:  make(map[string]context.CancelFunc),
+		running:  make(map[string]runningJob),
 		stopping: make(chan struct{}),
 	}
 	d.fetcher = newFetcher(cfg, db, d.quota)
@@ -98,13 +101,14 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 // Config returns the daemon's effective configuration.
 func (d *Daemon) Config() Config { return d.cfg }
 
-// Run recovers jobs left by a kill, a power loss or a crash (crash.go),
-// then runs the workers, the fetcher, the outbox, retention and the admin
-// socket until ctx ends. It then stops them in the stages of
-// Config.Shutdown (shutdown.go), each within its bound, and returns once
-// they have all exited. Cancel ctx only once the doors are closed.
+// Run recovers jobs left by a kill, a power loss or a crash (package
+// crash, crash.go), then runs the workers, the fetcher, the outbox,
+// retention and the admin socket (package admin) until ctx ends. It then
+// stops them in the stages of Config.Shutdown (shutdown.go), each within
+// its bound, and returns once they have all exited. Cancel ctx only once
+// the doors are closed.
 func (d *Daemon) Run(ctx context.Context) error {
-	crashed, err := d.armCrashReport()
+	crashed, err := crash.Arm(d.cfg.DataDir, d.log)
 	if err != nil {
 		return err
 	}
@@ -116,10 +120,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.log.Info("recovered jobs", "requeued", len(rep.Requeued), "failed_after_crash", len(rep.Suspects), "live", len(rep.Live), "batch_passes", len(rep.BatchPasses))
 	}
 	d.failSuspects(rep.Suspects)
+	d.dropTakenRecordings() // cluster_live.go
 	for _, id := range rep.Live {
 		d.live.Recover(ctx, id)
 	}
-	adm, err := d.listenAdmin()
+	adm, err := admin.Listen(d.cfg.DataDir)
 	if err != nil {
 		return err
 	}
@@ -157,7 +162,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g.Go(func() error { return d.outbox.Run(outbox) })
 	g.Go(func() error { return d.live.Run(sessions) })
 	g.Go(func() error { return retention.Run(rest, d.db, d.cfg.Retention, d.log.With("component", "retention")) })
-	g.Go(func() error { return d.serveAdmin(rest, adm) })
+	g.Go(func() error { return admin.NewServer(d.db, d.live, d.log).Run(rest, adm) })
 	telephone := "none"
 	if m := d.pl.TelephoneModel(); m != "" {
 		telephone = fmt.Sprintf("%s (%d decoders)", m, d.cfg.Sphinx.TelephoneDecoders)

@@ -11,12 +11,13 @@ import (
 
 	"github.com/earshot-dev/earshot/ingest/fetch"
 	"github.com/earshot-dev/earshot/params"
+	"github.com/earshot-dev/earshot/quota"
 	"github.com/earshot-dev/earshot/store"
 )
 
 // newFetcher builds the audio_url fetcher (package ingest/fetch) with the
 // limits of limits: joined in.
-func newFetcher(cfg Config, db store.Store, q *storageQuota) *fetch.Fetcher {
+func newFetcher(cfg Config, db store.Store, q *quota.Quota) *fetch.Fetcher {
 	fc := cfg.Fetch
 	fc.MaxBytes, fc.Timeout = cfg.Limits.MaxUploadBytes, cfg.Limits.FetchTimeout
 	return fetch.New(fc, db, quotaCharger{q})
@@ -24,7 +25,7 @@ func newFetcher(cfg Config, db store.Store, q *storageQuota) *fetch.Fetcher {
 
 // quotaCharger charges downloads to the account's storage quota for the
 // fetcher (fetch.Quota), failing with the client-facing quota error.
-type quotaCharger struct{ q *storageQuota }
+type quotaCharger struct{ q *quota.Quota }
 
 func (c quotaCharger) Charge(account string, r io.Reader) (io.Reader, func(error)) {
 	qr := c.q.Reader(account, r)
@@ -35,13 +36,13 @@ func (c quotaCharger) Charge(account string, r io.Reader) (io.Reader, func(error
 // message with the limit.
 type quotaError struct {
 	r io.Reader
-	q *storageQuota
+	q *quota.Quota
 }
 
 func (e quotaError) Read(p []byte) (int, error) {
 	n, err := e.r.Read(p)
 	if errors.Is(err, ErrQuota) {
-		err = newError(ErrQuota, err, reasonQuota, e.q.limit)
+		err = newError(ErrQuota, err, reasonQuota, e.q.Limit())
 	}
 	return n, err
 }
@@ -62,7 +63,7 @@ func (d *Daemon) fetchJob(ctx context.Context, id string) {
 		}
 		return
 	}
-	d.track(ctx, id, func(jctx context.Context) { d.fetchAudio(ctx, jctx, log, job) })
+	d.track(ctx, id, 0, func(jctx context.Context) { d.fetchAudio(ctx, jctx, log, job) })
 }
 
 // fetchAudio is fetchJob's download and queueing of job, under jctx (the

@@ -124,10 +124,10 @@ func (d *Daemon) DeleteJob(ctx context.Context, account string, kind store.Kind,
 	if err := d.db.DeleteJob(id); err != nil {
 		return err
 	}
-	d.quota.forget(account)
+	d.quota.Forget(account)
 	d.mu.Lock()
-	if cancel, ok := d.running[id]; ok {
-		cancel()
+	if r, ok := d.running[id]; ok {
+		r.cancel()
 	}
 	d.mu.Unlock()
 	d.log.Info("job deleted", "job_id", id, "account_id", account)
@@ -143,7 +143,7 @@ func (d *Daemon) Upload(ctx context.Context, account, filename string, r io.Read
 	qr.Settle(err)
 	switch {
 	case errors.Is(err, ErrQuota):
-		return nil, newError(ErrQuota, err, reasonQuota, d.quota.limit)
+		return nil, newError(ErrQuota, err, reasonQuota, d.quota.Limit())
 	case errors.Is(err, store.ErrTooLarge):
 		return nil, newError(ErrTooLarge, nil, "audio: upload exceeds %d bytes", d.cfg.Limits.MaxUploadBytes)
 	case err != nil:
@@ -152,14 +152,14 @@ func (d *Daemon) Upload(ctx context.Context, account, filename string, r io.Read
 	path, release, err := d.blobFile(blob)
 	if err != nil {
 		d.db.RemoveBlob(blob)
-		d.quota.forget(account)
+		d.quota.Forget(account)
 		return nil, err
 	}
 	info, err := media.Probe(ctx, path, &d.pl.Media)
 	release()
 	if err != nil {
 		d.db.RemoveBlob(blob)
-		d.quota.forget(account)
+		d.quota.Forget(account)
 		if errors.Is(err, media.ErrTooLong) {
 			return nil, newError(ErrTooLarge, err, reasonTooLong, d.cfg.Limits.MaxAudioDuration)
 		}
@@ -222,7 +222,7 @@ func (d *Daemon) DeleteUpload(ctx context.Context, account, id string) error {
 	if err := d.db.RemoveBlob(up.Blob); err != nil {
 		return err
 	}
-	d.quota.forget(account)
+	d.quota.Forget(account)
 	d.log.Info("file deleted", "file_id", id, "account_id", account)
 	return nil
 }

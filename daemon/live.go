@@ -15,12 +15,14 @@ func newLive(d *Daemon) *live.Service {
 	return live.New(d.cfg.Live, live.Deps{
 		Store: d.db, Recordings: liveDeps{d}, Signals: liveDeps{d}, Pipeline: d.pl,
 		Decoders: d.cfg.Sphinx.Decoders, TelephoneDecoders: d.cfg.Sphinx.TelephoneDecoders,
-		Log: d.log,
+		Log:     d.log,
+		Cluster: newClusterLive(d), NodeID: d.cfg.Cluster.NodeID, RecordingSync: d.cfg.Cluster.RecordingSync,
 	})
 }
 
-// CreateLive creates a live session for POST /v2/live (live.Service).
-func (d *Daemon) CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (*store.Job, string, error) {
+// CreateLive creates a live session for POST /v2/live (live.Service): in a
+// cluster, on a node with room, whose base URL it names.
+func (d *Daemon) CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (live.Created, error) {
 	return d.live.CreateLive(ctx, account, keyID, requestID, body, region)
 }
 
@@ -63,9 +65,9 @@ func (l liveDeps) Finished(status store.Status) {
 }
 
 func (l liveDeps) AdmitRecording(account string) error {
-	if err := l.d.quota.admit(account); err != nil {
+	if err := l.d.quota.Admit(account); err != nil {
 		// Also ErrAtCapacity, for a door with no 507 of its own (SIP: 503).
-		return newError(ErrQuota, fmt.Errorf("%w: %w", ingest.ErrAtCapacity, err), reasonQuota, l.d.quota.limit)
+		return newError(ErrQuota, fmt.Errorf("%w: %w", ingest.ErrAtCapacity, err), reasonQuota, l.d.quota.Limit())
 	}
 	return nil
 }

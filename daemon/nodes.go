@@ -12,6 +12,9 @@ import (
 const (
 	heartbeatEvery = 2 * time.Second
 	nodeStaleAfter = 3 * heartbeatEvery
+	// orphanAfter is how long this node's own beats must have gone through
+	// before it judges others stopped.
+	orphanAfter = nodeStaleAfter + heartbeatEvery
 )
 
 // nodeRegistry is a shared store that keeps the nodes' heartbeats
@@ -45,13 +48,31 @@ func (d *Daemon) state() postgres.Node {
 }
 
 // runHeartbeat publishes this node's state every heartbeatEvery until ctx
-// ends. A failed beat is logged and the next one tried.
+// ends. A failed beat is logged and the next one tried. After a beat the
+// live sessions adopt those placed here by other nodes and, once this
+// node's own beats have gone through for orphanAfter (a node back from an
+// outage must first let the others beat again), end the sessions of nodes
+// that stopped (daemon/live/cluster.go).
 func (d *Daemon) runHeartbeat(ctx context.Context, r nodeRegistry) error {
 	t := time.NewTicker(heartbeatEvery)
 	defer t.Stop()
+	var okSince time.Time // zero while beats fail
 	for {
 		if err := r.Heartbeat(d.state()); err != nil {
 			d.log.Warn("heartbeat", "component", "cluster", "error", err)
+			okSince = time.Time{}
+		} else {
+			if okSince.IsZero() {
+				okSince = time.Now()
+			}
+			if err := d.live.AdoptPlaced(); err != nil {
+				d.log.Warn("adopt live sessions placed here", "component", "cluster", "error", err)
+			}
+			if time.Since(okSince) >= orphanAfter {
+				if err := d.live.EndOrphans(); err != nil {
+					d.log.Warn("end live sessions of stopped nodes", "component", "cluster", "error", err)
+				}
+			}
 		}
 		select {
 		case <-ctx.Done():

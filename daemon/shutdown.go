@@ -66,23 +66,25 @@ func (d *Daemon) shutdown(s stoppers) {
 // still processing (a shutdown's workers stage ran out of its bound).
 func (d *Daemon) requeueRunning() {
 	d.mu.Lock()
-	ids := make([]string, 0, len(d.running))
-	for id := range d.running {
-		ids = append(ids, id)
+	claims := make(map[string]int, len(d.running))
+	for id, r := range d.running {
+		claims[id] = r.attempts
 	}
 	d.mu.Unlock()
-	for _, id := range ids {
-		d.requeue(d.log.With("component", "worker", "job_id", id), id)
+	for id, attempts := range claims {
+		d.requeue(d.log.With("component", "worker", "job_id", id), id, attempts)
 	}
 }
 
-// requeue puts a pre-recorded job that is processing back in the queue,
-// to run again after the restart, and logs it; a job in any other state
-// (a download waiting for its audio, a live job's batch pass, a job that
-// just ended) is left as it is.
-func (d *Daemon) requeue(log *slog.Logger, id string) {
+// requeue puts a pre-recorded job that is processing under this node's
+// claim (attempts, see runningJob) back in the queue, to run again after
+// the restart, and logs it; a job in any other state (a download waiting
+// for its audio, a live job's batch pass, a job that just ended) or under
+// another claim (this node stalled past cluster.job_lease and another
+// claimed it since) is left as it is.
+func (d *Daemon) requeue(log *slog.Logger, id string, attempts int) {
 	_, err := d.db.UpdateJob(id, func(j *store.Job) ([]*store.Delivery, error) {
-		if j.Kind != store.KindPreRecorded || j.Status != store.StatusProcessing {
+		if j.Kind != store.KindPreRecorded || j.Status != store.StatusProcessing || j.Attempts != attempts {
 			return nil, errNotRunning
 		}
 		j.Status = store.StatusQueued

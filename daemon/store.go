@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"time"
 
 	"github.com/earshot-dev/earshot/config"
 	"github.com/earshot-dev/earshot/store"
@@ -72,12 +73,26 @@ type ClusterConfig struct {
 	// clients reach it (http:// or https://); default "" (public_url, or
 	// each request's own).
 	AdvertiseURL string `yaml:"advertise_url"`
+	// JobLease is how long a pre-recorded job or batch pass claimed by this
+	// node stays its own without a renewal: after a node dies, its jobs go
+	// back to the queue within about this long. Default 30s; at least 1s.
+	JobLease time.Duration `yaml:"job_lease"`
+	// RecordingSync is how often a live recording's new audio is appended
+	// to the shared store while the session runs: a node that dies loses
+	// at most about this much of each call. Default 1s; 100ms to 1m.
+	RecordingSync time.Duration `yaml:"recording_sync"`
 }
 
 // SetDefaults fills zero fields: NodeID from the host name.
 func (c *ClusterConfig) SetDefaults() {
 	if c.NodeID == "" {
 		c.NodeID = defaultNodeID()
+	}
+	if c.JobLease == 0 {
+		c.JobLease = postgres.DefaultJobLease
+	}
+	if c.RecordingSync == 0 {
+		c.RecordingSync = time.Second
 	}
 }
 
@@ -103,6 +118,12 @@ func (c ClusterConfig) Validate() error {
 	if !store.ValidAccount(c.NodeID) { // the same alphabet and length
 		return config.Errorf("node_id", "must be 1 to 64 of A-Z a-z 0-9 . _ -, not %q", c.NodeID)
 	}
+	if c.JobLease < time.Second {
+		return config.Errorf("job_lease", "must be at least 1s, not %s", c.JobLease)
+	}
+	if c.RecordingSync < 100*time.Millisecond || c.RecordingSync > time.Minute {
+		return config.Errorf("recording_sync", "must be 100ms to 1m, not %s", c.RecordingSync)
+	}
 	if c.AdvertiseURL != "" {
 		u, err := url.Parse(c.AdvertiseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -124,7 +145,7 @@ func OpenStore(ctx context.Context, cfg Config, o *store.Options) (store.Store, 
 		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 			return nil, fmt.Errorf("data dir: %w", err)
 		}
-		db, err := postgres.Open(ctx, string(cfg.Store.DSN), &postgres.Options{NodeID: cfg.Cluster.NodeID})
+		db, err := postgres.Open(ctx, string(cfg.Store.DSN), &postgres.Options{NodeID: cfg.Cluster.NodeID, JobLease: cfg.Cluster.JobLease})
 		if err != nil {
 			return nil, fmt.Errorf("open postgres store: %w", err)
 		}

@@ -57,7 +57,7 @@ func (d *Daemon) runWorker(ctx context.Context, n int) error {
 		// Several workers share one wake-up: pass it on, there may be more.
 		signal(d.wake)
 		if job.Kind == store.KindLive {
-			d.track(ctx, job.ID, func(jctx context.Context) {
+			d.track(ctx, job.ID, 0, func(jctx context.Context) {
 				d.live.RunBatchPass(ctx, jctx, log, job, d.cfg.Limits.MaxAttempts)
 			})
 		} else {
@@ -102,12 +102,21 @@ func (d *Daemon) claimNext() (job *store.Job, gated bool, err error) {
 	return j, gated, err
 }
 
-// track runs fn with a context of the job's own, which DELETE cancels
-// (the running map).
-func (d *Daemon) track(ctx context.Context, id string, fn func(jctx context.Context)) {
+// runningJob is a job a worker of this node runs (the running map):
+// cancel ends it (DELETE), attempts is the claim it runs under (the job's
+// Attempts when claimed; 0 for a download or a batch pass, which are no
+// claim of the pre-recorded queue).
+type runningJob struct {
+	cancel   context.CancelFunc
+	attempts int
+}
+
+// track runs fn with a context of the job's own, which DELETE cancels,
+// in the running map under the claim attempts.
+func (d *Daemon) track(ctx context.Context, id string, attempts int, fn func(jctx context.Context)) {
 	jctx, cancel := context.WithCancel(ctx)
 	d.mu.Lock()
-	d.running[id] = cancel
+	d.running[id] = runningJob{cancel, attempts}
 	d.mu.Unlock()
 	defer func() {
 		d.mu.Lock()
@@ -120,16 +129,12 @@ func (d *Daemon) track(ctx context.Context, id string, fn func(jctx context.Cont
 
 func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 	log = log.With("job_id", job.ID)
-	jctx, cancel := context.WithCancel(ctx)
-	d.mu.Lock()
-	d.running[job.ID] = cancel
-	d.mu.Unlock()
-	defer func() {
-		d.mu.Lock()
-		delete(d.running, job.ID)
-		d.mu.Unlock()
-		cancel()
-	}()
+	d.track(ctx, job.ID, job.Attempts, func(jctx context.Context) { d.runClaim(ctx, jctx, log, job) })
+}
+
+// runClaim runs a claimed pre-recorded job under jctx, its own context
+// (track); ctx is the workers'.
+func (d *Daemon) runClaim(ctx, jctx context.Context, log *slog.Logger, job *store.Job) {
 	if job.Attempts > d.cfg.Limits.MaxAttempts {
 		d.failJob(log, job, fmt.Errorf("job started %d times without finishing; giving up", job.Attempts-1))
 		return
@@ -140,7 +145,7 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 	switch {
 	case ctx.Err() != nil:
 		// Shutdown: back to the queue, to run again after restart.
-		d.requeue(log, job.ID)
+		d.requeue(log, job.ID, job.Attempts)
 		return
 	case jctx.Err() != nil:
 		// Deleted while running: the record and its blob are gone, but a
@@ -156,29 +161,23 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 		d.failJobRetry(ctx, log, job, fmt.Errorf("encode result: %w", err))
 		return
 	}
-	_, err = d.db.UpdateJob(job.ID, func(j *store.Job) ([]*store.Delivery, error) {
-		j.Status = store.StatusDone
-		j.CompletedAt = time.Now().UTC()
-		j.Result = body
-		dur, ch := res.info.Duration, res.info.Channels
-		if j.File == nil {
-			j.File = &store.File{ID: j.ID}
+	waiting := false
+	err = untilStored(ctx, func() error {
+		_, err := d.db.UpdateJob(job.ID, func(j *store.Job) ([]*store.Delivery, error) {
+			return d.finishJob(j, job, res, body)
+		})
+		if errors.Is(err, store.ErrUnavailable) && !waiting {
+			waiting = true
+			log.Warn("store unavailable; the job's result is stored when it is back", "error", err)
 		}
-		j.File.AudioDuration, j.File.Channels = &dur, &ch
-		if res.filename != "" {
-			j.File.Filename = &res.filename
-		}
-		if res.blob != "" {
-			j.Blob = res.blob
-		}
-		j.PostSessionMetadata = map[string]any{"engine": d.pl.Engines.Embedded().Name(), "attempts": j.Attempts}
-		for k, v := range res.result.PostSessionMetadata {
-			j.PostSessionMetadata[k] = v
-		}
-		return callback.ForJob(j, "transcription.success", json.RawMessage(body))
+		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		d.removeJobBlob(log, job.ID) // deleted as it finished
+		return
+	}
+	if errors.Is(err, errClaimLost) {
+		log.Warn("job claim lost while it ran (its lease ran out); its result is dropped for the run that holds it now")
 		return
 	}
 	if err != nil {
@@ -192,6 +191,71 @@ func (d *Daemon) runJob(ctx context.Context, log *slog.Logger, job *store.Job) {
 		d.metrics.rtf.Observe(time.Since(start).Seconds() / res.info.Duration)
 	}
 	log.Info("job done", "audio_seconds", res.info.Duration, "elapsed_ms", time.Since(start).Milliseconds())
+}
+
+// finishJob writes a job's result into j, the job as stored now, and
+// returns its callback, unless the run (claim) no longer holds it.
+func (d *Daemon) finishJob(j, claim *store.Job, res *jobOutput, body []byte) ([]*store.Delivery, error) {
+	if err := checkClaim(j, claim); err != nil {
+		return nil, err
+	}
+	j.Status = store.StatusDone
+	j.CompletedAt = time.Now().UTC()
+	j.Result = body
+	dur, ch := res.info.Duration, res.info.Channels
+	if j.File == nil {
+		j.File = &store.File{ID: j.ID}
+	}
+	j.File.AudioDuration, j.File.Channels = &dur, &ch
+	if res.filename != "" {
+		j.File.Filename = &res.filename
+	}
+	if res.blob != "" {
+		j.Blob = res.blob
+	}
+	j.PostSessionMetadata = map[string]any{"engine": d.pl.Engines.Embedded().Name(), "attempts": j.Attempts}
+	for k, v := range res.result.PostSessionMetadata {
+		j.PostSessionMetadata[k] = v
+	}
+	return callback.ForJob(j, "transcription.success", json.RawMessage(body))
+}
+
+// storeRetry is how often a job's outcome the store could not take (the
+// database away) is tried again.
+const storeRetry = time.Second
+
+// untilStored calls update until the store takes it: while the store is
+// unavailable (the database away) it tries again every storeRetry, until
+// ctx ends. A job's outcome made while the database restarts is stored
+// when it is back, not dropped with the job left processing.
+func untilStored(ctx context.Context, update func() error) error {
+	for {
+		err := update()
+		if !errors.Is(err, store.ErrUnavailable) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(storeRetry):
+		}
+	}
+}
+
+// errClaimLost is returned by a running job's final update when the job
+// is no longer the claim that run holds: its lease ran out (its node
+// stalled, or lost the shared store, past cluster.job_lease), so it went
+// back to the queue and was claimed again or finished. That run's outcome
+// is dropped: the job ends once, with one callback.
+var errClaimLost = errors.New("daemon: job claim lost")
+
+// checkClaim returns errClaimLost unless j (as stored now) is still the
+// claim job: processing, at the same attempt.
+func checkClaim(j, claim *store.Job) error {
+	if j.Status != store.StatusProcessing || j.Attempts != claim.Attempts {
+		return errClaimLost
+	}
+	return nil
 }
 
 type jobOutput struct {
@@ -224,11 +288,18 @@ func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput
 		}
 		out.blob, out.filename = blob, name
 	}
-	path, release, err := d.blobFile(blob)
+	// The store away for a moment (a restart) delays the job, not fails it.
+	var path string
+	var release func()
+	err = untilStored(ctx, func() (err error) {
+		path, release, err = d.blobFile(blob)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	defer release()
+	d.log.Debug("job audio ready; transcribing", "component", "worker", "job_id", job.ID)
 	res, info, err := d.pl.TranscribeFile(ctx, path, &p)
 	if err != nil {
 		return nil, err
@@ -239,13 +310,14 @@ func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput
 
 // failJobRetry is failJob for a running job (its result could not be made
 // or stored: 507 when the disk is full), which must not stay processing:
-// while the disk stays too full for even the error, it retries with
-// backoff; on shutdown the job is left to Recover, which queues it again.
+// while the disk stays too full for even the error, or the store is
+// unavailable, it retries with backoff; on shutdown the job is left to
+// Recover, which queues it again.
 func (d *Daemon) failJobRetry(ctx context.Context, log *slog.Logger, job *store.Job, cause error) {
 	wait := 100 * time.Millisecond
 	for {
 		err := d.failJob(log, job, cause)
-		if !errors.Is(err, store.ErrNoSpace) {
+		if !errors.Is(err, store.ErrNoSpace) && !errors.Is(err, store.ErrUnavailable) {
 			return
 		}
 		select {
@@ -272,6 +344,9 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) error {
 		log.Info("job failed", "status", code, "error", cause)
 	}
 	_, err := d.db.UpdateJob(job.ID, func(j *store.Job) ([]*store.Delivery, error) {
+		if err := checkClaim(j, job); err != nil {
+			return nil, err
+		}
 		j.Status = store.StatusError
 		j.CompletedAt = time.Now().UTC()
 		j.Blob = "" // the audio goes below, once the record no longer names it
@@ -284,6 +359,10 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) error {
 		payload := map[string]any{"error_code": code, "message": msg}
 		return callback.ForJob(j, "transcription.error", payload)
 	})
+	if errors.Is(err, errClaimLost) {
+		log.Warn("job claim lost while it ran (its lease ran out); its failure is dropped for the run that holds it now")
+		return nil
+	}
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		log.Error("store job failure", "error", err)
 		return err
@@ -291,7 +370,7 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) error {
 	// A failed job keeps no audio: whatever it downloaded or linked
 	// (possibly not audio at all) would otherwise stay until deleted.
 	d.removeJobBlob(log, job.ID)
-	d.quota.forget(job.Account)
+	d.quota.Forget(job.Account)
 	d.metrics.jobsFinished.WithLabelValues(string(job.Kind), string(store.StatusError)).Inc()
 	d.outbox.Wake()
 	return nil

@@ -14,6 +14,7 @@ import (
 	sipmsg "github.com/emiago/sipgo/sip"
 
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
+	"github.com/earshot-dev/earshot/store/postgres/pgtest"
 )
 
 // werKamailioPCMU bounds the WER of codecClip played by baresip in PCMU
@@ -83,16 +84,12 @@ func answeredOn(t *testing.T, nodes []*daemonProc, seen map[*daemonProc]int, tim
 // Kamailio then goes straight to the survivor, its BYE through Kamailio;
 // with every node left full, Kamailio answers 503 with Retry-After.
 func TestClusterKamailio(t *testing.T) {
-	dsn := startPostgres(t)
+	dsn := pgtest.StartDatabase(t)
 	a, addrA := startSIPDaemon(t, kamailioNodeConfig(dsn, "node-a", "31510-31529"))
 	b, addrB := startSIPDaemon(t, kamailioNodeConfig(dsn, "node-b", "31530-31549"))
 	nodes := []*daemonProc{a, b}
 	uriOf := map[*daemonProc]string{a: "sip:" + addrA, b: "sip:" + addrB}
-	out, err := runCLI("keys", "create", "--config", a.Config, "--account", "acme")
-	if err != nil {
-		t.Fatalf("keys create --config: %v", err)
-	}
-	key := strings.TrimSpace(out)
+	key := createClusterKey(t, a, "acme")
 
 	k := startKamailio(t, []string{addrA, addrB}, time.Second)
 	// The probes from the Kamailio host are admitted and answered 200.

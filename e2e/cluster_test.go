@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,35 +10,80 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fasthttp/websocket"
+
 	"github.com/earshot-dev/earshot/store/postgres/pgtest"
 )
-
-// startPostgres starts a throwaway PostgreSQL server for one test and
-// returns the DSN of a fresh database on it; both go in a cleanup.
-func startPostgres(t *testing.T) string {
-	t.Helper()
-	return startPostgresServer(t).NewDatabase(t)
-}
-
-// startPostgresServer starts a throwaway PostgreSQL server for one test,
-// stopped in a cleanup.
-func startPostgresServer(t *testing.T) *pgtest.Server {
-	t.Helper()
-	srv, err := pgtest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	return srv
-}
 
 // clusterConfig is a node's config: the shared store at dsn, as node id.
 func clusterConfig(dsn, id string) string {
 	return fmt.Sprintf("store:\n  backend: postgres\n  dsn: %q\ncluster:\n  node_id: %s\n", dsn, id)
+}
+
+// clusterKeys makes an admin key with the CLI through a's config (the
+// shared store), then with it an API key of account acme over HTTP on a,
+// and checks that this key works on other at once.
+func clusterKeys(t *testing.T, a, other *daemonProc) (admin string, key adminKey) {
+	t.Helper()
+	admin = createClusterKey(t, a, "admin")
+	if status, body := a.postJSON("/admin/keys", admin, map[string]any{"account": "acme"}, &key); status != 201 {
+		t.Fatalf("POST /admin/keys on %s: %d %s", a.Base, status, body)
+	}
+	if status, body := other.do("GET", "/v2/pre-recorded", key.Key, nil, "", nil); status != 200 {
+		t.Fatalf("the new key of %s on %s: %d %s", a.Base, other.Base, status, body)
+	}
+	return admin, key
+}
+
+// liveOnA is a live session of account acme on node a of a two-node
+// cluster (recording_sync 250ms) whose client sent the first 3 s of its
+// audio and reads every message; at least 2 s of it reached the shared
+// store.
+type liveOnA struct {
+	dsn    string
+	conf   func(id string) string // a node's config
+	a, b   *daemonProc
+	key    string
+	audio  []byte // the clip's PCM; its first 3 s were sent
+	s      liveSession
+	conn   *websocket.Conn
+	closed chan struct{} // closed when the client's reads end: the server closed the socket
+	stored int64         // bytes of the recording seen in the shared store
+}
+
+// startLiveOnA starts a two-node cluster on a throwaway PostgreSQL and
+// runs a live session on its node a, as liveOnA says.
+func startLiveOnA(t *testing.T) *liveOnA {
+	t.Helper()
+	l := &liveOnA{dsn: pgtest.StartDatabase(t), closed: make(chan struct{})}
+	l.conf = func(id string) string { return clusterConfig(l.dsn, id) + "  recording_sync: 250ms\n" }
+	l.a = startDaemon(t, "", l.conf("node-a"))
+	l.b = startDaemon(t, "", l.conf("node-b"))
+	l.key = createClusterKey(t, l.a, "acme")
+	path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
+	l.audio = pcmOf(t, path)
+	l.s = l.a.createLive(l.key, map[string]any{})
+	conn, err := dial(t, l.s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	l.conn = conn
+	go func() { // drain the server's messages until it closes
+		defer close(l.closed)
+		for {
+			if _, _, err := conn.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+	for i := 0; i < 3*32000; i += 3200 {
+		if err := conn.WriteMessage(websocket.BinaryMessage, l.audio[i:i+3200]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.stored = waitStored(t, l.dsn, "live-"+l.s.ID+".wav", 44+2*32000)
+	return l
 }
 
 // TestClusterTwoNodes: two real earshotd nodes on one PostgreSQL act as
@@ -46,7 +92,7 @@ func clusterConfig(dsn, id string) string {
 // deleted on B; a live session run on A is read and downloaded on B; a key
 // revoked on B is refused on A at once.
 func TestClusterTwoNodes(t *testing.T) {
-	dsn := startPostgres(t)
+	dsn := pgtest.StartDatabase(t)
 	a := startDaemon(t, "", clusterConfig(dsn, "node-a"))
 	b := startDaemon(t, "", clusterConfig(dsn, "node-b"))
 	for _, d := range []*daemonProc{a, b} {
@@ -54,21 +100,9 @@ func TestClusterTwoNodes(t *testing.T) {
 			t.Errorf("a postgres node made an embedded store in %s: %v", d.DataDir, err)
 		}
 	}
-	// The CLI reaches the shared store through the same config.
-	out, err := runCLI("keys", "create", "--config", a.Config, "--account", "admin")
-	if err != nil {
-		t.Fatalf("keys create --config: %v", err)
-	}
-	admin := strings.TrimSpace(out)
-
-	// A key made over HTTP on A works on B at once.
-	var key adminKey
-	if status, body := a.postJSON("/admin/keys", admin, map[string]any{"account": "acme"}, &key); status != 201 {
-		t.Fatalf("POST /admin/keys on A: %d %s", status, body)
-	}
-	if status, body := b.do("GET", "/v2/pre-recorded", key.Key, nil, "", nil); status != 200 {
-		t.Fatalf("A's new key on B: %d %s", status, body)
-	}
+	// The CLI reaches the shared store through the same config; a key
+	// made over HTTP on A works on B at once.
+	admin, key := clusterKeys(t, a, b)
 
 	// Upload and create on A; read, list and download on B.
 	path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
@@ -151,14 +185,10 @@ func TestClusterTwoNodes(t *testing.T) {
 // lease runs out and node B requeues and finishes that job and every other
 // one, each exactly once.
 func TestClusterNodeDies(t *testing.T) {
-	dsn := startPostgres(t)
+	dsn := pgtest.StartDatabase(t)
 	a := startDaemon(t, "", clusterConfig(dsn, "node-a"))
 	b := startDaemon(t, "", clusterConfig(dsn, "node-b"))
-	out, err := runCLI("keys", "create", "--config", a.Config, "--account", "acme")
-	if err != nil {
-		t.Fatalf("keys create --config: %v", err)
-	}
-	key := strings.TrimSpace(out)
+	key := createClusterKey(t, a, "acme")
 	path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
 	status, up, body := a.upload(key, path)
 	if status != 200 {
@@ -195,32 +225,41 @@ func TestClusterNodeDies(t *testing.T) {
 	}
 }
 
-// TestClusterKillDuringLive: a node SIGKILLed during a live session and
-// started again on its data dir (same node_id) ends the session from the
-// recording it kept locally: the audio acknowledged before the kill is in
-// the shared store and downloadable from the other node.
+// TestClusterKillDuringLive: the node running a live session is
+// SIGKILLed; a survivor ends the session as error 503 (never left
+// processing) and keeps its recording as far as it had reached the shared
+// store: at least what the test saw there before the kill, a prefix of
+// what was sent, its WAV header giving that length. The killed node,
+// started again on its data dir, drops its stale local copy and leaves the
+// survivor's ending as it is. (Before the survivor, the session stayed
+// processing until its own node came back.)
 func TestClusterKillDuringLive(t *testing.T) {
-	dsn := startPostgres(t)
-	a := startDaemon(t, "", clusterConfig(dsn, "node-a"))
-	b := startDaemon(t, "", clusterConfig(dsn, "node-b"))
-	out, err := runCLI("keys", "create", "--config", a.Config, "--account", "acme")
-	if err != nil {
-		t.Fatalf("keys create --config: %v", err)
+	l := startLiveOnA(t)
+	a, b, key, s, audio, stored := l.a, l.b, l.key, l.s, l.audio, l.stored
+	a.Kill()
+	rec := b.waitLive(key, s.ID, time.Minute)
+	msg, _ := rec["error_message"].(string)
+	if rec["status"] != "error" || rec["error_code"] != float64(503) {
+		t.Fatalf("session of the killed node: %v, error_code %v (%s); want error 503", rec["status"], rec["error_code"], msg)
 	}
-	key := strings.TrimSpace(out)
-	path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
-	audio := pcmOf(t, path)
-	id, lastAck := a.streamAndKill(t, key, audio)
-	a2 := startDaemon(t, a.DataDir, clusterConfig(dsn, "node-a"))
-	rec := a2.waitLive(key, id, 3*time.Minute)
-	t.Logf("after the kill: %v (error_code %v), %d bytes acked", rec["status"], rec["error_code"], lastAck)
-	status, wav := b.do("GET", "/v2/live/"+id+"/file", key, nil, "", nil)
-	if status != 200 {
-		t.Fatalf("recording from B after A's restart: %d %.200s", status, wav)
+	b.WaitLog(time.Minute, "ended the live session of a stopped node", s.ID, "node-a")
+	status, wav := b.do("GET", "/v2/live/"+s.ID+"/file", key, nil, "", nil)
+	if status != 200 || len(wav) < 44 {
+		t.Fatalf("recording from B after A's kill: %d %.200s", status, wav)
 	}
-	got := wav[min(44, len(wav)):]
-	if len(got) < lastAck || len(got) > 3*32000 || !bytes.Equal(got, audio[:len(got)]) {
-		t.Errorf("recording holds %d bytes, want the %d acked (at most %d), a prefix of what was sent", len(got), lastAck, 3*32000)
+	got := wav[44:]
+	if int64(len(wav)) < stored || len(got) > 3*32000 || !bytes.Equal(got, audio[:len(got)]) ||
+		string(wav[:4]) != "RIFF" || int(binary.LittleEndian.Uint32(wav[40:44])) != len(got) {
+		t.Errorf("recording holds %d bytes (header says %d), want at least the %d stored before the kill, a prefix of what was sent",
+			len(wav), binary.LittleEndian.Uint32(wav[40:44]), stored)
+	}
+	a2 := startDaemon(t, a.DataDir, l.conf("node-a"))
+	a2.WaitLog(time.Minute, "removed the local recording of a session another node ended", s.ID)
+	if rec := a2.waitLive(key, s.ID, time.Minute); rec["status"] != "error" || rec["error_code"] != float64(503) {
+		t.Errorf("after A came back: %v %v", rec["status"], rec["error_code"])
+	}
+	if status, again := a2.do("GET", "/v2/live/"+s.ID+"/file", key, nil, "", nil); status != 200 || !bytes.Equal(again, wav) {
+		t.Errorf("recording after A came back: %d, %d bytes, want the %d B kept", status, len(again), len(wav))
 	}
 }
 
@@ -228,20 +267,22 @@ func TestClusterKillDuringLive(t *testing.T) {
 // it answer 503 with the contract's error body (they answered 500 before
 // store.ErrUnavailable was mapped), each within the store's statement
 // timeout; when it is back the same node serves again without a restart,
-// and a job created then is transcribed.
+// and a job created then is transcribed. A job whose result came while it
+// was down is stored when it is back (before, the worker gave it up and
+// the job stayed processing, its lease renewed for ever).
 func TestClusterPostgresDown(t *testing.T) {
-	srv := startPostgresServer(t)
+	srv := pgtest.StartTest(t)
 	a := startDaemon(t, "", clusterConfig(srv.NewDatabase(t), "node-a"))
-	out, err := runCLI("keys", "create", "--config", a.Config, "--account", "acme")
-	if err != nil {
-		t.Fatalf("keys create --config: %v", err)
-	}
-	key := strings.TrimSpace(out)
+	key := createClusterKey(t, a, "acme")
 	path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
 	status, up, body := a.upload(key, path)
 	if status != 200 {
 		t.Fatalf("upload: %d %s", status, body)
 	}
+	// A job whose result comes while PostgreSQL is down: transcribing
+	// when it stops, stored when it is back.
+	running := queueLongJobs(t, a, key, 1)[0]
+	a.WaitLog(time.Minute, "job audio ready; transcribing", running)
 	if err := srv.Halt(); err != nil {
 		t.Fatal(err)
 	}
@@ -257,6 +298,7 @@ func TestClusterPostgresDown(t *testing.T) {
 			t.Errorf("%s %s: error body path %q (%s)", c.method, c.path, eb.Path, b)
 		}
 	}
+	a.WaitLog(5*time.Minute, "the job's result is stored when it is back", running)
 	if err := srv.Resume(); err != nil {
 		t.Fatal(err)
 	}
@@ -278,29 +320,22 @@ func TestClusterPostgresDown(t *testing.T) {
 		t.Fatalf("create after PostgreSQL came back: %d %s", status, body)
 	}
 	checkRecord(t, a.waitJob(key, created.ID, 2*time.Minute), created.ID, "done")
+	checkRecord(t, a.waitJob(key, running, 2*time.Minute), running, "done")
 }
 
 // TestClusterNodes: GET /admin/nodes on any node lists every node sharing
 // the store with its advertise_url, liveness and load from its heartbeats;
 // a node SIGKILLed is shown as not alive once its heartbeats stop.
 func TestClusterNodes(t *testing.T) {
-	dsn := startPostgres(t)
+	dsn := pgtest.StartDatabase(t)
 	conf := func(id string) string {
 		return clusterConfig(dsn, id) + "  advertise_url: http://" + id + ".example:8080\n"
 	}
 	a := startDaemon(t, "", conf("node-a"))
 	b := startDaemon(t, "", conf("node-b"))
-	out, err := runCLI("keys", "create", "--config", a.Config, "--account", "admin")
-	if err != nil {
-		t.Fatalf("keys create --config: %v", err)
-	}
-	admin := strings.TrimSpace(out)
-	out, err = runCLI("keys", "create", "--config", a.Config, "--account", "acme")
-	if err != nil {
-		t.Fatalf("keys create --config: %v", err)
-	}
+	admin := createClusterKey(t, a, "admin")
 	var eb errBody
-	status, _ := b.do("GET", "/admin/nodes", strings.TrimSpace(out), nil, "", &eb)
+	status, _ := b.do("GET", "/admin/nodes", createClusterKey(t, a, "acme"), nil, "", &eb)
 	checkError(t, status, eb, 403, "GET /admin/nodes with a key that is not admin")
 
 	type node struct {
@@ -350,4 +385,80 @@ func TestClusterNodes(t *testing.T) {
 	waitNodes(a, "node-b not alive after its SIGKILL, node-a alive", func(m map[string]node) bool {
 		return len(m) == 2 && m["node-a"].Alive && !m["node-b"].Alive
 	})
+}
+
+// TestClusterNodeStalls: node A stalls (SIGSTOP) past cluster.job_lease
+// while it processes a job that has a callback; B requeues the job and
+// finishes it. When A runs again and finishes its own run, the job is not
+// ended twice: A drops its result, and the receiver gets one
+// transcription.success. (Before the claim check A stored its late result
+// over B's and queued a second callback: A logged "job done" too.)
+func TestClusterNodeStalls(t *testing.T) {
+	dsn := pgtest.StartDatabase(t)
+	hook, hookURL := startHookReceiver(t)
+	conf := func(id string) string { return clusterConfig(dsn, id) + "  job_lease: 1s\n" }
+	a := startDaemon(t, "", conf("node-a"))
+	key := createClusterKey(t, a, "acme")
+	path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
+	status, up, body := a.upload(key, path)
+	if status != 200 {
+		t.Fatalf("upload on A: %d %s", status, body)
+	}
+	var created struct{ ID string }
+	if status, body := a.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": up.AudioURL, "callback": true,
+		"callback_config": map[string]any{"url": hookURL}}, &created); status != 201 {
+		t.Fatalf("create on A: %d %s", status, body)
+	}
+	id := created.ID
+	a.WaitLog(time.Minute, `"job processing"`, id)
+	resume := a.stall()
+	b := startDaemon(t, "", conf("node-b"))
+	b.WaitLog(time.Minute, "requeued jobs of a node whose lease ended", id)
+	b.WaitLog(2*time.Minute, `"job done"`, id)
+	resume()
+	// A's run ends one way or the other: it finished the job, or it saw
+	// its claim was lost.
+	if which := waitLineOf(t, a, id, []string{`"job done"`, "job claim lost"}); which != "job claim lost" || a.logCount(`"job done"`, id) > 0 {
+		t.Errorf("A finished the job B had taken over and finished:\n%s", strings.Join(a.linesWith(id), "\n"))
+	}
+	rec := b.waitJob(key, id, time.Minute)
+	checkRecord(t, rec, id, "done")
+	hits := hook.wait(t, 1, time.Minute)
+	n := 0
+	for _, h := range hits {
+		if bytes.Contains(h.body, []byte(id)) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d callbacks for the job, want 1", n)
+	}
+}
+
+// TestClusterLiveNodeStalls: the node running a live session stalls
+// (SIGSTOP) until a survivor has ended the session as error 503; when it
+// runs again and its client stops the recording, the survivor's ending
+// stands. (Before, the stalled node's late end turned the job done.)
+func TestClusterLiveNodeStalls(t *testing.T) {
+	l := startLiveOnA(t)
+	a, b, key, s, conn := l.a, l.b, l.key, l.s, l.conn
+	resume := a.stall()
+	if rec := b.waitLive(key, s.ID, time.Minute); rec["status"] != "error" || rec["error_code"] != float64(503) {
+		t.Fatalf("session of the stalled node: %v %v; want error 503", rec["status"], rec["error_code"])
+	}
+	resume()
+	if err := conn.WriteJSON(map[string]any{"type": "stop_recording"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-l.closed:
+	case <-time.After(time.Minute):
+		t.Fatal("the stalled node did not end the session within a minute of running again")
+	}
+	// The socket closes after the session's end was stored (or dropped).
+	var rec map[string]any
+	if status, _ := b.do("GET", "/v2/live/"+s.ID, key, nil, "", &rec); status != 200 || rec["status"] != "error" || rec["error_code"] != float64(503) {
+		t.Errorf("after the stalled node ran again: %d %v %v; want the survivor's error 503:\n%s", status, rec["status"], rec["error_code"],
+			strings.Join(a.linesWith(s.ID), "\n"))
+	}
 }

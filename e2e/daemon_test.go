@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -52,13 +53,28 @@ type daemonProc struct {
 	procLog // its log lines so far
 }
 
-// keys creates an API key in dataDir with the CLI (the daemon may or may
-// not be running).
+// createKey creates an API key in dataDir with the CLI (the daemon may or
+// may not be running).
 func createKey(t *testing.T, dataDir, account string) string {
 	t.Helper()
-	out, err := exec.Command(earshotd, "keys", "create", "--data-dir", dataDir, "--account", account).Output()
+	return cliKey(t, account, "--data-dir", dataDir)
+}
+
+// createClusterKey creates an API key with the CLI in the store d's config
+// names: a cluster's shared store, which every node reads at once.
+func createClusterKey(t *testing.T, d *daemonProc, account string) string {
+	t.Helper()
+	return cliKey(t, account, "--config", d.Config)
+}
+
+// cliKey runs keys create for account in the store where names and
+// returns the key it printed.
+func cliKey(t *testing.T, account string, where ...string) string {
+	t.Helper()
+	args := append(append([]string{"keys", "create"}, where...), "--account", account)
+	out, err := exec.Command(earshotd, args...).Output()
 	if err != nil {
-		t.Fatalf("keys create: %v", err)
+		t.Fatalf("keys create %s: %v", strings.Join(where, " "), err)
 	}
 	key := strings.TrimSpace(string(out))
 	if !strings.HasPrefix(key, "es_") || strings.ContainsAny(key, " \n") {
@@ -68,8 +84,9 @@ func createKey(t *testing.T, dataDir, account string) string {
 }
 
 // startDaemon starts earshotd on a fresh data dir (or dataDir, to restart on
-// one) with an optional YAML config, and waits for its "api listening" line.
-func startDaemon(t *testing.T, dataDir, configYAML string) *daemonProc {
+// one) with an optional YAML config and extra arguments of run (a later
+// --listen wins), and waits for its "api listening" line.
+func startDaemon(t *testing.T, dataDir, configYAML string, extra ...string) *daemonProc {
 	t.Helper()
 	if dataDir == "" {
 		dataDir = t.TempDir()
@@ -83,6 +100,7 @@ func startDaemon(t *testing.T, dataDir, configYAML string) *daemonProc {
 		}
 		args = append(args, "--config", d.Config)
 	}
+	args = append(args, extra...)
 	d.cmd = exec.Command(earshotd, args...)
 	d.cmd.Stderr = os.Stderr
 	stdout, err := d.cmd.StdoutPipe()
@@ -145,6 +163,20 @@ func (d *daemonProc) Stop() {
 func (d *daemonProc) Kill() {
 	d.cmd.Process.Signal(syscall.SIGKILL)
 	<-d.done
+}
+
+// stall stops d (SIGSTOP) and returns resume, which lets it run again
+// (SIGCONT) the first time it is called; a cleanup resumes it too, before
+// d is stopped.
+func (d *daemonProc) stall() (resume func()) {
+	d.t.Helper()
+	if err := d.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		d.t.Fatal(err)
+	}
+	var once sync.Once
+	resume = func() { once.Do(func() { d.cmd.Process.Signal(syscall.SIGCONT) }) }
+	d.t.Cleanup(resume)
+	return resume
 }
 
 // WaitLog waits until a log line contains every one of parts.

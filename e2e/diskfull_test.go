@@ -55,33 +55,26 @@ func TestDiskFullStoringResult(t *testing.T) {
 	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
 	d := startDaemon(t, filepath.Join(dir, "data"), "")
 	key := createKey(t, d.DataDir, "acme")
-	long, _ := clip(t, "ljspeech-LJ001-0007-to-0016-long.wav")
-	status, up, body := d.upload(key, long)
-	if status != 200 {
-		t.Fatalf("upload: %d %s", status, body)
-	}
-	var j struct{ ID string }
-	if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": up.AudioURL}, &j); status != 201 {
-		t.Fatalf("create: %d %s", status, body)
-	}
-	d.WaitLog(time.Minute, `"job processing"`, j.ID)
+	id := queueLongJobs(t, d, key, 1)[0]
+	d.WaitLog(time.Minute, `"job processing"`, id)
 	filler := fillDisk(t, dir)
-	d.WaitLog(3*time.Minute, `"store result"`, j.ID, "no space")
+	d.WaitLog(3*time.Minute, `"store result"`, id, "no space")
 	rec := map[string]any{}
-	d.do("GET", "/v2/pre-recorded/"+j.ID, key, nil, "", &rec)
+	d.do("GET", "/v2/pre-recorded/"+id, key, nil, "", &rec)
 	t.Logf("with the disk still full the job is %v %v", rec["status"], rec["error_code"])
 
 	// Space returns; the job ends without a restart.
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	rec = d.waitJob(key, j.ID, 30*time.Second)
+	rec = d.waitJob(key, id, 30*time.Second)
 	if rec["status"] != "error" || rec["error_code"] != 507.0 {
 		t.Fatalf("job whose result did not fit ended %v %v, want error 507", rec["status"], rec["error_code"])
 	}
 	// The daemon goes on working.
 	short, _ := clip(t, "pocketsphinx-goforward.wav")
 	_, up2, _ := d.upload(key, short)
+	var j struct{ ID string }
 	if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": up2.AudioURL}, &j); status != 201 {
 		t.Fatalf("create after the disk had room again: %d %s", status, body)
 	}

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/admin"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -77,7 +77,7 @@ func backupThroughDaemon(ctx context.Context, dataDir, file string) (int64, erro
 	rand.Read(b[:])
 	tmp := filepath.Join(dataDir, "backup-"+hex.EncodeToString(b[:])+".db")
 	defer os.Remove(tmp) // gone once moved
-	if err := daemon.CallBackup(ctx, dataDir, tmp); err != nil {
+	if err := admin.CallBackup(ctx, dataDir, tmp); err != nil {
 		return 0, err
 	}
 	st, err := os.Stat(tmp)

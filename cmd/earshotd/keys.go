@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/earshot-dev/earshot/admin"
 	"github.com/earshot-dev/earshot/app"
 	"github.com/earshot-dev/earshot/daemon"
 	"github.com/earshot-dev/earshot/store"
@@ -50,7 +51,7 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("keys: %w", err)
 	}
-	req := daemon.AdminRequest{Op: "keys." + args[0], Account: *acct, ID: *id}
+	req := admin.Request{Op: "keys." + args[0], Account: *acct, ID: *id}
 	switch args[0] {
 	case "create", "secret":
 		if *acct == "" {
@@ -65,7 +66,7 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprint(stderr, keysUsage)
 		return fmt.Errorf("keys: unknown subcommand %q", args[0])
 	}
-	resp, err := admin(ctx, cfg.Config, req)
+	resp, err := adminRequest(ctx, cfg.Config, req)
 	if err != nil {
 		return err
 	}
@@ -86,19 +87,20 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-// admin runs an admin request on the store directly, or through the running
-// daemon's admin socket when the daemon holds the embedded store. A shared
-// store (postgres) is opened directly, running daemons or not.
-func admin(ctx context.Context, cfg daemon.Config, req daemon.AdminRequest) (daemon.AdminResponse, error) {
+// adminRequest runs an admin request on the store directly (admin.Do), or
+// through the running daemon's admin socket (admin.Call) when the daemon
+// holds the embedded store. A shared store (postgres) is opened directly,
+// running daemons or not.
+func adminRequest(ctx context.Context, cfg daemon.Config, req admin.Request) (admin.Response, error) {
 	db, err := daemon.OpenStore(ctx, cfg, &store.Options{Timeout: 300 * time.Millisecond})
 	if errors.Is(err, store.ErrLocked) {
-		return daemon.CallAdmin(ctx, cfg.DataDir, req)
+		return admin.Call(ctx, cfg.DataDir, req)
 	}
 	if err != nil {
-		return daemon.AdminResponse{}, err
+		return admin.Response{}, err
 	}
 	defer db.Close()
-	resp := daemon.Admin(db, req)
+	resp := admin.Do(db, req)
 	if resp.Error != "" {
 		return resp, errors.New(resp.Error)
 	}

@@ -15,11 +15,22 @@
 // together. No lock is held across an engine call, a remote request or a
 // store commit.
 //
+// In a cluster (a Cluster in Deps: the shared store) a session is placed
+// on a node with room, adopted there when its client connects, and ended
+// by a survivor when its node stops (cluster.go); a goroutine of the
+// session's appends its recording to the shared store while it runs
+// (recording_sync.go), and while that store is away the session holds its
+// callbacks and stores its end when it is back (outage.go).
+//
 // It depends on the job service only through the interfaces it declares
-// (Store, Recordings, Signals in service.go) and on the recognition
-// pipeline (recognizer/pipeline); it never imports package daemon.
+// (Store, Recordings, Signals in service.go, Cluster in cluster.go), on
+// the shared store only through PostgresCluster (cluster_postgres.go, the
+// Cluster the job service hands it in a cluster, which its tests run too)
+// and on the recognition pipeline (recognizer/pipeline); it never imports
+// package daemon.
 //
 // Invariants: a session's job is committed (one store commit) before any
 // door sees it; a session belongs to this node and to its goroutine until
-// it has ended; it finalises exactly once, however it ends.
+// it has ended; it finalises exactly once, however it ends, and its end
+// never overwrites a job that has ended already (another node's).
 package live

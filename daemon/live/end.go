@@ -44,13 +44,12 @@ func (s *session) finish(ctx context.Context, failure string) {
 	if err != nil {
 		s.log.Error("finalise recording", "error", err)
 	}
+	left := "" // the recording the store could not take (outage.go)
 	if path != "" {
-		if err := s.svc.deps.Recordings.CommitRecording(path); err != nil {
-			s.log.Error("store recording", "error", err)
-		}
+		left = s.storeRecording(path)
 	}
 	if failure != "" {
-		s.fail(failure)
+		s.failLeft(failure, left)
 		return
 	}
 	s.batchPass = s.svc.cfg.batchPass() && s.rec.audio > 0
@@ -71,7 +70,10 @@ func (s *session) finish(ctx context.Context, failure string) {
 	}
 	pending := s.pending
 	s.pending = nil
-	_, err = s.svc.db.UpdateJob(s.id, func(j *store.Job) ([]*store.Delivery, error) {
+	update := func(j *store.Job) ([]*store.Delivery, error) {
+		if err := checkOpen(j); err != nil {
+			return nil, err
+		}
 		j.Status = store.StatusDone
 		j.CompletedAt = time.Now().UTC()
 		j.Result = body
@@ -86,14 +88,42 @@ func (s *session) finish(ctx context.Context, failure string) {
 			}
 		}
 		return pending, nil
-	})
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		s.log.Error("store live result", "error", err)
 	}
-	s.svc.deps.Signals.Finished(store.StatusDone)
-	s.svc.deps.Signals.Queued(s.batchPass, len(pending) > 0)
+	batchPass := s.batchPass
+	stored := func() {
+		s.svc.deps.Signals.Finished(store.StatusDone)
+		s.svc.deps.Signals.Queued(batchPass, len(pending) > 0)
+	}
+	if s.commitEnd(left, update, stored, "result") {
+		stored()
+	}
 	s.end()
 	s.log.Info("live session ended", "audio_seconds", dur)
+}
+
+// commitEnd stores a session's end (update). When the shared store is
+// unavailable, or left names what has not reached it yet, the end is
+// stored when it is back (endWhenBack), which then calls stored; an end
+// another node made first is dropped; a store error is logged and stored
+// called. It reports true when the update committed now (or the job was
+// gone): the caller then finishes and calls stored itself.
+func (s *session) commitEnd(left string, update func(*store.Job) ([]*store.Delivery, error), stored func(), what string) bool {
+	var err error = store.ErrUnavailable
+	if left == "" {
+		_, err = s.svc.db.UpdateJob(s.id, update)
+	}
+	switch {
+	case errors.Is(err, store.ErrUnavailable):
+		s.endWhenBack(left, update, stored)
+	case errors.Is(err, errEndedElsewhere):
+		s.log.Warn("live session was ended by another node while this one stalled; its end here is dropped")
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		s.log.Error("store live "+what, "error", err)
+		stored()
+	default:
+		return true
+	}
+	return false
 }
 
 // liveFileRecord is the File record of a live job's recording.
@@ -104,7 +134,11 @@ func liveFileRecord(id string, channels int, dur float64) *store.File {
 
 // fail ends the job as error (408 when it never connected), with the
 // callback deliveries still queued.
-func (s *session) fail(reason string) {
+func (s *session) fail(reason string) { s.failLeft(reason, "") }
+
+// failLeft is fail for a session whose recording at left the store could
+// not take (outage.go): the end is stored when the store is back.
+func (s *session) failLeft(reason, left string) {
 	code := 500
 	if s.started.IsZero() {
 		code = 408
@@ -115,7 +149,10 @@ func (s *session) fail(reason string) {
 	blob := ""
 	pending := s.pending
 	s.pending = nil
-	_, err := s.svc.db.UpdateJob(s.id, func(j *store.Job) ([]*store.Delivery, error) {
+	update := func(j *store.Job) ([]*store.Delivery, error) {
+		if err := checkOpen(j); err != nil {
+			return nil, err
+		}
 		j.Status = store.StatusError
 		j.CompletedAt = time.Now().UTC()
 		j.ErrorCode = code
@@ -130,17 +167,20 @@ func (s *session) fail(reason string) {
 		}
 		j.PostSessionMetadata["error"] = reason
 		return pending, nil
-	})
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		s.log.Error("store live failure", "error", err)
-	} else if blob != "" {
-		s.rec.close()
-		if err := s.svc.db.RemoveBlob(blob); err != nil {
-			s.log.Error("remove empty recording", "error", err)
-		}
 	}
-	s.svc.deps.Signals.Finished(store.StatusError)
-	s.svc.deps.Signals.Queued(false, len(pending) > 0)
+	stored := func() {
+		s.svc.deps.Signals.Finished(store.StatusError)
+		s.svc.deps.Signals.Queued(false, len(pending) > 0)
+	}
+	if s.commitEnd(left, update, stored, "failure") {
+		if blob != "" {
+			s.rec.close()
+			if err := s.svc.db.RemoveBlob(blob); err != nil {
+				s.log.Error("remove empty recording", "error", err)
+			}
+		}
+		stored()
+	}
 	s.log.Info("live session failed", "status", code, "error", reason)
 	s.end()
 }

@@ -264,22 +264,6 @@ func (s *session) deliver(m *message, toClient bool) {
 	}
 }
 
-// flushDeliveries commits the callback deliveries queued since the last
-// flush in one store commit and wakes the outbox.
-func (s *session) flushDeliveries() {
-	if len(s.pending) == 0 {
-		return
-	}
-	pending := s.pending
-	s.pending = nil
-	_, err := s.svc.db.UpdateJob(s.id, func(*store.Job) ([]*store.Delivery, error) { return pending, nil })
-	if err != nil {
-		s.log.Error("queue live callbacks", "error", err, "deliveries", len(pending))
-		return
-	}
-	s.svc.deps.Signals.Queued(false, true)
-}
-
 // ackAudio acknowledges the whole-session bytes [from, to) of audio
 // written through an attachment: to the WebSocket client when the audio
 // came over the WebSocket (acks) and messages_config asks for acks, and to

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -25,6 +26,7 @@ type Store interface {
 	CreateJob(j *store.Job) error
 	Job(id string) (*store.Job, error)
 	UpdateJob(id string, fn func(j *store.Job) ([]*store.Delivery, error)) (*store.Job, error)
+	DeleteJob(id string) error
 	RemoveBlob(name string) error
 	Key(id string) (store.Key, error)
 	CallbackSecret(account string) ([]byte, error)
@@ -68,6 +70,12 @@ type Deps struct {
 	Decoders, TelephoneDecoders int
 	// Log is the service's logger; nil is silent.
 	Log *slog.Logger
+	// Cluster is the shared store of a cluster (cluster.go), nil on one
+	// box; NodeID names this node in it, and RecordingSync is how often a
+	// running session's recording is appended to it (recording_sync.go).
+	Cluster       Cluster
+	NodeID        string
+	RecordingSync time.Duration
 }
 
 // Service is the job service's live sessions: it admits them, signs their
@@ -184,18 +192,20 @@ func (s *Service) Sessions() int {
 }
 
 // CreateLive validates a POST /v2/live body, commits a queued live job and
-// returns it with the session token for its WebSocket URL. keyID is the
-// API key asking: revoking it ends the session.
-func (s *Service) CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (*store.Job, string, error) {
+// returns it with the session token for its WebSocket URL: on this node
+// while it has room, else, in a cluster, on another node with room
+// (cluster.go), whose base URL it names. keyID is the API key asking:
+// revoking it ends the session.
+func (s *Service) CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (Created, error) {
 	p, err := params.DecodeLive(body, s.caps)
 	if err != nil {
-		return nil, "", err
+		return Created{}, err
 	}
 	if err := s.route(p); err != nil {
-		return nil, "", err
+		return Created{}, err
 	}
 	if region != "" && region != "us-west" && region != "eu-west" {
-		return nil, "", &errcode.ValidationError{Problems: []string{"region must be one of us-west, eu-west"}}
+		return Created{}, &errcode.ValidationError{Problems: []string{"region must be one of us-west, eu-west"}}
 	}
 	psm := map[string]any{}
 	if region != "" {
@@ -203,15 +213,15 @@ func (s *Service) CreateLive(ctx context.Context, account, keyID, requestID stri
 	}
 	job := &store.Job{Account: account, KeyID: keyID, Status: store.StatusQueued, RequestID: requestID,
 		CustomMetadata: p.CustomMetadata, PostSessionMetadata: psm}
-	sess, err := s.create(job, p)
+	_, nodeURL, err := s.create(job, p, true)
 	if err != nil {
-		return nil, "", err
+		return Created{}, err
 	}
-	tok, err := s.token(job.ID, sess.expires)
+	tok, err := s.token(job.ID, job.CreatedAt.Add(s.cfg.TokenTTL))
 	if err != nil {
-		return nil, "", err
+		return Created{}, err
 	}
-	return job, tok, nil
+	return Created{Job: job, Token: tok, NodeURL: nodeURL}, nil
 }
 
 // OpenLive opens a live session for a door without an HTTP request of its
@@ -255,7 +265,7 @@ func (s *Service) OpenLive(ctx context.Context, req ingest.LiveRequest) (ingest.
 		psm["source"] = req.Source
 	}
 	job := &store.Job{Account: req.Account, Status: store.StatusProcessing, CustomMetadata: md, PostSessionMetadata: psm}
-	sess, err := s.create(job, &p)
+	sess, _, err := s.create(job, &p, false)
 	if err != nil {
 		return nil, err
 	}
@@ -264,40 +274,59 @@ func (s *Service) OpenLive(ctx context.Context, req ingest.LiveRequest) (ingest.
 
 // create admits a session, commits its job (filled in here: id, kind,
 // times, params, recording) in one store commit and starts its goroutine.
-// A job created as processing is attached at once by the caller.
-func (s *Service) create(job *store.Job, p *params.Live) (*session, error) {
+// A job created as processing is attached at once by the caller. In a
+// cluster the job is placed (cluster.go): with remote, on another node
+// when this one is full, and then no session starts here (nil); nodeURL
+// is the base URL of the node that runs it ("" on one box).
+func (s *Service) create(job *store.Job, p *params.Live, remote bool) (sess *session, nodeURL string, err error) {
 	if err := s.deps.Signals.AdmitRecording(job.Account); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	s.admit.Lock()
 	defer s.admit.Unlock()
-	if err := s.admitLive(job.Account); err != nil {
-		return nil, err
+	local := s.admitLive(job.Account)
+	if errors.Is(local, errcode.ErrLiveQuota) || local != nil && s.deps.Cluster == nil {
+		return nil, "", local
 	}
 	job.ID = uuid.NewString()
 	job.Kind = store.KindLive
 	job.CreatedAt = time.Now().UTC()
 	job.Blob = "live-" + job.ID + ".wav"
-	var err error
 	if job.Params, err = json.Marshal(p); err != nil {
-		return nil, fmt.Errorf("encode params: %w", err)
+		return nil, "", fmt.Errorf("encode params: %w", err)
 	}
-	sess, err := s.newSession(job, p, job.CreatedAt.Add(s.cfg.connectWithin()))
+	if s.deps.Cluster != nil {
+		node, err := s.place(job, local, remote)
+		if err != nil {
+			return nil, "", err
+		}
+		if node.ID != s.deps.NodeID {
+			s.log.Info("live session placed on another node", "session_id", job.ID, "account_id", job.Account, "node_id", node.ID)
+			return nil, node.URL, nil
+		}
+		nodeURL = node.URL
+	}
+	sess, err = s.newSession(job, p, job.CreatedAt.Add(s.cfg.connectWithin()))
 	if err != nil {
-		return nil, err
+		if s.deps.Cluster != nil { // placed here: free the slot
+			s.db.DeleteJob(job.ID)
+		}
+		return nil, "", err
 	}
-	if err := s.db.CreateJob(job); err != nil {
-		sess.rec.close()
-		s.db.RemoveBlob(job.Blob)
-		return nil, err
+	if s.deps.Cluster == nil {
+		if err := s.db.CreateJob(job); err != nil {
+			sess.rec.close()
+			s.db.RemoveBlob(job.Blob)
+			return nil, "", err
+		}
 	}
 	if !s.start(sess) {
 		sess.rec.close()
-		return nil, &errcode.Error{Kind: ingest.ErrAtCapacity, Msg: "shutting down"}
+		return nil, "", &errcode.Error{Kind: ingest.ErrAtCapacity, Msg: "shutting down"}
 	}
 	s.created.Inc()
 	s.log.Info("live session created", "session_id", job.ID, "account_id", job.Account)
-	return sess, nil
+	return sess, nodeURL, nil
 }
 
 // route checks that an engine serves the session's model and languages.
@@ -377,6 +406,10 @@ func (s *Service) AttachLive(ctx context.Context, tok string, l ingest.Listener)
 	sess := s.lookup(id)
 	if err := s.checkSessionKey(id, sess); err != nil {
 		return nil, err
+	}
+	if sess == nil {
+		// Placed here by another node, its client connecting now.
+		sess = s.adopt(id)
 	}
 	if sess == nil {
 		return nil, &errcode.Error{Kind: errcode.ErrNotFound, Msg: fmt.Sprintf("session %s has ended or does not exist", id)}

@@ -64,15 +64,17 @@ type session struct {
 	listener   ingest.Listener // the current client, nil when none
 	stopDetach func() bool     // unregisters the current attachment's context watch
 	lastSeen   time.Time
-	received   int64         // bytes taken in, header included
-	header     int64         // WAV header bytes skipped at the start
-	framer     *media.Framer // raw frames to 16 kHz PCM; set by start
-	rec        *recording    // the WAV file (recording.go)
-	recog      *recogniser   // nil until start
-	backlog    [][]int16     // 16 kHz audio not yet handed to the recogniser, per channel
+	received   int64          // bytes taken in, header included
+	header     int64          // WAV header bytes skipped at the start
+	framer     *media.Framer  // raw frames to 16 kHz PCM; set by start
+	rec        *recording     // the WAV file (recording.go)
+	shared     *recordingSync // its copy in a cluster's store (recording_sync.go), nil on one box
+	recog      *recogniser    // nil until start
+	backlog    [][]int16      // 16 kHz audio not yet handed to the recogniser, per channel
 	finals     []recognizer.Utterance
 	messages   *messageLog         // what result.messages keeps (messages.go)
 	pending    []*store.Delivery   // callback deliveries not committed yet (flushDeliveries)
+	heldTried  time.Time           // the last flush the store could not take (outage.go); zero when it took it
 	stopped    bool                // stop_recording came
 	resync     bool                // a reconnected client may resend acked bytes
 	cursor     int64               // client offset inside the resent overlap, -1 unknown
@@ -104,6 +106,7 @@ func (s *Service) newSession(job *store.Job, p *params.Live, connectBy time.Time
 	if sess.rec, err = createRecording(path, sess.format); err != nil {
 		return nil, err
 	}
+	sess.shared = s.newRecordingSync(job.Blob, path, sess.log)
 	return sess, nil
 }
 
@@ -144,8 +147,12 @@ func (s *session) run() {
 		if s.stopDetach != nil {
 			s.stopDetach()
 		}
+		s.shared.halt()
 		close(s.done)
 	}()
+	if s.shared != nil {
+		go s.shared.run() // halted by finish, or above
+	}
 	tick := time.NewTicker(tickEvery)
 	defer tick.Stop()
 	for s.state != stateEnded {
@@ -337,6 +344,7 @@ func (s *session) write(gen int, acks bool, audio []byte) error {
 		if err := s.rec.write(whole); err != nil {
 			return err
 		}
+		s.shared.wrote(media.WAVHeaderSize + s.rec.audio)
 		s.queue(pcm)
 	}
 	s.ackAudio(acks, from, s.received-int64(s.framer.Pending()))

@@ -21,11 +21,17 @@ const (
 	NoTelephoneHMM = "none"
 )
 
-// DefaultTelephoneMaxHMMsPerFrame is the telephone pool's -maxhmmpf when
-// MaxHMMsPerFrame is unset: on G.711 calls it cuts the live path's CPU by
-// about 30% for 0.3 WER points (docs/live-tuning.md, 2026-11-24), which is
-// what lets a 2-CPU box hold 8 calls (issue 14 item 5).
-const DefaultTelephoneMaxHMMsPerFrame = 8000
+// DefaultTelephoneMaxHMMsPerFrame and DefaultTelephoneTopN are the
+// telephone pool's -maxhmmpf and -topn when MaxHMMsPerFrame and TopN are
+// unset. Chosen on the corpus tuning subset (bench/cmd/livegap, mu-law,
+// 2026-11-24 06:31 UTC, docs/live-tuning.md): against the earlier 8000
+// and 4, live CPU per audio second 0.192 to 0.145 (-25%) with live finals
+// 42.76 to 42.05 % and batch 37.13 to 35.16 % WER; that headroom is what
+// lets a 2-CPU box hold 8 calls (issue 14 item 5).
+const (
+	DefaultTelephoneMaxHMMsPerFrame = 5000
+	DefaultTelephoneTopN            = 2
+)
 
 // MaxDecoders bounds Config.Decoders; each decoder holds about 40 MB.
 const MaxDecoders = 64
@@ -57,7 +63,9 @@ type Config struct {
 	// accuracy (bench/cmd/livegap). Default 1.
 	FrameDownsample int `yaml:"frame_downsample"`
 	// TopN is -topn, 1..16: the Gaussians per codebook scored exactly in
-	// each frame. Fewer is cheaper and less exact. Default 4.
+	// each frame. Fewer is cheaper and less exact. 0 means PocketSphinx's
+	// default, 4, for HMM, and DefaultTelephoneTopN for the telephone
+	// model's pool.
 	TopN int `yaml:"topn"`
 	// PhoneLookahead is -pl_window, 0..20: frames of phone-loop lookahead
 	// that prune the word search; 0 turns the lookahead off. Nil means 5,
@@ -92,18 +100,20 @@ type Config struct {
 	// call holds a decoder while its speaker talks (and through the short
 	// pauses), so the pool bounds the calls that can talk at once; each
 	// decoder costs about 80 MB. As many as Decoders are loaded at start,
-	// the rest in the background right after (Engine.warm). Default 4 x Decoders (8 calls on a
-	// 2-CPU box, issue 14).
+	// the rest one ahead of need: when a call takes the last idle one, the
+	// next loads in the background (Engine.spareLocked). Default 4 x
+	// Decoders (8 calls on a 2-CPU box, issue 14).
 	TelephoneDecoders int `yaml:"telephone_decoders"`
 	// Preload is how many of the pool's decoders New loads; the others
-	// are loaded in the background after it returns. 0 means all. Not
+	// are loaded one ahead of need (a spare). 0 means all. Not
 	// configuration: Telephone sets it.
 	Preload int `yaml:"-"`
 }
 
 // Telephone returns the configuration of the telephone-band pool (HMM the
-// telephone model, Decoders TelephoneDecoders, MaxHMMsPerFrame
-// DefaultTelephoneMaxHMMsPerFrame unless set), false when there is none.
+// telephone model, Decoders TelephoneDecoders, MaxHMMsPerFrame and TopN
+// DefaultTelephoneMaxHMMsPerFrame and DefaultTelephoneTopN unless set),
+// false when there is none.
 // Call it on a config that passed SetDefaults and Validate.
 func (c Config) Telephone() (Config, bool) {
 	hmm := c.TelephoneHMM
@@ -120,6 +130,9 @@ func (c Config) Telephone() (Config, bool) {
 	t.HMM, t.Decoders, t.Preload = hmm, c.TelephoneDecoders, min(c.Decoders, c.TelephoneDecoders)
 	if t.MaxHMMsPerFrame == 0 {
 		t.MaxHMMsPerFrame = DefaultTelephoneMaxHMMsPerFrame
+	}
+	if t.TopN == 0 {
+		t.TopN = DefaultTelephoneTopN
 	}
 	t.TelephoneHMM, t.TelephoneDecoders = NoTelephoneHMM, t.Decoders
 	return t, true
@@ -147,9 +160,6 @@ func (c *Config) SetDefaults() {
 	}
 	if c.FrameDownsample == 0 {
 		c.FrameDownsample = 1
-	}
-	if c.TopN == 0 {
-		c.TopN = 4
 	}
 }
 
@@ -192,8 +202,8 @@ func (c Config) Validate() error {
 	if c.FrameDownsample < 1 || c.FrameDownsample > 4 {
 		errs = append(errs, config.Errorf("frame_downsample", "%d not in 1..4", c.FrameDownsample))
 	}
-	if c.TopN < 1 || c.TopN > 16 {
-		errs = append(errs, config.Errorf("topn", "%d not in 1..16", c.TopN))
+	if c.TopN < 0 || c.TopN > 16 {
+		errs = append(errs, config.Errorf("topn", "%d not 0 or in 1..16", c.TopN))
 	}
 	if p := c.PhoneLookahead; p != nil && (*p < 0 || *p > 20) {
 		errs = append(errs, config.Errorf("phone_lookahead", "%d not in 0..20", *p))

@@ -28,7 +28,6 @@ var presets = []preset{
 	}},
 	{"fast-ds3", func(c *Config) { c.FastSearch, c.FrameDownsample = true, 3 }},
 	{"hmm30k", func(c *Config) { c.MaxHMMsPerFrame = 30000 }},
-	{"hmm30k", func(c *Config) { c.MaxHMMsPerFrame = 30000 }},
 	{"hmm10k", func(c *Config) { c.MaxHMMsPerFrame = 10000 }},
 	{"hmm8k", func(c *Config) { c.MaxHMMsPerFrame = 8000 }},
 	{"hmm7k", func(c *Config) { c.MaxHMMsPerFrame = 7000 }},
@@ -41,6 +40,14 @@ var presets = []preset{
 	{"wpf5", func(c *Config) { c.MaxWordsPerFrame = 5 }},
 	{"hmm5k-wpf10", func(c *Config) { c.MaxHMMsPerFrame, c.MaxWordsPerFrame = 5000, 10 }},
 	{"hmm3k-wpf10", func(c *Config) { c.MaxHMMsPerFrame, c.MaxWordsPerFrame = 3000, 10 }},
+	{"stock", func(c *Config) { c.MaxHMMsPerFrame, c.TopN = 30000, 4 }},
+	{"hmm8k-topn4", func(c *Config) { c.MaxHMMsPerFrame, c.TopN = 8000, 4 }},
+	{"topn4", func(c *Config) { c.TopN = 4 }},
+	{"topn3", func(c *Config) { c.TopN = 3 }},
+	{"topn2", func(c *Config) { c.TopN = 2 }},
+	{"hmm6k-topn2", func(c *Config) { c.MaxHMMsPerFrame, c.TopN = 6000, 2 }},
+	{"hmm5k-topn2", func(c *Config) { c.MaxHMMsPerFrame, c.TopN = 5000, 2 }},
+	{"pl10", func(c *Config) { c.PhoneLookahead = new(10) }},
 }
 
 // PresetNames lists the presets ApplyPreset knows, in trade-off order.

@@ -444,11 +444,14 @@ func TestTelephoneConfig(t *testing.T) {
 	if tc.MaxHMMsPerFrame != DefaultTelephoneMaxHMMsPerFrame || c.MaxHMMsPerFrame != 0 {
 		t.Errorf("-maxhmmpf: telephone pool %d, wideband %d; want %d, 0 (PocketSphinx's)", tc.MaxHMMsPerFrame, c.MaxHMMsPerFrame, DefaultTelephoneMaxHMMsPerFrame)
 	}
-	c.MaxHMMsPerFrame = 30000
-	if tc, _ := c.Telephone(); tc.MaxHMMsPerFrame != 30000 {
-		t.Errorf("a set max_hmms_per_frame: telephone pool %d, want 30000", tc.MaxHMMsPerFrame)
+	if tc.TopN != DefaultTelephoneTopN || c.TopN != 0 {
+		t.Errorf("-topn: telephone pool %d, wideband %d; want %d, 0 (PocketSphinx's 4)", tc.TopN, c.TopN, DefaultTelephoneTopN)
 	}
-	c.MaxHMMsPerFrame = 0
+	c.MaxHMMsPerFrame, c.TopN = 30000, 4
+	if tc, _ := c.Telephone(); tc.MaxHMMsPerFrame != 30000 || tc.TopN != 4 {
+		t.Errorf("set max_hmms_per_frame and topn: telephone pool %d, %d, want 30000, 4", tc.MaxHMMsPerFrame, tc.TopN)
+	}
+	c.MaxHMMsPerFrame, c.TopN = 0, 0
 	if err := tc.Validate(); err != nil {
 		t.Errorf("the telephone pool's config does not validate: %v", err)
 	}

@@ -66,37 +66,53 @@ func nullBytes(b []byte) any {
 // CreateJob stores a new job (see store.DB.CreateJob). A live job is owned
 // by this node (Recover reports it only here).
 func (db *DB) CreateJob(j *store.Job) error {
+	rec, head, err := prepareJob(j)
+	if err != nil {
+		return fmt.Errorf("store: create job: %w", err)
+	}
+	err = db.update(func(ctx context.Context, tx pgx.Tx) error {
+		return insertJob(ctx, tx, rec, head, db.opts.NodeID)
+	})
+	if err != nil {
+		return fmt.Errorf("store: create job: %w", err)
+	}
+	return nil
+}
+
+// prepareJob checks a new job and returns the copy to store (times in
+// UTC) and its head.
+func prepareJob(j *store.Job) (*store.Job, []byte, error) {
 	if j == nil {
-		return fmt.Errorf("store: create job: nil: %w", store.ErrInvalid)
+		return nil, nil, fmt.Errorf("nil: %w", store.ErrInvalid)
 	}
 	rec := *j
 	rec.CreatedAt = rec.CreatedAt.UTC()
 	rec.CompletedAt = rec.CompletedAt.UTC()
 	if err := rec.Validate(); err != nil {
-		return fmt.Errorf("store: create job: %w", err)
+		return nil, nil, err
 	}
 	head, err := encodeJob(&rec)
 	if err != nil {
-		return fmt.Errorf("store: create job: %w", err)
+		return nil, nil, err
 	}
-	err = db.update(func(ctx context.Context, tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO jobs (id, account, kind, status, created_ns, queued, awaiting, blob, node, head, params, result, batch_pass)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (id) DO NOTHING`,
-			rec.ID, rec.Account, string(rec.Kind), string(rec.Status), ns(rec.CreatedAt), rec.InQueue(), rec.AwaitingAudio,
-			rec.Blob, db.opts.NodeID, head, nullBytes(rec.Params), nullBytes(rec.Result), string(rec.BatchPass))
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("job %s: %w", rec.ID, store.ErrExists)
-		}
-		if rec.InQueue() {
-			return notifyQueued(ctx, tx)
-		}
-		return nil
-	})
+	return &rec, head, nil
+}
+
+// insertJob inserts a prepared job owned by node and notifies the queue's
+// listeners when it is queued.
+func insertJob(ctx context.Context, tx pgx.Tx, rec *store.Job, head []byte, node string) error {
+	tag, err := tx.Exec(ctx, `INSERT INTO jobs (id, account, kind, status, created_ns, queued, awaiting, blob, node, head, params, result, batch_pass)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (id) DO NOTHING`,
+		rec.ID, rec.Account, string(rec.Kind), string(rec.Status), ns(rec.CreatedAt), rec.InQueue(), rec.AwaitingAudio,
+		rec.Blob, node, head, nullBytes(rec.Params), nullBytes(rec.Result), string(rec.BatchPass))
 	if err != nil {
-		return fmt.Errorf("store: create job: %w", err)
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("job %s: %w", rec.ID, store.ErrExists)
+	}
+	if rec.InQueue() {
+		return notifyQueued(ctx, tx)
 	}
 	return nil
 }

@@ -3,15 +3,15 @@
 // PostgreSQL server started here, as the tests start one, with fsync on as
 // in production). For each it times the calls behind the API's hot paths
 // (GET a job, list a page, create a job, claim a job, authenticate a key)
-// and, for PostgreSQL, counts what one pre-recorded job costs the database
-// over its whole life: transactions, rows written and WAL bytes (the
-// numbers a sizing table multiplies).
+// and, for PostgreSQL, counts what a pre-recorded job over its whole life,
+// a live call-minute and a node's idle minute cost the database:
+// statements (pg_stat_statements), transactions, rows written and WAL
+// bytes (the numbers docs/deployment.md's sizing table multiplies).
 //
-//	go run ./bench/cmd/storebench [-n 2000] [-audio-seconds 60]
+//	go run ./bench/cmd/storebench [-n 2000] [-audio-seconds 60] [-live-minutes 2] [-live-bytes-per-second 8000]
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -24,8 +24,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/earshot-dev/earshot/store"
 	"github.com/earshot-dev/earshot/store/postgres"
 	"github.com/earshot-dev/earshot/store/postgres/pgtest"
@@ -34,6 +32,8 @@ import (
 func main() {
 	n := flag.Int("n", 2000, "operations per measurement")
 	audioSeconds := flag.Int("audio-seconds", 60, "seconds of 16 kHz 16-bit audio per job in the lifecycle count")
+	liveMinutes := flag.Int("live-minutes", 2, "minutes per live call in the call-minute count")
+	liveBytesPerSecond := flag.Int("live-bytes-per-second", 8000, "recorded bytes per second of a live call (8000: G.711, as SIP records)")
 	flag.Parse()
 	srv, err := pgtest.StartDurable()
 	if err != nil {
@@ -48,7 +48,7 @@ func main() {
 		srv.Stop()
 		os.Exit(1)
 	}()
-	err = run(srv, *n, *audioSeconds)
+	err = run(srv, *n, *audioSeconds, *liveMinutes, *liveBytesPerSecond)
 	srv.Stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "storebench:", err)
@@ -56,7 +56,7 @@ func main() {
 	}
 }
 
-func run(srv *pgtest.Server, n, audioSeconds int) error {
+func run(srv *pgtest.Server, n, audioSeconds, liveMinutes, liveBytesPerSecond int) error {
 	ctx := context.Background()
 	name, err := srv.CreateDatabase(ctx)
 	if err != nil {
@@ -95,7 +95,8 @@ func run(srv *pgtest.Server, n, audioSeconds int) error {
 		fmt.Printf("| %s | %s |\n", op.name, strings.Join(cells, " | "))
 	}
 	fmt.Println()
-	return lifecycle(ctx, srv.DSN(name), pg, audioSeconds)
+	pg.Close() // its idle backends would report their counters into the costs below
+	return costs(ctx, srv.DSN("postgres"), srv.DSN(name), name, audioSeconds, liveMinutes, liveBytesPerSecond)
 }
 
 type op struct {
@@ -212,91 +213,3 @@ func measure(clients, n int, fn func(i int) error) (result, error) {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
-
-// lifecycle runs pre-recorded jobs through their whole life as the daemon
-// does (audio stored, job created, claimed, finished with a callback owed,
-// callback claimed and sent, job read) and prints what each cost
-// PostgreSQL.
-func lifecycle(ctx context.Context, dsn string, db *postgres.DB, audioSeconds int) error {
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	type snap struct{ xact, rows, wal int64 }
-	take := func() (snap, error) {
-		var s snap
-		if _, err := conn.Exec(ctx, "SELECT pg_stat_force_next_flush()"); err != nil {
-			return s, err
-		}
-		err := conn.QueryRow(ctx, `SELECT xact_commit + xact_rollback, tup_inserted + tup_updated + tup_deleted,
-			pg_current_wal_lsn() - '0/0'::pg_lsn FROM pg_stat_database WHERE datname = current_database()`).Scan(&s.xact, &s.rows, &s.wal)
-		return s, err
-	}
-	audio := bytes.Repeat([]byte{1, 2, 3, 4}, audioSeconds*32000/4)
-	const jobs = 50
-	before, err := take()
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	for i := range jobs {
-		id := fmt.Sprintf("life-%03d", i)
-		if _, err := db.WriteBlob("job-"+id, bytes.NewReader(audio), 0); err != nil {
-			return err
-		}
-		j := doneJob(id, time.Now())
-		res := j.Result
-		j.Status, j.Result = store.StatusQueued, nil
-		if err := db.CreateJob(j); err != nil {
-			return err
-		}
-		c, err := db.ClaimNext(store.KindPreRecorded)
-		if err != nil {
-			return err
-		}
-		if _, err := db.UpdateJob(c.ID, func(j *store.Job) ([]*store.Delivery, error) {
-			j.Status, j.Result, j.CompletedAt = store.StatusDone, res, time.Now()
-			return []*store.Delivery{{URL: "http://127.0.0.1:9/cb", Body: res}}, nil
-		}); err != nil {
-			return err
-		}
-		ds, err := db.ClaimDeliveries(time.Now(), 10)
-		if err != nil {
-			return err
-		}
-		for _, d := range ds {
-			if err := db.DeleteDelivery(d.ID); err != nil {
-				return err
-			}
-		}
-		if _, err := db.Job(c.ID); err != nil {
-			return err
-		}
-	}
-	elapsed := time.Since(start)
-	// Backends report their counters when they exit: close the pool, then
-	// read until the rows written stop moving (each read is itself one
-	// transaction of this connection, subtracted below).
-	db.Close()
-	var after snap
-	reads := 0
-	for prev := (snap{rows: -1}); reads < 20; prev = after {
-		if after, err = take(); err != nil {
-			return err
-		}
-		reads++
-		if after.rows == prev.rows {
-			break
-		}
-		time.Sleep(500 * time.Millisecond) // polling the server's counters
-	}
-	per := func(v int64) float64 { return float64(v) / jobs }
-	fmt.Printf("PostgreSQL per pre-recorded job (%d s of 16 kHz audio, %d KiB; stored, created, claimed, finished with a callback, callback sent, read), mean of %d:\n\n",
-		audioSeconds, len(audio)>>10, jobs)
-	fmt.Println("| transactions | rows written | WAL bytes | WAL bytes beyond the audio | wall time |")
-	fmt.Println("|---|---|---|---|---|")
-	fmt.Printf("| %.1f | %.1f | %.0f | %.0f | %s |\n", per(after.xact-before.xact-int64(reads)), per(after.rows-before.rows),
-		per(after.wal-before.wal), per(after.wal-before.wal)-float64(len(audio)), ms(elapsed/jobs))
-	return nil
-}

@@ -79,7 +79,8 @@ func Start() (*Server, error) { return start(false) }
 
 // StartDurable is Start with PostgreSQL's durable defaults (fsync,
 // synchronous commit, full page writes), for benchmarks that must pay
-// what production pays.
+// what production pays; it preloads pg_stat_statements, so a benchmark can
+// count the statements its work costs.
 func StartDurable() (*Server, error) { return start(true) }
 
 func start(durable bool) (*Server, error) {
@@ -138,6 +139,8 @@ func (s *Server) pgStart() error {
 	opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c max_connections=200 -c shared_buffers=32MB", s.port, s.dir)
 	if !s.durable {
 		opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+	} else {
+		opts += " -c shared_preload_libraries=pg_stat_statements"
 	}
 	out, err := s.run("pg_ctl", "start", "-w", "-t", "60", "-D", s.data, "-l", filepath.Join(s.dir, "log"), "-o", opts)
 	if err != nil {
@@ -220,6 +223,29 @@ func (s *Server) NewDatabase(t testing.TB) string {
 		}
 	})
 	return s.DSN(name)
+}
+
+// StartTest starts a throwaway server for one test (Start), stopped in a
+// cleanup; a server that does not start or stop fails the test.
+func StartTest(t testing.TB) *Server {
+	t.Helper()
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+// StartDatabase starts a throwaway server for one test (StartTest) and
+// returns the DSN of a fresh database on it.
+func StartDatabase(t testing.TB) string {
+	t.Helper()
+	return StartTest(t).NewDatabase(t)
 }
 
 // Stop stops the server (fast shutdown) and removes its directory.

@@ -1,4 +1,4 @@
-package daemon
+package quota
 
 import (
 	"bytes"
@@ -15,8 +15,8 @@ import (
 // write gives its bytes back; other accounts are not charged.
 func TestStorageQuota(t *testing.T) {
 	db := storetest.Open(t)
-	q := newStorageQuota(1000, db, slog.New(slog.DiscardHandler))
-	read := func(r *quotaReader, n int) error {
+	q := New(1000, db, slog.New(slog.DiscardHandler))
+	read := func(r *Reader, n int) error {
 		_, err := io.CopyN(io.Discard, r, int64(n))
 		return err
 	}
@@ -25,10 +25,10 @@ func TestStorageQuota(t *testing.T) {
 		t.Fatalf("first write within the quota: %v", err)
 	}
 	b := q.Reader("acme", bytes.NewReader(make([]byte, 600)))
-	if err := read(b, 600); !errors.Is(err, ErrQuota) {
-		t.Fatalf("second concurrent write: %v, want ErrQuota", err)
+	if err := read(b, 600); !errors.Is(err, ErrExceeded) {
+		t.Fatalf("second concurrent write: %v, want ErrExceeded", err)
 	}
-	b.Settle(ErrQuota)
+	b.Settle(ErrExceeded)
 	o := q.Reader("globex", bytes.NewReader(make([]byte, 900)))
 	if err := read(o, 900); err != nil {
 		t.Errorf("another account: %v", err)
@@ -40,10 +40,10 @@ func TestStorageQuota(t *testing.T) {
 	}
 	c.Settle(nil)
 	d := q.Reader("acme", bytes.NewReader(make([]byte, 1)))
-	if err := read(d, 1); !errors.Is(err, ErrQuota) {
-		t.Errorf("one byte past a full quota: %v, want ErrQuota", err)
+	if err := read(d, 1); !errors.Is(err, ErrExceeded) {
+		t.Errorf("one byte past a full quota: %v, want ErrExceeded", err)
 	}
-	if err := read(newStorageQuota(0, db, nil).Reader("acme", bytes.NewReader(make([]byte, 5000))), 5000); err != nil {
+	if err := read(New(0, db, nil).Reader("acme", bytes.NewReader(make([]byte, 5000))), 5000); err != nil {
 		t.Errorf("limit 0 is unlimited: %v", err)
 	}
 }

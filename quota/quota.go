@@ -1,4 +1,4 @@
-package daemon
+package quota
 
 import (
 	"fmt"
@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"sync"
 	"time"
-
-	"github.com/earshot-dev/earshot/store"
 )
 
 // How fresh an account's counted usage must be. A write that would pass
@@ -19,15 +17,17 @@ const (
 	quotaMinRecount = 5 * time.Second
 )
 
-// storageQuota bounds the bytes each account keeps on disk: uploads,
-// fetched audio_url bodies and live recordings (limits.max_account_bytes).
-// Uploads and fetches are charged as they are written, so concurrent
-// writes of one account cannot together pass the limit; live recordings
-// count once written, a new session is refused to an account at its limit,
-// but a running one is not cut.
-type storageQuota struct {
+// Counter is what Quota reads of the store: the bytes an account keeps
+// (store.Store.AccountBytes).
+type Counter interface {
+	AccountBytes(account string) (int64, error)
+}
+
+// Quota bounds the bytes each account keeps on disk (see the package
+// comment). Its methods may be called from any goroutine.
+type Quota struct {
 	limit int64 // bytes; 0 is unlimited
-	db    store.Store
+	db    Counter
 	log   *slog.Logger
 
 	mu       sync.Mutex
@@ -41,12 +41,20 @@ type accountUsage struct {
 	counted  time.Time // when stored was counted from the store; zero: stale
 }
 
-func newStorageQuota(limit int64, db store.Store, log *slog.Logger) *storageQuota {
-	return &storageQuota{limit: limit, db: db, log: log, accounts: map[string]*accountUsage{}}
+// New returns the quota of limit bytes per account (0 is unlimited),
+// counted from db. It starts nothing.
+func New(limit int64, db Counter, log *slog.Logger) *Quota {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Quota{limit: limit, db: db, log: log, accounts: map[string]*accountUsage{}}
 }
 
+// Limit is the bytes each account may keep; 0 is unlimited.
+func (q *Quota) Limit() int64 { return q.limit }
+
 // countLocked recounts u from the store. On failure the old count stays.
-func (q *storageQuota) countLocked(account string, u *accountUsage) {
+func (q *Quota) countLocked(account string, u *accountUsage) {
 	n, err := q.db.AccountBytes(account)
 	if err != nil {
 		q.log.Error("count account storage", "account_id", account, "error", err)
@@ -55,8 +63,8 @@ func (q *storageQuota) countLocked(account string, u *accountUsage) {
 	u.stored, u.counted = n, time.Now()
 }
 
-// charge reserves n more bytes for account, or returns ErrQuota.
-func (q *storageQuota) charge(account string, n int64) error {
+// charge reserves n more bytes for account, or returns ErrExceeded.
+func (q *Quota) charge(account string, n int64) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	u, err := q.roomLocked(account, n)
@@ -67,9 +75,9 @@ func (q *storageQuota) charge(account string, n int64) error {
 	return nil
 }
 
-// admit refuses a new live recording to an account already at its quota
-// (a recording is not cut once started).
-func (q *storageQuota) admit(account string) error {
+// Admit refuses a new live recording to an account already at its quota
+// with ErrExceeded (a recording is not cut once started).
+func (q *Quota) Admit(account string) error {
 	if q == nil || q.limit == 0 {
 		return nil
 	}
@@ -79,9 +87,9 @@ func (q *storageQuota) admit(account string) error {
 	return err
 }
 
-// roomLocked returns account's usage if n more bytes fit, else ErrQuota,
+// roomLocked returns account's usage if n more bytes fit, else ErrExceeded,
 // counting from the store when the count is stale.
-func (q *storageQuota) roomLocked(account string, n int64) (*accountUsage, error) {
+func (q *Quota) roomLocked(account string, n int64) (*accountUsage, error) {
 	u := q.accounts[account]
 	if u == nil {
 		u = &accountUsage{}
@@ -94,14 +102,14 @@ func (q *storageQuota) roomLocked(account string, n int64) (*accountUsage, error
 		q.countLocked(account, u)
 	}
 	if used := u.stored + u.inflight; used+n > q.limit {
-		return nil, fmt.Errorf("account %s: %d bytes stored or being written, %d more > limit %d: %w", account, used, n, q.limit, ErrQuota)
+		return nil, fmt.Errorf("account %s: %d bytes stored or being written, %d more > limit %d: %w", account, used, n, q.limit, ErrExceeded)
 	}
 	return u, nil
 }
 
 // settle ends a write of n charged bytes; kept says whether they stayed
 // on disk.
-func (q *storageQuota) settle(account string, n int64, kept bool) {
+func (q *Quota) settle(account string, n int64, kept bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	u := q.accounts[account]
@@ -114,9 +122,9 @@ func (q *storageQuota) settle(account string, n int64, kept bool) {
 	}
 }
 
-// forget marks account's count stale after something of it was deleted,
+// Forget marks account's count stale after something of it was deleted,
 // so the next write recounts.
-func (q *storageQuota) forget(account string) {
+func (q *Quota) Forget(account string) {
 	if q == nil || q.limit == 0 {
 		return
 	}
@@ -129,20 +137,22 @@ func (q *storageQuota) forget(account string) {
 
 // Reader returns r charging every byte read to account; Settle must
 // follow the write. With no limit it charges nothing.
-func (q *storageQuota) Reader(account string, r io.Reader) *quotaReader {
-	return &quotaReader{q: q, account: account, r: r}
+func (q *Quota) Reader(account string, r io.Reader) *Reader {
+	return &Reader{q: q, account: account, r: r}
 }
 
-// quotaReader charges what passes through it; a read past the quota fails
-// with ErrQuota (so the store removes the partial file).
-type quotaReader struct {
-	q       *storageQuota
+// Reader charges what passes through it to its account; a read past the
+// quota fails with ErrExceeded (so the store removes the partial file).
+type Reader struct {
+	q       *Quota
 	account string
 	r       io.Reader
 	charged int64
 }
 
-func (r *quotaReader) Read(p []byte) (int, error) {
+// Read reads from the wrapped reader, charging what it read; past the
+// quota it returns ErrExceeded instead.
+func (r *Reader) Read(p []byte) (int, error) {
 	n, err := r.r.Read(p)
 	if n > 0 && r.q != nil && r.q.limit > 0 {
 		if cerr := r.q.charge(r.account, int64(n)); cerr != nil {
@@ -155,7 +165,7 @@ func (r *quotaReader) Read(p []byte) (int, error) {
 
 // Settle ends the write: its bytes stay charged when writeErr is nil and
 // are released otherwise.
-func (r *quotaReader) Settle(writeErr error) {
+func (r *Reader) Settle(writeErr error) {
 	if r.q != nil && r.charged > 0 {
 		r.q.settle(r.account, r.charged, writeErr == nil)
 		r.charged = 0

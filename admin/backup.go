@@ -1,4 +1,4 @@
-package daemon
+package admin
 
 import (
 	"context"
@@ -12,25 +12,20 @@ import (
 	"github.com/earshot-dev/earshot/store"
 )
 
-// AdminOpBackup is the admin-socket op that makes the running daemon write
-// a backup of its store (`earshotd backup` while the daemon holds it).
-// Request: {"op":"store.backup","path":"<data dir>/backup-<name>.db"}.
-const AdminOpBackup = "store.backup"
-
 // fileStore is a store kept in one local directory (the embedded bbolt
-// store): the only kind the backup op copies.
+// store): the only kind OpBackup copies.
 type fileStore interface {
 	Dir() string
 	BackupFile(path string) (int64, error)
 }
 
-// adminBackup carries out AdminOpBackup: it writes a consistent copy of
-// the store to path (store.DB.BackupFile: atomic, 0600). The daemon runs
-// sandboxed (ProtectSystem=strict), where only its data directory is
-// writable, so path must name a file directly in db.Dir() called
-// backup-*.db; the CLI then moves it where the operator asked. This also
-// keeps the op from ever replacing earshot.db or a blob.
-func adminBackup(st store.Store, path string) error {
+// backup carries out OpBackup: it writes a consistent copy of the store to
+// path (store.DB.BackupFile: atomic, 0600). The daemon runs sandboxed
+// (ProtectSystem=strict), where only its data directory is writable, so
+// path must name a file directly in db.Dir() called backup-*.db; the CLI
+// then moves it where the operator asked. This also keeps the op from ever
+// replacing earshot.db or a blob.
+func backup(st store.Store, path string) error {
 	db, ok := st.(fileStore)
 	if !ok {
 		return errors.New("backup: this store lives in PostgreSQL: back it up with PostgreSQL's own tools (pg_dump, base backups)")
@@ -45,25 +40,21 @@ func adminBackup(st store.Store, path string) error {
 }
 
 // CallBackup asks the daemon running on dataDir, through its admin socket,
-// to write a backup of its store to path (see adminBackup for what path
-// may be). It waits as long as the backup takes, bounded only by ctx.
+// to write a backup of its store to path (see backup for what path may
+// be). It waits as long as the backup takes, bounded only by ctx.
 func CallBackup(ctx context.Context, dataDir, path string) error {
 	var dl net.Dialer
-	c, err := dl.DialContext(ctx, "unix", filepath.Join(dataDir, AdminSocket))
+	c, err := dl.DialContext(ctx, "unix", filepath.Join(dataDir, Socket))
 	if err != nil {
 		return fmt.Errorf("admin socket: %w", err)
 	}
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
-	req := struct {
-		Op   string `json:"op"`
-		Path string `json:"path"`
-	}{AdminOpBackup, path}
-	if err := json.NewEncoder(c).Encode(req); err != nil {
+	if err := json.NewEncoder(c).Encode(Request{Op: OpBackup, Path: path}); err != nil {
 		return fmt.Errorf("admin socket: %w", err)
 	}
-	var resp AdminResponse
+	var resp Response
 	if err := json.NewDecoder(c).Decode(&resp); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

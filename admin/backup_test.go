@@ -1,4 +1,4 @@
-package daemon
+package admin
 
 import (
 	"os"
@@ -10,7 +10,9 @@ import (
 	"github.com/earshot-dev/earshot/store/storetest"
 )
 
-func TestAdminBackup(t *testing.T) {
+// TestBackup: OpBackup writes a consistent copy only as backup-*.db
+// directly in the data directory.
+func TestBackup(t *testing.T) {
 	db := storetest.Open(t)
 	if err := db.CreateJob(&store.Job{ID: "j1", Account: "acme", Kind: store.KindLive, Status: store.StatusDone,
 		CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}); err != nil {
@@ -31,10 +33,10 @@ func TestAdminBackup(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := adminBackup(db, tc.path)
+			err := backup(db, tc.path)
 			if !tc.ok {
 				if err == nil {
-					t.Fatalf("adminBackup(%s) succeeded, want refused", tc.path)
+					t.Fatalf("backup(%s) succeeded, want refused", tc.path)
 				}
 				return
 			}

@@ -1,0 +1,85 @@
+package admin
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/earshot-dev/earshot/errcode"
+	"github.com/earshot-dev/earshot/store"
+)
+
+// The operations of a Request.
+const (
+	// OpCreateKey makes a key for Request.Account; Response.Secret is its
+	// secret, shown only here.
+	OpCreateKey = "keys.create"
+	// OpListKeys lists every key, revoked ones included (Response.Keys).
+	OpListKeys = "keys.list"
+	// OpRevokeKey revokes the key Request.ID names.
+	OpRevokeKey = "keys.revoke"
+	// OpKeySecret returns Request.Account's callback signing secret, hex.
+	OpKeySecret = "keys.secret"
+	// OpBackup makes the running daemon write a backup of its store to
+	// Request.Path (`earshotd backup` while the daemon holds it):
+	// {"op":"store.backup","path":"<data dir>/backup-<name>.db"}.
+	OpBackup = "store.backup"
+)
+
+// Request is one line sent on the admin socket.
+type Request struct {
+	Op      string `json:"op"` // one of the Op constants
+	Account string `json:"account,omitempty"`
+	ID      string `json:"id,omitempty"`
+	Path    string `json:"path,omitempty"` // OpBackup: where to write
+}
+
+// Response answers a Request; Error is set when it failed.
+type Response struct {
+	Error  string      `json:"error,omitempty"`
+	Secret string      `json:"secret,omitempty"`
+	Key    *store.Key  `json:"key,omitempty"`
+	Keys   []store.Key `json:"keys,omitempty"`
+}
+
+// Do carries out req on an open store; the socket's Server and the CLI
+// (when no daemon runs) share it. Its failure is Response.Error, which
+// crosses the socket as text.
+func Do(db store.Store, req Request) Response {
+	var resp Response
+	var err error
+	switch req.Op {
+	case OpCreateKey:
+		var k store.Key
+		resp.Secret, k, err = CreateKey(db, req.Account)
+		resp.Key = &k
+	case OpListKeys:
+		resp.Keys, err = db.Keys()
+	case OpRevokeKey:
+		err = db.RevokeKey(req.ID)
+	case OpBackup:
+		err = backup(db, req.Path)
+	case OpKeySecret:
+		var b []byte
+		b, err = db.CallbackSecret(req.Account)
+		resp.Secret = hex.EncodeToString(b)
+	default:
+		err = fmt.Errorf("unknown op %q", req.Op)
+	}
+	if err != nil {
+		resp = Response{Error: err.Error()}
+	}
+	return resp
+}
+
+// CreateKey makes a key for account and returns its secret; a malformed
+// account is an *errcode.ValidationError naming the field. The socket and
+// the HTTP admin endpoints (through the daemon) both create keys with it.
+func CreateKey(db store.Store, account string) (string, store.Key, error) {
+	secret, k, err := db.CreateKey(account)
+	if errors.Is(err, store.ErrInvalid) {
+		return "", k, &errcode.ValidationError{Problems: []string{
+			fmt.Sprintf("account %q must be 1 to 64 of A-Z a-z 0-9 . _ -", account)}}
+	}
+	return secret, k, err
+}

@@ -1,0 +1,56 @@
+package daemon
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/earshot-dev/earshot/daemon/live"
+	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/store/postgres"
+)
+
+// newClusterLive returns the live sessions' view of a shared store, nil
+// (an untyped nil interface) on the embedded store.
+func newClusterLive(d *Daemon) live.Cluster {
+	db, ok := d.db.(*postgres.DB)
+	if !ok {
+		return nil
+	}
+	return live.PostgresCluster{DB: db, AdvertiseURL: d.cfg.Cluster.AdvertiseURL, StaleAfter: nodeStaleAfter}
+}
+
+// dropTakenRecordings removes the local recordings this node left when it
+// stopped whose sessions a survivor ended meanwhile (the shared store
+// keeps what reached it); the others stay for recovery (blobFile).
+func (d *Daemon) dropTakenRecordings() {
+	db, ok := d.db.(*postgres.DB)
+	if !ok {
+		return
+	}
+	dir := filepath.Join(d.cfg.DataDir, recordingsDir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			d.log.Error("list local recordings", "component", "live", "error", err)
+		}
+		return
+	}
+	for _, e := range entries {
+		id, ok := strings.CutPrefix(strings.TrimSuffix(e.Name(), ".wav"), "live-")
+		if !ok || !strings.HasSuffix(e.Name(), ".wav") {
+			continue
+		}
+		node, err := db.JobNode(id)
+		if err != nil && !errors.Is(err, store.ErrNotFound) || node == d.cfg.Cluster.NodeID {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+			d.log.Error("remove a local recording", "component", "live", "error", err)
+			continue
+		}
+		d.log.Info("removed the local recording of a session another node ended", "component", "live", "session_id", id, "node_id", node)
+	}
+}

@@ -1,0 +1,47 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/earshot-dev/earshot/admin"
+	"github.com/earshot-dev/earshot/store"
+)
+
+// AdminAccount is the account whose keys are admin keys: besides the /v2
+// API they may manage keys over HTTP (/admin/keys). `earshotd keys create
+// --account admin` makes one; the .deb's postinst makes the first.
+const AdminAccount = "admin"
+
+// IsAdmin reports whether k is an admin key (a key of AdminAccount).
+func IsAdmin(k store.Key) bool { return k.Account == AdminAccount }
+
+// AuthenticateKey returns the active key whose secret this is;
+// ErrUnauthorized for a missing, unknown or revoked one.
+func (d *Daemon) AuthenticateKey(secret string) (store.Key, error) {
+	if secret == "" {
+		return store.Key{}, fmt.Errorf("%w: missing key", ErrUnauthorized)
+	}
+	return d.db.Authenticate(secret)
+}
+
+// CreateKey makes a key for account and returns its secret, shown only
+// here (the store keeps its hash); the admin socket creates keys the same
+// way (admin.CreateKey). A malformed account is a *ValidationError.
+func (d *Daemon) CreateKey(ctx context.Context, account string) (string, store.Key, error) {
+	return admin.CreateKey(d.db, account)
+}
+
+// Keys lists every key, revoked ones included, oldest first; no secrets.
+func (d *Daemon) Keys(ctx context.Context) ([]store.Key, error) { return d.db.Keys() }
+
+// RevokeKey revokes the key with this id; its secret stops authenticating
+// at once and the live sessions it created end (close 4401). An unknown id
+// is ErrNotFound.
+func (d *Daemon) RevokeKey(ctx context.Context, id string) error {
+	if err := d.db.RevokeKey(id); err != nil {
+		return err
+	}
+	d.live.EndKey(id)
+	return nil
+}

@@ -100,12 +100,11 @@ type Config struct {
 	// call holds a decoder while its speaker talks (and through the short
 	// pauses), so the pool bounds the calls that can talk at once; each
 	// decoder costs about 80 MB. As many as Decoders are loaded at start,
-	// the rest one ahead of need: when a call takes the last idle one, the
-	// next loads in the background (Engine.spareLocked). Default 4 x
+	// the rest in the background right after (Engine.warm). Default 4 x
 	// Decoders (8 calls on a 2-CPU box, issue 14).
 	TelephoneDecoders int `yaml:"telephone_decoders"`
 	// Preload is how many of the pool's decoders New loads; the others
-	// are loaded one ahead of need (a spare). 0 means all. Not
+	// are loaded in the background after it returns. 0 means all. Not
 	// configuration: Telephone sets it.
 	Preload int `yaml:"-"`
 }

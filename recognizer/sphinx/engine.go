@@ -26,16 +26,15 @@ type Engine struct {
 	cfg    Config
 	logger *slog.Logger
 	lex    *lexicon
-	slots  chan struct{}  // one token per checked-out decoder; capacity cfg.Decoders
-	done   chan struct{}  // closed by Close; wakes waiters in NewStream
-	loads  sync.WaitGroup // background loads of a spare decoder (spareLocked)
+	slots  chan struct{} // one token per checked-out decoder; capacity cfg.Decoders
+	done   chan struct{} // closed by Close; wakes waiters in NewStream
+	warmed chan struct{} // closed when the background loading ended (see warm)
 
-	mu      sync.Mutex
-	closed  bool       // guarded by mu
-	idle    []*decoder // guarded by mu; decoders not checked out
-	total   int        // guarded by mu; decoders not yet freed
-	busy    int        // guarded by mu; decoders checked out
-	loading bool       // guarded by mu; a spare decoder is loading (spareLocked)
+	mu     sync.Mutex
+	closed bool       // guarded by mu
+	idle   []*decoder // guarded by mu; decoders not checked out
+	total  int        // guarded by mu; decoders not yet freed
+	busy   int        // guarded by mu; decoders checked out
 }
 
 var _ recognizer.Engine = (*Engine)(nil)
@@ -66,6 +65,7 @@ func New(cfg Config, logger *slog.Logger) (*Engine, error) {
 		lex:    lex,
 		slots:  make(chan struct{}, cfg.Decoders),
 		done:   make(chan struct{}),
+		warmed: make(chan struct{}),
 	}
 	preload := cfg.Decoders
 	if cfg.Preload > 0 {
@@ -74,6 +74,7 @@ func New(cfg Config, logger *slog.Logger) (*Engine, error) {
 	for i := range preload {
 		d, err := newDecoder(cfg)
 		if err != nil {
+			close(e.warmed) // no background load was started
 			e.Close()
 			return nil, fmt.Errorf("load decoder %d of %d: %w", i+1, cfg.Decoders, err)
 		}
@@ -81,46 +82,45 @@ func New(cfg Config, logger *slog.Logger) (*Engine, error) {
 		e.total++
 	}
 	logger.Debug("sphinx decoders loaded", "decoders", preload, "pool", cfg.Decoders, "hmm", cfg.HMM, "lm", cfg.LM)
+	go e.warm()
 	return e, nil
 }
 
-// spareLocked starts loading one decoder in the background when a
-// checkout left no idle decoder and the pool is not full, so the next
-// stream finds one loaded instead of waiting most of a second (several
-// seconds when calls arrive together) for its model load: before, on a
-// fresh daemon, the first finals of the 3rd to 8th concurrent call came
-// 4 to 7 s late (livebench, issue 14). One spare at a time, so the pool
-// grows with its use (a daemon that takes few calls does not hold the
-// memory of many decoders). A stream that finds no idle decoder still
-// loads one itself (prepare); release frees a decoder that would take the
-// pool past Config.Decoders.
-func (e *Engine) spareLocked() {
-	if e.closed || e.loading || len(e.idle) > 0 || e.total >= e.cfg.Decoders {
-		return
-	}
-	e.loading = true
-	e.total++ // reserved: counted against the pool while it loads
-	e.loads.Add(1)
-	go e.loadSpare()
-}
-
-// loadSpare loads the decoder spareLocked reserved and puts it idle.
-func (e *Engine) loadSpare() {
-	defer e.loads.Done()
-	start := time.Now()
-	d, err := newDecoder(e.cfg)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.loading = false
-	switch {
-	case err != nil:
-		e.total--
-		e.logger.Warn("sphinx spare decoder load failed", "err", err)
-	case e.closed:
-		e.freeLocked(d)
-	default:
+// warm loads the decoders New did not (Config.Preload) in the background,
+// one at a time, until the pool is full or the engine is closed. A call
+// that arrives on a just-started daemon then finds its decoder loaded
+// instead of waiting most of a second (several seconds when calls arrive
+// together) for its model load; before, the first finals of the 5th to
+// 8th concurrent call came 4 to 7 s late (livebench, issue 14). A stream
+// that finds no idle decoder still loads one itself (NewStream); release
+// frees a decoder that would take the pool past Config.Decoders.
+func (e *Engine) warm() {
+	defer close(e.warmed)
+	for {
+		e.mu.Lock()
+		if e.closed || e.total >= e.cfg.Decoders {
+			e.mu.Unlock()
+			return
+		}
+		e.total++ // reserved: NewStream does not load past the pool for it
+		e.mu.Unlock()
+		start := time.Now()
+		d, err := newDecoder(e.cfg)
+		e.mu.Lock()
+		switch {
+		case err != nil:
+			e.total--
+			e.mu.Unlock()
+			e.logger.Warn("sphinx background decoder load failed", "err", err)
+			return
+		case e.closed:
+			e.freeLocked(d)
+			e.mu.Unlock()
+			return
+		}
 		e.idle = append(e.idle, d)
-		e.logger.Debug("sphinx spare decoder loaded", "elapsed_ms", time.Since(start).Milliseconds())
+		e.mu.Unlock()
+		e.logger.Debug("sphinx decoder loaded in the background", "elapsed_ms", time.Since(start).Milliseconds())
 	}
 }
 
@@ -187,7 +187,6 @@ func (e *Engine) NewStream(ctx context.Context, o recognizer.StreamOptions) (rec
 	}
 	d := e.takeLocked(key)
 	e.busy++
-	e.spareLocked()
 	if d != nil && d.vocab != key && d.vocab != "" {
 		e.freeLocked(d) // it holds another stream's words
 		d = nil
@@ -302,7 +301,7 @@ func (e *Engine) isClosed() bool {
 
 // Close frees the idle decoders at once and makes NewStream fail with
 // recognizer.ErrClosed (waiters included). It waits for a background load
-// in progress (spareLocked) to end, not for open streams: each one's decoder
+// in progress (see warm) to end, not for open streams: each one's decoder
 // is freed when that stream is closed, so every stream must still be
 // closed. Close is idempotent and returns nil.
 func (e *Engine) Close() error {
@@ -321,7 +320,7 @@ func (e *Engine) Close() error {
 	}
 	e.idle = nil
 	e.mu.Unlock()
-	e.loads.Wait()
+	<-e.warmed
 	return nil
 }
 

@@ -1,0 +1,70 @@
+package sphinx
+
+import (
+	"testing"
+	"time"
+)
+
+// TestWarmLoadsPool: the decoders New does not load (Config.Preload) are
+// loaded in the background without any stream asking, so the first calls
+// on a fresh daemon do not wait for model loads. Before, the pool stayed
+// at Preload until streams came (the 5th to 8th concurrent call waited
+// 4 to 7 s for their first final in livebench).
+func TestWarmLoadsPool(t *testing.T) {
+	cfg := Config{Decoders: 3, Preload: 1}
+	cfg.SetDefaults()
+	e, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	select {
+	case <-e.warmed:
+	case <-time.After(time.Minute):
+		t.Fatal("background loading did not end within a minute")
+	}
+	if total, busy := e.Stats(); total != 3 || busy != 0 {
+		t.Fatalf("stats %d/%d after warming, want 3/0", total, busy)
+	}
+	// Streams opened meanwhile never take the pool past its size.
+	a, b, c := openStream(t, e), openStream(t, e), openStream(t, e)
+	a.Close()
+	b.Close()
+	c.Close()
+	if total, busy := e.Stats(); total != 3 || busy != 0 {
+		t.Errorf("stats %d/%d after three streams, want 3/0", total, busy)
+	}
+}
+
+// TestWarmRacesStreams: streams that load their own decoders while the
+// background loading runs leave the pool at its size once they close, and
+// Close during the loading waits for it and frees everything.
+func TestWarmRacesStreams(t *testing.T) {
+	cfg := Config{Decoders: 3, Preload: 1}
+	cfg.SetDefaults()
+	e, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := openStream(t, e), openStream(t, e), openStream(t, e)
+	<-e.warmed
+	for _, st := range []*Stream{a, b, c} {
+		st.Close()
+	}
+	if total, _ := e.Stats(); total != 3 {
+		t.Errorf("total %d after the streams closed, want 3", total)
+	}
+
+	e2, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2.Close() // while the background load runs
+	if total, _ := e2.Stats(); total != 0 {
+		t.Errorf("total %d after Close, want 0", total)
+	}
+	e.Close()
+	if total, _ := e.Stats(); total != 0 {
+		t.Errorf("total %d after Close, want 0", total)
+	}
+}

@@ -143,19 +143,6 @@ model: deps
 	$(GO) run ./cmd/telmodel -corpus $(CORPUS) -testdata $(SPEECH) -scratch $(MODEL_SCRATCH) \
 		-out model/en-us-telephone -report bench/MODEL.md
 	@sha256sum model/en-us-telephone/means model/en-us-telephone/variances
-	@$(MAKE) --no-print-directory cmn-prior
-
-# CMN priors (cmd/cmnprior; a minute or two): the mean cepstrum of the corpus's train-clean-100
-# readers outside livegap's tuning subset as each model's front end computes it, which a live
-# session's first normalisation starts from (docs/live-tuning.md): 16 kHz for Debian's wideband
-# model (built into recognizer/sphinx), G.711 renditions through earshot's resampler and G.711
-# path for the telephone model.
-.PHONY: cmn-prior
-cmn-prior: deps
-	$(GO) run ./cmd/cmnprior -corpus $(CORPUS) -out recognizer/sphinx/cmn_prior_en-us
-	$(GO) run ./cmd/cmnprior -corpus $(CORPUS) -telephone -hmm model/en-us-telephone \
-		-out model/en-us-telephone/cmn_prior
-	@sha256sum recognizer/sphinx/cmn_prior_en-us model/en-us-telephone/cmn_prior
 
 # Debian package (dpkg-deb; packaging/build-deb.sh): earshot_<version>_<arch>.deb in $(DEB_OUT).
 DEB_OUT ?= dist

@@ -131,9 +131,9 @@ func TestDeb(t *testing.T) {
 				t.Errorf("%s in the .deb differs from its source (%v)", path, err)
 			}
 		}
-		// The telephone model as committed: its own files (means and the CMN prior at least)
+		// The telephone model as committed: its own files (means at least)
 		// and links to Debian's model (pocketsphinx-en-us, a dependency).
-		for _, f := range []string{"cmn_prior", "feat.params", "mdef", "means", "noisedict", "sendump", "transition_matrices", "variances"} {
+		for _, f := range []string{"feat.params", "mdef", "means", "noisedict", "sendump", "transition_matrices", "variances"} {
 			src := filepath.Join("..", "model", "en-us-telephone", f)
 			dst := filepath.Join(x, "usr/share/earshot/model/en-us-telephone", f)
 			if target, err := os.Readlink(src); err == nil {

@@ -11,10 +11,7 @@ import "context"
 // first speech of a channel, of the utterance's own first liveCMNWarm of
 // audio, so the incremental decode is normalised as a batch decode of the
 // same audio would be; without it each utterance would start from the
-// model's initial mean, far off for many voices and channels. The sphinx
-// stream blends the primer with its model's CMN prior by frame counts and
-// lets the mean follow the audio after it, so a short first sound does not
-// set the normalisation of the seconds after it.
+// model's initial mean, far off for many voices and channels.
 type cmnPrimer interface {
 	SetCMNFrom(pcm []int16)
 }

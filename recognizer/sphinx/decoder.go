@@ -33,6 +33,54 @@ static void es_cmn_reset(ps_decoder_t *ps, int type, mfcc_t const *vec) {
 	f->cmn = (cmn_type_t)type;
 	cmn_live_set(f->cmn_struct, vec);
 }
+static void es_cmn_set_live(ps_decoder_t *ps, mfcc_t const *vec) {
+	feat_t *f = ps_get_feat(ps);
+	f->cmn = CMN_LIVE;
+	cmn_live_set(f->cmn_struct, vec);
+}
+// es_cep_mean writes to mean the average cepstrum of the n samples at pcm
+// as the decoder's front end computes it from a fresh stream (noise
+// statistics reset, as ps_start_stream does), in chunks of 64 frames. It
+// returns the number of frames averaged, or -1. Call it between
+// utterances only: it uses the decoder's front end.
+static int es_cep_mean(ps_decoder_t *ps, int16 const *pcm, size_t n, mfcc_t *mean) {
+	fe_t *fe = ps_get_fe(ps);
+	int ncep = fe_get_output_size(fe);
+	enum { chunk = 64 };
+	mfcc_t **cep = (mfcc_t **)ckd_calloc_2d(chunk, ncep, sizeof(mfcc_t));
+	double *sum = (double *)ckd_calloc(ncep, sizeof(double));
+	int total = 0;
+	int32 idx = 0;
+	fe_start_stream(fe);
+	fe_start_utt(fe);
+	while (n > 0) {
+		int32 got = chunk;
+		size_t before = n;
+		if (fe_process_frames(fe, &pcm, &n, cep, &got, &idx) < 0) {
+			total = -1;
+			break;
+		}
+		for (int i = 0; i < got; i++)
+			for (int j = 0; j < ncep; j++)
+				sum[j] += cep[i][j];
+		total += got;
+		if (got == 0 && n == before)
+			break;
+	}
+	if (total >= 0) {
+		int32 last = 0;
+		fe_end_utt(fe, cep[0], &last);
+		for (int i = 0; i < last; i++)
+			for (int j = 0; j < ncep; j++)
+				sum[j] += cep[0][j];
+		total += last;
+		for (int j = 0; j < ncep && total > 0; j++)
+			mean[j] = (mfcc_t)(sum[j] / total);
+	}
+	ckd_free(sum);
+	ckd_free_2d((void **)cep);
+	return total;
+}
 static int32 es_seg_prob(ps_seg_t *seg) {
 	return ps_seg_prob(seg, NULL, NULL, NULL);
 }
@@ -136,11 +184,7 @@ type decoder struct {
 	frate   float64    // frames per second (-frate, 100)
 	cmnType C.int      // CMN mode after init (feat.params: batch)
 	cmnInit []C.mfcc_t // live CMN mean after init (-cmninit)
-	// cmnPrior is the model's CMN prior (CMNPriorFile, else cmnInit);
-	// cmnRefresh is set while live CMN is refreshed after every write.
-	cmnPrior   []C.mfcc_t
-	cmnRefresh bool
-	inUtt      bool // between ps_start_utt and ps_end_utt
+	inUtt   bool       // between ps_start_utt and ps_end_utt
 	// base is the search a stream starts on (PocketSphinx's default, or a
 	// vocabulary's); firstPass is set while a stream decodes on the
 	// first-pass-only search (firstPassSearch).
@@ -203,12 +247,6 @@ func newDecoder(cfg Config) (*decoder, error) {
 	}
 	d.cmnInit = make([]C.mfcc_t, int(C.es_cepsize(ps)))
 	C.es_cmn_get(ps, &d.cmnInit[0])
-	prior, err := loadCMNPrior(cfg.HMM, d.cmnInit)
-	if err != nil {
-		d.free()
-		return nil, err
-	}
-	d.cmnPrior = prior
 	d.base = C.GoString(C.ps_get_search(ps))
 	return d, nil
 }
@@ -309,7 +347,23 @@ func (d *decoder) reset() {
 		d.firstPass = false
 	}
 	C.es_cmn_reset(d.ps, d.cmnType, &d.cmnInit[0])
-	d.cmnRefresh = false
+}
+
+// setCMNFrom starts live CMN from the mean cepstrum of pcm (audio of the
+// same channel: earlier utterances and the start of this one), so the
+// utterance is normalised as a batch decode over that audio would be. It
+// must be called between utterances; false when pcm gives no frame.
+func (d *decoder) setCMNFrom(pcm []int16) bool {
+	if d.inUtt || len(pcm) == 0 {
+		return false
+	}
+	vec := make([]C.mfcc_t, len(d.cmnInit))
+	// The C side only reads pcm during the call and keeps no pointer.
+	if C.es_cep_mean(d.ps, (*C.int16)(unsafe.Pointer(&pcm[0])), C.size_t(len(pcm)), &vec[0]) <= 0 {
+		return false
+	}
+	C.es_cmn_set_live(d.ps, &vec[0])
+	return true
 }
 
 // start begins an utterance; ps_start_stream makes frame numbers (and so
@@ -344,9 +398,6 @@ func (d *decoder) process(pcm []int16, full bool) error {
 		return fmt.Errorf("%w: process %d samples", ErrDecode, len(pcm))
 	}
 	d.nSamples += len(pcm)
-	if !full {
-		d.refreshCMN()
-	}
 	return nil
 }
 

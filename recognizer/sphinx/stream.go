@@ -120,14 +120,10 @@ func utterance(words []recognizer.Word, lang string) recognizer.Utterance {
 
 // SetCMNFrom starts the stream's live cepstral mean normalisation from the
 // mean cepstrum of pcm, audio of the same channel (its recent utterances
-// and what has come of the current one), blended with the model's CMN
-// prior by frame counts (CMNPriorFile), instead of the model's initial
-// mean; the mean then follows the running mean of that start and the audio
-// written, so the incremental decode is normalised close to how a batch
-// decode over the same audio would be, and a short primer (a click, a
-// "yes") moves the start only as far as its length warrants. Call it
-// before the first Write of an utterance; it does nothing when pcm is too
-// short for a frame.
+// and what has come of the current one), instead of the model's initial
+// mean: the incremental decode is then normalised as a batch decode over
+// that audio would be. Call it before the first Write of an utterance;
+// it does nothing when pcm is too short for a frame.
 func (s *Stream) SetCMNFrom(pcm []int16) {
 	if s.d != nil {
 		s.d.setCMNFrom(pcm)

@@ -343,9 +343,12 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) error {
 	} else {
 		log.Info("job failed", "status", code, "error", cause)
 	}
+	claimed := job.Status == store.StatusProcessing // a worker's run, not a download's
 	_, err := d.db.UpdateJob(job.ID, func(j *store.Job) ([]*store.Delivery, error) {
-		if err := checkClaim(j, job); err != nil {
-			return nil, err
+		if claimed {
+			if err := checkClaim(j, job); err != nil {
+				return nil, err
+			}
 		}
 		j.Status = store.StatusError
 		j.CompletedAt = time.Now().UTC()

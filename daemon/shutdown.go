@@ -84,7 +84,7 @@ func (d *Daemon) requeueRunning() {
 // claimed it since) is left as it is.
 func (d *Daemon) requeue(log *slog.Logger, id string, attempts int) {
 	_, err := d.db.UpdateJob(id, func(j *store.Job) ([]*store.Delivery, error) {
-		if j.Kind != store.KindPreRecorded || j.Status != store.StatusProcessing || j.Attempts != attempts {
+		if j.Kind != store.KindPreRecorded || checkClaim(j, attempts) != nil {
 			return nil, errNotRunning
 		}
 		j.Status = store.StatusQueued

@@ -196,7 +196,7 @@ func (d *Daemon) runClaim(ctx, jctx context.Context, log *slog.Logger, job *stor
 // finishJob writes a job's result into j, the job as stored now, and
 // returns its callback, unless the run (claim) no longer holds it.
 func (d *Daemon) finishJob(j, claim *store.Job, res *jobOutput, body []byte) ([]*store.Delivery, error) {
-	if err := checkClaim(j, claim); err != nil {
+	if err := checkClaim(j, claim.Attempts); err != nil {
 		return nil, err
 	}
 	j.Status = store.StatusDone
@@ -250,9 +250,9 @@ func untilStored(ctx context.Context, update func() error) error {
 var errClaimLost = errors.New("daemon: job claim lost")
 
 // checkClaim returns errClaimLost unless j (as stored now) is still the
-// claim job: processing, at the same attempt.
-func checkClaim(j, claim *store.Job) error {
-	if j.Status != store.StatusProcessing || j.Attempts != claim.Attempts {
+// claim a run took at attempts: processing, at the same attempt.
+func checkClaim(j *store.Job, attempts int) error {
+	if j.Status != store.StatusProcessing || j.Attempts != attempts {
 		return errClaimLost
 	}
 	return nil
@@ -346,7 +346,7 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) error {
 	claimed := job.Status == store.StatusProcessing // a worker's run, not a download's
 	_, err := d.db.UpdateJob(job.ID, func(j *store.Job) ([]*store.Delivery, error) {
 		if claimed {
-			if err := checkClaim(j, job); err != nil {
+			if err := checkClaim(j, job.Attempts); err != nil {
 				return nil, err
 			}
 		}

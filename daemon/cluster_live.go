@@ -8,18 +8,19 @@ import (
 	"strings"
 
 	"github.com/earshot-dev/earshot/daemon/live"
+	"github.com/earshot-dev/earshot/daemon/livepg"
 	"github.com/earshot-dev/earshot/store"
 	"github.com/earshot-dev/earshot/store/postgres"
 )
 
-// newClusterLive returns the live sessions' view of a shared store, nil
-// (an untyped nil interface) on the embedded store.
+// newClusterLive returns the live sessions' view of a shared store
+// (livepg.Cluster), nil (an untyped nil interface) on the embedded store.
 func newClusterLive(d *Daemon) live.Cluster {
 	db, ok := d.db.(*postgres.DB)
 	if !ok {
 		return nil
 	}
-	return live.PostgresCluster{DB: db, AdvertiseURL: d.cfg.Cluster.AdvertiseURL, StaleAfter: nodeStaleAfter}
+	return livepg.Cluster{DB: db, AdvertiseURL: d.cfg.Cluster.AdvertiseURL, StaleAfter: nodeStaleAfter}
 }
 
 // dropTakenRecordings removes the local recordings this node left when it

@@ -14,11 +14,10 @@ import (
 )
 
 // Cluster is the shared store of the nodes of a cluster (store/postgres,
-// as PostgresCluster in cluster_postgres.go, which the job service hands
-// in): it places live sessions on the nodes with
-// room, hands the sessions of a node that stopped to a survivor, and takes
-// a live recording while its session runs (recording_sync.go). Nil on one
-// box.
+// adapted as livepg.Cluster in daemon/livepg, which the job service hands
+// in): it places live sessions on the nodes with room, hands the sessions
+// of a node that stopped to a survivor, and takes a live recording while
+// its session runs (recording_sync.go). Nil on one box.
 type Cluster interface {
 	// Place stores the new live job j on a node with a free live slot and
 	// returns that node: this one, taking capacity slots (0: none), while

@@ -1,16 +1,17 @@
-package live
+package live_test
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/earshot-dev/earshot/daemon/live"
+	"github.com/earshot-dev/earshot/daemon/livepg"
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/store"
@@ -19,14 +20,14 @@ import (
 )
 
 // openPG opens the store at dsn as node id.
-func openPG(t *testing.T, dsn, id string) PostgresCluster {
+func openPG(t *testing.T, dsn, id string) livepg.Cluster {
 	t.Helper()
 	db, err := postgres.Open(t.Context(), dsn, &postgres.Options{NodeID: id})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return PostgresCluster{DB: db, StaleAfter: time.Minute}
+	return livepg.Cluster{DB: db, StaleAfter: time.Minute}
 }
 
 // finishedSignals records the statuses of the live jobs the service ended.
@@ -80,7 +81,7 @@ func TestEndOrphans(t *testing.T) {
 		t.Fatal(err)
 	}
 	sig := &finishedSignals{}
-	svc := &Service{db: a.DB, log: slog.New(slog.DiscardHandler), deps: Deps{Cluster: a, NodeID: "a", Signals: sig}}
+	svc := live.NewClusterService(a.DB, live.Deps{Cluster: a, NodeID: "a", Signals: sig})
 	if err := svc.EndOrphans(); err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func TestEndOrphans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j.Status != store.StatusError || j.ErrorCode != orphanCode || j.File == nil || j.File.AudioDuration == nil || *j.File.AudioDuration != 1.5 {
+	if j.Status != store.StatusError || j.ErrorCode != live.OrphanCode || j.File == nil || j.File.AudioDuration == nil || *j.File.AudioDuration != 1.5 {
 		dur := -1.0
 		if j.File != nil && j.File.AudioDuration != nil {
 			dur = *j.File.AudioDuration
@@ -120,7 +121,7 @@ func TestEndOrphans(t *testing.T) {
 		!bytes.Equal(got[media.WAVHeaderSize:media.WAVHeaderSize+whole], pcm[:whole]) {
 		t.Errorf("stored recording: %d bytes, header %x; want the header of %d bytes of audio, then them", len(got), got[:min(len(got), media.WAVHeaderSize)], whole)
 	}
-	if _, err := b.DB.UpdateJob(id, func(j *store.Job) ([]*store.Delivery, error) { return nil, checkOpen(j) }); !errors.Is(err, errEndedElsewhere) {
+	if _, err := b.DB.UpdateJob(id, func(j *store.Job) ([]*store.Delivery, error) { return nil, live.CheckOpen(j) }); !errors.Is(err, live.ErrEndedElsewhere) {
 		t.Errorf("b's late end: %v, want errEndedElsewhere", err)
 	}
 	if err := svc.EndOrphans(); err != nil {

@@ -22,12 +22,13 @@
 // (recording_sync.go), and while that store is away the session holds its
 // callbacks and stores its end when it is back (outage.go).
 //
-// It depends on the job service only through the interfaces it declares
-// (Store, Recordings, Signals in service.go, Cluster in cluster.go), on
-// the shared store only through PostgresCluster (cluster_postgres.go, the
-// Cluster the job service hands it in a cluster, which its tests run too)
-// and on the recognition pipeline (recognizer/pipeline); it never imports
-// package daemon.
+// It depends on the job service and the shared store only through the
+// interfaces it declares (Store, Recordings, Signals in service.go,
+// Cluster in cluster.go) and on the recognition pipeline
+// (recognizer/pipeline); it never imports package daemon nor a store
+// implementation. In a cluster the job service hands it daemon/livepg's
+// Cluster over store/postgres, which its cluster tests (package live_test)
+// run too.
 //
 // Invariants: a session's job is committed (one store commit) before any
 // door sees it; a session belongs to this node and to its goroutine until

@@ -1,4 +1,4 @@
-package live
+package live_test
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/earshot-dev/earshot/daemon/live"
+	"github.com/earshot-dev/earshot/daemon/livepg"
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 	"github.com/earshot-dev/earshot/store"
@@ -36,7 +38,7 @@ func speechPCM(t *testing.T, file string) ([]byte, media.Format) {
 	return pcm, format
 }
 
-func blobBytes(t *testing.T, c PostgresCluster, name string) []byte {
+func blobBytes(t *testing.T, c livepg.Cluster, name string) []byte {
 	t.Helper()
 	r, err := c.DB.OpenBlob(name)
 	if err != nil {
@@ -59,15 +61,15 @@ func blobBytes(t *testing.T, c PostgresCluster, name string) []byte {
 func TestRecordingSync(t *testing.T) {
 	c := openPG(t, pgtest.StartDatabase(t), "a")
 	pcm, format := speechPCM(t, "ljspeech-LJ001-0001.wav") // 9.65 s: more than a chunk
-	svc := &Service{deps: Deps{Cluster: c, RecordingSync: 20 * time.Millisecond}}
+	svc := live.NewClusterService(nil, live.Deps{Cluster: c, RecordingSync: 20 * time.Millisecond})
 	log := slog.New(slog.DiscardHandler)
-	record := func(name string) (*recording, *recordingSync, string) {
+	record := func(name string) (*live.Recording, *live.RecordingSync, string) {
 		path := filepath.Join(t.TempDir(), name)
-		rec, err := createRecording(path, format)
+		rec, err := live.CreateRecording(path, format)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return rec, svc.newRecordingSync(name, path, log), path
+		return rec, svc.NewRecordingSync(name, path, log), path
 	}
 	// waitStored polls the blob's size until it reaches n.
 	waitStored := func(name string, n int64) {
@@ -89,32 +91,32 @@ func TestRecordingSync(t *testing.T) {
 	}
 
 	rec, rs, path := record("live-sync.wav")
-	go rs.run()
+	go rs.Run()
 	half := len(pcm) / 2
 	half -= half % format.FrameSize()
 	for i := 0; i < half; i += 3200 {
-		if err := rec.write(pcm[i:min(i+3200, half)]); err != nil {
+		if err := rec.Write(pcm[i:min(i+3200, half)]); err != nil {
 			t.Fatal(err)
 		}
-		rs.wrote(media.WAVHeaderSize + rec.audio)
+		rs.Wrote(media.WAVHeaderSize + rec.Audio())
 	}
 	waitStored("live-sync.wav", int64(media.WAVHeaderSize+half))
 	if got := blobBytes(t, c, "live-sync.wav"); !bytes.Equal(got[media.WAVHeaderSize:], pcm[:half]) {
 		t.Fatalf("stored while recording: %d bytes, not the %d written", len(got), media.WAVHeaderSize+half)
 	}
-	if err := rec.write(pcm[half:]); err != nil {
+	if err := rec.Write(pcm[half:]); err != nil {
 		t.Fatal(err)
 	}
-	rs.wrote(media.WAVHeaderSize + rec.audio)
-	rs.halt()
-	if _, err := rec.finalize(format); err != nil {
+	rs.Wrote(media.WAVHeaderSize + rec.Audio())
+	rs.Halt()
+	if _, err := rec.Finalize(format); err != nil {
 		t.Fatal(err)
 	}
 	local, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rs.finish(format, rec.audio) {
+	if !rs.Finish(format, rec.Audio()) {
 		t.Fatal("finish = false with the store up")
 	}
 	if got := blobBytes(t, c, "live-sync.wav"); !bytes.Equal(got, local) {
@@ -126,27 +128,27 @@ func TestRecordingSync(t *testing.T) {
 
 	// Another writer appended to the blob: the sync gives up.
 	rec, rs, _ = record("live-other.wav")
-	if err := rec.write(pcm[:6400]); err != nil {
+	if err := rec.Write(pcm[:6400]); err != nil {
 		t.Fatal(err)
 	}
-	rs.wrote(media.WAVHeaderSize + rec.audio)
-	if err := rs.round(); err != nil {
+	rs.Wrote(media.WAVHeaderSize + rec.Audio())
+	if err := rs.Round(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.AppendBlob("live-other.wav", media.WAVHeaderSize+6400, pcm[:320]); err != nil {
 		t.Fatal(err)
 	}
-	if err := rec.write(pcm[6400:12800]); err != nil {
+	if err := rec.Write(pcm[6400:12800]); err != nil {
 		t.Fatal(err)
 	}
-	rs.wrote(media.WAVHeaderSize + rec.audio)
-	if err := rs.round(); !errors.Is(err, store.ErrExists) {
+	rs.Wrote(media.WAVHeaderSize + rec.Audio())
+	if err := rs.Round(); !errors.Is(err, store.ErrExists) {
 		t.Errorf("round after another append: %v, want store.ErrExists", err)
 	}
-	if _, err := rec.finalize(format); err != nil {
+	if _, err := rec.Finalize(format); err != nil {
 		t.Fatal(err)
 	}
-	if rs.finish(format, rec.audio) {
+	if rs.Finish(format, rec.Audio()) {
 		t.Error("finish = true after the sync gave up")
 	}
 }

@@ -11,4 +11,9 @@
 //     share three or more yaml keys of the same field name and type, at least
 //     half of the smaller one's, are a failure; a module owns its Config and
 //     the file's root (package app) holds it.
+//   - Imports point the way ARCHITECTURE.md draws them: no package depends,
+//     directly or through others, on one its rules forbid it (importRules
+//     in imports_test.go: daemon/live on daemon or store/postgres, the
+//     daemon on a door, the pipeline or a module the daemon runs on the
+//     daemon). A package's tests may.
 package archtest

@@ -39,23 +39,24 @@ type builder struct {
 }
 
 // features runs sphinx_fe with the model's own feat.params over the
-// adaptation set's renditions (the decoder's 16 kHz input), once per law.
+// adaptation set's renditions (the decoder's 16 kHz input), once per
+// telmodel.Variants entry (law and encoder).
 func features(ctx context.Context, o *options, us []utt) error {
-	var missing []telmodel.Law
-	for _, law := range telmodel.Laws {
-		if err := os.MkdirAll(filepath.Join(o.scratch, "mfc", law.String()), 0o755); err != nil {
+	var missing []telmodel.Variant
+	for _, v := range telmodel.Variants {
+		if err := os.MkdirAll(filepath.Join(o.scratch, "mfc", v.String()), 0o755); err != nil {
 			return err
 		}
 		for _, u := range us {
-			if _, err := os.Stat(filepath.Join(o.scratch, "mfc", law.String(), u.id+".mfc")); err != nil {
-				missing = append(missing, law)
+			if _, err := os.Stat(filepath.Join(o.scratch, "mfc", v.String(), u.id+".mfc")); err != nil {
+				missing = append(missing, v)
 				break
 			}
 		}
 	}
 	return parallel(ctx, o.jobs, len(missing), func(i int) error {
-		law := missing[i]
-		ctl := filepath.Join(o.scratch, "fe-"+law.String()+".ctl")
+		v := missing[i]
+		ctl := filepath.Join(o.scratch, "fe-"+v.String()+".ctl")
 		var b strings.Builder
 		for _, u := range us {
 			b.WriteString(u.id + "\n")
@@ -63,9 +64,9 @@ func features(ctx context.Context, o *options, us []utt) error {
 		if err := os.WriteFile(ctl, []byte(b.String()), 0o644); err != nil {
 			return err
 		}
-		return tool(ctx, o, filepath.Join(o.scratch, "fe-"+law.String()+".log"), "sphinx_fe",
+		return tool(ctx, o, filepath.Join(o.scratch, "fe-"+v.String()+".log"), "sphinx_fe",
 			"-argfile", filepath.Join(o.base, "feat.params"), "-samprate", "16000",
-			"-c", ctl, "-di", filepath.Join(o.scratch, "wav", law.String()), "-do", filepath.Join(o.scratch, "mfc", law.String()),
+			"-c", ctl, "-di", filepath.Join(o.scratch, "wav", v.String()), "-do", filepath.Join(o.scratch, "mfc", v.String()),
 			"-ei", "wav", "-eo", "mfc", "-mswav", "yes")
 	})
 }
@@ -164,7 +165,7 @@ func (b *builder) prepareBase(ctx context.Context) error {
 		filepath.Join(b.o.base, "mdef"), filepath.Join(b.work, "mdef.txt"))
 }
 
-// writeControl writes bw's control file (one line per law rendition) and
+// writeControl writes bw's control file (one line per rendition) and
 // transcript file.
 func (b *builder) writeControl() error {
 	base, err := os.ReadFile(b.o.dict)
@@ -176,9 +177,9 @@ func (b *builder) writeControl() error {
 		return err
 	}
 	var ctl, lsn strings.Builder
-	for _, law := range telmodel.Laws {
+	for _, v := range telmodel.Variants {
 		for _, u := range b.train {
-			fmt.Fprintf(&ctl, "%s/%s\n", law, u.id)
+			fmt.Fprintf(&ctl, "%s/%s\n", v, u.id)
 			fmt.Fprintf(&lsn, "<s> %s </s> (%s)\n", u.text, u.id)
 		}
 	}

@@ -26,9 +26,9 @@ type utt struct {
 	set     string // corpus: "train" or "held"; testdata: "test"
 }
 
-// rendered returns the decoder-input WAV (16 kHz) of u's law rendition.
-func (u utt) rendered(scratch string, law telmodel.Law) string {
-	return filepath.Join(scratch, "wav", law.String(), u.id+".wav")
+// rendered returns the decoder-input WAV (16 kHz) of u's rendition v.
+func (u utt) rendered(scratch string, v telmodel.Variant) string {
+	return filepath.Join(scratch, "wav", v.String(), u.id+".wav")
 }
 
 // loadCorpus reads the corpus manifest: file, duration_s, speaker, gender,
@@ -94,36 +94,36 @@ func readTSV(path string) ([][]string, error) {
 	return rows, sc.Err()
 }
 
-// render writes every law rendition of every recording that is not in
-// scratch yet, o.jobs at a time.
-func render(ctx context.Context, o *options, sets ...[]utt) error {
+// render writes every rendition vs of every recording in sets that is
+// not in scratch yet, o.jobs at a time.
+func render(ctx context.Context, o *options, vs []telmodel.Variant, sets ...[]utt) error {
 	type job struct {
-		u   utt
-		law telmodel.Law
+		u utt
+		v telmodel.Variant
 	}
 	var jobs []job
-	for _, law := range telmodel.Laws {
+	for _, v := range vs {
 		for _, d := range []string{"g711", "wav"} {
-			if err := os.MkdirAll(filepath.Join(o.scratch, d, law.String()), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Join(o.scratch, d, v.String()), 0o755); err != nil {
 				return err
 			}
 		}
 		for _, s := range sets {
 			for _, u := range s {
-				if _, err := os.Stat(u.rendered(o.scratch, law)); err != nil {
-					jobs = append(jobs, job{u, law})
+				if _, err := os.Stat(u.rendered(o.scratch, v)); err != nil {
+					jobs = append(jobs, job{u, v})
 				}
 			}
 		}
 	}
 	return parallel(ctx, o.jobs, len(jobs), func(i int) error {
 		j := jobs[i]
-		g711 := filepath.Join(o.scratch, "g711", j.law.String(), j.u.id+".wav")
-		r, err := telmodel.Render(ctx, j.u.src, g711, j.law)
+		g711 := filepath.Join(o.scratch, "g711", j.v.String(), j.u.id+".wav")
+		r, err := j.v.Render(ctx, j.u.src, g711)
 		if err != nil {
 			return err
 		}
-		dst := j.u.rendered(o.scratch, j.law)
+		dst := j.u.rendered(o.scratch, j.v)
 		if err := os.WriteFile(dst+".tmp", telmodel.PCMWAV(r.PCM, 16000), 0o644); err != nil {
 			return err
 		}

@@ -24,6 +24,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+
+	"github.com/earshot-dev/earshot/recognizer/sphinx/telmodel"
 )
 
 func main() {
@@ -88,7 +90,10 @@ func run(ctx context.Context, o *options) error {
 		return err
 	}
 	slog.Info("rendering G.711", "corpus", len(corpus), "testdata", len(tests))
-	if err := render(ctx, o, corpus, tests); err != nil {
+	if err := render(ctx, o, telmodel.Variants, corpus); err != nil {
+		return err
+	}
+	if err := render(ctx, o, laws(), tests); err != nil {
 		return err
 	}
 	dict, err := loadDict(o.dict)
@@ -130,3 +135,13 @@ func run(ctx context.Context, o *options) error {
 
 // fatalf is for invariants the inputs break (a missing hypothesis).
 func fatalf(format string, a ...any) error { return fmt.Errorf("telmodel: "+format, a...) }
+
+// laws are the renditions the candidates are measured on: each law through
+// the Magnitude encoder (earshot's own, as the benchmarks render).
+func laws() []telmodel.Variant {
+	vs := make([]telmodel.Variant, len(telmodel.Laws))
+	for i, law := range telmodel.Laws {
+		vs[i] = telmodel.Variant{Law: law}
+	}
+	return vs
+}

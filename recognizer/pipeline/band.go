@@ -10,20 +10,30 @@ import (
 // sphinx pools).
 type acousticModeler interface{ AcousticModel() string }
 
-// SetTelephone installs the embedded engine's telephone-band pool: the
+// SetTelephone installs the embedded engine's telephone-band pools: the
 // embedded engine with the telephone acoustic model, which narrowband audio
-// is routed to (see forBand). Call it before the daemon runs.
-func (e *Engines) SetTelephone(tel recognizer.Engine) { e.telephone = tel }
+// is routed to (see forBand), live for live calls and batch for whole
+// recordings (a nil batch: live serves both). Call it before the daemon
+// runs.
+func (e *Engines) SetTelephone(live, batch recognizer.Engine) {
+	if batch == nil {
+		batch = live
+	}
+	e.telephone, e.telephoneBatch = live, batch
+}
 
 // forBand is the engine that decodes audio of band b on route engine en:
-// the telephone pool when en is the embedded engine, b is narrowband and
-// the pool is installed; en otherwise. notes are post_session_metadata:
-// audio_band (what was found and why) and, on the embedded engine,
-// acoustic_model. Nil-safe.
-func (e *Engines) forBand(en recognizer.Engine, b recognizer.Band) (recognizer.Engine, map[string]any) {
+// the telephone pool (the batch one for a whole recording) when en is the
+// embedded engine, b is narrowband and the pool is installed; en
+// otherwise. notes are post_session_metadata: audio_band (what was found
+// and why) and, on the embedded engine, acoustic_model. Nil-safe.
+func (e *Engines) forBand(en recognizer.Engine, b recognizer.Band, batch bool) (recognizer.Engine, map[string]any) {
 	var embedded, tel recognizer.Engine
 	if e != nil {
 		embedded, tel = e.embedded, e.telephone
+		if batch {
+			tel = e.telephoneBatch
+		}
 	}
 	return bandEngine(en, embedded, tel, b)
 }

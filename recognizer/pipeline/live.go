@@ -63,7 +63,7 @@ func (e *Engines) Live(o LiveOptions) (*LiveRoute, error) {
 	}
 	lr := &LiveRoute{}
 	band := recognizer.Band{Narrowband: o.Narrowband, ByRate: true}
-	rt.Engine, lr.bandNotes = e.forBand(rt.Engine, band)
+	rt.Engine, lr.bandNotes = e.forBand(rt.Engine, band, false)
 	if o.Vocabulary != nil && rt.remote != nil {
 		lr.prompt = vocabularyPrompt(o.Vocabulary)
 	} else if o.Vocabulary != nil {

@@ -35,34 +35,43 @@ func New(cfg Config, logger *slog.Logger) (*Transcriber, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load engine: %w", err)
 	}
-	tel, err := sphinx.NewTelephone(cfg.Sphinx, logger.With("component", "recognizer", "model", "telephone"))
+	tlog := logger.With("component", "recognizer", "model", "telephone")
+	tel, err := sphinx.NewTelephone(cfg.Sphinx, false, tlog)
 	if err != nil {
+		eng.Close()
+		return nil, fmt.Errorf("load engine: %w", err)
+	}
+	telBatch, err := sphinx.NewTelephone(cfg.Sphinx, true, tlog.With("pool", "batch"))
+	if err != nil {
+		tel.Close()
 		eng.Close()
 		return nil, fmt.Errorf("load engine: %w", err)
 	}
 	engines, err := NewEngines(eng, cfg.Engines, logger.With("component", "recognizer"))
 	if err != nil {
+		telBatch.Close()
 		tel.Close()
 		eng.Close()
 		return nil, fmt.Errorf("load engines: %w", err)
 	}
 	if tel != nil {
-		engines.SetTelephone(tel)
+		engines.SetTelephone(tel, telBatch)
 	}
 	addons, err := NewAddons(cfg.Addons, logger.With("component", "addons"))
 	if err != nil {
 		engines.Close()
+		telBatch.Close()
 		tel.Close()
 		eng.Close()
 		return nil, fmt.Errorf("wire add-ons: %w", err)
 	}
-	return &Transcriber{Engines: engines, Addons: addons, Media: cfg.Media, embedded: eng, tel: tel}, nil
+	return &Transcriber{Engines: engines, Addons: addons, Media: cfg.Media, embedded: eng, tel: tel, telBatch: telBatch}, nil
 }
 
 // Close releases the engines and the add-ons New loaded. Call it once
 // nothing transcribes any more (after the daemon's Run returned).
 func (t *Transcriber) Close() error {
-	return errors.Join(t.Engines.Close(), t.embedded.Close(), t.tel.Close(), t.Addons.Close())
+	return errors.Join(t.Engines.Close(), t.embedded.Close(), t.tel.Close(), t.telBatch.Close(), t.Addons.Close())
 }
 
 // Stats is the embedded engine's decoder pool: decoders loaded and busy.

@@ -32,7 +32,8 @@ type Transcriber struct {
 	Gate func(recognizer.Engine) recognizer.Engine
 
 	embedded *sphinx.Engine // owned: closed by Close
-	tel      *sphinx.Engine // owned: the telephone-band pool, nil when none
+	tel      *sphinx.Engine // owned: the telephone-band pool of live calls, nil when none
+	telBatch *sphinx.Engine // owned: the telephone-band pool of whole recordings, nil when none
 }
 
 // TranscribeFile runs the pipeline on path with the job's parameters.
@@ -91,7 +92,7 @@ func (t *Transcriber) recognise(ctx context.Context, channels [][]int16, band re
 		return nil, nil, err
 	}
 	var notes map[string]any
-	rt.Engine, notes = t.Engines.forBand(rt.Engine, band)
+	rt.Engine, notes = t.Engines.forBand(rt.Engine, band, true)
 	notes["engine"] = rt.Engine.Name()
 	// The engine reads the job's vocabulary from its stream options: a
 	// remote engine as its prompt, the embedded one as words.
@@ -124,7 +125,7 @@ func (t *Transcriber) recognise(ctx context.Context, channels [][]int16, band re
 	if fl == "" {
 		return nil, nil, jerr
 	}
-	fen, bnotes := t.Engines.forBand(t.Engines.embedded, band)
+	fen, bnotes := t.Engines.forBand(t.Engines.embedded, band, true)
 	if t.Gate != nil {
 		fen = t.Gate(fen)
 	}

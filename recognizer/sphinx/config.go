@@ -28,9 +28,16 @@ const (
 // and 4, live CPU per audio second 0.192 to 0.145 (-25%) with live finals
 // 42.76 to 42.05 % and batch 37.13 to 35.16 % WER; that headroom is what
 // lets a 2-CPU box hold 8 calls (issue 14 item 5).
+//
+// DefaultTelephoneBatchTopN is the telephone batch pool's -topn
+// (TelephoneBatch): batch work is not bound by a call's latency, and on the
+// larger tuning subset (71 utterances, 2026-11-24 10:26 UTC) -topn 4 made
+// 1.2 points fewer batch errors than 2 for 16 % more CPU, live finals the
+// same (docs/live-tuning.md).
 const (
 	DefaultTelephoneMaxHMMsPerFrame = 5000
 	DefaultTelephoneTopN            = 2
+	DefaultTelephoneBatchTopN       = 4
 )
 
 // MaxDecoders bounds Config.Decoders; each decoder holds about 40 MB.
@@ -64,8 +71,8 @@ type Config struct {
 	FrameDownsample int `yaml:"frame_downsample"`
 	// TopN is -topn, 1..16: the Gaussians per codebook scored exactly in
 	// each frame. Fewer is cheaper and less exact. 0 means PocketSphinx's
-	// default, 4, for HMM, and DefaultTelephoneTopN for the telephone
-	// model's pool.
+	// default, 4, for HMM and the telephone model's batch pool, and
+	// DefaultTelephoneTopN for its live pool.
 	TopN int `yaml:"topn"`
 	// PhoneLookahead is -pl_window, 0..20: frames of phone-loop lookahead
 	// that prune the word search; 0 turns the lookahead off. Nil means 5,
@@ -96,12 +103,13 @@ type Config struct {
 	// that directory exists, else none; "none" turns it off (telephone
 	// audio then decodes with HMM).
 	TelephoneHMM string `yaml:"telephone_hmm"`
-	// TelephoneDecoders is the telephone model's pool size, 1..64. A live
+	// TelephoneDecoders is the telephone model's live pool size, 1..64. A live
 	// call holds a decoder while its speaker talks (and through the short
 	// pauses), so the pool bounds the calls that can talk at once; each
 	// decoder costs about 80 MB. As many as Decoders are loaded at start,
 	// the rest in the background right after (Engine.warm). Default 4 x
-	// Decoders (8 calls on a 2-CPU box, issue 14).
+	// Decoders (8 calls on a 2-CPU box, issue 14). Whole recordings decode
+	// on the telephone model's batch pool of Decoders more (TelephoneBatch).
 	TelephoneDecoders int `yaml:"telephone_decoders"`
 	// Preload is how many of the pool's decoders New loads; the others
 	// are loaded in the background after it returns. 0 means all. Not
@@ -134,6 +142,24 @@ func (c Config) Telephone() (Config, bool) {
 		t.TopN = DefaultTelephoneTopN
 	}
 	t.TelephoneHMM, t.TelephoneDecoders = NoTelephoneHMM, t.Decoders
+	return t, true
+}
+
+// TelephoneBatch returns the configuration of the telephone model's batch
+// pool, which decodes whole recordings (pre-recorded jobs and the batch
+// pass over a call's recording): Telephone's, but Decoders decoders (as
+// the wideband pool: batch work runs one segment per CPU) and TopN
+// DefaultTelephoneBatchTopN unless set. False when there is no telephone
+// model. Call it on a config that passed SetDefaults and Validate.
+func (c Config) TelephoneBatch() (Config, bool) {
+	t, ok := c.Telephone()
+	if !ok {
+		return Config{}, false
+	}
+	t.Decoders, t.TelephoneDecoders, t.Preload = c.Decoders, c.Decoders, 0
+	if c.TopN == 0 {
+		t.TopN = DefaultTelephoneBatchTopN
+	}
 	return t, true
 }
 

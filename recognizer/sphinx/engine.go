@@ -327,10 +327,14 @@ func (e *Engine) Close() error {
 // errClosedStream wraps recognizer.ErrClosed for stream calls after Close.
 var errClosedStream = fmt.Errorf("sphinx: stream: %w", recognizer.ErrClosed)
 
-// NewTelephone loads the telephone-band pool of cfg (see Config.Telephone):
+// NewTelephone loads the telephone-band pool of cfg for live calls (see
+// Config.Telephone), or with batch its batch pool (Config.TelephoneBatch):
 // nil and no error when cfg has no telephone model.
-func NewTelephone(cfg Config, logger *slog.Logger) (*Engine, error) {
+func NewTelephone(cfg Config, batch bool, logger *slog.Logger) (*Engine, error) {
 	tc, ok := cfg.Telephone()
+	if batch {
+		tc, ok = cfg.TelephoneBatch()
+	}
 	if !ok {
 		return nil, nil
 	}

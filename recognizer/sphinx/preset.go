@@ -48,6 +48,9 @@ var presets = []preset{
 	{"hmm6k-topn2", func(c *Config) { c.MaxHMMsPerFrame, c.TopN = 6000, 2 }},
 	{"hmm5k-topn2", func(c *Config) { c.MaxHMMsPerFrame, c.TopN = 5000, 2 }},
 	{"pl10", func(c *Config) { c.PhoneLookahead = new(10) }},
+	{"beam40", func(c *Config) { c.Beam = 1e-40 }},
+	{"wbeam24", func(c *Config) { c.WordBeam = 1e-24 }},
+	{"pbeam40", func(c *Config) { c.PhoneBeam = 1e-40 }},
 }
 
 // PresetNames lists the presets ApplyPreset knows, in trade-off order.

@@ -447,9 +447,23 @@ func TestTelephoneConfig(t *testing.T) {
 	if tc.TopN != DefaultTelephoneTopN || c.TopN != 0 {
 		t.Errorf("-topn: telephone pool %d, wideband %d; want %d, 0 (PocketSphinx's 4)", tc.TopN, c.TopN, DefaultTelephoneTopN)
 	}
-	c.MaxHMMsPerFrame, c.TopN = 30000, 4
-	if tc, _ := c.Telephone(); tc.MaxHMMsPerFrame != 30000 || tc.TopN != 4 {
-		t.Errorf("set max_hmms_per_frame and topn: telephone pool %d, %d, want 30000, 4", tc.MaxHMMsPerFrame, tc.TopN)
+	// The batch pool: whole recordings, one decoder per CPU, the same
+	// model and -maxhmmpf but PocketSphinx's -topn (not bound by a call's
+	// latency).
+	bc, ok := c.TelephoneBatch()
+	if !ok || bc.HMM != DefaultHMM || bc.Decoders != c.Decoders || bc.MaxHMMsPerFrame != DefaultTelephoneMaxHMMsPerFrame ||
+		bc.TopN != DefaultTelephoneBatchTopN || bc.Preload != 0 || bc.TelephoneHMM != NoTelephoneHMM {
+		t.Errorf("TelephoneBatch() = %+v, %v", bc, ok)
+	}
+	if err := bc.Validate(); err != nil {
+		t.Errorf("the telephone batch pool's config does not validate: %v", err)
+	}
+	c.MaxHMMsPerFrame, c.TopN = 30000, 3
+	if tc, _ := c.Telephone(); tc.MaxHMMsPerFrame != 30000 || tc.TopN != 3 {
+		t.Errorf("set max_hmms_per_frame and topn: telephone pool %d, %d, want 30000, 3", tc.MaxHMMsPerFrame, tc.TopN)
+	}
+	if bc, _ := c.TelephoneBatch(); bc.MaxHMMsPerFrame != 30000 || bc.TopN != 3 {
+		t.Errorf("set max_hmms_per_frame and topn: telephone batch pool %d, %d, want 30000, 3", bc.MaxHMMsPerFrame, bc.TopN)
 	}
 	c.MaxHMMsPerFrame, c.TopN = 0, 0
 	if err := tc.Validate(); err != nil {
@@ -461,6 +475,9 @@ func TestTelephoneConfig(t *testing.T) {
 	c.TelephoneHMM = NoTelephoneHMM
 	if _, ok := c.Telephone(); ok {
 		t.Error("none: still a telephone pool")
+	}
+	if _, ok := c.TelephoneBatch(); ok {
+		t.Error("none: still a telephone batch pool")
 	}
 	c.TelephoneHMM = ""
 	_, installed := os.Stat(DefaultTelephoneHMM)

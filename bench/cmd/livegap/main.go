@@ -20,6 +20,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"os"
@@ -36,6 +37,7 @@ import (
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
+	"github.com/earshot-dev/earshot/recognizer/sphinx/telmodel"
 )
 
 func main() {
@@ -44,10 +46,11 @@ func main() {
 	every := flag.Int("every", 10, "with -corpus: take every Nth utterance of the manifest")
 	flag.BoolVar(&heldOut, "held-out", false, "with -corpus: the test-other readers' utterances outside the tuning subset (every third of them), for reporting")
 	presets := flag.String("presets", "default", "engine presets to run, comma separated: "+strings.Join(sphinx.PresetNames(), ", "))
-	rends := flag.String("renditions", "pcm16k,mulaw8k", "renditions: pcm16k, mulaw8k, alaw8k")
+	rends := flag.String("renditions", "pcm16k,mulaw8k", "renditions: pcm16k, mulaw8k, alaw8k (ffmpeg's G.711 encoder), mulaw8k-mag, alaw8k-mag (the Magnitude encoder, as asrbench)")
 	workers := flag.Int("workers", runtime.NumCPU(), "clips decoded at once")
 	flag.BoolVar(&batch, "batch", true, "also decode every clip with the batch path (false: the live path only, for tuning it)")
 	flag.BoolVar(&warmChannel, "warm-channel", false, "diagnosis: run each clip through the live session once before the pass that is scored, so the scored pass starts on a channel that has spoken (its normalisation history full)")
+	flag.StringVar(&telephoneModel, "telephone-model", benchd.TelephoneModel, "telephone-band acoustic model for the 8 kHz renditions")
 	flag.BoolVar(&onePass, "narrow-one-pass", false, "narrowband live finals in one pass at each endpoint (LiveConfig.OnePassFinals)")
 	flag.Parse()
 	if err := run(*speech, *corpus, *every, *presets, *rends, *workers); err != nil {
@@ -64,6 +67,9 @@ var warmChannel bool
 
 // batch runs the batch path too.
 var batch = true
+
+// telephoneModel is the model directory of the narrowband renditions.
+var telephoneModel string
 
 // heldOut selects the corpus's held-out readers instead of the tuning
 // subset (with -corpus).
@@ -170,20 +176,44 @@ func listClips(speech, corpus string, every int) ([]recognizertest.Clip, error) 
 
 // render makes the rendition of every mono clip: ffmpeg to the codec (as
 // a PBX or a phone would send it), then earshot's own G.711 decoder and
-// resampler (media.Framer, as the doors and the WebSocket do).
+// resampler (media.Framer, as the doors and the WebSocket do). The "-mag"
+// renditions are companded by the Magnitude encoder instead of ffmpeg's
+// (telmodel.Encoder: zaf/g711, as asrbench renders), from ffmpeg's 8 kHz
+// samples.
 func render(set []recognizertest.Clip, rend string) ([]clip, error) {
 	var format media.Format
 	var args []string
+	var compand func([]byte) []byte
+	if law, ok := strings.CutSuffix(rend, "-mag"); ok {
+		v := telmodel.Variant{Law: telmodel.MuLaw, Encoder: telmodel.Magnitude}
+		if law == "alaw8k" {
+			v.Law = telmodel.ALaw
+		} else if law != "mulaw8k" {
+			return nil, fmt.Errorf("unknown rendition %q", rend)
+		}
+		rend, args = law, []string{"-ar", "8000", "-f", "s16le"}
+		compand = func(b []byte) []byte {
+			lin := make([]int16, len(b)/2)
+			for i := range lin {
+				lin[i] = int16(binary.LittleEndian.Uint16(b[2*i:]))
+			}
+			return v.Compand(lin)
+		}
+	}
 	switch rend {
 	case "pcm16k":
 		format = media.Format{Encoding: media.LinearPCM, BitDepth: 16, SampleRate: 16000, Channels: 1}
 		args = []string{"-ar", "16000", "-f", "s16le"}
 	case "mulaw8k":
 		format = media.Format{Encoding: media.MuLaw, BitDepth: 8, SampleRate: 8000, Channels: 1}
-		args = []string{"-ar", "8000", "-f", "mulaw"}
+		if args == nil {
+			args = []string{"-ar", "8000", "-f", "mulaw"}
+		}
 	case "alaw8k":
 		format = media.Format{Encoding: media.ALaw, BitDepth: 8, SampleRate: 8000, Channels: 1}
-		args = []string{"-ar", "8000", "-f", "alaw"}
+		if args == nil {
+			args = []string{"-ar", "8000", "-f", "alaw"}
+		}
 	default:
 		return nil, fmt.Errorf("unknown rendition %q", rend)
 	}
@@ -198,6 +228,9 @@ func render(set []recognizertest.Clip, rend string) ([]clip, error) {
 		b, err := cmd.Output()
 		if err != nil {
 			return nil, fmt.Errorf("ffmpeg %s: %v %s", c.File, err, stderr.String())
+		}
+		if compand != nil {
+			b = compand(b)
 		}
 		fr, err := media.NewFramer(format, recognizer.SampleRate)
 		if err != nil {
@@ -228,8 +261,9 @@ type outcome struct {
 
 // engineFor loads a pool of workers decoders with the preset's search
 // settings, for a narrowband rendition as the daemon's telephone-band pool
-// (Config.Telephone: the telephone model and its search defaults).
-func engineFor(rend, preset string, workers int) (*sphinx.Engine, error) {
+// (the telephone model and its search defaults: Config.TelephoneBatch
+// with batch, for whole recordings, else Config.Telephone, for live calls).
+func engineFor(rend, preset string, workers int, batch bool) (*sphinx.Engine, error) {
 	var cfg sphinx.Config
 	if err := cfg.ApplyPreset(preset); err != nil {
 		return nil, err
@@ -237,7 +271,7 @@ func engineFor(rend, preset string, workers int) (*sphinx.Engine, error) {
 	cfg.Decoders, cfg.TelephoneDecoders = workers, workers
 	cfg.TelephoneHMM = sphinx.NoTelephoneHMM
 	if rend != "pcm16k" {
-		abs, err := filepath.Abs(benchd.TelephoneModel)
+		abs, err := filepath.Abs(telephoneModel)
 		if err != nil {
 			return nil, err
 		}
@@ -246,7 +280,11 @@ func engineFor(rend, preset string, workers int) (*sphinx.Engine, error) {
 		}
 	}
 	cfg.SetDefaults()
-	if tc, ok := cfg.Telephone(); ok {
+	tc, ok := cfg.Telephone()
+	if batch {
+		tc, ok = cfg.TelephoneBatch()
+	}
+	if ok {
 		cfg = tc
 	}
 	return sphinx.New(cfg, nil)
@@ -258,14 +296,19 @@ func engineFor(rend, preset string, workers int) (*sphinx.Engine, error) {
 // a load that comes and goes on a shared machine weighs on every preset
 // alike.
 func measure(clips []clip, rend string, presets []string, workers int) ([]outcome, error) {
-	engines := make([]*sphinx.Engine, len(presets))
+	engines := make([][2]*sphinx.Engine, len(presets)) // live, batch
 	for k, p := range presets {
-		e, err := engineFor(rend, p, workers)
-		if err != nil {
-			return nil, err
+		for j := range 2 {
+			if j == 1 && !batch {
+				continue
+			}
+			e, err := engineFor(rend, p, workers, j == 1)
+			if err != nil {
+				return nil, err
+			}
+			defer e.Close()
+			engines[k][j] = e
 		}
-		defer e.Close()
-		engines[k] = e
 	}
 	audio := 0.0
 	for _, c := range clips {
@@ -286,7 +329,7 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 			h := &hyps[k][i]
 			if batch {
 				cpu := threadCPU()
-				text, segs, err := decodeBatch(e, c.pcm)
+				text, segs, err := decodeBatch(e[1], c.pcm)
 				if err != nil {
 					return err
 				}
@@ -294,7 +337,7 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 				h.batch, h.batchSegs = text, segs
 			}
 			cpu := threadCPU()
-			live, fs, finals, err := decodeLive(e, c.pcm, rend != "pcm16k" && onePass)
+			live, fs, finals, err := decodeLive(e[0], c.pcm, rend != "pcm16k" && onePass)
 			if err != nil {
 				return err
 			}

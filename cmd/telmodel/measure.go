@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
-	"github.com/earshot-dev/earshot/recognizer/sphinx/telmodel"
 )
 
 // set is one measured condition: recordings and how they reach the decoder.
@@ -45,13 +44,13 @@ type results struct {
 // time.
 func measure(ctx context.Context, o *options, models map[string]model, held, tests []utt) (*results, error) {
 	var sets []set
-	for _, law := range telmodel.Laws {
-		sets = append(sets, set{name: fmt.Sprintf("held-out corpus readers (%d utt.), %s", len(held), law), key: fmt.Sprintf("held%d-%s", len(held), law), us: held,
-			dir: func(u utt) string { return filepath.Dir(u.rendered(o.scratch, telmodel.Variant{Law: law})) }})
+	for _, v := range laws() {
+		sets = append(sets, set{name: fmt.Sprintf("held-out corpus readers (%d utt.), %s", len(held), v), key: fmt.Sprintf("held%d-%s", len(held), v), us: held,
+			dir: func(u utt) string { return filepath.Dir(u.rendered(o.scratch, v)) }})
 	}
-	for _, law := range telmodel.Laws {
-		sets = append(sets, set{name: fmt.Sprintf("testdata (%d clips), %s", len(tests), law), key: "test-" + law.String(), us: tests,
-			dir: func(u utt) string { return filepath.Dir(u.rendered(o.scratch, telmodel.Variant{Law: law})) }})
+	for _, v := range laws() {
+		sets = append(sets, set{name: fmt.Sprintf("testdata (%d clips), %s", len(tests), v), key: "test-" + v.String(), us: tests,
+			dir: func(u utt) string { return filepath.Dir(u.rendered(o.scratch, v)) }})
 	}
 	sets = append(sets, set{name: "testdata, 16 kHz wideband (original)", key: "test-wide", us: tests,
 		dir: func(u utt) string { return filepath.Dir(u.src) }})

@@ -191,7 +191,7 @@ func render(set []recognizertest.Clip, rend string) ([]clip, error) {
 		} else if law != "mulaw8k" {
 			return nil, fmt.Errorf("unknown rendition %q", rend)
 		}
-		rend, args = law, []string{"-ar", "8000", "-f", "s16le"}
+		rend = law
 		compand = func(b []byte) []byte {
 			lin := make([]int16, len(b)/2)
 			for i := range lin {
@@ -206,16 +206,15 @@ func render(set []recognizertest.Clip, rend string) ([]clip, error) {
 		args = []string{"-ar", "16000", "-f", "s16le"}
 	case "mulaw8k":
 		format = media.Format{Encoding: media.MuLaw, BitDepth: 8, SampleRate: 8000, Channels: 1}
-		if args == nil {
-			args = []string{"-ar", "8000", "-f", "mulaw"}
-		}
+		args = []string{"-ar", "8000", "-f", "mulaw"}
 	case "alaw8k":
 		format = media.Format{Encoding: media.ALaw, BitDepth: 8, SampleRate: 8000, Channels: 1}
-		if args == nil {
-			args = []string{"-ar", "8000", "-f", "alaw"}
-		}
+		args = []string{"-ar", "8000", "-f", "alaw"}
 	default:
 		return nil, fmt.Errorf("unknown rendition %q", rend)
+	}
+	if compand != nil {
+		args = []string{"-ar", "8000", "-f", "s16le"} // ffmpeg's 8 kHz samples, companded here
 	}
 	var out []clip
 	for _, c := range set {
@@ -280,12 +279,8 @@ func engineFor(rend, preset string, workers int, batch bool) (*sphinx.Engine, er
 		}
 	}
 	cfg.SetDefaults()
-	tc, ok := cfg.Telephone()
-	if batch {
-		tc, ok = cfg.TelephoneBatch()
-	}
-	if ok {
-		cfg = tc
+	if e, err := sphinx.NewTelephone(cfg, batch, nil); e != nil || err != nil {
+		return e, err
 	}
 	return sphinx.New(cfg, nil)
 }

@@ -84,17 +84,18 @@ func (r Variant) encode(v int16) byte {
 	}
 }
 
-// nearestULaw and nearestALaw map a 14-bit sample to the code of the
-// nearest level (ties to the level nearer zero), the tables of the Nearest
-// encoder.
+// nearestULaw and nearestALaw map a 14-bit sample (index 8192 is zero) to
+// the code of the nearest level: the tables of the Nearest encoder.
 var (
 	nearestULaw = nearestTable(g711.DecodeUlawFrame, 0xff)
 	nearestALaw = nearestTable(g711.DecodeAlawFrame, 0xd5)
 )
 
-// nearestTable builds a Nearest encoder's table from the law's decoder;
-// mask is the law's code of the first positive level's complement (0xff
-// for mu-law, 0xd5 for A-law). Index 8192 is zero.
+// nearestTable builds a Nearest encoder's table from the law's decoder, as
+// ffmpeg's build_xlaw_table does: a sample takes the level i until the
+// midpoint between levels i and i+1. mask is what the law XORs a level's
+// index with to make its positive code (0xff for mu-law, 0xd5 for A-law;
+// 0x80 more gives the negative one).
 func nearestTable(decode func(uint8) int16, mask byte) []byte {
 	t := make([]byte, 16384)
 	t[8192] = mask

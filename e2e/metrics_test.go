@@ -157,19 +157,20 @@ func TestMetrics(t *testing.T) {
 
 	// The live gauge and the outbox settle just after the session's close
 	// and the callback's answer, the decoders after the session's batch
-	// pass: poll until they do (bounded).
+	// pass, the background decoder loads of the fresh daemon too: poll until
+	// they do (bounded).
 	var fams map[string]*dto.MetricFamily
 	for deadline := time.Now().Add(time.Minute); ; {
 		fams = scrape()
 		if value(fams, "earshot_live_sessions", nil) == 0 && value(fams, "earshot_callback_outbox_depth", nil) == 0 &&
 			value(fams, "earshot_callback_attempts_total", map[string]string{"outcome": "delivered"}) == 1 &&
-			value(fams, "earshot_batch_passes_pending", nil) == 0 {
+			value(fams, "earshot_batch_passes_pending", nil) == 0 && value(fams, "earshot_decoders_loading", nil) == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("live sessions %v, outbox %v, delivered %v, batch passes %v after 1m", value(fams, "earshot_live_sessions", nil),
+			t.Fatalf("live sessions %v, outbox %v, delivered %v, batch passes %v, decoders loading %v after 1m", value(fams, "earshot_live_sessions", nil),
 				value(fams, "earshot_callback_outbox_depth", nil), value(fams, "earshot_callback_attempts_total", map[string]string{"outcome": "delivered"}),
-				value(fams, "earshot_batch_passes_pending", nil))
+				value(fams, "earshot_batch_passes_pending", nil), value(fams, "earshot_decoders_loading", nil))
 		}
 		time.Sleep(100 * time.Millisecond) // polling interval against a real process
 	}

@@ -19,9 +19,12 @@ type Sessions interface {
 	Sessions() int
 }
 
-// Decoders reports the engine pool's decoders (pipeline.Transcriber).
+// Decoders reports the engine pool's decoders (pipeline.Transcriber):
+// Stats the embedded engine's pool, Loading the decoders of all embedded
+// pools still loading in the background after start.
 type Decoders interface {
 	Stats() (total, busy int)
+	Loading() int
 }
 
 // Sources are what the state gauges read at each scrape.
@@ -48,12 +51,13 @@ var (
 	descQueue    = prometheus.NewDesc("earshot_queue_depth", "Pre-recorded jobs waiting for a worker.", nil, nil)
 	descLive     = prometheus.NewDesc("earshot_live_sessions", "Live sessions open (created and not ended).", nil, nil)
 	descDecoders = prometheus.NewDesc("earshot_decoders", "Decoders in the engine pool, by state.", []string{"state"}, nil)
+	descLoading  = prometheus.NewDesc("earshot_decoders_loading", "Decoders of the embedded pools (wideband, telephone live and batch) still loading in the background after start.", nil, nil)
 	descOutbox   = prometheus.NewDesc("earshot_callback_outbox_depth", "Callbacks waiting for delivery.", nil, nil)
 	descBatch    = prometheus.NewDesc("earshot_batch_passes_pending", "Ended live sessions whose batch pass is queued or running.", nil, nil)
 )
 
 func (c state) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descJobs, descQueue, descLive, descDecoders, descOutbox, descBatch} {
+	for _, d := range []*prometheus.Desc{descJobs, descQueue, descLive, descDecoders, descLoading, descOutbox, descBatch} {
 		ch <- d
 	}
 }
@@ -74,6 +78,7 @@ func (c state) Collect(ch chan<- prometheus.Metric) {
 	total, busy := c.src.Decoders.Stats()
 	ch <- prometheus.MustNewConstMetric(descDecoders, prometheus.GaugeValue, float64(busy), "busy")
 	ch <- prometheus.MustNewConstMetric(descDecoders, prometheus.GaugeValue, float64(total-busy), "idle")
+	ch <- prometheus.MustNewConstMetric(descLoading, prometheus.GaugeValue, float64(c.src.Decoders.Loading()))
 	if n, err := db.PendingDeliveries(); err == nil {
 		ch <- prometheus.MustNewConstMetric(descOutbox, prometheus.GaugeValue, float64(n))
 	}

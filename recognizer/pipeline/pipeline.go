@@ -77,6 +77,13 @@ func (t *Transcriber) Close() error {
 // Stats is the embedded engine's decoder pool: decoders loaded and busy.
 func (t *Transcriber) Stats() (total, busy int) { return t.embedded.Stats() }
 
+// Loading is how many decoders the embedded engine's pools (wideband,
+// telephone live and telephone batch) have still to load in the
+// background after New (sphinx.Engine.Loading).
+func (t *Transcriber) Loading() int {
+	return t.embedded.Loading() + t.tel.Loading() + t.telBatch.Loading()
+}
+
 // TelephoneModel names the telephone-band pool's acoustic model, "" when
 // none is installed.
 func (t *Transcriber) TelephoneModel() string {

@@ -115,6 +115,14 @@ type Config struct {
 	// are loaded in the background after it returns. 0 means all. Not
 	// configuration: Telephone sets it.
 	Preload int `yaml:"-"`
+	// FirstPassOnly makes the pool's decoders search with the first pass
+	// only (-fwdflat no -bestpath no): a pool that serves live streams
+	// alone, whose finals are read from the first pass (Stream.Path).
+	// Without it such a stream makes a first-pass search of its own on
+	// the decoder's first live use (useFirstPass: two more searches,
+	// their lexicon trees built then, which made the first seconds of 8
+	// calls on a fresh pool CPU-bound). Not configuration: Telephone sets it.
+	FirstPassOnly bool `yaml:"-"`
 }
 
 // Telephone returns the configuration of the telephone-band pool (HMM the
@@ -135,6 +143,7 @@ func (c Config) Telephone() (Config, bool) {
 	}
 	t := c
 	t.HMM, t.Decoders, t.Preload = hmm, c.TelephoneDecoders, min(c.Decoders, c.TelephoneDecoders)
+	t.FirstPassOnly = true // live calls only; whole recordings go to TelephoneBatch
 	if t.MaxHMMsPerFrame == 0 {
 		t.MaxHMMsPerFrame = DefaultTelephoneMaxHMMsPerFrame
 	}
@@ -157,6 +166,7 @@ func (c Config) TelephoneBatch() (Config, bool) {
 		return Config{}, false
 	}
 	t.Decoders, t.TelephoneDecoders, t.Preload = c.Decoders, c.Decoders, 0
+	t.FirstPassOnly = false // the same passes as pocketsphinx_batch
 	if c.TopN == 0 {
 		t.TopN = DefaultTelephoneBatchTopN
 	}

@@ -193,7 +193,10 @@ type decoder struct {
 	// hasFirstPass: the first-pass search was made (on first use: it
 	// costs about 40 MB, its own lexicon tree).
 	hasFirstPass bool
-	nSamples     int // samples fed to the current utterance
+	// firstPassOnly: every search of the decoder is first-pass only
+	// (Config.FirstPassOnly), so useFirstPass has nothing to do.
+	firstPassOnly bool
+	nSamples      int // samples fed to the current utterance
 	// vocab is the key of the vocabulary applied to this decoder ("" for
 	// none). A decoder with a vocabulary keeps it: its dictionary and
 	// language model were changed, so it only serves streams with the same
@@ -248,6 +251,7 @@ func newDecoder(cfg Config) (*decoder, error) {
 	d.cmnInit = make([]C.mfcc_t, int(C.es_cepsize(ps)))
 	C.es_cmn_get(ps, &d.cmnInit[0])
 	d.base = C.GoString(C.ps_get_search(ps))
+	d.firstPassOnly = cfg.FirstPassOnly
 	return d, nil
 }
 
@@ -255,7 +259,10 @@ func newDecoder(cfg Config) (*decoder, error) {
 // left at their zero value keep PocketSphinx's defaults.
 func searchArgs(cfg Config) []string {
 	var args []string
-	if cfg.FastSearch {
+	switch {
+	case cfg.FirstPassOnly:
+		args = append(args, "-fwdflat", "no", "-bestpath", "no")
+	case cfg.FastSearch:
 		args = append(args, "-fwdflat", "no")
 	}
 	if cfg.FrameDownsample > 1 {
@@ -301,7 +308,7 @@ const firstPassSearch = "earshot_first_pass"
 // vocabulary keeps its vocabulary search (its second pass then still runs
 // at the end of each utterance).
 func (d *decoder) useFirstPass() {
-	if d.inUtt || d.firstPass || d.vocab != "" {
+	if d.inUtt || d.firstPass || d.vocab != "" || d.firstPassOnly {
 		return
 	}
 	cname := C.CString(firstPassSearch)

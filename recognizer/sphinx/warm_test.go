@@ -18,10 +18,16 @@ func TestWarmLoadsPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
+	if n := e.Loading(); n < 1 && !closed(e.warmed) || n > 2 {
+		t.Errorf("Loading() = %d right after New, want 1 or 2 (pool 3, 1 preloaded)", n)
+	}
 	select {
 	case <-e.warmed:
 	case <-time.After(time.Minute):
 		t.Fatal("background loading did not end within a minute")
+	}
+	if n := e.Loading(); n != 0 {
+		t.Errorf("Loading() = %d after the background load ended, want 0", n)
 	}
 	if total, busy := e.Stats(); total != 3 || busy != 0 {
 		t.Fatalf("stats %d/%d after warming, want 3/0", total, busy)
@@ -66,5 +72,15 @@ func TestWarmRacesStreams(t *testing.T) {
 	e.Close()
 	if total, _ := e.Stats(); total != 0 {
 		t.Errorf("total %d after Close, want 0", total)
+	}
+}
+
+// closed reports whether ch is closed (without waiting).
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,11 +93,57 @@ func Start(configYAML string, flags ...string) (*Daemon, error) {
 	select {
 	case a := <-found:
 		d.Base = "http://" + a
+		if err := d.waitLoaded(2 * time.Minute); err != nil {
+			d.Stop()
+			return nil, err
+		}
 		return d, nil
 	case <-time.After(time.Minute):
 		d.Stop()
 		return nil, fmt.Errorf("daemon did not start")
 	}
+}
+
+// waitLoaded waits until the daemon's decoder pools have finished loading
+// in the background (the earshot_decoders_loading gauge is 0), so a
+// benchmark measures the steady state of a running appliance, not the
+// first seconds of a fresh daemon whose pools load beside the requests.
+// A daemon without the gauge (a commit before it) is not waited for.
+func (d *Daemon) waitLoaded(limit time.Duration) error {
+	for deadline := time.Now().Add(limit); ; {
+		n, ok, err := d.gauge("earshot_decoders_loading")
+		switch {
+		case err != nil:
+			return err
+		case !ok || n == 0:
+			return nil
+		case time.Now().After(deadline):
+			return fmt.Errorf("decoders still loading after %v: %v", limit, n)
+		}
+		time.Sleep(100 * time.Millisecond) // polling a real process
+	}
+}
+
+// gauge reads one unlabelled gauge from the daemon's /metrics; ok is
+// false when the daemon does not export it.
+func (d *Daemon) gauge(name string) (v float64, ok bool, err error) {
+	resp, err := http.Get(d.Base + "/metrics")
+	if err != nil {
+		return 0, false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, false, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		if rest, found := strings.CutPrefix(sc.Text(), name+" "); found {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			return v, err == nil, err
+		}
+	}
+	return 0, false, sc.Err()
 }
 
 // Stop kills the daemon and removes its files.

@@ -73,7 +73,9 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 	if err != nil {
 		logger.Error("remove unreferenced audio files", "component", "store", "error", err)
 	}
-	pl, err := pipeline.New(cfg.Pipeline(), logger)
+	pc := cfg.Pipeline()
+	pc.Live = true // the doors' live sessions use the wideband pool too
+	pl, err := pipeline.New(pc, logger)
 	if err != nil {
 		db.Close()
 		return nil, err

@@ -21,6 +21,10 @@ type Config struct {
 	Addons AddonsConfig
 	// Media bounds and decodes the files TranscribeFile reads.
 	Media media.Options
+	// Live: the pipeline serves live sessions too (the daemon; not
+	// `earshotd transcribe`), so the wideband pool readies its decoders
+	// for them in the background (sphinx.Config.PrepareFirstPass).
+	Live bool
 }
 
 // New loads the pipeline of cfg: the embedded engine, its telephone-band
@@ -31,7 +35,9 @@ func New(cfg Config, logger *slog.Logger) (*Transcriber, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	eng, err := sphinx.New(cfg.Sphinx, logger.With("component", "recognizer"))
+	wide := cfg.Sphinx
+	wide.PrepareFirstPass = cfg.Live
+	eng, err := sphinx.New(wide, logger.With("component", "recognizer"))
 	if err != nil {
 		return nil, fmt.Errorf("load engine: %w", err)
 	}

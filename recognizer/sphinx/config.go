@@ -123,6 +123,14 @@ type Config struct {
 	// their lexicon trees built then, which made the first seconds of 8
 	// calls on a fresh pool CPU-bound). Not configuration: Telephone sets it.
 	FirstPassOnly bool `yaml:"-"`
+	// PrepareFirstPass: the pool serves live streams beside whole
+	// recordings (the daemon's wideband pool), so the background load
+	// (Engine.warm) also makes each decoder's first-pass search ahead of
+	// need; otherwise a live stream makes it on the decoder's first live
+	// use (about 0.35 s of CPU, 0.8 s with its page faults, in the
+	// middle of a call: a quarter of a 30 s wideband session's CPU in
+	// livebench). Not configuration: pipeline.Config.Live sets it.
+	PrepareFirstPass bool `yaml:"-"`
 }
 
 // Telephone returns the configuration of the telephone-band pool (HMM the
@@ -144,6 +152,7 @@ func (c Config) Telephone() (Config, bool) {
 	t := c
 	t.HMM, t.Decoders, t.Preload = hmm, c.TelephoneDecoders, min(c.Decoders, c.TelephoneDecoders)
 	t.FirstPassOnly = true // live calls only; whole recordings go to TelephoneBatch
+	t.PrepareFirstPass = false
 	if t.MaxHMMsPerFrame == 0 {
 		t.MaxHMMsPerFrame = DefaultTelephoneMaxHMMsPerFrame
 	}
@@ -167,6 +176,7 @@ func (c Config) TelephoneBatch() (Config, bool) {
 	}
 	t.Decoders, t.TelephoneDecoders, t.Preload = c.Decoders, c.Decoders, 0
 	t.FirstPassOnly = false // the same passes as pocketsphinx_batch
+	t.PrepareFirstPass = false
 	if c.TopN == 0 {
 		t.TopN = DefaultTelephoneBatchTopN
 	}

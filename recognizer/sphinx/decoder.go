@@ -311,17 +311,33 @@ func (d *decoder) useFirstPass() {
 	if d.inUtt || d.firstPass || d.vocab != "" || d.firstPassOnly {
 		return
 	}
+	if !d.makeFirstPass() {
+		return // the stream decodes on the full search
+	}
 	cname := C.CString(firstPassSearch)
 	defer C.free(unsafe.Pointer(cname))
-	if !d.hasFirstPass {
-		if C.es_first_pass_search(d.ps, cname) < 0 {
-			return // the stream decodes on the full search
-		}
-		d.hasFirstPass = true
-	}
 	if C.ps_set_search(d.ps, cname) >= 0 {
 		d.firstPass = true
 	}
+}
+
+// makeFirstPass makes the first-pass-only search (once; about 0.35 s of
+// CPU and its own lexicon tree) without switching to it; false when it
+// could not be made. Call it between utterances.
+func (d *decoder) makeFirstPass() bool {
+	if d.hasFirstPass {
+		return true
+	}
+	if d.inUtt {
+		return false
+	}
+	cname := C.CString(firstPassSearch)
+	defer C.free(unsafe.Pointer(cname))
+	if C.es_first_pass_search(d.ps, cname) < 0 {
+		return false
+	}
+	d.hasFirstPass = true
+	return true
 }
 
 // free releases the decoder's C memory. It must be called exactly once.

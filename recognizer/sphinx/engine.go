@@ -86,6 +86,9 @@ func New(cfg Config, logger *slog.Logger) (*Engine, error) {
 	}
 	logger.Debug("sphinx decoders loaded", "decoders", preload, "pool", cfg.Decoders, "hmm", cfg.HMM, "lm", cfg.LM)
 	e.pending = cfg.Decoders - preload
+	if cfg.PrepareFirstPass && !cfg.FirstPassOnly {
+		e.pending += cfg.Decoders
+	}
 	go e.warm()
 	return e, nil
 }
@@ -109,7 +112,7 @@ func (e *Engine) warm() {
 		e.mu.Lock()
 		if e.closed || e.total >= e.cfg.Decoders {
 			e.mu.Unlock()
-			return
+			break
 		}
 		e.total++ // reserved: NewStream does not load past the pool for it
 		e.mu.Unlock()
@@ -131,6 +134,43 @@ func (e *Engine) warm() {
 		e.pending--
 		e.mu.Unlock()
 		e.logger.Debug("sphinx decoder loaded in the background", "elapsed_ms", time.Since(start).Milliseconds())
+	}
+	if e.cfg.PrepareFirstPass && !e.cfg.FirstPassOnly {
+		e.prepareFirstPass()
+	}
+}
+
+// prepareFirstPass makes the first-pass search of each idle decoder that
+// lacks it (Config.PrepareFirstPass), one decoder at a time, taken out of
+// the pool meanwhile (a stream that finds no idle decoder then loads one
+// of its own, as while the pool loads). It ends when every idle decoder
+// has the search, a search could not be made, or the engine is closed.
+func (e *Engine) prepareFirstPass() {
+	for {
+		e.mu.Lock()
+		i := slices.IndexFunc(e.idle, func(d *decoder) bool { return !d.hasFirstPass && d.vocab == "" })
+		if e.closed || i < 0 {
+			e.mu.Unlock()
+			return
+		}
+		d := e.idle[i]
+		e.idle = slices.Delete(e.idle, i, i+1)
+		e.mu.Unlock()
+		start := time.Now()
+		ok := d.makeFirstPass()
+		e.mu.Lock()
+		if e.closed {
+			e.freeLocked(d)
+		} else {
+			e.idle = append(e.idle, d)
+			e.pending--
+		}
+		e.mu.Unlock()
+		if !ok {
+			e.logger.Warn("sphinx first-pass search could not be made in the background")
+			return
+		}
+		e.logger.Debug("sphinx first-pass search made in the background", "elapsed_ms", time.Since(start).Milliseconds())
 	}
 }
 

@@ -84,3 +84,52 @@ func closed(ch <-chan struct{}) bool {
 		return false
 	}
 }
+
+// TestWarmPreparesFirstPass: a pool that serves live streams
+// (PrepareFirstPass, the daemon's wideband pool) makes every decoder's
+// first-pass search in the background, and counts it in Loading, so a
+// live stream does not make it on the decoder's first live use. Before,
+// that cost a 30 s wideband session in livebench a quarter of its CPU
+// (two bursts of about 0.8 CPU s, one per decoder, mid-call).
+func TestWarmPreparesFirstPass(t *testing.T) {
+	cfg := Config{Decoders: 2, Preload: 1, PrepareFirstPass: true}
+	cfg.SetDefaults()
+	e, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	if n := e.Loading(); n < 1 && !closed(e.warmed) || n > 3 {
+		t.Errorf("Loading() = %d right after New, want 1 to 3 (one decoder to load, two searches to make)", n)
+	}
+	select {
+	case <-e.warmed:
+	case <-time.After(time.Minute):
+		t.Fatal("background loading did not end within a minute")
+	}
+	if n := e.Loading(); n != 0 {
+		t.Errorf("Loading() = %d after the background load ended, want 0", n)
+	}
+	e.mu.Lock()
+	idle, total := len(e.idle), e.total
+	for i, d := range e.idle {
+		if !d.hasFirstPass {
+			t.Errorf("idle decoder %d has no first-pass search", i)
+		}
+	}
+	e.mu.Unlock()
+	if idle != 2 || total != 2 {
+		t.Errorf("idle %d total %d, want 2 and 2", idle, total)
+	}
+	// A live stream then switches to it, and the next stream on the
+	// decoder decodes with all passes again.
+	st := openStream(t, e)
+	st.FirstPassOnly()
+	if !st.d.firstPass {
+		t.Error("the stream is not on the first-pass search")
+	}
+	st.Close()
+	if total, busy := e.Stats(); total != 2 || busy != 0 {
+		t.Errorf("stats %d/%d, want 2/0", total, busy)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"strconv"
 
 	"github.com/earshot-dev/earshot/config"
 )
@@ -268,4 +269,40 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// searchArgs are the ps_init arguments of cfg's search settings; settings
+// left at their zero value keep PocketSphinx's defaults.
+func searchArgs(cfg Config) []string {
+	var args []string
+	switch {
+	case cfg.FirstPassOnly:
+		args = append(args, "-fwdflat", "no", "-bestpath", "no")
+	case cfg.FastSearch:
+		args = append(args, "-fwdflat", "no")
+	}
+	if cfg.FrameDownsample > 1 {
+		args = append(args, "-ds", strconv.Itoa(cfg.FrameDownsample))
+	}
+	if cfg.TopN > 0 {
+		args = append(args, "-topn", strconv.Itoa(cfg.TopN))
+	}
+	if cfg.PhoneLookahead != nil {
+		args = append(args, "-pl_window", strconv.Itoa(*cfg.PhoneLookahead))
+	}
+	for _, b := range []struct {
+		arg string
+		v   float64
+	}{{"-beam", cfg.Beam}, {"-wbeam", cfg.WordBeam}, {"-pbeam", cfg.PhoneBeam}} {
+		if b.v > 0 {
+			args = append(args, b.arg, strconv.FormatFloat(b.v, 'g', -1, 64))
+		}
+	}
+	if cfg.MaxHMMsPerFrame > 0 {
+		args = append(args, "-maxhmmpf", strconv.Itoa(cfg.MaxHMMsPerFrame))
+	}
+	if cfg.MaxWordsPerFrame > 0 {
+		args = append(args, "-maxwpf", strconv.Itoa(cfg.MaxWordsPerFrame))
+	}
+	return args
 }

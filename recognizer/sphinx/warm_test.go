@@ -11,24 +11,7 @@ import (
 // at Preload until streams came (the 5th to 8th concurrent call waited
 // 4 to 7 s for their first final in livebench).
 func TestWarmLoadsPool(t *testing.T) {
-	cfg := Config{Decoders: 3, Preload: 1}
-	cfg.SetDefaults()
-	e, err := New(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	if n := e.Loading(); n < 1 && !closed(e.warmed) || n > 2 {
-		t.Errorf("Loading() = %d right after New, want 1 or 2 (pool 3, 1 preloaded)", n)
-	}
-	select {
-	case <-e.warmed:
-	case <-time.After(time.Minute):
-		t.Fatal("background loading did not end within a minute")
-	}
-	if n := e.Loading(); n != 0 {
-		t.Errorf("Loading() = %d after the background load ended, want 0", n)
-	}
+	e := warmed(t, Config{Decoders: 3, Preload: 1}, 2) // pool 3, 1 preloaded
 	if total, busy := e.Stats(); total != 3 || busy != 0 {
 		t.Fatalf("stats %d/%d after warming, want 3/0", total, busy)
 	}
@@ -75,6 +58,31 @@ func TestWarmRacesStreams(t *testing.T) {
 	}
 }
 
+// warmed starts an engine of cfg and waits for its background load to end,
+// checking Loading on the way: between 1 and most right after New, 0 at
+// the end.
+func warmed(t *testing.T, cfg Config, most int) *Engine {
+	t.Helper()
+	cfg.SetDefaults()
+	e, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	if n := e.Loading(); n < 1 && !closed(e.warmed) || n > most {
+		t.Errorf("Loading() = %d right after New, want 1 to %d", n, most)
+	}
+	select {
+	case <-e.warmed:
+	case <-time.After(time.Minute):
+		t.Fatal("background loading did not end within a minute")
+	}
+	if n := e.Loading(); n != 0 {
+		t.Errorf("Loading() = %d after the background load ended, want 0", n)
+	}
+	return e
+}
+
 // closed reports whether ch is closed (without waiting).
 func closed(ch <-chan struct{}) bool {
 	select {
@@ -92,24 +100,8 @@ func closed(ch <-chan struct{}) bool {
 // that cost a 30 s wideband session in livebench a quarter of its CPU
 // (two bursts of about 0.8 CPU s, one per decoder, mid-call).
 func TestWarmPreparesFirstPass(t *testing.T) {
-	cfg := Config{Decoders: 2, Preload: 1, PrepareFirstPass: true}
-	cfg.SetDefaults()
-	e, err := New(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	if n := e.Loading(); n < 1 && !closed(e.warmed) || n > 3 {
-		t.Errorf("Loading() = %d right after New, want 1 to 3 (one decoder to load, two searches to make)", n)
-	}
-	select {
-	case <-e.warmed:
-	case <-time.After(time.Minute):
-		t.Fatal("background loading did not end within a minute")
-	}
-	if n := e.Loading(); n != 0 {
-		t.Errorf("Loading() = %d after the background load ended, want 0", n)
-	}
+	// One decoder to load, two searches to make.
+	e := warmed(t, Config{Decoders: 2, Preload: 1, PrepareFirstPass: true}, 3)
 	e.mu.Lock()
 	idle, total := len(e.idle), e.total
 	for i, d := range e.idle {

@@ -153,7 +153,6 @@ func (c Config) Telephone() (Config, bool) {
 	t := c
 	t.HMM, t.Decoders, t.Preload = hmm, c.TelephoneDecoders, min(c.Decoders, c.TelephoneDecoders)
 	t.FirstPassOnly = true // live calls only; whole recordings go to TelephoneBatch
-	t.PrepareFirstPass = false
 	if t.MaxHMMsPerFrame == 0 {
 		t.MaxHMMsPerFrame = DefaultTelephoneMaxHMMsPerFrame
 	}
@@ -270,6 +269,11 @@ func (c Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// preparesFirstPass reports whether the background load makes first-pass
+// searches: PrepareFirstPass on a pool whose decoders are not first pass
+// only already.
+func (c Config) preparesFirstPass() bool { return c.PrepareFirstPass && !c.FirstPassOnly }
 
 // searchArgs are the ps_init arguments of cfg's search settings; settings
 // left at their zero value keep PocketSphinx's defaults.

@@ -189,8 +189,9 @@ type decoder struct {
 	// first-pass-only search (firstPassSearch).
 	base      string
 	firstPass bool
-	// hasFirstPass: the first-pass search was made (on first use: it
-	// costs about 40 MB, its own lexicon tree).
+	// hasFirstPass: the first-pass search was made (makeFirstPass: on
+	// first use, or by the background load of a Config.PrepareFirstPass
+	// pool; it costs about 40 MB, its own lexicon tree).
 	hasFirstPass bool
 	// firstPassOnly: every search of the decoder is first-pass only
 	// (Config.FirstPassOnly), so useFirstPass has nothing to do.

@@ -35,8 +35,9 @@ type Engine struct {
 	idle   []*decoder // guarded by mu; decoders not checked out
 	total  int        // guarded by mu; decoders not yet freed
 	busy   int        // guarded by mu; decoders checked out
-	// pending counts the decoders the background load has still to
-	// load (see warm and Loading); guarded by mu.
+	// pending counts what the background load has still to do: decoders
+	// to load and first-pass searches to make (see warm and Loading);
+	// guarded by mu.
 	pending int
 }
 
@@ -86,7 +87,7 @@ func New(cfg Config, logger *slog.Logger) (*Engine, error) {
 	}
 	logger.Debug("sphinx decoders loaded", "decoders", preload, "pool", cfg.Decoders, "hmm", cfg.HMM, "lm", cfg.LM)
 	e.pending = cfg.Decoders - preload
-	if cfg.PrepareFirstPass && !cfg.FirstPassOnly {
+	if cfg.preparesFirstPass() {
 		e.pending += cfg.Decoders
 	}
 	go e.warm()
@@ -135,7 +136,7 @@ func (e *Engine) warm() {
 		e.mu.Unlock()
 		e.logger.Debug("sphinx decoder loaded in the background", "elapsed_ms", time.Since(start).Milliseconds())
 	}
-	if e.cfg.PrepareFirstPass && !e.cfg.FirstPassOnly {
+	if e.cfg.preparesFirstPass() {
 		e.prepareFirstPass()
 	}
 }
@@ -174,8 +175,9 @@ func (e *Engine) prepareFirstPass() {
 	}
 }
 
-// Loading is how many of the pool's decoders the background load (see
-// warm) has still to load: 0 once it has ended (the pool is full, a load
+// Loading is how many decoders the background load (see warm) has still
+// to load, plus the first-pass searches it has still to make
+// (Config.PrepareFirstPass): 0 once it has ended (the pool is full, a load
 // failed or the engine was closed). Until then the decoders it loads take
 // CPU from whatever else runs, so a benchmark waits for 0 before it
 // measures (the earshot_decoders_loading gauge). A nil engine loads

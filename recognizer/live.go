@@ -37,10 +37,25 @@ const (
 	liveCMNWarm    = 1500 * time.Millisecond
 	// liveSegmentPause and liveSegmentMax bound a decoder segment (see
 	// live_segment.go): the decoder goes on through pauses shorter than
-	// liveSegmentPause, as a batch segment does (VADConfig.MinSilence), for
-	// at most liveSegmentMax of audio (VADConfig.MaxSegment).
-	liveSegmentPause = 500 * time.Millisecond
+	// liveSegmentPause, for at most liveSegmentMax of audio
+	// (VADConfig.MaxSegment). The live VAD splits speech a batch segment
+	// (VADConfig.MinSilence, 500 ms) keeps whole, so live keeps a segment
+	// through longer pauses than batch does; the language model's context
+	// goes on with it (docs/live-tuning.md, 2026-11-24 16:30 UTC).
+	liveSegmentPause = 1500 * time.Millisecond
 	liveSegmentMax   = 20 * time.Second
+	// liveWholeUtterances: with an endpointing (and hangover) at least a
+	// batch segment's pause (VADConfig.MinSilence), each utterance is a
+	// segment of its own and its final comes from all search passes.
+	liveWholeUtterances = 500 * time.Millisecond
+	// liveFinalLookahead is how much more audio the segment's decoder has
+	// after an utterance's final is due (its endpoint and hangover) before
+	// the final is read from the segment's path: the first pass's path
+	// still changes its last words for a while as audio comes (the next
+	// words' context), so reading it a little later costs latency and no
+	// CPU. Segmented finals only (live_segment.go); a segment's end emits
+	// what is pending at once.
+	liveFinalLookahead = 250 * time.Millisecond
 	// liveCutGuard: at a cut without an endpoint (MaxWithoutEndpointing)
 	// the words ending in its last liveCutGuard are left to the next final,
 	// as the first pass may still change them.
@@ -69,7 +84,7 @@ type Live struct {
 
 	// Config in samples.
 	endpoint, maxUtt, softFrom, softPause, partialEvery, preRoll, histLen, warmLen, hangover int64
-	segPause, segMax, cutGuard                                                               int64
+	segPause, segMax, cutGuard, lookahead, wholeUtt                                          int64
 }
 
 // liveChannel is one channel's VAD and utterance state.
@@ -81,22 +96,23 @@ type liveChannel struct {
 	pos     int64                  // samples consumed into frames
 	ring    []int16                // recent audio while idle (pre-roll), at most cap
 
-	active      bool    // inside an utterance
-	ending      bool    // past the utterance's endpoint, in its hangover
-	st          Stream  // nil when idle or when no decoder could be had
-	uttStart    int64   // session sample at which st's current utterance audio starts (the segment's, see live_segment.go)
-	seg         bool    // a decoder segment is open past its last final (live_segment.go)
-	cutAt       int64   // the segment's words with their middle before this sample were emitted
-	wordsEnd    float64 // end of the last word emitted, session seconds
-	speechStart int64   // session sample where the utterance's speech began
-	speechEnd   int64   // end of the last speech frame
-	silence     int64   // non-speech samples since speechEnd
-	nextPartial int64   // audio position at which the next partial is due
-	id          int     // utterance ID, -1 until its first partial or final
-	utt         []int16 // the stream's audio from uttStart (bounded by liveSegmentMax + liveSegmentPause)
-	hist        []int16 // the channel's recent utterance audio, at most liveCMNHistory, oldest first
-	prime       []int16 // scratch: hist and utt joined for cmnPrimer
-	errored     bool    // a decoder shortage was reported for the current utterance
+	active      bool       // inside an utterance
+	ending      bool       // past the utterance's endpoint, in its hangover
+	st          Stream     // nil when idle or when no decoder could be had
+	uttStart    int64      // session sample at which st's current utterance audio starts (the segment's, see live_segment.go)
+	seg         bool       // a decoder segment is open past its last final (live_segment.go)
+	cutAt       int64      // the segment's words with their middle before this sample were emitted (or are due)
+	due         []dueFinal // finals of the segment waiting for their lookahead, oldest first
+	wordsEnd    float64    // end of the last word emitted, session seconds
+	speechStart int64      // session sample where the utterance's speech began
+	speechEnd   int64      // end of the last speech frame
+	silence     int64      // non-speech samples since speechEnd
+	nextPartial int64      // audio position at which the next partial is due
+	id          int        // utterance ID, -1 until its first partial or final
+	utt         []int16    // the stream's audio from uttStart (bounded by liveSegmentMax + liveSegmentPause)
+	hist        []int16    // the channel's recent utterance audio, at most liveCMNHistory, oldest first
+	prime       []int16    // scratch: hist and utt joined for cmnPrimer
+	errored     bool       // a decoder shortage was reported for the current utterance
 }
 
 // oneShot is implemented by streams that can decode a whole utterance in
@@ -157,6 +173,8 @@ func NewLive(e Engine, cfg LiveConfig, emit func(Event)) (*Live, error) {
 		segPause:     samples(liveSegmentPause),
 		segMax:       samples(liveSegmentMax),
 		cutGuard:     samples(liveCutGuard),
+		lookahead:    samples(liveFinalLookahead),
+		wholeUtt:     samples(liveWholeUtterances),
 	}
 	if cfg.OnePassFinals {
 		// A one-pass final normalises over the utterance itself, which
@@ -364,6 +382,7 @@ func (l *Live) feed(ch *liveChannel, pcm []int16, t1 int64) {
 		return
 	}
 	l.write(ch, pcm, t1)
+	l.emitDue(ch, t1, false)
 }
 
 // write writes audio to the channel's stream; a failure is reported and
@@ -534,6 +553,13 @@ func (l *Live) fail(ch *liveChannel, t1 int64, err error) {
 // next one on first use.
 func (l *Live) utteranceID(ch *liveChannel) int {
 	if ch.id < 0 {
+		for i := range ch.due {
+			// Finals still waiting for their lookahead come first.
+			if ch.due[i].id < 0 {
+				ch.due[i].id = l.nextID
+				l.nextID++
+			}
+		}
 		ch.id = l.nextID
 		l.nextID++
 	}

@@ -36,7 +36,7 @@ type firstPassOnly interface {
 // segmented reports whether the channel's finals come from its decoder
 // segment's path (incremental decoding on a pathReader stream).
 func (l *Live) segmented(ch *liveChannel) bool {
-	if ch.st == nil || !l.incremental() || l.endpoint+l.hangover >= l.segPause {
+	if ch.st == nil || !l.incremental() || l.endpoint+l.hangover >= l.wholeUtt {
 		// With an endpointing as long as a batch segment's pause, each
 		// utterance is a segment: its final comes from all passes.
 		return false
@@ -56,10 +56,10 @@ func (l *Live) pause(ch *liveChannel, frame []int16, t1 int64, started bool) {
 	}
 }
 
-// endSegment returns the segment's decoder (its last words were emitted
-// with the last final) and keeps its audio for the next one's
-// normalisation.
+// endSegment emits the segment's finals still due, returns its decoder
+// and keeps its audio for the next one's normalisation.
 func (l *Live) endSegment(ch *liveChannel) {
+	l.emitDue(ch, ch.pos, true)
 	if ch.st != nil {
 		ch.st.Close()
 		ch.st = nil
@@ -73,6 +73,7 @@ func (l *Live) endSegment(ch *liveChannel) {
 // the next one there on the same stream (a segment too long without a
 // pause).
 func (l *Live) restartSegment(ch *liveChannel, t1 int64) {
+	l.emitDue(ch, t1, true)
 	if _, err := ch.st.Finish(); err != nil {
 		ch.st.Close()
 		ch.st = nil
@@ -86,50 +87,79 @@ func (l *Live) restartSegment(ch *liveChannel, t1 int64) {
 	}
 }
 
+// dueFinal is a segmented final waiting for its lookahead: the words of
+// the segment's path whose middle lies in [from, before), read once the
+// decoder has had liveFinalLookahead of audio past at.
+type dueFinal struct {
+	from, before, at int64
+	id               int // -1 until a partial or a later utterance's ID needs it
+}
+
 // pathWords returns the words of the segment's path whose middle lies in
-// [ch.cutAt, until), in session time.
-func (l *Live) pathWords(ch *liveChannel, until int64) []Word {
+// [from, until), in session time.
+func (l *Live) pathWords(ch *liveChannel, from, until int64) []Word {
 	path := ch.st.(pathReader).Path()
 	off := seconds64(ch.uttStart)
-	from, to := seconds64(ch.cutAt), seconds64(until)
+	lo, hi := seconds64(from), seconds64(until)
 	var out []Word
 	for _, w := range path {
 		w.Start += off
 		w.End += off
-		if mid := (w.Start + w.End) / 2; mid >= from && mid < to {
+		if mid := (w.Start + w.End) / 2; mid >= lo && mid < hi {
 			out = append(out, w)
 		}
 	}
 	return out
 }
 
-// pathFinal emits the final of the utterance ending at t1: the segment's
-// path words from the last cut up to before (t1, or earlier at a cut
-// without an endpoint, where the last words may still change), and moves
-// the cut there.
+// pathFinal makes the final of the utterance ending at t1 due: the
+// segment's path words from the last cut up to before (t1, or earlier at
+// a cut without an endpoint, where the last words may still change); the
+// cut moves there. The words are read liveFinalLookahead later (emitDue).
 func (l *Live) pathFinal(ch *liveChannel, t1, before int64) {
-	words := l.pathWords(ch, before)
-	for i := range words {
-		// The path may since have moved a boundary before the end of a
-		// word already emitted.
-		w := &words[i]
-		w.Start = max(w.Start, ch.wordsEnd)
-		w.End = max(w.End, w.Start)
-		ch.wordsEnd = w.End
-	}
-	if len(words) > 0 {
-		ch.cutAt = before
-		l.emit(Event{Kind: EventFinal, Channel: ch.index, Time: seconds64(t1),
-			Utterance: l.utterance(ch, words), ID: l.utteranceID(ch)})
-	} else if before == t1 {
-		ch.cutAt = t1
-	}
+	ch.due = append(ch.due, dueFinal{from: ch.cutAt, before: before, at: t1, id: ch.id})
+	ch.cutAt = max(ch.cutAt, before)
 	ch.id = -1
+	l.emitDue(ch, t1, false)
 }
 
-// pathPartial emits the current utterance's words of the segment's path.
+// emitDue emits the channel's due finals whose lookahead has passed by
+// now, or all of them (the segment ends). Without a decoder (it failed,
+// reported) they are dropped.
+func (l *Live) emitDue(ch *liveChannel, now int64, all bool) {
+	for len(ch.due) > 0 && (all || ch.due[0].at+l.lookahead <= now) {
+		d := ch.due[0]
+		ch.due = ch.due[:copy(ch.due, ch.due[1:])]
+		if ch.st == nil {
+			continue
+		}
+		words := l.pathWords(ch, d.from, d.before)
+		for i := range words {
+			// The path may since have moved a boundary before the end of
+			// a word already emitted.
+			w := &words[i]
+			w.Start = max(w.Start, ch.wordsEnd)
+			w.End = max(w.End, w.Start)
+			ch.wordsEnd = w.End
+		}
+		if len(words) == 0 {
+			continue
+		}
+		if d.id < 0 {
+			d.id = l.nextID
+			l.nextID++
+		}
+		l.emit(Event{Kind: EventFinal, Channel: ch.index, Time: seconds64(max(now, d.at)),
+			Utterance: l.utterance(ch, words), ID: d.id})
+	}
+}
+
+// pathPartial emits the current utterance's words of the segment's path,
+// after the finals still due (so an utterance's final comes before the
+// next one's partials, its lookahead cut short).
 func (l *Live) pathPartial(ch *liveChannel, t1 int64) {
-	words := l.pathWords(ch, t1+1)
+	l.emitDue(ch, t1, true)
+	words := l.pathWords(ch, ch.cutAt, t1+1)
 	if len(words) == 0 {
 		return
 	}

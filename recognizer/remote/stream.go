@@ -71,13 +71,16 @@ func (s *Stream) Partial() (recognizer.Hypothesis, bool) {
 		return recognizer.Hypothesis{}, false
 	}
 	s.reapPartial()
+	// The answer as of this call: a request started now answers a later
+	// call (its goroutine may store it before this one returns).
+	s.mu.Lock()
+	h := s.hyp
+	s.mu.Unlock()
 	if s.partialDone == nil && s.e.cfg.partialsEnabled() && len(s.buf) >= minSamples && len(s.buf) > s.partialLen &&
 		time.Since(s.lastPartial) >= s.e.cfg.PartialInterval && s.e.breaker.closed() {
 		s.startPartial()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hyp, len(s.hyp.Words) > 0
+	return h, len(h.Words) > 0
 }
 
 // reapPartial forgets a partial request that has ended.

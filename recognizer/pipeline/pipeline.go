@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
 )
 
@@ -23,7 +24,8 @@ type Config struct {
 	Media media.Options
 	// Live: the pipeline serves live sessions too (the daemon; not
 	// `earshotd transcribe`), so the wideband pool readies its decoders
-	// for them in the background (sphinx.Config.PrepareFirstPass).
+	// for them in the background (sphinx.Config.PrepareFirstPass) and the
+	// telephone model's live pool is loaded (without it, none is).
 	Live bool
 }
 
@@ -42,10 +44,13 @@ func New(cfg Config, logger *slog.Logger) (*Transcriber, error) {
 		return nil, fmt.Errorf("load engine: %w", err)
 	}
 	tlog := logger.With("component", "recognizer", "model", "telephone")
-	tel, err := sphinx.NewTelephone(cfg.Sphinx, false, tlog)
-	if err != nil {
-		eng.Close()
-		return nil, fmt.Errorf("load engine: %w", err)
+	var tel *sphinx.Engine
+	if cfg.Live {
+		// Only live calls use the telephone live pool.
+		if tel, err = sphinx.NewTelephone(cfg.Sphinx, false, tlog); err != nil {
+			eng.Close()
+			return nil, fmt.Errorf("load engine: %w", err)
+		}
 	}
 	telBatch, err := sphinx.NewTelephone(cfg.Sphinx, true, tlog.With("pool", "batch"))
 	if err != nil {
@@ -60,8 +65,12 @@ func New(cfg Config, logger *slog.Logger) (*Transcriber, error) {
 		eng.Close()
 		return nil, fmt.Errorf("load engines: %w", err)
 	}
-	if tel != nil {
-		engines.SetTelephone(tel, telBatch)
+	if telBatch != nil {
+		var live recognizer.Engine // a nil interface, not a nil *sphinx.Engine
+		if tel != nil {
+			live = tel
+		}
+		engines.SetTelephone(live, telBatch)
 	}
 	addons, err := NewAddons(cfg.Addons, logger.With("component", "addons"))
 	if err != nil {
@@ -93,8 +102,11 @@ func (t *Transcriber) Loading() int {
 // TelephoneModel names the telephone-band pool's acoustic model, "" when
 // none is installed.
 func (t *Transcriber) TelephoneModel() string {
-	if t.tel == nil {
-		return ""
+	switch {
+	case t.tel != nil:
+		return t.tel.AcousticModel()
+	case t.telBatch != nil:
+		return t.telBatch.AcousticModel()
 	}
-	return t.tel.AcousticModel()
+	return ""
 }

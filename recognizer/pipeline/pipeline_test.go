@@ -1,0 +1,36 @@
+package pipeline
+
+import "testing"
+
+// TestNewLivePools: only a pipeline that serves live sessions (the daemon)
+// loads the telephone model's live pool; `earshotd transcribe` (Live
+// false) has its batch pool only, for 8 kHz files, and still names the
+// model. Before, transcribe loaded 8 live decoders it never used.
+func TestNewLivePools(t *testing.T) {
+	for _, live := range []bool{false, true} {
+		var cfg Config
+		cfg.Live = live
+		cfg.Sphinx.SetDefaults()
+		cfg.Sphinx.Decoders = 1
+		cfg.Sphinx.TelephoneDecoders = 1
+		cfg.Sphinx.TelephoneHMM = "../../model/en-us-telephone"
+		cfg.Engines.SetDefaults()
+		cfg.Media.SetDefaults()
+		tr, err := New(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (tr.tel != nil) != live || tr.telBatch == nil {
+			t.Errorf("Live %v: telephone live pool loaded %v, batch pool loaded %v", live, tr.tel != nil, tr.telBatch != nil)
+		}
+		if got := tr.TelephoneModel(); got != "en-us-telephone" {
+			t.Errorf("Live %v: TelephoneModel %q", live, got)
+		}
+		if (tr.Engines.telephone != nil) != live || tr.Engines.telephoneBatch == nil {
+			t.Errorf("Live %v: routes to a telephone live engine %v, batch %v", live, tr.Engines.telephone != nil, tr.Engines.telephoneBatch != nil)
+		}
+		if err := tr.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -159,7 +159,7 @@ func TestSIPLongCall(t *testing.T) {
 		}
 	}
 	if !strings.Contains(fmt.Sprint(rec.Result.Transcription.Utterances), "forward") {
-		t.Errorf("no \"forward\" in the transcript")
+		t.Errorf("no \"forward\" in the transcript: %.300v", rec.Result.Transcription.Utterances)
 	}
 	// The whole call was taken in: the stored audio is what was sent.
 	ch, stored := storedAudio(t, d, key, id)

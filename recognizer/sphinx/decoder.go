@@ -90,7 +90,7 @@ static int32 es_seg_prob(ps_seg_t *seg) {
 // first pass (Stream.Path) decodes with, so that ending its utterance
 // costs nothing. The decoder's config is restored; the model is shared
 // (ps_set_lm retains it). Returns 0, or the negative step that failed.
-static int es_first_pass_search(ps_decoder_t *ps, const char *name, long maxhmmpf) {
+static int es_first_pass_search(ps_decoder_t *ps, const char *name) {
 	const char *cur = ps_get_search(ps);
 	if (cur == NULL)
 		return -1;
@@ -99,15 +99,11 @@ static int es_first_pass_search(ps_decoder_t *ps, const char *name, long maxhmmp
 		return -2;
 	cmd_ln_t *cfg = ps_get_config(ps);
 	long fwdflat = cmd_ln_int_r(cfg, "-fwdflat"), bestpath = cmd_ln_int_r(cfg, "-bestpath");
-	long hmmpf = cmd_ln_int_r(cfg, "-maxhmmpf");
 	cmd_ln_set_int_r(cfg, "-fwdflat", 0);
 	cmd_ln_set_int_r(cfg, "-bestpath", 0);
-	if (maxhmmpf > 0)
-		cmd_ln_set_int_r(cfg, "-maxhmmpf", maxhmmpf);
 	int rv = ps_set_lm(ps, name, lm);
 	cmd_ln_set_int_r(cfg, "-fwdflat", fwdflat);
 	cmd_ln_set_int_r(cfg, "-bestpath", bestpath);
-	cmd_ln_set_int_r(cfg, "-maxhmmpf", hmmpf);
 	if (rv < 0)
 		return -3;
 	// Making a search sets the shared acoustic model up for that search:
@@ -200,9 +196,6 @@ type decoder struct {
 	// firstPassOnly: every search of the decoder is first-pass only
 	// (Config.FirstPassOnly), so useFirstPass has nothing to do.
 	firstPassOnly bool
-	// firstPassHMMs is the first-pass search's -maxhmmpf (0: the
-	// decoder's own; Config.firstPassMaxHMMs).
-	firstPassHMMs int
 	nSamples      int // samples fed to the current utterance
 	// vocab is the key of the vocabulary applied to this decoder ("" for
 	// none). A decoder with a vocabulary keeps it: its dictionary and
@@ -259,7 +252,6 @@ func newDecoder(cfg Config) (*decoder, error) {
 	C.es_cmn_get(ps, &d.cmnInit[0])
 	d.base = C.GoString(C.ps_get_search(ps))
 	d.firstPassOnly = cfg.FirstPassOnly
-	d.firstPassHMMs = cfg.firstPassMaxHMMs()
 	return d, nil
 }
 
@@ -305,7 +297,7 @@ func (d *decoder) makeFirstPass() bool {
 	}
 	cname := C.CString(firstPassSearch)
 	defer C.free(unsafe.Pointer(cname))
-	if C.es_first_pass_search(d.ps, cname, C.long(d.firstPassHMMs)) < 0 {
+	if C.es_first_pass_search(d.ps, cname) < 0 {
 		return false
 	}
 	d.hasFirstPass = true

@@ -47,7 +47,7 @@ const (
 	// liveWholeUtterances: with an endpointing (and hangover) at least a
 	// batch segment's pause (VADConfig.MinSilence), each utterance is a
 	// segment of its own and its final comes from all search passes.
-	liveWholeUtterances = 500 * time.Millisecond
+	liveWholeUtterances = defaultMinSilence
 	// liveFinalLookahead is how much more audio the segment's decoder has
 	// after an utterance's final is due (its endpoint and hangover) before
 	// the final is read from the segment's path: the first pass's path

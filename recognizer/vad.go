@@ -33,6 +33,10 @@ type VADConfig struct {
 // SetDefaults fills zero fields with their defaults. A Threshold of 0 is
 // taken as unset; use a small positive value for the most sensitive
 // setting.
+// defaultMinSilence is VADConfig.MinSilence's default: a batch segment's
+// pause (the live path compares its endpointing with it too).
+const defaultMinSilence = 500 * time.Millisecond
+
 func (c *VADConfig) SetDefaults() {
 	if c.FrameMs == 0 {
 		c.FrameMs = 10
@@ -41,7 +45,7 @@ func (c *VADConfig) SetDefaults() {
 		c.Threshold = 0.6
 	}
 	if c.MinSilence == 0 {
-		c.MinSilence = 500 * time.Millisecond
+		c.MinSilence = defaultMinSilence
 	}
 	if c.MaxSegment == 0 {
 		c.MaxSegment = 20 * time.Second

@@ -44,6 +44,12 @@ type StreamOptions struct {
 	// engine's prompt: a job's custom_vocabulary as words); engines
 	// without a prompt ignore it.
 	Prompt string
+	// Narrowband is set when the audio is band-limited to the telephone
+	// band (a call at 8 kHz, brought to 16 kHz). An engine whose model is
+	// wideband then searches wider (the embedded engine's live first-pass
+	// search drops its cap on active HMMs, without which it lost a call's
+	// words).
+	Narrowband bool
 }
 
 // VocabularyWord is one custom_vocabulary item as an engine takes it.

@@ -61,6 +61,10 @@ type LiveConfig struct {
 	// a session's custom vocabulary. Per session, not configuration.
 	Vocabulary []VocabularyWord `yaml:"-"`
 	Prompt     string           `yaml:"-"`
+	// Narrowband is passed to every stream (StreamOptions): the session's
+	// audio is telephone-band (below 16 kHz). Per session, not
+	// configuration.
+	Narrowband bool `yaml:"-"`
 }
 
 // Bounds of LiveConfig fields.

@@ -413,6 +413,42 @@ func TestLiveGoForward(t *testing.T) {
 	}
 }
 
+// optionsSeen is an engine that records the options of every stream it
+// opens.
+type optionsSeen struct {
+	*sphinx.Engine
+	seen []recognizer.StreamOptions
+}
+
+func (e *optionsSeen) NewStream(ctx context.Context, o recognizer.StreamOptions) (recognizer.Stream, error) {
+	e.seen = append(e.seen, o)
+	return e.Engine.NewStream(ctx, o)
+}
+
+// TestLiveNarrowband: a session's Narrowband reaches every stream it
+// opens (StreamOptions.Narrowband), so a wideband model decoding a call
+// makes its live search for telephone-band audio.
+func TestLiveNarrowband(t *testing.T) {
+	t.Parallel()
+	_, gf := liveClip(t, "pocketsphinx-goforward.wav")
+	pcm := cat(gf[0], liveHiss(recognizer.SampleRate, 20, 4), gf[0])
+	for _, narrow := range []bool{true, false} {
+		e := &optionsSeen{Engine: liveEngine(t, 1)}
+		evs := runLive(t, e, recognizer.LiveConfig{Narrowband: narrow}, [][]int16{pcm})
+		if got, want := finals(evs, 0), "go forward ten meters go forward ten meters"; got != want {
+			t.Errorf("narrowband %v: finals %q, want %q", narrow, got, want)
+		}
+		if len(e.seen) == 0 {
+			t.Fatalf("narrowband %v: no stream opened", narrow)
+		}
+		for i, o := range e.seen {
+			if o.Narrowband != narrow {
+				t.Errorf("narrowband %v: stream %d opened with Narrowband %v", narrow, i, o.Narrowband)
+			}
+		}
+	}
+}
+
 // TestLiveStartsInSpeech: a session whose first sample is already speech
 // (no silence to learn the noise floor from) still transcribes it.
 func TestLiveStartsInSpeech(t *testing.T) {

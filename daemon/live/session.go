@@ -240,11 +240,13 @@ func (s *session) start() error {
 		}
 	}
 	cfg := s.svc.recogniserConfig(s.p)
+	// A call (8 kHz PCMU/PCMA from the doors, or narrowband WebSocket
+	// audio) decodes with the telephone-band model, or searches wider on
+	// the wideband one.
+	cfg.Narrowband = s.format.SampleRate < recognizer.SampleRate
 	lo := pipeline.LiveOptions{
 		Model: s.p.Model, Languages: s.p.LanguageConfig.Languages, CodeSwitching: s.p.LanguageConfig.CodeSwitching,
-		// A call (8 kHz PCMU/PCMA from the doors, or narrowband
-		// WebSocket audio) decodes with the telephone-band model.
-		Narrowband:  s.format.SampleRate < recognizer.SampleRate,
+		Narrowband:  cfg.Narrowband,
 		DecoderWait: cfg.DecoderWait,
 	}
 	if rp := s.p.RealtimeProcessing; rp.CustomVocabulary {

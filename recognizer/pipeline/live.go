@@ -192,7 +192,7 @@ func (l *liveEngine) Languages() []string { return l.primary.Languages() }
 // has switched.
 func (l *liveEngine) NewStream(ctx context.Context, o recognizer.StreamOptions) (recognizer.Stream, error) {
 	if l.switched() {
-		return l.embedded.NewStream(ctx, recognizer.StreamOptions{Language: l.fallbackLang})
+		return l.embedded.NewStream(ctx, recognizer.StreamOptions{Language: l.fallbackLang, Narrowband: o.Narrowband})
 	}
 	st, err := l.primary.NewStream(ctx, o)
 	if err != nil {

@@ -37,6 +37,11 @@ const (
 // same (docs/live-tuning.md).
 const (
 	DefaultTelephoneMaxHMMsPerFrame = 5000
+	// DefaultFirstPassMaxHMMsPerFrame is the -maxhmmpf of the first-pass
+	// search a wideband pool's live streams decode with, when
+	// MaxHMMsPerFrame is not set: the pool's own search (batch, the stock
+	// comparison) keeps PocketSphinx's 30000.
+	DefaultFirstPassMaxHMMsPerFrame = 8000
 	DefaultTelephoneTopN            = 2
 	DefaultTelephoneBatchTopN       = 4
 )
@@ -277,6 +282,16 @@ func (c Config) preparesFirstPass() bool { return c.PrepareFirstPass && !c.First
 
 // searchArgs are the ps_init arguments of cfg's search settings; settings
 // left at their zero value keep PocketSphinx's defaults.
+// firstPassMaxHMMs is the -maxhmmpf of the pool's first-pass search
+// (decoder.makeFirstPass): MaxHMMsPerFrame when set (it applies to every
+// search), else DefaultFirstPassMaxHMMsPerFrame.
+func (c Config) firstPassMaxHMMs() int {
+	if c.MaxHMMsPerFrame > 0 {
+		return c.MaxHMMsPerFrame
+	}
+	return DefaultFirstPassMaxHMMsPerFrame
+}
+
 func searchArgs(cfg Config) []string {
 	var args []string
 	switch {

@@ -86,11 +86,12 @@ static int32 es_seg_prob(ps_seg_t *seg) {
 }
 // es_first_pass_search adds a search named name on the active search's
 // language model with the second pass (-fwdflat) and the lattice pass
-// (-bestpath) off: the search a live stream that reads its words from the
+// (-bestpath) off, and at most maxhmmpf active HMMs per frame when
+// maxhmmpf > 0: the search a live stream that reads its words from the
 // first pass (Stream.Path) decodes with, so that ending its utterance
 // costs nothing. The decoder's config is restored; the model is shared
 // (ps_set_lm retains it). Returns 0, or the negative step that failed.
-static int es_first_pass_search(ps_decoder_t *ps, const char *name) {
+static int es_first_pass_search(ps_decoder_t *ps, const char *name, long maxhmmpf) {
 	const char *cur = ps_get_search(ps);
 	if (cur == NULL)
 		return -1;
@@ -99,11 +100,15 @@ static int es_first_pass_search(ps_decoder_t *ps, const char *name) {
 		return -2;
 	cmd_ln_t *cfg = ps_get_config(ps);
 	long fwdflat = cmd_ln_int_r(cfg, "-fwdflat"), bestpath = cmd_ln_int_r(cfg, "-bestpath");
+	long hmmpf = cmd_ln_int_r(cfg, "-maxhmmpf");
 	cmd_ln_set_int_r(cfg, "-fwdflat", 0);
 	cmd_ln_set_int_r(cfg, "-bestpath", 0);
+	if (maxhmmpf > 0)
+		cmd_ln_set_int_r(cfg, "-maxhmmpf", maxhmmpf);
 	int rv = ps_set_lm(ps, name, lm);
 	cmd_ln_set_int_r(cfg, "-fwdflat", fwdflat);
 	cmd_ln_set_int_r(cfg, "-bestpath", bestpath);
+	cmd_ln_set_int_r(cfg, "-maxhmmpf", hmmpf);
 	if (rv < 0)
 		return -3;
 	// Making a search sets the shared acoustic model up for that search:
@@ -191,11 +196,15 @@ type decoder struct {
 	firstPass bool
 	// hasFirstPass: the first-pass search was made (makeFirstPass: on
 	// first use, or by the background load of a Config.PrepareFirstPass
-	// pool; it costs about 40 MB, its own lexicon tree).
-	hasFirstPass bool
+	// pool; it costs about 40 MB, its own lexicon tree);
+	// hasNarrowFirstPass: the narrowband one was (on first use only).
+	hasFirstPass, hasNarrowFirstPass bool
 	// firstPassOnly: every search of the decoder is first-pass only
 	// (Config.FirstPassOnly), so useFirstPass has nothing to do.
 	firstPassOnly bool
+	// firstPassHMMs is the -maxhmmpf of the first-pass search of wideband
+	// audio (0: the decoder's own; Config.firstPassMaxHMMs).
+	firstPassHMMs int
 	nSamples      int // samples fed to the current utterance
 	// vocab is the key of the vocabulary applied to this decoder ("" for
 	// none). A decoder with a vocabulary keeps it: its dictionary and
@@ -252,6 +261,7 @@ func newDecoder(cfg Config) (*decoder, error) {
 	C.es_cmn_get(ps, &d.cmnInit[0])
 	d.base = C.GoString(C.ps_get_search(ps))
 	d.firstPassOnly = cfg.FirstPassOnly
+	d.firstPassHMMs = cfg.firstPassMaxHMMs()
 	return d, nil
 }
 
@@ -264,43 +274,60 @@ func (d *decoder) configInt(name string) int {
 }
 
 // firstPassSearch names the search of streams that read their words from
-// the first pass only (Stream.FirstPassOnly).
-const firstPassSearch = "earshot_first_pass"
+// the first pass only (Stream.FirstPassOnly), capped at firstPassHMMs
+// active HMMs per frame; narrowFirstPassSearch is the same search at the
+// decoder's own -maxhmmpf, for telephone-band audio (a call decoded by a
+// wideband model when no telephone model is installed): with the cap
+// the search lost such a call's words (e2e TestSIPLongCall, 2026-11-24;
+// sphinx.TestFirstPassNarrowband).
+const (
+	firstPassSearch       = "earshot_first_pass"
+	narrowFirstPassSearch = "earshot_first_pass_narrowband"
+)
 
 // useFirstPass switches the decoder, between utterances, to the
-// first-pass-only search; reset switches back. A decoder holding a
-// vocabulary keeps its vocabulary search (its second pass then still runs
-// at the end of each utterance).
-func (d *decoder) useFirstPass() {
+// first-pass-only search for wideband or (narrow) telephone-band audio;
+// reset switches back. A decoder holding a vocabulary keeps its vocabulary
+// search (its second pass then still runs at the end of each utterance).
+func (d *decoder) useFirstPass(narrow bool) {
 	if d.inUtt || d.firstPass || d.vocab != "" || d.firstPassOnly {
 		return
 	}
-	if !d.makeFirstPass() {
+	if !d.makeFirstPass(narrow) {
 		return // the stream decodes on the full search
 	}
-	cname := C.CString(firstPassSearch)
+	name := firstPassSearch
+	if narrow {
+		name = narrowFirstPassSearch
+	}
+	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	if C.ps_set_search(d.ps, cname) >= 0 {
 		d.firstPass = true
 	}
 }
 
-// makeFirstPass makes the first-pass-only search (once; about 0.35 s of
-// CPU and its own lexicon tree) without switching to it; false when it
-// could not be made. Call it between utterances.
-func (d *decoder) makeFirstPass() bool {
-	if d.hasFirstPass {
+// makeFirstPass makes the first-pass-only search for wideband or (narrow)
+// telephone-band audio (once; about 0.35 s of CPU and its own lexicon
+// tree) without switching to it; false when it could not be made. Call it
+// between utterances.
+func (d *decoder) makeFirstPass(narrow bool) bool {
+	made, name, hmms := &d.hasFirstPass, firstPassSearch, d.firstPassHMMs
+	if narrow {
+		made, name, hmms = &d.hasNarrowFirstPass, narrowFirstPassSearch, 0
+	}
+	if *made {
 		return true
 	}
 	if d.inUtt {
 		return false
 	}
-	cname := C.CString(firstPassSearch)
+	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	if C.es_first_pass_search(d.ps, cname) < 0 {
+	if C.es_first_pass_search(d.ps, cname, C.long(hmms)) < 0 {
 		return false
 	}
-	d.hasFirstPass = true
+	*made = true
 	return true
 }
 

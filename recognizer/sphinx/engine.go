@@ -158,7 +158,7 @@ func (e *Engine) prepareFirstPass() {
 		e.idle = slices.Delete(e.idle, i, i+1)
 		e.mu.Unlock()
 		start := time.Now()
-		ok := d.makeFirstPass()
+		ok := d.makeFirstPass(false)
 		e.mu.Lock()
 		if e.closed {
 			e.freeLocked(d)
@@ -268,7 +268,7 @@ func (e *Engine) NewStream(ctx context.Context, o recognizer.StreamOptions) (rec
 		return nil, err
 	}
 	d.reset()
-	return &Stream{e: e, d: d, lang: lang}, nil
+	return &Stream{e: e, d: d, lang: lang, narrow: o.Narrowband}, nil
 }
 
 // takeLocked removes and returns the idle decoder best suited to a

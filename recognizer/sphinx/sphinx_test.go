@@ -624,49 +624,6 @@ func TestFirstPassThenFullSearch(t *testing.T) {
 	}
 }
 
-// TestFirstPassOnlyPool: a pool made first-pass only (the telephone live
-// pool) decodes with -fwdflat and -bestpath off from ps_init, so a live
-// stream's FirstPassOnly makes no search of its own: before, each decoder
-// built two more searches (their lexicon trees) on its first live stream,
-// and 8 calls on a fresh daemon spent their first 10 s CPU-bound on it
-// (livebench N = 8: finals 3 to 4.6 s late). Path and a whole utterance
-// still give the clip's words.
-func TestFirstPassOnlyPool(t *testing.T) {
-	cfg := Config{Decoders: 1, FirstPassOnly: true}
-	cfg.SetDefaults()
-	if got := strings.Join(searchArgs(cfg), " "); got != "-fwdflat no -bestpath no" {
-		t.Errorf("search arguments %q", got)
-	}
-	e, err := New(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	c, pcm := clip(t, "pocketsphinx-goforward.wav")
-	st := openStream(t, e)
-	st.FirstPassOnly()
-	writeChunks(t, st, pcm)
-	var texts []string
-	for _, w := range st.Path() {
-		texts = append(texts, w.Word)
-	}
-	if got := strings.Join(texts, " "); got != c.Transcript {
-		t.Errorf("path %q, want %q", got, c.Transcript)
-	}
-	if st.d.hasFirstPass || st.d.firstPass {
-		t.Error("the stream made a first-pass search of its own on a first-pass-only decoder")
-	}
-	if fwdflat, bestpath := st.d.configInt("-fwdflat"), st.d.configInt("-bestpath"); fwdflat != 0 || bestpath != 0 {
-		t.Errorf("decoder -fwdflat %d -bestpath %d, want 0 0", fwdflat, bestpath)
-	}
-	st.Close()
-	st = openStream(t, e)
-	writeChunks(t, st, pcm)
-	if u, err := st.Finish(); err != nil || u.Text != c.Transcript {
-		t.Fatalf("next stream: %q, %v", u.Text, err)
-	}
-}
-
 // TestSearchSettings: a pool with the cheapest preset's settings (no
 // second pass, every other frame scored, narrower beams) loads and still
 // decodes the clear clip.

@@ -14,6 +14,9 @@ type Stream struct {
 	e    *Engine
 	d    *decoder // nil after Close
 	lang string
+	// narrow: the stream's audio is telephone-band
+	// (recognizer.StreamOptions.Narrowband).
+	narrow bool
 }
 
 var _ recognizer.Stream = (*Stream)(nil)
@@ -148,8 +151,11 @@ func (s *Stream) Path() []recognizer.Word {
 // lattice, which only Finish uses, are not run at the end of its
 // utterances (a decoder holding a vocabulary keeps its own search). Call
 // it before the first Write of an utterance; it lasts until Close.
+// Wideband audio gets the search capped at Config.MaxHMMsPerFrame
+// (DefaultFirstPassMaxHMMsPerFrame when unset), telephone-band audio the
+// decoder's own (decoder.useFirstPass).
 func (s *Stream) FirstPassOnly() {
 	if s.d != nil {
-		s.d.useFirstPass()
+		s.d.useFirstPass(s.narrow)
 	}
 }

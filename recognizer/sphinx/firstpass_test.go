@@ -1,0 +1,129 @@
+package sphinx
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/earshot-dev/earshot/recognizer"
+)
+
+// TestFirstPassOnlyPool: a pool made first-pass only (the telephone live
+// pool) decodes with -fwdflat and -bestpath off from ps_init, so a live
+// stream's FirstPassOnly makes no search of its own: before, each decoder
+// built two more searches (their lexicon trees) on its first live stream,
+// and 8 calls on a fresh daemon spent their first 10 s CPU-bound on it
+// (livebench N = 8: finals 3 to 4.6 s late). Path and a whole utterance
+// still give the clip's words.
+func TestFirstPassOnlyPool(t *testing.T) {
+	cfg := Config{Decoders: 1, FirstPassOnly: true}
+	cfg.SetDefaults()
+	if got := strings.Join(searchArgs(cfg), " "); got != "-fwdflat no -bestpath no" {
+		t.Errorf("search arguments %q", got)
+	}
+	e, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	c, pcm := clip(t, "pocketsphinx-goforward.wav")
+	st := openStream(t, e)
+	st.FirstPassOnly()
+	writeChunks(t, st, pcm)
+	if got := pathText(st); got != c.Transcript {
+		t.Errorf("path %q, want %q", got, c.Transcript)
+	}
+	if st.d.hasFirstPass || st.d.firstPass {
+		t.Error("the stream made a first-pass search of its own on a first-pass-only decoder")
+	}
+	if fwdflat, bestpath := st.d.configInt("-fwdflat"), st.d.configInt("-bestpath"); fwdflat != 0 || bestpath != 0 {
+		t.Errorf("decoder -fwdflat %d -bestpath %d, want 0 0", fwdflat, bestpath)
+	}
+	st.Close()
+	st = openStream(t, e)
+	writeChunks(t, st, pcm)
+	if u, err := st.Finish(); err != nil || u.Text != c.Transcript {
+		t.Fatalf("next stream: %q, %v", u.Text, err)
+	}
+}
+
+// TestFirstPassCap: a wideband pool's first-pass search (live streams)
+// caps the HMMs per frame at DefaultFirstPassMaxHMMsPerFrame unless the
+// setting is given, and making it leaves the decoder's own search (batch)
+// at PocketSphinx's 30000; the stream still decodes the clear clip.
+func TestFirstPassCap(t *testing.T) {
+	for _, c := range []struct{ set, want int }{{0, DefaultFirstPassMaxHMMsPerFrame}, {30000, 30000}, {6000, 6000}} {
+		if got := (Config{MaxHMMsPerFrame: c.set}).firstPassMaxHMMs(); got != c.want {
+			t.Errorf("max_hmms_per_frame %d: first pass %d, want %d", c.set, got, c.want)
+		}
+	}
+	cfg := Config{Decoders: 1}
+	cfg.SetDefaults()
+	e, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	c, pcm := clip(t, "pocketsphinx-goforward.wav")
+	st := openStream(t, e)
+	st.FirstPassOnly()
+	if !st.d.firstPass || st.d.firstPassHMMs != DefaultFirstPassMaxHMMsPerFrame {
+		t.Fatalf("first pass %v with -maxhmmpf %d, want true and %d", st.d.firstPass, st.d.firstPassHMMs, DefaultFirstPassMaxHMMsPerFrame)
+	}
+	if hmm := st.d.configInt("-maxhmmpf"); hmm != 30000 {
+		t.Errorf("decoder -maxhmmpf %d after making the first-pass search, want 30000", hmm)
+	}
+	writeChunks(t, st, pcm)
+	if got := pathText(st); got != c.Transcript {
+		t.Errorf("path %q, want %q", got, c.Transcript)
+	}
+}
+
+// TestFirstPassNarrowband: a telephone-band stream (StreamOptions.Narrowband:
+// a call decoded by the wideband model when no telephone model is
+// installed) decodes on a first-pass search of its own, without the cap
+// on active HMMs that was measured on wideband audio only (with it, e2e
+// TestSIPLongCall lost "forward" from every minute of its call); a
+// wideband stream on the same decoder then gets the capped one.
+func TestFirstPassNarrowband(t *testing.T) {
+	cfg := Config{Decoders: 1}
+	cfg.SetDefaults()
+	e, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	c, pcm := clip(t, "pocketsphinx-goforward.wav")
+	st, err := e.NewStream(t.Context(), recognizer.StreamOptions{Narrowband: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := st.(*Stream)
+	s.FirstPassOnly()
+	if !s.d.firstPass || !s.d.hasNarrowFirstPass || s.d.hasFirstPass {
+		t.Fatalf("narrowband stream: first pass %v, narrowband search %v, capped search %v; want true, true, false",
+			s.d.firstPass, s.d.hasNarrowFirstPass, s.d.hasFirstPass)
+	}
+	writeChunks(t, s, pcm)
+	if got := pathText(s); got != c.Transcript {
+		t.Errorf("narrowband path %q, want %q", got, c.Transcript)
+	}
+	s.Close()
+	w := openStream(t, e)
+	w.FirstPassOnly()
+	if !w.d.firstPass || !w.d.hasFirstPass {
+		t.Fatalf("wideband stream: first pass %v, capped search %v; want true, true", w.d.firstPass, w.d.hasFirstPass)
+	}
+	writeChunks(t, w, pcm)
+	if got := pathText(w); got != c.Transcript {
+		t.Errorf("wideband path %q, want %q", got, c.Transcript)
+	}
+}
+
+// pathText is the words of the stream's first-pass path so far.
+func pathText(s *Stream) string {
+	var texts []string
+	for _, w := range s.Path() {
+		texts = append(texts, w.Word)
+	}
+	return strings.Join(texts, " ")
+}

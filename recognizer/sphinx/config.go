@@ -23,18 +23,17 @@ const (
 )
 
 // DefaultTelephoneMaxHMMsPerFrame and DefaultTelephoneTopN are the
-// telephone pool's -maxhmmpf and -topn when MaxHMMsPerFrame and TopN are
-// unset. Chosen on the corpus tuning subset (bench/cmd/livegap, mu-law,
-// 2026-11-24 06:31 UTC, docs/live-tuning.md): against the earlier 8000
-// and 4, live CPU per audio second 0.192 to 0.145 (-25%) with live finals
-// 42.76 to 42.05 % and batch 37.13 to 35.16 % WER; that headroom is what
-// lets a 2-CPU box hold 8 calls (issue 14 item 5).
-//
-// DefaultTelephoneBatchTopN is the telephone batch pool's -topn
-// (TelephoneBatch): batch work is not bound by a call's latency, and on the
-// larger tuning subset (71 utterances, 2026-11-24 10:26 UTC) -topn 4 made
-// 1.2 points fewer batch errors than 2 for 16 % more CPU, live finals the
-// same (docs/live-tuning.md).
+// telephone pools' -maxhmmpf and -topn when MaxHMMsPerFrame and TopN are
+// unset. -maxhmmpf chosen on the corpus tuning subset (bench/cmd/livegap,
+// mu-law, 2026-11-24 06:31 UTC, docs/live-tuning.md): against the earlier
+// 8000, live CPU per audio second down by a quarter with live finals and
+// batch no worse; that headroom is what lets a 2-CPU box hold 8 calls
+// (issue 14 item 5). -topn 4 (PocketSphinx's) for both pools since
+// 2026-11-24 20:45 UTC: on the larger tuning subset (71 utterances) it
+// makes 1.2 points fewer batch errors than 2, and since the live path
+// decodes its segments through pauses 0.66 (mu-law) and 0.56 (A-law)
+// points fewer live errors, for 8 to 10 % more live CPU; 8 calls still
+// keep their finals' p95 near 530 ms (docs/live-tuning.md).
 const (
 	DefaultTelephoneMaxHMMsPerFrame = 5000
 	// DefaultFirstPassMaxHMMsPerFrame is the -maxhmmpf of the first-pass
@@ -42,8 +41,7 @@ const (
 	// MaxHMMsPerFrame is not set: the pool's own search (batch, the stock
 	// comparison) keeps PocketSphinx's 30000.
 	DefaultFirstPassMaxHMMsPerFrame = 8000
-	DefaultTelephoneTopN            = 2
-	DefaultTelephoneBatchTopN       = 4
+	DefaultTelephoneTopN            = 4
 )
 
 // MaxDecoders bounds Config.Decoders; each decoder holds about 40 MB.
@@ -77,8 +75,8 @@ type Config struct {
 	FrameDownsample int `yaml:"frame_downsample"`
 	// TopN is -topn, 1..16: the Gaussians per codebook scored exactly in
 	// each frame. Fewer is cheaper and less exact. 0 means PocketSphinx's
-	// default, 4, for HMM and the telephone model's batch pool, and
-	// DefaultTelephoneTopN for its live pool.
+	// default, 4, for HMM, and DefaultTelephoneTopN for the telephone
+	// model's pools.
 	TopN int `yaml:"topn"`
 	// PhoneLookahead is -pl_window, 0..20: frames of phone-loop lookahead
 	// that prune the word search; 0 turns the lookahead off. Nil means 5,
@@ -171,9 +169,8 @@ func (c Config) Telephone() (Config, bool) {
 // TelephoneBatch returns the configuration of the telephone model's batch
 // pool, which decodes whole recordings (pre-recorded jobs and the batch
 // pass over a call's recording): Telephone's, but Decoders decoders (as
-// the wideband pool: batch work runs one segment per CPU) and TopN
-// DefaultTelephoneBatchTopN unless set. False when there is no telephone
-// model. Call it on a config that passed SetDefaults and Validate.
+// the wideband pool: batch work runs one segment per CPU) and all search
+// passes. False when there is no telephone model. Call it on a config that passed SetDefaults and Validate.
 func (c Config) TelephoneBatch() (Config, bool) {
 	t, ok := c.Telephone()
 	if !ok {
@@ -182,9 +179,6 @@ func (c Config) TelephoneBatch() (Config, bool) {
 	t.Decoders, t.TelephoneDecoders, t.Preload = c.Decoders, c.Decoders, 0
 	t.FirstPassOnly = false // the same passes as pocketsphinx_batch
 	t.PrepareFirstPass = false
-	if c.TopN == 0 {
-		t.TopN = DefaultTelephoneBatchTopN
-	}
 	return t, true
 }
 

@@ -56,13 +56,7 @@ func TestFirstPassCap(t *testing.T) {
 			t.Errorf("max_hmms_per_frame %d: first pass %d, want %d", c.set, got, c.want)
 		}
 	}
-	cfg := Config{Decoders: 1}
-	cfg.SetDefaults()
-	e, err := New(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
+	e := newEngine(t, 1)
 	c, pcm := clip(t, "pocketsphinx-goforward.wav")
 	st := openStream(t, e)
 	st.FirstPassOnly()
@@ -85,13 +79,7 @@ func TestFirstPassCap(t *testing.T) {
 // TestSIPLongCall lost "forward" from every minute of its call); a
 // wideband stream on the same decoder then gets the capped one.
 func TestFirstPassNarrowband(t *testing.T) {
-	cfg := Config{Decoders: 1}
-	cfg.SetDefaults()
-	e, err := New(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
+	e := newEngine(t, 1)
 	c, pcm := clip(t, "pocketsphinx-goforward.wav")
 	st, err := e.NewStream(t.Context(), recognizer.StreamOptions{Narrowband: true})
 	if err != nil {

@@ -451,11 +451,10 @@ func TestTelephoneConfig(t *testing.T) {
 		t.Errorf("-topn: telephone pool %d, wideband %d; want %d, 0 (PocketSphinx's 4)", tc.TopN, c.TopN, DefaultTelephoneTopN)
 	}
 	// The batch pool: whole recordings, one decoder per CPU, the same
-	// model and -maxhmmpf but PocketSphinx's -topn (not bound by a call's
-	// latency).
+	// model and search settings, all passes.
 	bc, ok := c.TelephoneBatch()
 	if !ok || bc.HMM != DefaultHMM || bc.Decoders != c.Decoders || bc.MaxHMMsPerFrame != DefaultTelephoneMaxHMMsPerFrame ||
-		bc.TopN != DefaultTelephoneBatchTopN || bc.Preload != 0 || bc.TelephoneHMM != NoTelephoneHMM || bc.FirstPassOnly {
+		bc.TopN != DefaultTelephoneTopN || bc.Preload != 0 || bc.TelephoneHMM != NoTelephoneHMM || bc.FirstPassOnly {
 		t.Errorf("TelephoneBatch() = %+v, %v", bc, ok)
 	}
 	if err := bc.Validate(); err != nil {

@@ -71,7 +71,7 @@ func TestSIPLongCall(t *testing.T) {
 		}
 	}))
 	defer cb.Close()
-	d, addr := startSIPDaemon(t, fmt.Sprintf(longCallConfig, cb.URL))
+	d, addr := startSIPDaemon(t, telephoneModel(t)+fmt.Sprintf(longCallConfig, cb.URL))
 	key := createKey(t, d.DataDir, "acme")
 	p := newPhone(t, addr)
 	// A short sentence a minute keeps the decoding light enough for a

@@ -53,7 +53,7 @@ func hostAddr(t *testing.T) string {
 // transcribes the call as a direct one. Before latching the door dropped
 // every packet: no audio, WER 1.0.
 func TestSIPRTPLatching(t *testing.T) {
-	d, addr := startSIPDaemon(t, rtpLatchConfig)
+	d, addr := startSIPDaemon(t, telephoneModel(t)+rtpLatchConfig)
 	key := createKey(t, d.DataDir, "acme")
 	wav16, ref := clip(t, codecClip)
 	wav8 := filepath.Join(t.TempDir(), "clip8k.wav")
@@ -97,7 +97,7 @@ func TestSIPRTPLatching(t *testing.T) {
 // actual source, one naming the call that received no audio, and their
 // metrics.
 func TestSIPRTPLatchingOff(t *testing.T) {
-	d, addr := startSIPDaemon(t, rtpLatchConfig+"  rtp_latching: false\n")
+	d, addr := startSIPDaemon(t, telephoneModel(t)+rtpLatchConfig+"  rtp_latching: false\n")
 	key := createKey(t, d.DataDir, "acme")
 	wav16, _ := clip(t, codecClip)
 	wav8 := filepath.Join(t.TempDir(), "clip8k.wav")

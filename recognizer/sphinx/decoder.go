@@ -277,8 +277,9 @@ func (d *decoder) configInt(name string) int {
 // the first pass only (Stream.FirstPassOnly), capped at firstPassHMMs
 // active HMMs per frame; narrowFirstPassSearch is the same search at the
 // decoder's own -maxhmmpf, for telephone-band audio (a call decoded by a
-// wideband model when no telephone model is installed): with the cap
-// the search lost such a call's words (e2e TestSIPLongCall, 2026-11-24;
+// wideband model when no telephone model is installed): the cap was
+// measured on wideband audio only, and with it e2e TestSIPLongCall, whose
+// daemon then had no telephone model, lost a call's words (2026-11-24;
 // sphinx.TestFirstPassNarrowband).
 const (
 	firstPassSearch       = "earshot_first_pass"

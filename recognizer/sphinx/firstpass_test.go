@@ -76,7 +76,8 @@ func TestFirstPassCap(t *testing.T) {
 // a call decoded by the wideband model when no telephone model is
 // installed) decodes on a first-pass search of its own, without the cap
 // on active HMMs that was measured on wideband audio only (with it, e2e
-// TestSIPLongCall lost "forward" from every minute of its call); a
+// TestSIPLongCall, on a daemon without a telephone model, lost "forward"
+// from every minute of its call); a
 // wideband stream on the same decoder then gets the capped one.
 func TestFirstPassNarrowband(t *testing.T) {
 	e := newEngine(t, 1)

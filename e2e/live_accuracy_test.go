@@ -24,23 +24,22 @@ var accuracyClips = []string{
 // maxLiveGap bounds, per rendition, how many points the WER of a live
 // session's finals (default settings: 50 ms endpointing, no partials) may
 // exceed the WER of a pre-recorded job on the same audio, both through the
-// real daemon, over the clips above (86 words). Measured 2026-11-24:
+// real daemon with the shipped models (the telephone-band model for 8 kHz,
+// telephoneModel), over the clips above (86 words; one word is 1.16
+// points). Measured 2026-11-24 21:50 UTC, the same in three runs:
 //
-//	pcm16k:  pre-recorded 31.40%, live 29.07%: gap -2.33 points
-//	         (2026-11-23, each utterance decoded on its own: live 44.19%,
-//	         gap 12.79; before the live CMN priming, hangover and VAD
-//	         hysteresis: 47.67%, gap 16.28)
-//	mulaw8k: pre-recorded 68.60%, live 66.28%: gap -2.33 points
-//	         (2026-11-23, one pass per utterance: live 73.26%, gap 4.65)
+//	pcm16k:  pre-recorded 31.40%, live 19.77%: gap -11.63 points
+//	mulaw8k: pre-recorded 45.35%, live 46.51%: gap +1.16 points
 //
-// Live finals now come from a decoder segment that runs on through the
-// short pauses the 50 ms endpointing cuts at, as a batch segment does
-// (recognizer/live_segment.go). One word is 1.16 points here; the bounds
-// add two words (2.3 points) to the measured gap: live finals no worse
-// than the pre-recorded job.
+// Before, on the wideband model for both (no telephone model configured
+// here), 2026-11-24 morning: pcm16k 31.40% / 29.07%, mulaw8k 68.60% /
+// 66.28%; 2026-11-23, each utterance decoded on its own: pcm16k live
+// 44.19%, mulaw8k 73.26%. The bounds are issue 14's targets: live finals
+// no worse than the pre-recorded job at 16 kHz (as measured since the
+// segments came), and at most 2 points worse at 8 kHz.
 var maxLiveGap = map[string]float64{
 	"pcm16k":  0,
-	"mulaw8k": 0,
+	"mulaw8k": 2,
 }
 
 // TestLiveFinalsMatchBatch sends each clip as a pre-recorded job and as a
@@ -48,7 +47,7 @@ var maxLiveGap = map[string]float64{
 // ffmpeg and zaf/g711 as a phone would send it) and bounds the gap between
 // the live finals' WER and the job's.
 func TestLiveFinalsMatchBatch(t *testing.T) {
-	d := startDaemon(t, "", "")
+	d := startDaemon(t, "", telephoneModel(t))
 	key := createKey(t, d.DataDir, "acme")
 	for _, r := range []struct {
 		name  string

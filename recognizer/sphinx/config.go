@@ -170,7 +170,8 @@ func (c Config) Telephone() (Config, bool) {
 // pool, which decodes whole recordings (pre-recorded jobs and the batch
 // pass over a call's recording): Telephone's, but Decoders decoders (as
 // the wideband pool: batch work runs one segment per CPU) and all search
-// passes. False when there is no telephone model. Call it on a config that passed SetDefaults and Validate.
+// passes. False when there is no telephone model. Call it on a config
+// that passed SetDefaults and Validate.
 func (c Config) TelephoneBatch() (Config, bool) {
 	t, ok := c.Telephone()
 	if !ok {
@@ -274,8 +275,6 @@ func (c Config) Validate() error {
 // only already.
 func (c Config) preparesFirstPass() bool { return c.PrepareFirstPass && !c.FirstPassOnly }
 
-// searchArgs are the ps_init arguments of cfg's search settings; settings
-// left at their zero value keep PocketSphinx's defaults.
 // firstPassMaxHMMs is the -maxhmmpf of the pool's first-pass search
 // (decoder.makeFirstPass): MaxHMMsPerFrame when set (it applies to every
 // search), else DefaultFirstPassMaxHMMsPerFrame.
@@ -286,6 +285,8 @@ func (c Config) firstPassMaxHMMs() int {
 	return DefaultFirstPassMaxHMMsPerFrame
 }
 
+// searchArgs are the ps_init arguments of cfg's search settings; settings
+// left at their zero value keep PocketSphinx's defaults.
 func searchArgs(cfg Config) []string {
 	var args []string
 	switch {

@@ -297,10 +297,7 @@ func (d *decoder) useFirstPass(narrow bool) {
 	if !d.makeFirstPass(narrow) {
 		return // the stream decodes on the full search
 	}
-	name := firstPassSearch
-	if narrow {
-		name = narrowFirstPassSearch
-	}
+	_, name, _ := d.firstPassOf(narrow)
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	if C.ps_set_search(d.ps, cname) >= 0 {
@@ -313,10 +310,7 @@ func (d *decoder) useFirstPass(narrow bool) {
 // tree) without switching to it; false when it could not be made. Call it
 // between utterances.
 func (d *decoder) makeFirstPass(narrow bool) bool {
-	made, name, hmms := &d.hasFirstPass, firstPassSearch, d.firstPassHMMs
-	if narrow {
-		made, name, hmms = &d.hasNarrowFirstPass, narrowFirstPassSearch, 0
-	}
+	made, name, hmms := d.firstPassOf(narrow)
 	if *made {
 		return true
 	}
@@ -330,6 +324,15 @@ func (d *decoder) makeFirstPass(narrow bool) bool {
 	}
 	*made = true
 	return true
+}
+
+// firstPassOf is the first-pass search for wideband or (narrow) telephone-band
+// audio: whether it was made, its name and -maxhmmpf (0: the decoder's own).
+func (d *decoder) firstPassOf(narrow bool) (made *bool, name string, maxHMMs int) {
+	if narrow {
+		return &d.hasNarrowFirstPass, narrowFirstPassSearch, 0
+	}
+	return &d.hasFirstPass, firstPassSearch, d.firstPassHMMs
 }
 
 // free releases the decoder's C memory. It must be called exactly once.

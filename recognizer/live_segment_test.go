@@ -44,3 +44,56 @@ func TestLiveSegmentContext(t *testing.T) {
 		t.Error("no final came after a later utterance's speech_start: finals are not read after a lookahead")
 	}
 }
+
+// TestLiveFinalLookahead: a segmented final is read from the segment's
+// path 400 ms after its endpoint and hangover, for a wideband and a
+// telephone-band session alike (docs/live-tuning.md, 2026-11-24 22:33 UTC:
+// better than 250 ms on the corpus at 16 kHz and for both G.711 laws). The
+// clip is "go forward ten meters", 1 s of hiss (shorter than a segment's
+// pause, so the segment goes on and the final waits for its lookahead) and
+// the words again; the first final's delay is measured from its speech_end
+// to the audio written when it came, 20 ms at a time.
+func TestLiveFinalLookahead(t *testing.T) {
+	t.Parallel()
+	e := liveEngine(t, 1)
+	_, gf := liveClip(t, "pocketsphinx-goforward.wav")
+	pcm := cat(gf[0], liveHiss(recognizer.SampleRate, 20, 4), gf[0])
+	// LiveConfig's default endpointing, liveHangover, liveFinalLookahead.
+	const want = 0.050 + 0.200 + 0.400
+	for _, narrow := range []bool{false, true} {
+		var written int
+		end, delay := -1.0, -1.0
+		var text string
+		l, err := recognizer.NewLive(e, recognizer.LiveConfig{Channels: 1, Narrowband: narrow}, func(ev recognizer.Event) {
+			switch {
+			case ev.Kind == recognizer.EventSpeechEnd && end < 0:
+				end = ev.Time
+			case ev.Kind == recognizer.EventFinal && delay < 0:
+				delay, text = float64(written)/recognizer.SampleRate-end, ev.Utterance.Text
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < len(pcm); i += liveChunk {
+			chunk := pcm[i:min(i+liveChunk, len(pcm))]
+			written = i + len(chunk)
+			if err := l.Write(t.Context(), [][]int16{chunk}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := l.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("narrowband %v: first final %q %.3f s after its speech_end", narrow, text, delay)
+		if text != "go forward ten meters" {
+			t.Errorf("narrowband %v: first final %q, want %q", narrow, text, "go forward ten meters")
+		}
+		if lo, hi := want-0.005, want+0.060; delay < lo || delay > hi {
+			t.Errorf("narrowband %v: first final %.3f s after its speech_end, want %.3f to %.3f", narrow, delay, lo, hi)
+		}
+	}
+}

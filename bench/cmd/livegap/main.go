@@ -332,7 +332,7 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 				h.batch, h.batchSegs = text, segs
 			}
 			cpu := threadCPU()
-			live, fs, finals, err := decodeLive(e[0], c.pcm, rend != "pcm16k" && onePass)
+			live, fs, finals, err := decodeLive(e[0], c.pcm, rend != "pcm16k", onePass)
 			if err != nil {
 				return err
 			}
@@ -400,10 +400,13 @@ func decodeBatch(e *sphinx.Engine, pcm []int16) (string, string, error) {
 
 // decodeLive streams pcm through a Live with default session settings in
 // 20 ms writes and returns its finals joined, each with its times (and
-// the speech starts and ends), and their count.
-func decodeLive(e recognizer.Engine, pcm []int16, onePass bool) (string, string, int, error) {
+// the speech starts and ends), and their count. narrow is a telephone-band
+// rendition: the session is told so, as the daemon's is for a source below
+// 16 kHz (LiveConfig.Narrowband), and onePass applies to it only.
+func decodeLive(e recognizer.Engine, pcm []int16, narrow, onePass bool) (string, string, int, error) {
 	var words, fs []string
-	l, err := recognizer.NewLive(e, recognizer.LiveConfig{OnePassFinals: onePass}, func(ev recognizer.Event) {
+	cfg := recognizer.LiveConfig{Narrowband: narrow, OnePassFinals: narrow && onePass}
+	l, err := recognizer.NewLive(e, cfg, func(ev recognizer.Event) {
 		switch ev.Kind {
 		case recognizer.EventFinal:
 			words = append(words, ev.Utterance.Text)

@@ -5,7 +5,11 @@
 // sessions in PCMU and Opus. Every mono clip of shared/testdata/speech up to
 // -max-seconds is sent once per codec, in real time, one session at a time;
 // the table gives each path's corpus WER (word errors over reference words)
-// of the stored live transcripts (live finals).
+// of the live finals (the session's final transcript messages, kept in
+// result.messages) and of its stored record once the batch pass has
+// replaced it (the pre-recorded pipeline over the recording the door made:
+// a batch decode of the same audio), and the gap between the two: issue
+// 14's "live finals within 2 points of batch, through each door".
 //
 //	go run ./bench/cmd/codecbench [-speech DIR] [-max-seconds 12] [-node-modules DIR]
 //
@@ -120,20 +124,28 @@ func run(speechDir string, maxSeconds float64, modules string) error {
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("%d clips (%.0f s of speech) per path, each sent once in real time, one session at a time; load average at start %s\n\n",
 		len(clips), audio, strings.Join(strings.Fields(string(load))[:3], " "))
-	fmt.Println("| path | session | words | word errors | WER |")
-	fmt.Println("|---|---|---:|---:|---:|")
+	fmt.Println("| path | session | words | live finals: word errors | live finals WER | stored record (batch pass) WER | gap points |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---:|")
 	for _, p := range paths {
-		errs, words := 0, 0
+		liveErrs, batchErrs, words := 0, 0, 0
 		for _, c := range clips {
-			hyp, err := b.send(p, c)
+			id, err := b.send(p, c)
+			if err == nil {
+				var live, batch string
+				if live, batch, err = records(d, id); err == nil {
+					rw := recognizertest.Normalize(c.Transcript)
+					liveErrs += recognizertest.EditDistance(rw, recognizertest.Normalize(live))
+					batchErrs += recognizertest.EditDistance(rw, recognizertest.Normalize(batch))
+					words += len(rw)
+				}
+			}
 			if err != nil {
 				return fmt.Errorf("%s, %s: %w", p.name, c.File, err)
 			}
-			rw := recognizertest.Normalize(c.Transcript)
-			errs += recognizertest.EditDistance(rw, recognizertest.Normalize(hyp))
-			words += len(rw)
 		}
-		fmt.Printf("| %s | %s | %d | %d | %.3f |\n", p.name, p.session, words, errs, float64(errs)/float64(max(words, 1)))
+		n := float64(max(words, 1))
+		fmt.Printf("| %s | %s | %d | %d | %.3f | %.3f | %+.2f |\n", p.name, p.session, words, liveErrs,
+			float64(liveErrs)/n, float64(batchErrs)/n, 100*float64(liveErrs-batchErrs)/n)
 	}
 	return nil
 }
@@ -146,8 +158,8 @@ type bench struct {
 	modules string
 }
 
-// send sends one clip through one path and returns the session's stored
-// transcript.
+// send sends one clip through one path and returns the finished
+// session's ID.
 func (b *bench) send(p path, c clip) (string, error) {
 	d := b.d
 	wav, rate := c.Path, 16000
@@ -170,7 +182,7 @@ func (b *bench) send(p path, c clip) (string, error) {
 			}
 			for _, id := range ids {
 				if !contains(before, id) {
-					return transcript(d, id)
+					return id, nil
 				}
 			}
 			time.Sleep(200 * time.Millisecond)
@@ -200,7 +212,7 @@ func (b *bench) send(p path, c clip) (string, error) {
 	if err := json.Unmarshal(out, &seen); err != nil || seen.Status != 201 || seen.DeleteStatus != 200 {
 		return "", fmt.Errorf("browser saw %s", out)
 	}
-	return transcript(d, s.ID)
+	return s.ID, nil
 }
 
 // baresip places one call to the daemon's bench route and returns when
@@ -270,23 +282,54 @@ func contains(ids []string, id string) bool {
 	return false
 }
 
-// transcript is a finished live job's full transcript.
-func transcript(d *benchd.Daemon, id string) (string, error) {
-	var job struct {
-		Status string
-		Result struct {
-			Transcription struct {
-				FullTranscript string `json:"full_transcript"`
+// records waits for a finished live session's batch pass and returns its
+// live finals (the final transcript messages of result.messages, joined in
+// order) and its stored record's full_transcript.
+func records(d *benchd.Daemon, id string) (live, batch string, err error) {
+	deadline := time.Now().Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		var job struct {
+			Status string
+			Result struct {
+				Messages      []string
+				Transcription struct {
+					FullTranscript string `json:"full_transcript"`
+				}
 			}
+			PostSessionMetadata struct {
+				TranscriptionPass string `json:"transcription_pass"`
+				BatchPass         string `json:"batch_pass"`
+				BatchPassError    string `json:"batch_pass_error"`
+			} `json:"post_session_metadata"`
 		}
+		if err := call(d, "GET", "/v2/live/"+id, "", 200, &job); err != nil {
+			return "", "", err
+		}
+		md := job.PostSessionMetadata
+		switch {
+		case job.Status != "done":
+			return "", "", fmt.Errorf("live job %s is %s", id, job.Status)
+		case md.TranscriptionPass == "batch":
+			var finals []string
+			for _, raw := range job.Result.Messages {
+				var m struct {
+					Type string
+					Data struct {
+						IsFinal   bool `json:"is_final"`
+						Utterance struct{ Text string }
+					}
+				}
+				if json.Unmarshal([]byte(raw), &m) == nil && m.Type == "transcript" && m.Data.IsFinal {
+					finals = append(finals, m.Data.Utterance.Text)
+				}
+			}
+			return strings.Join(finals, " "), job.Result.Transcription.FullTranscript, nil
+		case md.BatchPass != "pending":
+			return "", "", fmt.Errorf("live job %s: batch pass %q %s", id, md.BatchPass, md.BatchPassError)
+		}
+		time.Sleep(200 * time.Millisecond) // polling a real process
 	}
-	if err := call(d, "GET", "/v2/live/"+id, "", 200, &job); err != nil {
-		return "", err
-	}
-	if job.Status != "done" {
-		return "", fmt.Errorf("live job %s is %s", id, job.Status)
-	}
-	return job.Result.Transcription.FullTranscript, nil
+	return "", "", fmt.Errorf("live job %s: no batch pass result", id)
 }
 
 // call does one API request with the bench key.

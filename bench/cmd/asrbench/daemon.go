@@ -192,33 +192,8 @@ func prerecorded(d *benchd.Daemon, wav []byte, name string) (string, error) {
 // storedRecord waits for a live session's batch pass and returns the
 // stored record's full_transcript.
 func storedRecord(d *benchd.Daemon, id string) (string, error) {
-	deadline := time.Now().Add(10 * time.Minute)
-	for time.Now().Before(deadline) {
-		var rec struct {
-			Result struct {
-				Transcription struct {
-					FullTranscript string `json:"full_transcript"`
-				}
-			}
-			PostSessionMetadata struct {
-				TranscriptionPass string `json:"transcription_pass"`
-				BatchPass         string `json:"batch_pass"`
-				BatchPassError    string `json:"batch_pass_error"`
-			} `json:"post_session_metadata"`
-		}
-		if err := call(d, "GET", "/v2/live/"+id, "", nil, &rec); err != nil {
-			return "", err
-		}
-		md := rec.PostSessionMetadata
-		switch {
-		case md.TranscriptionPass == "batch":
-			return rec.Result.Transcription.FullTranscript, nil
-		case md.BatchPass != "pending":
-			return "", fmt.Errorf("session %s: batch pass %q %s", id, md.BatchPass, md.BatchPassError)
-		}
-		time.Sleep(200 * time.Millisecond) // polling a real process
-	}
-	return "", fmt.Errorf("session %s: no batch pass result", id)
+	rec, err := d.BatchPassRecord(id, 10*time.Minute)
+	return rec.FullTranscript, err
 }
 
 // liveFinals streams audio to a new live session in 20 ms frames, stops

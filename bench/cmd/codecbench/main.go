@@ -131,11 +131,11 @@ func run(speechDir string, maxSeconds float64, modules string) error {
 		for _, c := range clips {
 			id, err := b.send(p, c)
 			if err == nil {
-				var live, batch string
-				if live, batch, err = records(d, id); err == nil {
+				var rec benchd.LiveRecord
+				if rec, err = d.BatchPassRecord(id, 5*time.Minute); err == nil {
 					rw := recognizertest.Normalize(c.Transcript)
-					liveErrs += recognizertest.EditDistance(rw, recognizertest.Normalize(live))
-					batchErrs += recognizertest.EditDistance(rw, recognizertest.Normalize(batch))
+					liveErrs += recognizertest.EditDistance(rw, recognizertest.Normalize(strings.Join(rec.Finals, " ")))
+					batchErrs += recognizertest.EditDistance(rw, recognizertest.Normalize(rec.FullTranscript))
 					words += len(rw)
 				}
 			}
@@ -280,56 +280,6 @@ func contains(ids []string, id string) bool {
 		}
 	}
 	return false
-}
-
-// records waits for a finished live session's batch pass and returns its
-// live finals (the final transcript messages of result.messages, joined in
-// order) and its stored record's full_transcript.
-func records(d *benchd.Daemon, id string) (live, batch string, err error) {
-	deadline := time.Now().Add(5 * time.Minute)
-	for time.Now().Before(deadline) {
-		var job struct {
-			Status string
-			Result struct {
-				Messages      []string
-				Transcription struct {
-					FullTranscript string `json:"full_transcript"`
-				}
-			}
-			PostSessionMetadata struct {
-				TranscriptionPass string `json:"transcription_pass"`
-				BatchPass         string `json:"batch_pass"`
-				BatchPassError    string `json:"batch_pass_error"`
-			} `json:"post_session_metadata"`
-		}
-		if err := call(d, "GET", "/v2/live/"+id, "", 200, &job); err != nil {
-			return "", "", err
-		}
-		md := job.PostSessionMetadata
-		switch {
-		case job.Status != "done":
-			return "", "", fmt.Errorf("live job %s is %s", id, job.Status)
-		case md.TranscriptionPass == "batch":
-			var finals []string
-			for _, raw := range job.Result.Messages {
-				var m struct {
-					Type string
-					Data struct {
-						IsFinal   bool `json:"is_final"`
-						Utterance struct{ Text string }
-					}
-				}
-				if json.Unmarshal([]byte(raw), &m) == nil && m.Type == "transcript" && m.Data.IsFinal {
-					finals = append(finals, m.Data.Utterance.Text)
-				}
-			}
-			return strings.Join(finals, " "), job.Result.Transcription.FullTranscript, nil
-		case md.BatchPass != "pending":
-			return "", "", fmt.Errorf("live job %s: batch pass %q %s", id, md.BatchPass, md.BatchPassError)
-		}
-		time.Sleep(200 * time.Millisecond) // polling a real process
-	}
-	return "", "", fmt.Errorf("live job %s: no batch pass result", id)
 }
 
 // call does one API request with the bench key.

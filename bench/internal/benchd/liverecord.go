@@ -1,0 +1,84 @@
+package benchd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// LiveRecord is a finished live session's stored record once its batch
+// pass has replaced the live result.
+type LiveRecord struct {
+	// Finals are the session's live finals: the final transcript
+	// messages of result.messages, in order.
+	Finals []string
+	// FullTranscript is the batch pass's (the stored record's).
+	FullTranscript string
+}
+
+// BatchPassRecord waits up to limit for live session id's batch pass
+// (polling GET /v2/live/{id}) and returns the record it left; an error when
+// the pass failed, is off or did not finish in time.
+func (d *Daemon) BatchPassRecord(id string, limit time.Duration) (LiveRecord, error) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		var job struct {
+			Result struct {
+				Messages      []string
+				Transcription struct {
+					FullTranscript string `json:"full_transcript"`
+				}
+			}
+			PostSessionMetadata struct {
+				TranscriptionPass string `json:"transcription_pass"`
+				BatchPass         string `json:"batch_pass"`
+				BatchPassError    string `json:"batch_pass_error"`
+			} `json:"post_session_metadata"`
+		}
+		if err := d.get("/v2/live/"+id, &job); err != nil {
+			return LiveRecord{}, err
+		}
+		switch md := job.PostSessionMetadata; {
+		case md.TranscriptionPass == "batch":
+			rec := LiveRecord{FullTranscript: job.Result.Transcription.FullTranscript}
+			for _, raw := range job.Result.Messages {
+				var m struct {
+					Type string
+					Data struct {
+						IsFinal   bool `json:"is_final"`
+						Utterance struct{ Text string }
+					}
+				}
+				if json.Unmarshal([]byte(raw), &m) == nil && m.Type == "transcript" && m.Data.IsFinal {
+					rec.Finals = append(rec.Finals, m.Data.Utterance.Text)
+				}
+			}
+			return rec, nil
+		case md.BatchPass != "pending":
+			return LiveRecord{}, fmt.Errorf("live session %s: batch pass %q %s", id, md.BatchPass, md.BatchPassError)
+		}
+		time.Sleep(200 * time.Millisecond) // polling a real process
+	}
+	return LiveRecord{}, fmt.Errorf("live session %s: no batch pass result in %s", id, limit)
+}
+
+// get is an API GET with the bench key, decoding a 200's JSON body into out.
+func (d *Daemon) get(path string, out any) error {
+	req, err := http.NewRequest("GET", d.Base+path, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("x-service-key", d.Key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %d %s", path, resp.StatusCode, b)
+	}
+	return json.Unmarshal(b, out)
+}

@@ -92,17 +92,17 @@ BENCH_NARROW_PRESETS ?= ,topn2
 bench: build test-deps
 	@{ echo "# Benchmark results"; echo; \
 	  echo "$$(date -u '+%Y-%m-%d %H:%M UTC'), $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $$(nproc) CPUs, $$($(GO) env GOVERSION)"; echo; \
-	  echo "## Speech recognition (bench/cmd/asrbench)"; echo; $(GO) run ./bench/cmd/asrbench -serial; echo; \
-	  echo "## HTTP (bench/cmd/httpbench)"; echo; $(GO) run ./bench/cmd/httpbench; echo; \
+	  echo "## Speech recognition (bench/cmd/asrbench)"; echo; $(GO) run ./bench/cmd/asrbench -serial -speech $(SPEECH); echo; \
+	  echo "## HTTP (bench/cmd/httpbench)"; echo; $(GO) run ./bench/cmd/httpbench -speech $(SPEECH)/pocketsphinx-goforward.wav; echo; \
 	  echo "## Stores: bbolt and PostgreSQL (bench/cmd/storebench)"; echo; $(GO) run ./bench/cmd/storebench; echo; \
-	  echo "## Live finals against batch (bench/cmd/livegap)"; echo; $(GO) run ./bench/cmd/livegap -renditions pcm16k,mulaw8k,alaw8k,mulaw8k-mag,alaw8k-mag; echo; \
+	  echo "## Live finals against batch (bench/cmd/livegap)"; echo; $(GO) run ./bench/cmd/livegap -speech $(SPEECH) -renditions pcm16k,mulaw8k,alaw8k,mulaw8k-mag,alaw8k-mag; echo; \
 	  echo "## Live finals against batch, corpus tuning subset (bench/cmd/livegap -corpus)"; echo; $(GO) run ./bench/cmd/livegap -corpus $(CORPUS) -every 15 -renditions pcm16k,mulaw8k; echo; \
 	  echo "## Live finals against batch, corpus readers held out (bench/cmd/livegap -corpus -held-out)"; echo; $(GO) run ./bench/cmd/livegap -corpus $(CORPUS) -every 15 -held-out -renditions pcm16k,mulaw8k; echo; \
-	  echo "## Engine presets, 8 kHz mu-law (bench/cmd/livegap)"; echo; $(GO) run ./bench/cmd/livegap -renditions mulaw8k -presets $(BENCH_PRESETS); echo; \
-	  echo "## Live sessions (bench/cmd/livebench)"; echo; $(GO) run ./bench/cmd/livebench -presets $(BENCH_NARROW_PRESETS); echo; \
-	  echo "## SIP door (bench/cmd/sipbench)"; echo; $(GO) run ./bench/cmd/sipbench; echo; \
-	  echo "## WebRTC door (bench/cmd/whipbench)"; echo; $(GO) run ./bench/cmd/whipbench; echo; \
-	  echo "## Call doors by codec (bench/cmd/codecbench)"; echo; $(GO) run ./bench/cmd/codecbench; echo; \
+	  echo "## Engine presets, 8 kHz mu-law (bench/cmd/livegap)"; echo; $(GO) run ./bench/cmd/livegap -speech $(SPEECH) -renditions mulaw8k -presets $(BENCH_PRESETS); echo; \
+	  echo "## Live sessions (bench/cmd/livebench)"; echo; $(GO) run ./bench/cmd/livebench -speech $(SPEECH) -presets $(BENCH_NARROW_PRESETS); echo; \
+	  echo "## SIP door (bench/cmd/sipbench)"; echo; $(GO) run ./bench/cmd/sipbench -speech $(SPEECH); echo; \
+	  echo "## WebRTC door (bench/cmd/whipbench)"; echo; $(GO) run ./bench/cmd/whipbench -speech $(SPEECH); echo; \
+	  echo "## Call doors by codec (bench/cmd/codecbench)"; echo; $(GO) run ./bench/cmd/codecbench -speech $(SPEECH); echo; \
 	  if [ -f $(SOAK_OUT) ]; then echo "## Last soak ($(SOAK_OUT), from make soak)"; echo; cat $(SOAK_OUT); echo; fi; \
 	  if [ -f $(FUZZ_OUT) ]; then echo "## Last fuzz run ($(FUZZ_OUT), from make fuzz)"; echo; cat $(FUZZ_OUT); fi; \
 	} > $(BENCH_RESULTS).tmp && mv $(BENCH_RESULTS).tmp $(BENCH_RESULTS) && cat $(BENCH_RESULTS)
@@ -114,7 +114,7 @@ SOAK_QUIET    ?= 2m
 SOAK_OUT      ?= bench/SOAK.md
 .PHONY: soak fuzz
 soak: build
-	$(GO) run ./bench/cmd/soak -duration $(SOAK_DURATION) -quiet $(SOAK_QUIET) -out $(SOAK_OUT)
+	$(GO) run ./bench/cmd/soak -speech $(SPEECH)/pocketsphinx-goforward.wav -duration $(SOAK_DURATION) -quiet $(SOAK_QUIET) -out $(SOAK_OUT)
 
 # Fuzz: every Fuzz target of the module, each for FUZZTIME, report in
 # FUZZ_OUT (bench/scripts/fuzz.sh). FUZZ_SAVE=1 also keeps a few inputs per

@@ -149,12 +149,24 @@ func TestWebRTCWHIP(t *testing.T) {
 	s := d.createLive(key, liveG711())
 	tok := tokenOf(t, s.URL)
 
-	// The WebSocket listens for messages; it connects before WHIP.
+	// The WebSocket listens for messages; it is attached before WHIP: a
+	// WebSocket attaching later takes the session over, audio included
+	// (live.Service.AttachAudio). Its dial returns at the upgrade, before
+	// the daemon has attached it, so the test waits for start_session,
+	// which the session's first attachment starts (a CI run on a loaded
+	// box had the WHIP POST attach first).
 	ws, err := dial(t, s.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ws.Close()
+	ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var first liveMsg
+	_, b, err := ws.ReadMessage()
+	if err != nil || json.Unmarshal(b, &first) != nil || first.Type != "start_session" {
+		t.Fatalf("first WebSocket message %q (%v), want start_session", b, err)
+	}
+	first.raw = b
 	type wsResult struct {
 		msgs []liveMsg
 		code int
@@ -162,7 +174,7 @@ func TestWebRTCWHIP(t *testing.T) {
 	wsDone := make(chan wsResult, 1)
 	go func() {
 		msgs, code := readAll(t, ws, 60*time.Second)
-		wsDone <- wsResult{msgs, code}
+		wsDone <- wsResult{append([]liveMsg{first}, msgs...), code}
 	}()
 
 	p := newWHIPPeer(t, pcmuCap)

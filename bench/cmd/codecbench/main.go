@@ -130,18 +130,17 @@ func run(speechDir string, maxSeconds float64, modules string) error {
 		liveErrs, batchErrs, words := 0, 0, 0
 		for _, c := range clips {
 			id, err := b.send(p, c)
-			if err == nil {
-				var rec benchd.LiveRecord
-				if rec, err = d.BatchPassRecord(id, 5*time.Minute); err == nil {
-					rw := recognizertest.Normalize(c.Transcript)
-					liveErrs += recognizertest.EditDistance(rw, recognizertest.Normalize(strings.Join(rec.Finals, " ")))
-					batchErrs += recognizertest.EditDistance(rw, recognizertest.Normalize(rec.FullTranscript))
-					words += len(rw)
-				}
-			}
 			if err != nil {
 				return fmt.Errorf("%s, %s: %w", p.name, c.File, err)
 			}
+			rec, err := d.BatchPassRecord(id, 5*time.Minute)
+			if err != nil {
+				return fmt.Errorf("%s, %s: %w", p.name, c.File, err)
+			}
+			rw := recognizertest.Normalize(c.Transcript)
+			liveErrs += recognizertest.EditDistance(rw, recognizertest.Normalize(strings.Join(rec.Finals, " ")))
+			batchErrs += recognizertest.EditDistance(rw, recognizertest.Normalize(rec.FullTranscript))
+			words += len(rw)
 		}
 		n := float64(max(words, 1))
 		fmt.Printf("| %s | %s | %d | %d | %.3f | %.3f | %+.2f |\n", p.name, p.session, words, liveErrs,

@@ -1,6 +1,7 @@
 // Package benchd starts a real earshotd for the benchmarks: it builds the
-// binary, creates a key, starts the daemon on a loopback port and reads its
-// CPU and memory from /proc.
+// binary, creates a key, starts the daemon on a loopback port, reads its
+// CPU and memory from /proc and a live session's record after its batch
+// pass.
 package benchd
 
 import (

@@ -225,15 +225,8 @@ func liveFinals(d *benchd.Daemon, r rendition, audio []byte) (string, string, er
 				done <- err
 				return
 			}
-			var m struct {
-				Type string
-				Data struct {
-					IsFinal   bool `json:"is_final"`
-					Utterance struct{ Text string }
-				}
-			}
-			if json.Unmarshal(b, &m) == nil && m.Type == "transcript" && m.Data.IsFinal {
-				finals = append(finals, m.Data.Utterance.Text)
+			if text, ok := benchd.FinalText(b); ok {
+				finals = append(finals, text)
 			}
 		}
 	}()

@@ -44,15 +44,8 @@ func (d *Daemon) BatchPassRecord(id string, limit time.Duration) (LiveRecord, er
 		case md.TranscriptionPass == "batch":
 			rec := LiveRecord{FullTranscript: job.Result.Transcription.FullTranscript}
 			for _, raw := range job.Result.Messages {
-				var m struct {
-					Type string
-					Data struct {
-						IsFinal   bool `json:"is_final"`
-						Utterance struct{ Text string }
-					}
-				}
-				if json.Unmarshal([]byte(raw), &m) == nil && m.Type == "transcript" && m.Data.IsFinal {
-					rec.Finals = append(rec.Finals, m.Data.Utterance.Text)
+				if text, ok := FinalText([]byte(raw)); ok {
+					rec.Finals = append(rec.Finals, text)
 				}
 			}
 			return rec, nil
@@ -62,6 +55,23 @@ func (d *Daemon) BatchPassRecord(id string, limit time.Duration) (LiveRecord, er
 		time.Sleep(200 * time.Millisecond) // polling a real process
 	}
 	return LiveRecord{}, fmt.Errorf("live session %s: no batch pass result in %s", id, limit)
+}
+
+// FinalText is the utterance text of a live session's message when it is
+// a final transcript (as the WebSocket sends it and result.messages keeps
+// it); false for any other message.
+func FinalText(msg []byte) (string, bool) {
+	var m struct {
+		Type string
+		Data struct {
+			IsFinal   bool `json:"is_final"`
+			Utterance struct{ Text string }
+		}
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Type != "transcript" || !m.Data.IsFinal {
+		return "", false
+	}
+	return m.Data.Utterance.Text, true
 }
 
 // get is an API GET with the bench key, decoding a 200's JSON body into out.

@@ -31,6 +31,10 @@ var accuracyClips = []string{
 //	pcm16k:  pre-recorded 31.40%, live 19.77%: gap -11.63 points
 //	mulaw8k: pre-recorded 45.35%, live 46.51%: gap +1.16 points
 //
+// and 2026-11-25 02:40 UTC (finals read 400 ms after the hangover since
+// 22:33, and wideband segments ending at a pause with their lattice):
+// pcm16k live 17.44% (gap -13.95), mulaw8k live 44.19% (gap -1.16).
+//
 // Before, on the wideband model for both (no telephone model configured
 // here), 2026-11-24 morning: pcm16k 31.40% / 29.07%, mulaw8k 68.60% /
 // 66.28%; 2026-11-23, each utterance decoded on its own: pcm16k live

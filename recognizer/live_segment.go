@@ -1,6 +1,10 @@
 package recognizer
 
-import "strings"
+import (
+	"fmt"
+	"math"
+	"strings"
+)
 
 // pathReader is implemented by streams that can report the words of their
 // open utterance's best path so far without ending it (sphinx): Live then
@@ -19,16 +23,19 @@ import "strings"
 // through the pause, the audio of the pause included, until the pause
 // reaches liveSegmentPause or the segment liveSegmentMax; each final holds
 // the words of the segment's path whose middle lies after the previous
-// final's cut and before its own endpoint.
+// final's cut and before its own endpoint, read a lookahead after it, or
+// of the segment's result (Finish: the best path through the first pass's
+// lattice) when the segment ends first (finishDue).
 type pathReader interface {
 	// Path returns the words of the open utterance's best path so far,
 	// times from the stream's first sample of that utterance.
 	Path() []Word
 }
 
-// firstPassOnly is implemented by path streams whose later search passes
+// firstPassOnly is implemented by path streams whose second search pass
 // (which only Finish uses) can be turned off: a segmented channel's finals
-// come from the first pass, so ending a segment then costs nothing.
+// come from the first pass and its lattice, so ending a segment costs only
+// the lattice's best path.
 type firstPassOnly interface {
 	FirstPassOnly()
 }
@@ -59,6 +66,11 @@ func (l *Live) pause(ch *liveChannel, frame []int16, t1 int64, started bool) {
 // endSegment emits the segment's finals still due, returns its decoder
 // and keeps its audio for the next one's normalisation.
 func (l *Live) endSegment(ch *liveChannel) {
+	if ch.st != nil && len(ch.due) > 0 {
+		if err := l.finishDue(ch, ch.pos); err != nil {
+			l.fail(ch, ch.pos, err)
+		}
+	}
 	l.emitDue(ch, ch.pos, true)
 	if ch.st != nil {
 		ch.st.Close()
@@ -73,8 +85,7 @@ func (l *Live) endSegment(ch *liveChannel) {
 // the next one there on the same stream (a segment too long without a
 // pause).
 func (l *Live) restartSegment(ch *liveChannel, t1 int64) {
-	l.emitDue(ch, t1, true)
-	if _, err := ch.st.Finish(); err != nil {
+	if err := l.finishDue(ch, t1); err != nil {
 		ch.st.Close()
 		ch.st = nil
 		l.fail(ch, t1, err)
@@ -98,11 +109,17 @@ type dueFinal struct {
 // pathWords returns the words of the segment's path whose middle lies in
 // [from, until), in session time.
 func (l *Live) pathWords(ch *liveChannel, from, until int64) []Word {
-	path := ch.st.(pathReader).Path()
-	off := seconds64(ch.uttStart)
+	return segmentWords(ch.st.(pathReader).Path(), ch.uttStart, from, until)
+}
+
+// segmentWords returns the words of a segment starting at session sample
+// start (times from its start) whose middle lies in [from, until), in
+// session time.
+func segmentWords(words []Word, start, from, until int64) []Word {
+	off := seconds64(start)
 	lo, hi := seconds64(from), seconds64(until)
 	var out []Word
-	for _, w := range path {
+	for _, w := range words {
 		w.Start += off
 		w.End += off
 		if mid := (w.Start + w.End) / 2; mid >= lo && mid < hi {
@@ -133,25 +150,50 @@ func (l *Live) emitDue(ch *liveChannel, now int64, all bool) {
 		if ch.st == nil {
 			continue
 		}
-		words := l.pathWords(ch, d.from, d.before)
-		for i := range words {
-			// The path may since have moved a boundary before the end of
-			// a word already emitted.
-			w := &words[i]
-			w.Start = max(w.Start, ch.wordsEnd)
-			w.End = max(w.End, w.Start)
-			ch.wordsEnd = w.End
-		}
-		if len(words) == 0 {
-			continue
-		}
-		if d.id < 0 {
-			d.id = l.nextID
-			l.nextID++
-		}
-		l.emit(Event{Kind: EventFinal, Channel: ch.index, Time: seconds64(max(now, d.at)),
-			Utterance: l.utterance(ch, words), ID: d.id})
+		l.emitDueFinal(ch, d, l.pathWords(ch, d.from, d.before), now)
 	}
+}
+
+// finishDue ends the segment's decoder utterance (Finish: the search's
+// passes after the first, for a wideband stream the best path through the
+// first pass's lattice) and emits all its due finals from that result, the last of them with every word left (no later final reads
+// the segment). The decoder stays checked out.
+func (l *Live) finishDue(ch *liveChannel, now int64) error {
+	due := ch.due
+	ch.due = ch.due[:0]
+	u, err := ch.st.Finish()
+	if err != nil {
+		return fmt.Errorf("recognizer: live channel %d at %.2fs: finish: %w", ch.index, seconds64(now), err)
+	}
+	for i, d := range due {
+		until := d.before
+		if i == len(due)-1 {
+			until = math.MaxInt64
+		}
+		l.emitDueFinal(ch, d, segmentWords(u.Words, ch.uttStart, d.from, until), now)
+	}
+	return nil
+}
+
+// emitDueFinal emits a due final of words (none: nothing).
+func (l *Live) emitDueFinal(ch *liveChannel, d dueFinal, words []Word, now int64) {
+	for i := range words {
+		// The path may since have moved a boundary before the end of a
+		// word already emitted.
+		w := &words[i]
+		w.Start = max(w.Start, ch.wordsEnd)
+		w.End = max(w.End, w.Start)
+		ch.wordsEnd = w.End
+	}
+	if len(words) == 0 {
+		return
+	}
+	if d.id < 0 {
+		d.id = l.nextID
+		l.nextID++
+	}
+	l.emit(Event{Kind: EventFinal, Channel: ch.index, Time: seconds64(max(now, d.at)),
+		Utterance: l.utterance(ch, words), ID: d.id})
 }
 
 // pathPartial emits the current utterance's words of the segment's path,

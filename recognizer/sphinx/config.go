@@ -120,8 +120,10 @@ type Config struct {
 	// configuration: Telephone sets it.
 	Preload int `yaml:"-"`
 	// FirstPassOnly makes the pool's decoders search with the first pass
-	// only (-fwdflat no -bestpath no): a pool that serves live streams
-	// alone, whose finals are read from the first pass (Stream.Path).
+	// only (-fwdflat no; the lattice pass stays, which only Finish runs):
+	// a pool that serves live streams alone, whose finals are read from
+	// the first pass (Stream.Path) and, when a segment ends, from the best
+	// path through its lattice.
 	// Without it such a stream makes a first-pass search of its own on
 	// the decoder's first live use (useFirstPass: two more searches,
 	// their lexicon trees built then, which made the first seconds of 8
@@ -291,7 +293,7 @@ func searchArgs(cfg Config) []string {
 	var args []string
 	switch {
 	case cfg.FirstPassOnly:
-		args = append(args, "-fwdflat", "no", "-bestpath", "no")
+		args = append(args, "-fwdflat", "no")
 	case cfg.FastSearch:
 		args = append(args, "-fwdflat", "no")
 	}

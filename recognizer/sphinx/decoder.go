@@ -85,11 +85,12 @@ static int32 es_seg_prob(ps_seg_t *seg) {
 	return ps_seg_prob(seg, NULL, NULL, NULL);
 }
 // es_first_pass_search adds a search named name on the active search's
-// language model with the second pass (-fwdflat) and the lattice pass
-// (-bestpath) off, and at most maxhmmpf active HMMs per frame when
-// maxhmmpf > 0: the search a live stream that reads its words from the
-// first pass (Stream.Path) decodes with, so that ending its utterance
-// costs nothing. The decoder's config is restored; the model is shared
+// language model with the second pass (-fwdflat) off and at most maxhmmpf
+// active HMMs per frame when maxhmmpf > 0: the search a live stream that
+// reads its words from the first pass (Stream.Path) decodes with, so that
+// ending its utterance costs only the lattice pass (-bestpath, the
+// decoder's: a best path through the first pass's word exits, no new
+// search). The decoder's config is restored; the model is shared
 // (ps_set_lm retains it). Returns 0, or the negative step that failed.
 static int es_first_pass_search(ps_decoder_t *ps, const char *name, long maxhmmpf) {
 	const char *cur = ps_get_search(ps);
@@ -99,15 +100,13 @@ static int es_first_pass_search(ps_decoder_t *ps, const char *name, long maxhmmp
 	if (lm == NULL)
 		return -2;
 	cmd_ln_t *cfg = ps_get_config(ps);
-	long fwdflat = cmd_ln_int_r(cfg, "-fwdflat"), bestpath = cmd_ln_int_r(cfg, "-bestpath");
+	long fwdflat = cmd_ln_int_r(cfg, "-fwdflat");
 	long hmmpf = cmd_ln_int_r(cfg, "-maxhmmpf");
 	cmd_ln_set_int_r(cfg, "-fwdflat", 0);
-	cmd_ln_set_int_r(cfg, "-bestpath", 0);
 	if (maxhmmpf > 0)
 		cmd_ln_set_int_r(cfg, "-maxhmmpf", maxhmmpf);
 	int rv = ps_set_lm(ps, name, lm);
 	cmd_ln_set_int_r(cfg, "-fwdflat", fwdflat);
-	cmd_ln_set_int_r(cfg, "-bestpath", bestpath);
 	cmd_ln_set_int_r(cfg, "-maxhmmpf", hmmpf);
 	if (rv < 0)
 		return -3;

@@ -8,7 +8,8 @@ import (
 )
 
 // TestFirstPassOnlyPool: a pool made first-pass only (the telephone live
-// pool) decodes with -fwdflat and -bestpath off from ps_init, so a live
+// pool) decodes with -fwdflat off from ps_init (its lattice pass stays:
+// TestFirstPassLattice), so a live
 // stream's FirstPassOnly makes no search of its own: before, each decoder
 // built two more searches (their lexicon trees) on its first live stream,
 // and 8 calls on a fresh daemon spent their first 10 s CPU-bound on it
@@ -17,7 +18,7 @@ import (
 func TestFirstPassOnlyPool(t *testing.T) {
 	cfg := Config{Decoders: 1, FirstPassOnly: true}
 	cfg.SetDefaults()
-	if got := strings.Join(searchArgs(cfg), " "); got != "-fwdflat no -bestpath no" {
+	if got := strings.Join(searchArgs(cfg), " "); got != "-fwdflat no" {
 		t.Errorf("search arguments %q", got)
 	}
 	e, err := New(cfg, nil)
@@ -35,8 +36,8 @@ func TestFirstPassOnlyPool(t *testing.T) {
 	if st.d.hasFirstPass || st.d.firstPass {
 		t.Error("the stream made a first-pass search of its own on a first-pass-only decoder")
 	}
-	if fwdflat, bestpath := st.d.configInt("-fwdflat"), st.d.configInt("-bestpath"); fwdflat != 0 || bestpath != 0 {
-		t.Errorf("decoder -fwdflat %d -bestpath %d, want 0 0", fwdflat, bestpath)
+	if fwdflat, bestpath := st.d.configInt("-fwdflat"), st.d.configInt("-bestpath"); fwdflat != 0 || bestpath != 1 {
+		t.Errorf("decoder -fwdflat %d -bestpath %d, want 0 1", fwdflat, bestpath)
 	}
 	st.Close()
 	st = openStream(t, e)
@@ -115,4 +116,51 @@ func pathText(s *Stream) string {
 		texts = append(texts, w.Word)
 	}
 	return strings.Join(texts, " ")
+}
+
+// TestFirstPassLattice: a first-pass stream's Finish runs the lattice
+// pass (the best path through the first pass's word exits, with posterior
+// confidences), which recognizer.Live reads a segment's last finals from
+// when the segment ends at a pause: wideband, telephone-band on the
+// wideband model, and on a first-pass-only pool (the telephone live
+// pool's). Before, the first-pass searches had -bestpath off and Finish
+// gave the path with every confidence 1.
+func TestFirstPassLattice(t *testing.T) {
+	c, pcm := clip(t, "pocketsphinx-goforward.wav")
+	pool := Config{Decoders: 1, FirstPassOnly: true}
+	pool.SetDefaults()
+	firstPassPool, err := New(pool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { firstPassPool.Close() })
+	for _, tc := range []struct {
+		name   string
+		e      *Engine
+		narrow bool
+	}{
+		{"wideband", newEngine(t, 1), false},
+		{"narrowband", newEngine(t, 1), true},
+		{"first-pass-only pool", firstPassPool, true},
+	} {
+		st, err := tc.e.NewStream(t.Context(), recognizer.StreamOptions{Narrowband: tc.narrow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := st.(*Stream)
+		s.FirstPassOnly()
+		writeChunks(t, s, pcm)
+		u, err := s.Finish()
+		s.Close()
+		if err != nil || u.Text != c.Transcript {
+			t.Fatalf("%s: Finish %q, %v; want %q", tc.name, u.Text, err, c.Transcript)
+		}
+		posterior := false
+		for _, w := range u.Words {
+			posterior = posterior || w.Confidence < 0.999
+		}
+		if !posterior {
+			t.Errorf("%s: no posterior confidence (%+v)", tc.name, u.Words)
+		}
+	}
 }

@@ -147,9 +147,10 @@ func (s *Stream) Path() []recognizer.Word {
 }
 
 // FirstPassOnly makes the stream decode with the first search pass only,
-// for a caller that takes its words from Path: the second pass and the
-// lattice, which only Finish uses, are not run at the end of its
-// utterances (a decoder holding a vocabulary keeps its own search). Call
+// for a caller that takes its words from Path: the second pass, which
+// only Finish uses, is not run at the end of its utterances; Finish gives
+// the best path through the first pass's lattice, with posterior
+// confidences (a decoder holding a vocabulary keeps its own search). Call
 // it before the first Write of an utterance; it lasts until Close.
 // Wideband audio gets the search capped at Config.MaxHMMsPerFrame
 // (DefaultFirstPassMaxHMMsPerFrame when unset), telephone-band audio the

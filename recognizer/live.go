@@ -57,8 +57,9 @@ const (
 	// still changes its last words for a while as audio comes (the next
 	// words' context), so reading it a little later costs latency and no
 	// CPU. Segmented finals only (live_segment.go); a segment's end
-	// (liveSegmentPause, sooner) emits what is pending at once. 400 ms: on the corpus better than 250 ms at
-	// 16 kHz and for both G.711 laws, and 550 ms no better again
+	// (liveSegmentPause, sooner) emits what is pending at once. 400 ms: on
+	// the corpus better than 250 ms at 16 kHz and for both G.711 laws, and
+	// 550 ms no better again
 	// (docs/live-tuning.md, 2026-11-24 22:33 UTC).
 	liveFinalLookahead = 400 * time.Millisecond
 	// liveCutGuard: at a cut without an endpoint (MaxWithoutEndpointing)

@@ -71,7 +71,7 @@ func (l *Live) endSegment(ch *liveChannel) {
 			l.fail(ch, ch.pos, err)
 		}
 	}
-	l.emitDue(ch, ch.pos, true)
+	ch.due = ch.due[:0] // without a decoder (it failed, reported) they are dropped
 	if ch.st != nil {
 		ch.st.Close()
 		ch.st = nil
@@ -155,9 +155,10 @@ func (l *Live) emitDue(ch *liveChannel, now int64, all bool) {
 }
 
 // finishDue ends the segment's decoder utterance (Finish: the search's
-// passes after the first, for a wideband stream the best path through the
-// first pass's lattice) and emits all its due finals from that result, the last of them with every word left (no later final reads
-// the segment). The decoder stays checked out.
+// passes after the first; for a first-pass-only stream the best path
+// through its lattice) and emits all its due finals from that result, the
+// last of them with every word left (no later final reads the segment).
+// The decoder stays checked out; on an error the due finals are dropped.
 func (l *Live) finishDue(ch *liveChannel, now int64) error {
 	due := ch.due
 	ch.due = ch.due[:0]
@@ -178,8 +179,8 @@ func (l *Live) finishDue(ch *liveChannel, now int64) error {
 // emitDueFinal emits a due final of words (none: nothing).
 func (l *Live) emitDueFinal(ch *liveChannel, d dueFinal, words []Word, now int64) {
 	for i := range words {
-		// The path may since have moved a boundary before the end of a
-		// word already emitted.
+		// The path (or the lattice's best path) may have moved a boundary
+		// before the end of a word already emitted.
 		w := &words[i]
 		w.Start = max(w.Start, ch.wordsEnd)
 		w.End = max(w.End, w.Start)

@@ -291,10 +291,7 @@ func (c Config) firstPassMaxHMMs() int {
 // left at their zero value keep PocketSphinx's defaults.
 func searchArgs(cfg Config) []string {
 	var args []string
-	switch {
-	case cfg.FirstPassOnly:
-		args = append(args, "-fwdflat", "no")
-	case cfg.FastSearch:
+	if cfg.FirstPassOnly || cfg.FastSearch {
 		args = append(args, "-fwdflat", "no")
 	}
 	if cfg.FrameDownsample > 1 {

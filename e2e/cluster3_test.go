@@ -74,6 +74,7 @@ func jobsDoneOn(nodes []*node3, id string) map[string]int {
 // contract's body while it is down, the call goes on and is stored when it
 // is back, nothing lost. Every callback reaches the receiver exactly once.
 func TestClusterThreeNodes(t *testing.T) {
+	t.Parallel() // waits more than it computes: see doc.go
 	srv := pgtest.StartTest(t)
 	dsn := srv.NewDatabase(t)
 	hook, hookURL := startHookReceiver(t)

@@ -92,6 +92,7 @@ func startLiveOnA(t *testing.T) *liveOnA {
 // deleted on B; a live session run on A is read and downloaded on B; a key
 // revoked on B is refused on A at once.
 func TestClusterTwoNodes(t *testing.T) {
+	t.Parallel() // waits more than it computes: see doc.go
 	dsn := pgtest.StartDatabase(t)
 	a := startDaemon(t, "", clusterConfig(dsn, "node-a"))
 	b := startDaemon(t, "", clusterConfig(dsn, "node-b"))
@@ -185,6 +186,7 @@ func TestClusterTwoNodes(t *testing.T) {
 // lease runs out and node B requeues and finishes that job and every other
 // one, each exactly once.
 func TestClusterNodeDies(t *testing.T) {
+	t.Parallel() // waits more than it computes: see doc.go
 	dsn := pgtest.StartDatabase(t)
 	a := startDaemon(t, "", clusterConfig(dsn, "node-a"))
 	b := startDaemon(t, "", clusterConfig(dsn, "node-b"))
@@ -234,6 +236,7 @@ func TestClusterNodeDies(t *testing.T) {
 // survivor's ending as it is. (Before the survivor, the session stayed
 // processing until its own node came back.)
 func TestClusterKillDuringLive(t *testing.T) {
+	t.Parallel() // waits more than it computes: see doc.go
 	l := startLiveOnA(t)
 	a, b, key, s, audio, stored := l.a, l.b, l.key, l.s, l.audio, l.stored
 	a.Kill()
@@ -271,6 +274,7 @@ func TestClusterKillDuringLive(t *testing.T) {
 // was down is stored when it is back (before, the worker gave it up and
 // the job stayed processing, its lease renewed for ever).
 func TestClusterPostgresDown(t *testing.T) {
+	t.Parallel() // waits more than it computes: see doc.go
 	srv := pgtest.StartTest(t)
 	a := startDaemon(t, "", clusterConfig(srv.NewDatabase(t), "node-a"))
 	key := createClusterKey(t, a, "acme")
@@ -327,6 +331,7 @@ func TestClusterPostgresDown(t *testing.T) {
 // the store with its advertise_url, liveness and load from its heartbeats;
 // a node SIGKILLed is shown as not alive once its heartbeats stop.
 func TestClusterNodes(t *testing.T) {
+	t.Parallel() // waits more than it computes: see doc.go
 	dsn := pgtest.StartDatabase(t)
 	conf := func(id string) string {
 		return clusterConfig(dsn, id) + "  advertise_url: http://" + id + ".example:8080\n"
@@ -394,6 +399,7 @@ func TestClusterNodes(t *testing.T) {
 // transcription.success. (Before the claim check A stored its late result
 // over B's and queued a second callback: A logged "job done" too.)
 func TestClusterNodeStalls(t *testing.T) {
+	t.Parallel() // waits more than it computes: see doc.go
 	dsn := pgtest.StartDatabase(t)
 	hook, hookURL := startHookReceiver(t)
 	conf := func(id string) string { return clusterConfig(dsn, id) + "  job_lease: 1s\n" }
@@ -440,6 +446,7 @@ func TestClusterNodeStalls(t *testing.T) {
 // runs again and its client stops the recording, the survivor's ending
 // stands. (Before, the stalled node's late end turned the job done.)
 func TestClusterLiveNodeStalls(t *testing.T) {
+	t.Parallel() // waits more than it computes: see doc.go
 	l := startLiveOnA(t)
 	a, b, key, s, conn := l.a, l.b, l.key, l.s, l.conn
 	resume := a.stall()

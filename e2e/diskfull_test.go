@@ -45,6 +45,7 @@ func fillDisk(t *testing.T, dir string) string {
 // daemon ends the job as error 507 (at once, or as soon as the error itself
 // fits); it never stays processing until a restart.
 func TestDiskFullStoringResult(t *testing.T) {
+	t.Parallel() // waits more than it computes: see doc.go
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}

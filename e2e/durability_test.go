@@ -21,6 +21,7 @@ import (
 // TestRestartDuringProcessing kills the daemon mid-job; after a restart on
 // the same data dir every accepted job completes.
 func TestRestartDuringProcessing(t *testing.T) {
+	t.Parallel() // waits more than it computes: see doc.go
 	d := startDaemon(t, "", "")
 	key := createKey(t, d.DataDir, "acme")
 	ids := queueLongJobs(t, d, key, 3)
@@ -238,6 +239,7 @@ func checkCallback(t *testing.T, d *daemonProc, key string, h callbackHit, id, m
 // claimed again, up to three crashes); a job still queued at the time runs
 // normally. A SIGKILL still requeues (TestRestartDuringProcessing).
 func TestCrashedJobNotRetried(t *testing.T) {
+	t.Parallel() // waits more than it computes: see doc.go
 	d := startDaemon(t, "", "")
 	key := createKey(t, d.DataDir, "acme")
 	ids := queueLongJobs(t, d, key, 2)

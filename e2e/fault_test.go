@@ -131,6 +131,7 @@ func TestKillDuringLive(t *testing.T) {
 // can; every job answered 201 is there after a restart, in a consistent
 // state, and finishes.
 func TestKillDuringBurst(t *testing.T) {
+	t.Parallel() // waits more than it computes: see doc.go
 	d := startDaemon(t, "", "")
 	key := createKey(t, d.DataDir, "acme")
 	// One second of real speech keeps draining 40+ jobs quick.

@@ -53,6 +53,7 @@ const (
 // asked: a call has no WebSocket client), keeps every minute's transcript
 // and stays under longCallMaxRecord.
 func TestSIPLongCall(t *testing.T) {
+	t.Parallel() // waits more than it computes: see doc.go
 	heardMinute := make(chan int, 4*longCallMinutes)
 	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body struct {

@@ -231,6 +231,7 @@ func TestShutdownFinishesWork(t *testing.T) {
 // the queue at the bound (logged), the process exits within the stages'
 // bound, and after the restart the job runs again and completes.
 func TestShutdownRequeuesJob(t *testing.T) {
+	t.Parallel() // waits more than it computes: see doc.go
 	const cfg = `shutdown:
   doors: 2s
   live: 2s

@@ -187,6 +187,7 @@ func TestSlowClientBounds(t *testing.T) {
 // (10 minutes): whether it trickles from the first byte (fasthttp's own
 // read of the first 8 KiB) or after 16 KiB (the upload handler's read).
 func TestSlowBodyWithKey(t *testing.T) {
+	t.Parallel() // waits more than it computes: see doc.go
 	d := startDaemon(t, "", "")
 	key := createKey(t, d.DataDir, "acme")
 	wav, _ := clip(t, "pocketsphinx-goforward.wav")

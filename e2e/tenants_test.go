@@ -205,6 +205,7 @@ func completedAt(t *testing.T, rec map[string]any) time.Time {
 // accounts; and with the default fetch.min_bytes_per_second the trickle
 // ends as error 422 instead of holding a download for limits.fetch_timeout.
 func TestSlowAudioURL(t *testing.T) {
+	t.Parallel() // waits more than it computes: see doc.go
 	short, _ := clip(t, "pocketsphinx-goforward.wav")
 	wav, err := os.ReadFile(short)
 	if err != nil {

@@ -87,6 +87,7 @@ type Live struct {
 	written  int64   // samples written per channel
 	nextID   int
 	closed   bool
+	load     liveLoad // decode speed and the lean search (live_load.go)
 
 	// Config in samples.
 	endpoint, maxUtt, softFrom, softPause, partialEvery, preRoll, histLen, warmLen, hangover int64
@@ -181,6 +182,7 @@ func NewLive(e Engine, cfg LiveConfig, emit func(Event)) (*Live, error) {
 		cutGuard:     samples(liveCutGuard),
 		lookahead:    samples(liveFinalLookahead),
 		wholeUtt:     samples(liveWholeUtterances),
+		load:         newLiveLoad(cfg.Channels),
 	}
 	if cfg.OnePassFinals {
 		// A one-pass final normalises over the utterance itself, which
@@ -376,6 +378,9 @@ func (l *Live) checkout(ctx context.Context, ch *liveChannel, start, t1 int64) e
 	if f, ok := st.(firstPassOnly); ok && l.segmented(ch) {
 		f.FirstPassOnly()
 	}
+	if ls, ok := st.(leanSearch); ok {
+		l.load.segment(ls)
+	}
 	l.primeCMN(ch)
 	return nil
 }
@@ -394,7 +399,10 @@ func (l *Live) feed(ch *liveChannel, pcm []int16, t1 int64) {
 // write writes audio to the channel's stream; a failure is reported and
 // the rest of the utterance goes undecoded.
 func (l *Live) write(ch *liveChannel, pcm []int16, t1 int64) {
-	if err := ch.st.Write(pcm); err != nil {
+	start := time.Now()
+	err := ch.st.Write(pcm)
+	l.load.add(time.Since(start), len(pcm))
+	if err != nil {
 		ch.st.Close()
 		ch.st = nil
 		l.fail(ch, t1, fmt.Errorf("recognizer: live channel %d at %.2fs: decode: %w", ch.index, seconds64(t1), err))
@@ -415,7 +423,7 @@ func (l *Live) close(ctx context.Context, ch *liveChannel, t1 int64) error {
 	err := l.final(ctx, ch, t1)
 	ch.active, ch.ending = false, false
 	ch.vad.clearStart()
-	if l.segmented(ch) && t1-ch.uttStart < l.segMax {
+	if l.segmented(ch) && t1-ch.uttStart < l.segMax && !l.load.switchDue(ch.st) {
 		ch.seg = true // the decoder goes on through the pause
 		return err
 	}

@@ -79,6 +79,9 @@ func (s *session) finish(ctx context.Context, failure string) {
 		j.Result = body
 		j.File = liveFileRecord(s.id, s.format.Channels, dur)
 		s.labelPass(j)
+		if s.lean > 0 {
+			j.PostSessionMetadata["live_search"] = fmt.Sprintf("lean in %d of %d segments: the box was short of CPU", s.lean, s.segments)
+		}
 		if s.route != nil {
 			if j.PostSessionMetadata == nil {
 				j.PostSessionMetadata = map[string]any{}

@@ -184,6 +184,7 @@ func (s *session) recogniserGone() {
 	}
 	s.recWG.Wait()
 	s.busy += r.busy
+	s.lean, s.segments = r.live.LeanSegments()
 	s.backlog = nil
 	s.recog = nil
 }

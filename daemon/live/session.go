@@ -85,6 +85,10 @@ type session struct {
 	route      *pipeline.LiveRoute // the engine the recogniser runs on (set at start), nil before
 	batchPass  bool                // a batch pass follows the end (batchpass.go)
 	recWG      sync.WaitGroup      // the recogniser goroutine
+
+	// lean of segments decoder segments started on the lean search
+	// because the box was short of CPU (recognizer.Live.LeanSegments).
+	lean, segments int
 }
 
 // newSession prepares a session and its recording file; the caller starts

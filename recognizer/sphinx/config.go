@@ -42,6 +42,14 @@ const (
 	// comparison) keeps PocketSphinx's 30000.
 	DefaultFirstPassMaxHMMsPerFrame = 8000
 	DefaultTelephoneTopN            = 4
+	// DefaultOverloadMaxHMMsPerFrame is the -maxhmmpf of the telephone
+	// live pool's lean search (OverloadMaxHMMsPerFrame unset): the search a
+	// call's next segment decodes with while the box cannot keep up with
+	// its calls in real time (recognizer: Stream.Lean). 1000 rather than
+	// 2000: at 8 and 10 calls on the 2-CPU VM it kept finals' p95 at 3.2
+	// and 9.1 s against 8.8 and 13.3 s, for about the same WER of the
+	// finals (docs/live-tuning.md, 2026-11-25 06:30 UTC).
+	DefaultOverloadMaxHMMsPerFrame = 1000
 )
 
 // MaxDecoders bounds Config.Decoders; each decoder holds about 40 MB.
@@ -100,6 +108,14 @@ type Config struct {
 	// ends the search keeps in a frame. 0 means PocketSphinx's default, no
 	// limit.
 	MaxWordsPerFrame int `yaml:"max_words_per_frame"`
+	// OverloadMaxHMMsPerFrame is the -maxhmmpf, 100..100000, of the lean
+	// search of the telephone model's live pool: while calls decode slower
+	// than real time (the box is short of CPU), their next segments decode
+	// with it, so finals stay prompt at some cost in accuracy, and go back
+	// to the full search once the box keeps up again (docs/live-tuning.md).
+	// 0 means DefaultOverloadMaxHMMsPerFrame; -1 turns the lean search off
+	// (finals then fall behind when the box is short of CPU).
+	OverloadMaxHMMsPerFrame int `yaml:"overload_max_hmms_per_frame"`
 	// TelephoneHMM is the acoustic model for telephone-band audio (a source
 	// below 16 kHz, or no speech energy above 4 kHz): Debian's en-us model
 	// adapted to G.711 (model/en-us-telephone, `make model`). It gets its
@@ -255,6 +271,9 @@ func (c Config) Validate() error {
 	if p := c.PhoneLookahead; p != nil && (*p < 0 || *p > 20) {
 		errs = append(errs, config.Errorf("phone_lookahead", "%d not in 0..20", *p))
 	}
+	if n := c.OverloadMaxHMMsPerFrame; n != 0 && n != -1 && (n < 100 || n > 100000) {
+		errs = append(errs, config.Errorf("overload_max_hmms_per_frame", "%d not 0, -1 or in 100..100000", n))
+	}
 	if n := c.MaxHMMsPerFrame; n != 0 && (n < 100 || n > 100000) {
 		errs = append(errs, config.Errorf("max_hmms_per_frame", "%d not 0 or in 100..100000", n))
 	}
@@ -276,6 +295,19 @@ func (c Config) Validate() error {
 // searches: PrepareFirstPass on a pool whose decoders are not first pass
 // only already.
 func (c Config) preparesFirstPass() bool { return c.PrepareFirstPass && !c.FirstPassOnly }
+
+// leanMaxHMMs is the -maxhmmpf of the lean search of the pool's decoders,
+// 0 for none: only a first-pass-only pool (the telephone live pool) has
+// one.
+func (c Config) leanMaxHMMs() int {
+	switch {
+	case !c.FirstPassOnly || c.OverloadMaxHMMsPerFrame < 0:
+		return 0
+	case c.OverloadMaxHMMsPerFrame == 0:
+		return DefaultOverloadMaxHMMsPerFrame
+	}
+	return c.OverloadMaxHMMsPerFrame
+}
 
 // firstPassMaxHMMs is the -maxhmmpf of the pool's first-pass search
 // (decoder.makeFirstPass): MaxHMMsPerFrame when set (it applies to every

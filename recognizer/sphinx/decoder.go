@@ -91,8 +91,9 @@ static int32 es_seg_prob(ps_seg_t *seg) {
 // ending its utterance costs only the lattice pass (-bestpath, the
 // decoder's: a best path through the first pass's word exits, no new
 // search). The decoder's config is restored; the model is shared
-// (ps_set_lm retains it). Returns 0, or the negative step that failed.
-static int es_first_pass_search(ps_decoder_t *ps, const char *name, long maxhmmpf) {
+// (ps_set_lm retains it). restore is 0 on a decoder whose searches are all
+// first pass only (see below). Returns 0, or the negative step that failed.
+static int es_first_pass_search(ps_decoder_t *ps, const char *name, long maxhmmpf, int restore) {
 	const char *cur = ps_get_search(ps);
 	if (cur == NULL)
 		return -1;
@@ -110,6 +111,8 @@ static int es_first_pass_search(ps_decoder_t *ps, const char *name, long maxhmmp
 	cmd_ln_set_int_r(cfg, "-maxhmmpf", hmmpf);
 	if (rv < 0)
 		return -3;
+	if (!restore)
+		return ps_set_search(ps, cur) < 0 ? -5 : 0;
 	// Making a search sets the shared acoustic model up for that search:
 	// a one-pass search stops it keeping the utterance's frames, which the
 	// second pass of the active search rescans. Make a second search with
@@ -204,6 +207,11 @@ type decoder struct {
 	// firstPassHMMs is the -maxhmmpf of the first-pass search of wideband
 	// audio (0: the decoder's own; Config.firstPassMaxHMMs).
 	firstPassHMMs int
+	// leanHMMs is the -maxhmmpf of the lean search of a first-pass-only
+	// decoder (Config.leanMaxHMMs; 0: none), hasLean whether it was made
+	// and lean whether the decoder is on it (useLean).
+	leanHMMs      int
+	hasLean, lean bool
 	nSamples      int // samples fed to the current utterance
 	// vocab is the key of the vocabulary applied to this decoder ("" for
 	// none). A decoder with a vocabulary keeps it: its dictionary and
@@ -261,6 +269,7 @@ func newDecoder(cfg Config) (*decoder, error) {
 	d.base = C.GoString(C.ps_get_search(ps))
 	d.firstPassOnly = cfg.FirstPassOnly
 	d.firstPassHMMs = cfg.firstPassMaxHMMs()
+	d.leanHMMs = cfg.leanMaxHMMs()
 	return d, nil
 }
 
@@ -318,10 +327,56 @@ func (d *decoder) makeFirstPass(narrow bool) bool {
 	}
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	if C.es_first_pass_search(d.ps, cname, C.long(hmms)) < 0 {
+	if C.es_first_pass_search(d.ps, cname, C.long(hmms), 1) < 0 {
 		return false
 	}
 	*made = true
+	return true
+}
+
+// leanSearch names the lean search of a first-pass-only decoder: its own
+// search with at most leanHMMs active HMMs per frame (Stream.Lean).
+const leanSearch = "earshot_lean"
+
+// useLean switches a first-pass-only decoder, between utterances, to its
+// lean search (on) or back to its own; it reports whether the decoder is
+// now on the lean search. The search is made on first use when the
+// background load has not made it (makeLean).
+func (d *decoder) useLean(on bool) bool {
+	if d.inUtt || !d.firstPassOnly || d.vocab != "" || d.leanHMMs <= 0 || on == d.lean {
+		return d.lean
+	}
+	name := d.base
+	if on {
+		if !d.makeLean() {
+			return false
+		}
+		name = leanSearch
+	}
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	if C.ps_set_search(d.ps, cname) >= 0 {
+		d.lean = on
+	}
+	return d.lean
+}
+
+// makeLean makes the lean search (once; about 0.35 s of CPU and its own
+// lexicon tree) without switching to it; false when it could not be made.
+// Call it between utterances.
+func (d *decoder) makeLean() bool {
+	if d.hasLean {
+		return true
+	}
+	if d.inUtt || d.leanHMMs <= 0 {
+		return false
+	}
+	cname := C.CString(leanSearch)
+	defer C.free(unsafe.Pointer(cname))
+	if C.es_first_pass_search(d.ps, cname, C.long(d.leanHMMs), 0) < 0 {
+		return false
+	}
+	d.hasLean = true
 	return true
 }
 
@@ -357,11 +412,11 @@ func (d *decoder) reset() {
 		C.ps_end_utt(d.ps)
 		d.inUtt = false
 	}
-	if d.firstPass {
+	if d.firstPass || d.lean {
 		cname := C.CString(d.base)
 		C.ps_set_search(d.ps, cname)
 		C.free(unsafe.Pointer(cname))
-		d.firstPass = false
+		d.firstPass, d.lean = false, false
 	}
 	C.es_cmn_reset(d.ps, d.cmnType, &d.cmnInit[0])
 }

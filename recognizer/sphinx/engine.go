@@ -36,7 +36,7 @@ type Engine struct {
 	total  int        // guarded by mu; decoders not yet freed
 	busy   int        // guarded by mu; decoders checked out
 	// pending counts what the background load has still to do: decoders
-	// to load and first-pass searches to make (see warm and Loading);
+	// to load and searches to make ahead of need (see warm and Loading);
 	// guarded by mu.
 	pending int
 }
@@ -87,7 +87,7 @@ func New(cfg Config, logger *slog.Logger) (*Engine, error) {
 	}
 	logger.Debug("sphinx decoders loaded", "decoders", preload, "pool", cfg.Decoders, "hmm", cfg.HMM, "lm", cfg.LM)
 	e.pending = cfg.Decoders - preload
-	if cfg.preparesFirstPass() {
+	if cfg.preparesFirstPass() || cfg.leanMaxHMMs() > 0 {
 		e.pending += cfg.Decoders
 	}
 	go e.warm()
@@ -136,20 +136,26 @@ func (e *Engine) warm() {
 		e.mu.Unlock()
 		e.logger.Debug("sphinx decoder loaded in the background", "elapsed_ms", time.Since(start).Milliseconds())
 	}
-	if e.cfg.preparesFirstPass() {
-		e.prepareFirstPass()
+	if e.cfg.preparesFirstPass() || e.cfg.leanMaxHMMs() > 0 {
+		e.prepareSearches()
 	}
 }
 
-// prepareFirstPass makes the first-pass search of each idle decoder that
-// lacks it (Config.PrepareFirstPass), one decoder at a time, taken out of
-// the pool meanwhile (a stream that finds no idle decoder then loads one
-// of its own, as while the pool loads). It ends when every idle decoder
-// has the search, a search could not be made, or the engine is closed.
-func (e *Engine) prepareFirstPass() {
+// prepareSearches makes, one decoder at a time, the searches each idle
+// decoder makes ahead of need: the first-pass search (Config.PrepareFirstPass)
+// and the lean search (Config.OverloadMaxHMMsPerFrame). The decoder is
+// taken out of the pool meanwhile (a stream that finds no idle decoder
+// then loads one of its own, as while the pool loads). It ends when every
+// idle decoder has them, a search could not be made, or the engine is
+// closed.
+func (e *Engine) prepareSearches() {
+	first, lean := e.cfg.preparesFirstPass(), e.cfg.leanMaxHMMs() > 0
+	needs := func(d *decoder) bool {
+		return d.vocab == "" && (first && !d.hasFirstPass || lean && !d.hasLean)
+	}
 	for {
 		e.mu.Lock()
-		i := slices.IndexFunc(e.idle, func(d *decoder) bool { return !d.hasFirstPass && d.vocab == "" })
+		i := slices.IndexFunc(e.idle, needs)
 		if e.closed || i < 0 {
 			e.mu.Unlock()
 			return
@@ -158,7 +164,7 @@ func (e *Engine) prepareFirstPass() {
 		e.idle = slices.Delete(e.idle, i, i+1)
 		e.mu.Unlock()
 		start := time.Now()
-		ok := d.makeFirstPass(false)
+		ok := (!first || d.makeFirstPass(false)) && (!lean || d.makeLean())
 		e.mu.Lock()
 		if e.closed {
 			e.freeLocked(d)
@@ -168,16 +174,16 @@ func (e *Engine) prepareFirstPass() {
 		}
 		e.mu.Unlock()
 		if !ok {
-			e.logger.Warn("sphinx first-pass search could not be made in the background")
+			e.logger.Warn("sphinx search could not be made in the background", "first_pass", first, "lean", lean)
 			return
 		}
-		e.logger.Debug("sphinx first-pass search made in the background", "elapsed_ms", time.Since(start).Milliseconds())
+		e.logger.Debug("sphinx searches made in the background", "first_pass", first, "lean", lean, "elapsed_ms", time.Since(start).Milliseconds())
 	}
 }
 
 // Loading is how many decoders the background load (see warm) has still
-// to load, plus the first-pass searches it has still to make
-// (Config.PrepareFirstPass): 0 once it has ended (the pool is full, a load
+// to load, plus the searches it has still to make ahead of need
+// (prepareSearches): 0 once it has ended (the pool is full, a load
 // failed or the engine was closed). Until then the decoders it loads take
 // CPU from whatever else runs, so a benchmark waits for 0 before it
 // measures (the earshot_decoders_loading gauge). A nil engine loads

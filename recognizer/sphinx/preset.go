@@ -35,6 +35,9 @@ var presets = []preset{
 	{"hmm5k", func(c *Config) { c.MaxHMMsPerFrame = 5000 }},
 	{"hmm3k", func(c *Config) { c.MaxHMMsPerFrame = 3000 }},
 	{"hmm2k", func(c *Config) { c.MaxHMMsPerFrame = 2000 }},
+	{"hmm1k", func(c *Config) { c.MaxHMMsPerFrame = 1000 }},
+	{"hmm500", func(c *Config) { c.MaxHMMsPerFrame = 500 }},
+	{"hmm1k-beams", func(c *Config) { c.MaxHMMsPerFrame, c.Beam, c.WordBeam, c.PhoneBeam = 1000, 1e-40, 1e-24, 1e-40 }},
 	{"wpf20", func(c *Config) { c.MaxWordsPerFrame = 20 }},
 	{"wpf10", func(c *Config) { c.MaxWordsPerFrame = 10 }},
 	{"wpf5", func(c *Config) { c.MaxWordsPerFrame = 5 }},
@@ -48,6 +51,11 @@ var presets = []preset{
 	{"hmm6k-topn2", func(c *Config) { c.MaxHMMsPerFrame, c.TopN = 6000, 2 }},
 	{"hmm5k-topn2", func(c *Config) { c.MaxHMMsPerFrame, c.TopN = 5000, 2 }},
 	{"pl10", func(c *Config) { c.PhoneLookahead = new(10) }},
+	// no-lean: the telephone live pool without its lean search for an
+	// overloaded box (livebench's narrowband sweep, before and after).
+	{"no-lean", func(c *Config) { c.OverloadMaxHMMsPerFrame = -1 }},
+	{"lean3k", func(c *Config) { c.OverloadMaxHMMsPerFrame = 3000 }},
+	{"lean1k", func(c *Config) { c.OverloadMaxHMMsPerFrame = 1000 }},
 	{"beam40", func(c *Config) { c.Beam = 1e-40 }},
 	{"wbeam24", func(c *Config) { c.WordBeam = 1e-24 }},
 	{"pbeam40", func(c *Config) { c.PhoneBeam = 1e-40 }},
@@ -76,7 +84,7 @@ func (c *Config) ApplyPreset(name string) error {
 // PresetSettings returns the named preset as configuration settings,
 // "key=value" with the keys of Config's YAML names (fast_search,
 // frame_downsample, topn, phone_lookahead, beam, word_beam, phone_beam,
-// max_hmms_per_frame, max_words_per_frame),
+// max_hmms_per_frame, max_words_per_frame, overload_max_hmms_per_frame),
 // for a daemon's --set sphinx.KEY=VALUE.
 func PresetSettings(name string) ([]string, error) {
 	var c Config
@@ -110,6 +118,9 @@ func PresetSettings(name string) ([]string, error) {
 	}
 	if c.MaxWordsPerFrame != 0 {
 		add("max_words_per_frame", c.MaxWordsPerFrame)
+	}
+	if c.OverloadMaxHMMsPerFrame != 0 {
+		add("overload_max_hmms_per_frame", c.OverloadMaxHMMsPerFrame)
 	}
 	return out, nil
 }

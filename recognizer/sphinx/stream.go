@@ -160,3 +160,14 @@ func (s *Stream) FirstPassOnly() {
 		s.d.useFirstPass(s.narrow)
 	}
 }
+
+// Lean switches the stream, before its first Write, to its decoder's lean
+// search (on) or back to the full one and reports whether it is on the
+// lean search: only the telephone model's live pool has one
+// (Config.OverloadMaxHMMsPerFrame).
+func (s *Stream) Lean(on bool) bool {
+	if s.d == nil {
+		return false
+	}
+	return s.d.useLean(on)
+}

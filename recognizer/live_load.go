@@ -1,0 +1,108 @@
+package recognizer
+
+import "time"
+
+// leanSearch is implemented by streams whose decoder has a cheaper search
+// for when the box cannot keep up (sphinx: the telephone live pool's
+// search with fewer active HMMs per frame). Lean switches the stream,
+// before its first Write, to that search (on) or back to the full one,
+// and reports whether the stream is on the lean search.
+type leanSearch interface {
+	Lean(on bool) bool
+}
+
+// Overload control (liveLoad).
+const (
+	// liveLoadWindow is about how much recent decoded audio the decode
+	// speed is measured over.
+	liveLoadWindow = 3 * time.Second
+	// liveLeanFrom and liveLeanUntil: a segment starts on the lean search
+	// when decoding the session's recent audio took more than
+	// liveLeanFrom of its duration in wall time (the decoder thread gets
+	// too little CPU to keep up with more calls), and the segments stay
+	// lean until it takes less than liveLeanUntil. Wall time, not CPU:
+	// what the session waits for is what delays its finals. Chosen with
+	// livebench's narrowband sweep (docs/live-tuning.md, 2026-11-25 06:30
+	// UTC).
+	liveLeanFrom  = 0.75
+	liveLeanUntil = 0.45
+)
+
+// liveLoad measures how fast a session's decoding keeps up with its audio
+// (wall time spent in the decoder against the audio decoded, over about
+// the last liveLoadWindow of audio) and decides, segment by segment,
+// whether the next one decodes on the lean search.
+type liveLoad struct {
+	busy   time.Duration // wall time decoding, decayed with audio
+	audio  int64         // samples decoded, decayed
+	window int64         // liveLoadWindow in samples
+	// channels decode on one goroutine one after the other, so keeping up
+	// takes the sum of their decode times under real time: ratio counts
+	// each channel's audio as 1/channels of its duration (conservative
+	// when only one channel talks).
+	channels int
+	lean     bool // the last segment's decision
+
+	segments, leanSegments int // segments started, and on the lean search
+}
+
+func newLiveLoad(channels int) liveLoad {
+	return liveLoad{window: int64(liveLoadWindow) * SampleRate / int64(time.Second), channels: max(channels, 1)}
+}
+
+// add counts samples decoded in d of wall time; past the window, both
+// sums halve, so older audio weighs less.
+func (ld *liveLoad) add(d time.Duration, samples int) {
+	ld.busy += d
+	ld.audio += int64(samples)
+	if ld.audio > ld.window {
+		ld.busy /= 2
+		ld.audio /= 2
+	}
+}
+
+// ratio is the wall time spent decoding per second of audio decoded
+// recently, 0 before any audio.
+func (ld *liveLoad) ratio() float64 {
+	if ld.audio == 0 {
+		return 0
+	}
+	return ld.busy.Seconds() * float64(ld.channels) / seconds64(ld.audio)
+}
+
+// wantLean reports whether the next segment should decode on the lean
+// search: the recent decode speed against liveLeanFrom, or liveLeanUntil
+// while the segments are lean already.
+func (ld *liveLoad) wantLean() bool {
+	r := ld.ratio()
+	return r > liveLeanFrom || ld.lean && r > liveLeanUntil
+}
+
+// switchDue reports whether the open segment's search is no longer the one
+// wantLean asks for: the segment then ends at its utterance's end instead
+// of going on through the pause (a segment may run for liveSegmentMax, far
+// too long to wait while the box falls behind). Only for streams with a
+// lean search.
+func (ld *liveLoad) switchDue(st Stream) bool {
+	if _, ok := st.(leanSearch); !ok {
+		return false
+	}
+	return ld.wantLean() != ld.lean
+}
+
+// segment starts a decoder segment on ls: on its lean search when
+// wantLean says so, else on its full one.
+func (ld *liveLoad) segment(ls leanSearch) {
+	ld.lean = ls.Lean(ld.wantLean())
+	ld.segments++
+	if ld.lean {
+		ld.leanSegments++
+	}
+}
+
+// LeanSegments reports how many of the session's decoder segments so far
+// started on a lean search because the box was short of CPU (see
+// liveLoad), and how many there were.
+func (l *Live) LeanSegments() (lean, segments int) {
+	return l.load.leanSegments, l.load.segments
+}

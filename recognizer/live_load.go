@@ -42,6 +42,10 @@ type liveLoad struct {
 	// when only one channel talks).
 	channels int
 	lean     bool // the last segment's decision
+	// fixed: a stream of the session could not go lean when asked (a
+	// pool without a lean search: wideband, or turned off), so segments
+	// are never ended early to switch (switchDue).
+	fixed bool
 
 	segments, leanSegments int // segments started, and on the lean search
 }
@@ -84,7 +88,7 @@ func (ld *liveLoad) wantLean() bool {
 // too long to wait while the box falls behind). Only for streams with a
 // lean search.
 func (ld *liveLoad) switchDue(st Stream) bool {
-	if _, ok := st.(leanSearch); !ok {
+	if _, ok := st.(leanSearch); !ok || ld.fixed {
 		return false
 	}
 	return ld.wantLean() != ld.lean
@@ -93,7 +97,11 @@ func (ld *liveLoad) switchDue(st Stream) bool {
 // segment starts a decoder segment on ls: on its lean search when
 // wantLean says so, else on its full one.
 func (ld *liveLoad) segment(ls leanSearch) {
-	ld.lean = ls.Lean(ld.wantLean())
+	want := ld.wantLean()
+	ld.lean = ls.Lean(want)
+	if want && !ld.lean {
+		ld.fixed = true
+	}
 	ld.segments++
 	if ld.lean {
 		ld.leanSegments++

@@ -5,10 +5,14 @@ import (
 	"time"
 )
 
-// leanRecorder is a stream's lean switch that records what it was asked.
-type leanRecorder struct{ asked []bool }
+// leanRecorder is a stream's lean switch that records what it was asked;
+// with none set it has no lean search (a wideband pool's stream).
+type leanRecorder struct {
+	asked []bool
+	none  bool
+}
 
-func (r *leanRecorder) Lean(on bool) bool { r.asked = append(r.asked, on); return on }
+func (r *leanRecorder) Lean(on bool) bool { r.asked = append(r.asked, on); return on && !r.none }
 
 // TestLiveLoadHysteresis: segments go lean when decoding took more than
 // liveLeanFrom of the audio's duration, stay lean down to liveLeanUntil,
@@ -56,5 +60,27 @@ func TestLiveLoadHysteresis(t *testing.T) {
 	ld.add(400*time.Millisecond, second)
 	if got := ld.ratio(); got < 0.79 || got > 0.81 {
 		t.Errorf("two channels, 0.4 s per channel-second: ratio %.2f, want 0.8", got)
+	}
+}
+
+// TestLiveLoadNoLeanSearch: when the session's streams have no lean search
+// (a wideband pool, or the search turned off), an overloaded box does not
+// make its segments end at every utterance to switch searches they cannot
+// switch to.
+func TestLiveLoadNoLeanSearch(t *testing.T) {
+	ld := newLiveLoad(1)
+	r := &leanRecorder{none: true}
+	ld.add(900*time.Millisecond, int(SampleRate))
+	ld.segment(r)
+	if ld.lean {
+		t.Fatal("lean on a stream without a lean search")
+	}
+	// A Stream with a lean switch (only switchDue's type check runs).
+	st := struct {
+		Stream
+		*leanRecorder
+	}{leanRecorder: r}
+	if ld.switchDue(st) {
+		t.Error("switch due for a stream that could not go lean: every utterance would end its segment")
 	}
 }

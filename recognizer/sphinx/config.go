@@ -298,15 +298,19 @@ func (c Config) preparesFirstPass() bool { return c.PrepareFirstPass && !c.First
 
 // leanMaxHMMs is the -maxhmmpf of the lean search of the pool's decoders,
 // 0 for none: only a first-pass-only pool (the telephone live pool) has
-// one.
+// one, and only when it is leaner than the pool's own search.
 func (c Config) leanMaxHMMs() int {
+	n := c.OverloadMaxHMMsPerFrame
 	switch {
-	case !c.FirstPassOnly || c.OverloadMaxHMMsPerFrame < 0:
+	case !c.FirstPassOnly || n < 0:
 		return 0
-	case c.OverloadMaxHMMsPerFrame == 0:
-		return DefaultOverloadMaxHMMsPerFrame
+	case n == 0:
+		n = DefaultOverloadMaxHMMsPerFrame
 	}
-	return c.OverloadMaxHMMsPerFrame
+	if own := c.MaxHMMsPerFrame; own > 0 && n >= own {
+		return 0
+	}
+	return n
 }
 
 // firstPassMaxHMMs is the -maxhmmpf of the pool's first-pass search

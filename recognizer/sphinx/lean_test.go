@@ -67,11 +67,17 @@ func TestLeanSearch(t *testing.T) {
 // are refused naming the key.
 func TestLeanSearchConfig(t *testing.T) {
 	for _, c := range []struct {
-		firstPassOnly bool
-		set, want     int
-	}{{true, 0, DefaultOverloadMaxHMMsPerFrame}, {true, 3000, 3000}, {true, -1, 0}, {false, 0, 0}, {false, 3000, 0}} {
-		if got := (Config{FirstPassOnly: c.firstPassOnly, OverloadMaxHMMsPerFrame: c.set}).leanMaxHMMs(); got != c.want {
-			t.Errorf("first pass only %v, overload_max_hmms_per_frame %d: lean %d, want %d", c.firstPassOnly, c.set, got, c.want)
+		firstPassOnly  bool
+		own, set, want int
+	}{
+		{true, 0, 0, DefaultOverloadMaxHMMsPerFrame}, {true, 5000, 0, DefaultOverloadMaxHMMsPerFrame},
+		{true, 5000, 3000, 3000}, {true, 0, -1, 0}, {false, 0, 0, 0}, {false, 0, 3000, 0},
+		{true, 800, 0, 0}, {true, 3000, 3000, 0}, // not leaner than the pool's own search
+	} {
+		cfg := Config{FirstPassOnly: c.firstPassOnly, MaxHMMsPerFrame: c.own, OverloadMaxHMMsPerFrame: c.set}
+		if got := cfg.leanMaxHMMs(); got != c.want {
+			t.Errorf("first pass only %v, max_hmms_per_frame %d, overload_max_hmms_per_frame %d: lean %d, want %d",
+				c.firstPassOnly, c.own, c.set, got, c.want)
 		}
 	}
 	for _, n := range []int{-2, 99, 100001} {

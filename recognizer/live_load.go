@@ -9,6 +9,9 @@ import "time"
 // and reports whether the stream is on the lean search.
 type leanSearch interface {
 	Lean(on bool) bool
+	// HasLean reports whether the stream's decoder has a lean search to
+	// switch to: without one, the load control leaves the stream alone.
+	HasLean() bool
 }
 
 // Overload control (liveLoad).
@@ -88,7 +91,7 @@ func (ld *liveLoad) wantLean() bool {
 // too long to wait while the box falls behind). Only for streams with a
 // lean search.
 func (ld *liveLoad) switchDue(st Stream) bool {
-	if _, ok := st.(leanSearch); !ok || ld.fixed {
+	if ls, ok := st.(leanSearch); !ok || ld.fixed || !ls.HasLean() {
 		return false
 	}
 	return ld.wantLean() != ld.lean

@@ -13,6 +13,7 @@ type leanRecorder struct {
 }
 
 func (r *leanRecorder) Lean(on bool) bool { r.asked = append(r.asked, on); return on && !r.none }
+func (r *leanRecorder) HasLean() bool     { return !r.none }
 
 // TestLiveLoadHysteresis: segments go lean when decoding took more than
 // liveLeanFrom of the audio's duration, stay lean down to liveLeanUntil,
@@ -70,11 +71,8 @@ func TestLiveLoadHysteresis(t *testing.T) {
 func TestLiveLoadNoLeanSearch(t *testing.T) {
 	ld := newLiveLoad(1)
 	r := &leanRecorder{none: true}
+	ld.segment(r) // the first segment: the box kept up so far
 	ld.add(900*time.Millisecond, int(SampleRate))
-	ld.segment(r)
-	if ld.lean {
-		t.Fatal("lean on a stream without a lean search")
-	}
 	// A Stream with a lean switch (only switchDue's type check runs).
 	st := struct {
 		Stream
@@ -82,5 +80,12 @@ func TestLiveLoadNoLeanSearch(t *testing.T) {
 	}{leanRecorder: r}
 	if ld.switchDue(st) {
 		t.Error("switch due for a stream that could not go lean: every utterance would end its segment")
+	}
+	ld.segment(r)
+	if ld.lean {
+		t.Fatal("lean on a stream without a lean search")
+	}
+	if ld.switchDue(st) {
+		t.Error("switch due after a refused switch")
 	}
 }

@@ -97,11 +97,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if sipSrv, err = sip.New(cfg.SIP, d, log); err != nil {
 			return err
 		}
-		if sipUDP, err = net.ListenPacket("udp", cfg.SIP.Listen); err != nil {
-			return fmt.Errorf("sip listen: %w", err)
-		}
-		if sipTCP, err = net.Listen("tcp", sipUDP.LocalAddr().String()); err != nil {
-			sipUDP.Close()
+		if sipUDP, sipTCP, err = sip.Listen(cfg.SIP.Listen); err != nil {
 			return fmt.Errorf("sip listen: %w", err)
 		}
 	}

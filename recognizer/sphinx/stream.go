@@ -171,3 +171,10 @@ func (s *Stream) Lean(on bool) bool {
 	}
 	return s.d.useLean(on)
 }
+
+// HasLean reports whether the stream's decoder has a lean search (Lean
+// can switch to it): a first-pass-only pool's decoder without a
+// vocabulary, with OverloadMaxHMMsPerFrame not off.
+func (s *Stream) HasLean() bool {
+	return s.d != nil && s.d.firstPassOnly && s.d.leanHMMs > 0 && s.d.vocab == ""
+}

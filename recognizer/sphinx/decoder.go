@@ -281,112 +281,26 @@ func (d *decoder) configInt(name string) int {
 	return int(C.es_config_int(d.ps, cname))
 }
 
-// firstPassSearch names the search of streams that read their words from
-// the first pass only (Stream.FirstPassOnly), capped at firstPassHMMs
-// active HMMs per frame; narrowFirstPassSearch is the same search at the
-// decoder's own -maxhmmpf, for telephone-band audio (a call decoded by a
-// wideband model when no telephone model is installed): the cap was
-// measured on wideband audio only, and with it e2e TestSIPLongCall, whose
-// daemon then had no telephone model, lost a call's words (2026-11-24;
-// sphinx.TestFirstPassNarrowband).
-const (
-	firstPassSearch       = "earshot_first_pass"
-	narrowFirstPassSearch = "earshot_first_pass_narrowband"
-)
-
-// useFirstPass switches the decoder, between utterances, to the
-// first-pass-only search for wideband or (narrow) telephone-band audio;
-// reset switches back. A decoder holding a vocabulary keeps its vocabulary
-// search (its second pass then still runs at the end of each utterance).
-func (d *decoder) useFirstPass(narrow bool) {
-	if d.inUtt || d.firstPass || d.vocab != "" || d.firstPassOnly {
-		return
-	}
-	if !d.makeFirstPass(narrow) {
-		return // the stream decodes on the full search
-	}
-	_, name, _ := d.firstPassOf(narrow)
+// addFirstPassSearch makes the first-pass-only search name at most hmms
+// active HMMs per frame (0: the decoder's own) with es_first_pass_search;
+// restore as there (false on a first-pass-only decoder). Call it between
+// utterances.
+func (d *decoder) addFirstPassSearch(name string, hmms int, restore bool) bool {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	if C.ps_set_search(d.ps, cname) >= 0 {
-		d.firstPass = true
+	r := C.int(0)
+	if restore {
+		r = 1
 	}
+	return C.es_first_pass_search(d.ps, cname, C.long(hmms), r) >= 0
 }
 
-// makeFirstPass makes the first-pass-only search for wideband or (narrow)
-// telephone-band audio (once; about 0.35 s of CPU and its own lexicon
-// tree) without switching to it; false when it could not be made. Call it
-// between utterances.
-func (d *decoder) makeFirstPass(narrow bool) bool {
-	made, name, hmms := d.firstPassOf(narrow)
-	if *made {
-		return true
-	}
-	if d.inUtt {
-		return false
-	}
+// setSearch makes the search name the decoder's active one (between
+// utterances); false when PocketSphinx refused.
+func (d *decoder) setSearch(name string) bool {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	if C.es_first_pass_search(d.ps, cname, C.long(hmms), 1) < 0 {
-		return false
-	}
-	*made = true
-	return true
-}
-
-// leanSearch names the lean search of a first-pass-only decoder: its own
-// search with at most leanHMMs active HMMs per frame (Stream.Lean).
-const leanSearch = "earshot_lean"
-
-// useLean switches a first-pass-only decoder, between utterances, to its
-// lean search (on) or back to its own; it reports whether the decoder is
-// now on the lean search. The search is made on first use when the
-// background load has not made it (makeLean).
-func (d *decoder) useLean(on bool) bool {
-	if d.inUtt || !d.firstPassOnly || d.vocab != "" || d.leanHMMs <= 0 || on == d.lean {
-		return d.lean
-	}
-	name := d.base
-	if on {
-		if !d.makeLean() {
-			return false
-		}
-		name = leanSearch
-	}
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	if C.ps_set_search(d.ps, cname) >= 0 {
-		d.lean = on
-	}
-	return d.lean
-}
-
-// makeLean makes the lean search (once; about 0.35 s of CPU and its own
-// lexicon tree) without switching to it; false when it could not be made.
-// Call it between utterances.
-func (d *decoder) makeLean() bool {
-	if d.hasLean {
-		return true
-	}
-	if d.inUtt || d.leanHMMs <= 0 {
-		return false
-	}
-	cname := C.CString(leanSearch)
-	defer C.free(unsafe.Pointer(cname))
-	if C.es_first_pass_search(d.ps, cname, C.long(d.leanHMMs), 0) < 0 {
-		return false
-	}
-	d.hasLean = true
-	return true
-}
-
-// firstPassOf is the first-pass search for wideband or (narrow) telephone-band
-// audio: whether it was made, its name and -maxhmmpf (0: the decoder's own).
-func (d *decoder) firstPassOf(narrow bool) (made *bool, name string, maxHMMs int) {
-	if narrow {
-		return &d.hasNarrowFirstPass, narrowFirstPassSearch, 0
-	}
-	return &d.hasFirstPass, firstPassSearch, d.firstPassHMMs
+	return C.ps_set_search(d.ps, cname) >= 0
 }
 
 // free releases the decoder's C memory. It must be called exactly once.
@@ -413,9 +327,7 @@ func (d *decoder) reset() {
 		d.inUtt = false
 	}
 	if d.firstPass || d.lean {
-		cname := C.CString(d.base)
-		C.ps_set_search(d.ps, cname)
-		C.free(unsafe.Pointer(cname))
+		d.setSearch(d.base)
 		d.firstPass, d.lean = false, false
 	}
 	C.es_cmn_reset(d.ps, d.cmnType, &d.cmnInit[0])

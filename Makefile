@@ -74,8 +74,15 @@ lint: deps tools
 	$(STATICCHECK) ./...
 
 # unit runs every package's tests; -parallel 4 lets the e2e tests that mostly wait run side by side (e2e/doc.go).
+# The whole output is also kept in $(TEST_LOG); when a test fails, its failure lines are printed again at the
+# end, where a CI log's tail shows them.
+TEST_LOG    ?= bin/test.log
 unit: test-deps
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -parallel 4 ./...
+	@mkdir -p $(dir $(TEST_LOG))
+	set -o pipefail; $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -parallel 4 ./... 2>&1 | tee $(TEST_LOG) || { \
+	  echo; echo "=== the failures again (whole output: $(TEST_LOG)) ==="; \
+	  awk '/^ *--- FAIL|^panic:/ {n = 0; p = 1} p && n < 60 {print; n++} /^(FAIL|ok|PASS)/ {p = 0}' $(TEST_LOG); \
+	  grep -E '^(FAIL|--- FAIL)' $(TEST_LOG); exit 1; }
 
 # openapi validates the API's OpenAPI 3.1 document (api/openapi.json, served at GET /v2/openapi.json).
 openapi: test-deps

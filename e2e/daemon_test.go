@@ -49,6 +49,7 @@ type daemonProc struct {
 	Key     string
 	cmd     *exec.Cmd
 	done    chan struct{}
+	stderr  *tailWriter // the end of its stderr, for a failing test's log
 
 	procLog // its log lines so far
 }
@@ -109,7 +110,8 @@ func startDaemon(t *testing.T, dataDir, configYAML string, extra ...string) *dae
 	}
 	args = append(args, extra...)
 	d.cmd = exec.Command(earshotd, args...)
-	d.cmd.Stderr = os.Stderr
+	d.stderr = &tailWriter{max: 8 << 10}
+	d.cmd.Stderr = d.stderr
 	stdout, err := d.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -135,6 +137,7 @@ func startDaemon(t *testing.T, dataDir, configYAML string, extra ...string) *dae
 		}
 		d.cmd.Wait()
 	}()
+	t.Cleanup(d.dumpIfFailed) // runs after Stop: cleanups run last first
 	t.Cleanup(d.Stop)
 	select {
 	case a := <-addr:
@@ -145,6 +148,15 @@ func startDaemon(t *testing.T, dataDir, configYAML string, extra ...string) *dae
 		t.Fatalf("earshotd did not start listening within 60s")
 	}
 	return d
+}
+
+// dumpIfFailed logs the end of d's stdout and stderr when its test failed.
+func (d *daemonProc) dumpIfFailed() {
+	if !d.t.Failed() {
+		return
+	}
+	d.t.Logf("earshotd %s: last log lines:\n%s\nend of its stderr:\n%s",
+		d.DataDir, strings.Join(d.tail(40), "\n"), d.stderr.String())
 }
 
 // Stop sends SIGTERM and waits for a clean exit, as long as the systemd

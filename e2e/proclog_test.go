@@ -83,3 +83,38 @@ func (p *procLog) logCount(parts ...string) int {
 	}
 	return n
 }
+
+// tail is the last lines of the log, at most n.
+func (p *procLog) tail(n int) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.lines) > n {
+		return append([]string(nil), p.lines[len(p.lines)-n:]...)
+	}
+	return append([]string(nil), p.lines...)
+}
+
+// tailWriter keeps the last max bytes written to it: a process's stderr
+// (PocketSphinx's own logging), shown only when its test fails, so a
+// failing CI run ends with the failure rather than with pages of it.
+type tailWriter struct {
+	mu  sync.Mutex
+	max int
+	buf []byte // guarded by mu
+}
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	if over := len(w.buf) - w.max; over > 0 {
+		w.buf = append(w.buf[:0], w.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (w *tailWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.buf)
+}

@@ -27,7 +27,8 @@ func newMetrics(d *Daemon) *jobMetrics {
 			Buckets: []float64{0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 5},
 		}),
 	}
-	m.reg.MustRegister(m.jobsFinished, m.rtf, d.live.Created())
+	m.reg.MustRegister(m.jobsFinished, m.rtf)
+	m.reg.MustRegister(d.live.Collectors()...)
 	m.reg.MustRegister(d.outbox.Collectors()...)
 	// Remote engines: requests by outcome, latency, fallbacks, breaker state.
 	m.reg.MustRegister(d.pl.Engines.Collectors()...)

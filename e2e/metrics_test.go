@@ -228,6 +228,13 @@ func TestMetrics(t *testing.T) {
 		if got := value(fams, "earshot_live_sessions_total", nil); got != 1 {
 			t.Errorf("earshot_live_sessions_total = %v, want 1", got)
 		}
+		// The session's decoding on the full search (startDaemon turns
+		// the lean one off), and the lean series there at 0.
+		full := value(fams, "earshot_live_segments_total", map[string]string{"search": "full"})
+		lean := value(fams, "earshot_live_segments_total", map[string]string{"search": "lean"})
+		if full < 1 || lean != 0 {
+			t.Errorf("earshot_live_segments_total full %v, lean %v; want at least 1 and 0", full, lean)
+		}
 	})
 	t.Run("decoder pool", func(t *testing.T) {
 		busy := value(fams, "earshot_decoders", map[string]string{"state": "busy"})

@@ -184,7 +184,11 @@ func (s *session) recogniserGone() {
 	}
 	s.recWG.Wait()
 	s.busy += r.busy
-	s.lean, s.segments = r.live.LeanSegments()
+	lean, segments := r.live.LeanSegments()
+	s.lean += lean
+	s.segments += segments
+	s.svc.segments.WithLabelValues("full").Add(float64(segments - lean))
+	s.svc.segments.WithLabelValues("lean").Add(float64(lean))
 	s.backlog = nil
 	s.recog = nil
 }

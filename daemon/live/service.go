@@ -90,6 +90,10 @@ type Service struct {
 	gate *batchGate
 	// created counts the sessions created since start (every door).
 	created prometheus.Counter
+	// segments counts the ended sessions' decoder segments by search:
+	// "full", or "lean" when the box was short of CPU (a session's
+	// post_session_metadata.live_search says the same of one session).
+	segments *prometheus.CounterVec
 
 	stop     chan struct{}  // closed when the shutdown begins: every session finishes
 	stopOnce sync.Once      // closes stop
@@ -122,6 +126,13 @@ func New(cfg Config, deps Deps) *Service {
 		created: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "earshot_live_sessions_total", Help: "Live sessions created since start (every door).",
 		}),
+		segments: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "earshot_live_segments_total",
+			Help: "Embedded-engine decoder segments of the live sessions ended since start, by search: full, or lean when the box was short of CPU.",
+		}, []string{"search"}),
+	}
+	for _, search := range []string{"full", "lean"} {
+		s.segments.WithLabelValues(search) // exported at 0 from the start
 	}
 	s.halt, s.haltNow = context.WithCancelCause(context.Background())
 	s.gate = newBatchGate(s)
@@ -180,9 +191,11 @@ func (s *Service) shuttingDown() bool {
 	return s.stopped
 }
 
-// Created is the counter of sessions created since start, for the job
-// service's registry.
-func (s *Service) Created() prometheus.Counter { return s.created }
+// Collectors are the service's own series: sessions created and decoder
+// segments by search since start.
+func (s *Service) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{s.created, s.segments}
+}
 
 // Sessions is how many sessions exist (created and not ended).
 func (s *Service) Sessions() int {

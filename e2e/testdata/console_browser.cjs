@@ -6,8 +6,14 @@
 "use strict";
 const { chromium } = require("playwright-core");
 const path = require("path");
+const fs = require("fs");
 
-const [base, key, wav, shots] = process.argv.slice(2);
+const [base, key, file, shots] = process.argv.slice(2);
+// Chromium reads the fake microphone's file relative to its own working
+// directory and, finding none, captures silence without a word: give it an
+// absolute path to a file that is there.
+const wav = path.resolve(file);
+fs.accessSync(wav, fs.constants.R_OK);
 
 (async () => {
   const browser = await chromium.launch({

@@ -9,8 +9,15 @@
 // packets_sent, errors}; exits non-zero on failure.
 "use strict";
 const { chromium } = require("playwright-core");
+const fs = require("fs");
+const path = require("path");
 
-const [base, id, token, wav, mime, seconds] = process.argv.slice(2);
+const [base, id, token, file, mime, seconds] = process.argv.slice(2);
+// Chromium reads the fake microphone's file relative to its own working
+// directory and, finding none, captures silence without a word: give it an
+// absolute path to a file that is there.
+const wav = path.resolve(file);
+fs.accessSync(wav, fs.constants.R_OK);
 
 (async () => {
   const browser = await chromium.launch({

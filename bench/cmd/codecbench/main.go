@@ -62,8 +62,9 @@ func main() {
 	speech := flag.String("speech", "", "speech test set directory (default: shared/testdata/speech found above the working directory)")
 	maxSeconds := flag.Float64("max-seconds", 12, "longest clip sent")
 	modules := flag.String("node-modules", "bin/e2e-node/node_modules", "where playwright-core is installed (make test-deps)")
+	only := flag.String("paths", "", "measure only the paths whose name contains this (e.g. WHIP); all when empty")
 	flag.Parse()
-	if err := run(*speech, *maxSeconds, *modules); err != nil {
+	if err := run(*speech, *maxSeconds, *modules, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "codecbench:", err)
 		os.Exit(1)
 	}
@@ -74,7 +75,7 @@ type clip struct {
 	narrow string // 8 kHz rendition
 }
 
-func run(speechDir string, maxSeconds float64, modules string) error {
+func run(speechDir string, maxSeconds float64, modules, only string) error {
 	if speechDir == "" {
 		d, err := recognizertest.LocateSpeechDir()
 		if err != nil {
@@ -127,6 +128,9 @@ func run(speechDir string, maxSeconds float64, modules string) error {
 	fmt.Println("| path | session | words | live finals: word errors | live finals WER | stored record (batch pass) WER | gap points |")
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|")
 	for _, p := range paths {
+		if !strings.Contains(p.name, only) {
+			continue
+		}
 		liveErrs, batchErrs, words := 0, 0, 0
 		for _, c := range clips {
 			id, err := b.send(p, c)

@@ -5,25 +5,13 @@
 // Prints one JSON line with what it saw; exits non-zero on failure.
 "use strict";
 const { chromium } = require("playwright-core");
+const launchWithMic = require("./fake_mic.cjs");
 const path = require("path");
-const fs = require("fs");
 
-const [base, key, file, shots] = process.argv.slice(2);
-// Chromium reads the fake microphone's file relative to its own working
-// directory and, finding none, captures silence without a word: give it an
-// absolute path to a file that is there.
-const wav = path.resolve(file);
-fs.accessSync(wav, fs.constants.R_OK);
+const [base, key, wav, shots] = process.argv.slice(2);
 
 (async () => {
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    args: [
-      "--headless", "--no-sandbox",
-      "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
-      "--use-file-for-fake-audio-capture=" + wav,
-    ],
-  });
+  const browser = await launchWithMic(chromium, wav, false);
   const out = {};
   try {
     const ctx = await browser.newContext({ viewport: { width: 1100, height: 900 } });

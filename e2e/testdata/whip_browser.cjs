@@ -9,26 +9,12 @@
 // packets_sent, errors}; exits non-zero on failure.
 "use strict";
 const { chromium } = require("playwright-core");
-const fs = require("fs");
-const path = require("path");
+const launchWithMic = require("./fake_mic.cjs");
 
-const [base, id, token, file, mime, seconds] = process.argv.slice(2);
-// Chromium reads the fake microphone's file relative to its own working
-// directory and, finding none, captures silence without a word: give it an
-// absolute path to a file that is there.
-const wav = path.resolve(file);
-fs.accessSync(wav, fs.constants.R_OK);
+const [base, id, token, wav, mime, seconds] = process.argv.slice(2);
 
 (async () => {
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    args: [
-      "--headless", "--no-sandbox",
-      "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
-      // %noloop: the file plays once, then the microphone is silent.
-      "--use-file-for-fake-audio-capture=" + wav + "%noloop",
-    ],
-  });
+  const browser = await launchWithMic(chromium, wav, true);
   let out;
   try {
     const ctx = await browser.newContext();

@@ -67,7 +67,7 @@ const leanSearch = "earshot_lean"
 // now on the lean search. The search is made on first use when the
 // background load has not made it (makeLean).
 func (d *decoder) useLean(on bool) bool {
-	if d.inUtt || !d.firstPassOnly || d.vocab != "" || d.leanHMMs <= 0 || on == d.lean {
+	if d.inUtt || !d.canLean() || on == d.lean {
 		return d.lean
 	}
 	name := d.base
@@ -81,6 +81,13 @@ func (d *decoder) useLean(on bool) bool {
 		d.lean = on
 	}
 	return d.lean
+}
+
+// canLean reports whether the decoder has a lean search to switch to: a
+// first-pass-only pool's decoder without a vocabulary, with
+// OverloadMaxHMMsPerFrame not off.
+func (d *decoder) canLean() bool {
+	return d.firstPassOnly && d.leanHMMs > 0 && d.vocab == ""
 }
 
 // makeLean makes the lean search (once; about 0.35 s of CPU and its own

@@ -173,8 +173,7 @@ func (s *Stream) Lean(on bool) bool {
 }
 
 // HasLean reports whether the stream's decoder has a lean search (Lean
-// can switch to it): a first-pass-only pool's decoder without a
-// vocabulary, with OverloadMaxHMMsPerFrame not off.
+// can switch to it; decoder.canLean).
 func (s *Stream) HasLean() bool {
-	return s.d != nil && s.d.firstPassOnly && s.d.leanHMMs > 0 && s.d.vocab == ""
+	return s.d != nil && s.d.canLean()
 }

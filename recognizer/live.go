@@ -182,7 +182,7 @@ func NewLive(e Engine, cfg LiveConfig, emit func(Event)) (*Live, error) {
 		cutGuard:     samples(liveCutGuard),
 		lookahead:    samples(liveFinalLookahead),
 		wholeUtt:     samples(liveWholeUtterances),
-		load:         newLiveLoad(cfg.Channels),
+		load:         newLiveLoad(cfg.Channels, cfg.BoxLoad),
 	}
 	if cfg.OnePassFinals {
 		// A one-pass final normalises over the utterance itself, which

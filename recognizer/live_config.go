@@ -65,6 +65,11 @@ type LiveConfig struct {
 	// audio is telephone-band (below 16 kHz). Per session, not
 	// configuration.
 	Narrowband bool `yaml:"-"`
+	// BoxLoad is the process's meter of the box's CPU use, shared by its
+	// sessions: while the box is short of CPU, a share of their segments
+	// starts on the lean search of decoders that have one. Nil: each
+	// session judges by its own decode speed alone. Not configuration.
+	BoxLoad *BoxLoad `yaml:"-"`
 }
 
 // Bounds of LiveConfig fields.

@@ -50,11 +50,17 @@ type liveLoad struct {
 	// are never ended early to switch (switchDue).
 	fixed bool
 
+	// box is the process's meter of the box's CPU use (nil: none);
+	// boxLean is set when the open segment is lean because it asked so,
+	// boxDue when it picked the open segment's end to go lean (switchDue).
+	box             *BoxLoad
+	boxLean, boxDue bool
+
 	segments, leanSegments int // segments started, and on the lean search
 }
 
-func newLiveLoad(channels int) liveLoad {
-	return liveLoad{window: int64(liveLoadWindow) * SampleRate / int64(time.Second), channels: max(channels, 1)}
+func newLiveLoad(channels int, box *BoxLoad) liveLoad {
+	return liveLoad{window: int64(liveLoadWindow) * SampleRate / int64(time.Second), channels: max(channels, 1), box: box}
 }
 
 // add counts samples decoded in d of wall time; past the window, both
@@ -85,23 +91,37 @@ func (ld *liveLoad) wantLean() bool {
 	return r > liveLeanFrom || ld.lean && r > liveLeanUntil
 }
 
-// switchDue reports whether the open segment's search is no longer the one
-// wantLean asks for: the segment then ends at its utterance's end instead
-// of going on through the pause (a segment may run for liveSegmentMax, far
-// too long to wait while the box falls behind). Only for streams with a
-// lean search.
+// switchDue reports whether the open segment should end at its
+// utterance's end instead of going on through the pause (a segment may
+// run for liveSegmentMax, far too long to wait while the box falls
+// behind): the session's own decode speed asks for the other search
+// (wantLean; a segment lean by the box's share is not ended to go back),
+// or, on the full search, the box's meter picks this utterance's end for
+// the lean search (BoxLoad), which the next segment then takes. Only for
+// streams with a lean search.
 func (ld *liveLoad) switchDue(st Stream) bool {
 	if ls, ok := st.(leanSearch); !ok || ld.fixed || !ls.HasLean() {
 		return false
 	}
-	return ld.wantLean() != ld.lean
+	if want := ld.wantLean(); want != ld.lean && !(ld.boxLean && !want) {
+		return true
+	}
+	if !ld.lean && ld.box != nil && ld.box.leanNext() {
+		ld.boxDue = true
+		return true
+	}
+	return false
 }
 
 // segment starts a decoder segment on ls: on its lean search when
-// wantLean says so, else on its full one.
+// wantLean says so or the box's meter asks for it (BoxLoad), else on its
+// full one.
 func (ld *liveLoad) segment(ls leanSearch) {
 	want := ld.wantLean()
-	ld.lean = ls.Lean(want)
+	boxWant := !want && (ld.boxDue || ld.box != nil && !ld.fixed && ls.HasLean() && ld.box.leanNext())
+	ld.boxDue = false
+	ld.lean = ls.Lean(want || boxWant)
+	ld.boxLean = boxWant && ld.lean
 	if want && !ld.lean {
 		ld.fixed = true
 	}

@@ -21,7 +21,7 @@ func (r *leanRecorder) HasLean() bool     { return !r.none }
 // two-channel session needs its decoding twice as fast.
 func TestLiveLoadHysteresis(t *testing.T) {
 	second := int(SampleRate)
-	ld := newLiveLoad(1)
+	ld := newLiveLoad(1, nil)
 	r := &leanRecorder{}
 	step := func(ratio float64) {
 		for range 10 { // 10 s of audio at this decode speed
@@ -46,7 +46,7 @@ func TestLiveLoadHysteresis(t *testing.T) {
 	}
 
 	// The measure follows the recent audio: 10 s at 0.9 after 10 s at 0.1.
-	ld = newLiveLoad(1)
+	ld = newLiveLoad(1, nil)
 	for range 10 {
 		ld.add(100*time.Millisecond, second)
 	}
@@ -57,7 +57,7 @@ func TestLiveLoadHysteresis(t *testing.T) {
 		t.Errorf("ratio %.2f after 10 s at 0.9, want the recent speed", got)
 	}
 
-	ld = newLiveLoad(2)
+	ld = newLiveLoad(2, nil)
 	ld.add(400*time.Millisecond, second)
 	if got := ld.ratio(); got < 0.79 || got > 0.81 {
 		t.Errorf("two channels, 0.4 s per channel-second: ratio %.2f, want 0.8", got)
@@ -69,7 +69,7 @@ func TestLiveLoadHysteresis(t *testing.T) {
 // make its segments end at every utterance to switch searches they cannot
 // switch to.
 func TestLiveLoadNoLeanSearch(t *testing.T) {
-	ld := newLiveLoad(1)
+	ld := newLiveLoad(1, nil)
 	r := &leanRecorder{none: true}
 	ld.segment(r) // the first segment: the box kept up so far
 	ld.add(900*time.Millisecond, int(SampleRate))

@@ -16,6 +16,7 @@ import (
 	"github.com/earshot-dev/earshot/ingest"
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/params"
+	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
 )
@@ -94,6 +95,9 @@ type Service struct {
 	// "full", or "lean" when the box was short of CPU (a session's
 	// post_session_metadata.live_search says the same of one session).
 	segments *prometheus.CounterVec
+	// box meters the box's CPU use for every session's lean search
+	// (recognizer.BoxLoad).
+	box *recognizer.BoxLoad
 
 	stop     chan struct{}  // closed when the shutdown begins: every session finishes
 	stopOnce sync.Once      // closes stop
@@ -123,6 +127,7 @@ func New(cfg Config, deps Deps) *Service {
 		cfg: cfg, deps: deps, db: deps.Store, pl: deps.Pipeline, log: deps.Log,
 		caps: params.Capabilities{Languages: deps.Pipeline.Engines.Languages()},
 		stop: make(chan struct{}), sessions: map[string]*session{},
+		box: recognizer.NewBoxLoad(),
 		created: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "earshot_live_sessions_total", Help: "Live sessions created since start (every door).",
 		}),

@@ -292,6 +292,7 @@ func (s *Service) recogniserConfig(p *params.Live) recognizer.LiveConfig {
 		// a fraction of its CPU and with no decode after the endpoint
 		// (bench/README.md, issue 14).
 		DecoderWait: s.cfg.DecoderWait,
+		BoxLoad:     s.box,
 	}
 	cfg.SetDefaults()
 	return cfg

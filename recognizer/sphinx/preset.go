@@ -55,6 +55,7 @@ var presets = []preset{
 	// overloaded box (livebench's narrowband sweep, before and after).
 	{"no-lean", func(c *Config) { c.OverloadMaxHMMsPerFrame = -1 }},
 	{"lean3k", func(c *Config) { c.OverloadMaxHMMsPerFrame = 3000 }},
+	{"lean2k", func(c *Config) { c.OverloadMaxHMMsPerFrame = 2000 }},
 	{"lean1k", func(c *Config) { c.OverloadMaxHMMsPerFrame = 1000 }},
 	{"beam40", func(c *Config) { c.Beam = 1e-40 }},
 	{"wbeam24", func(c *Config) { c.WordBeam = 1e-24 }},

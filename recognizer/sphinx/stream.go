@@ -17,7 +17,21 @@ type Stream struct {
 	// narrow: the stream's audio is telephone-band
 	// (recognizer.StreamOptions.Narrowband).
 	narrow bool
+	// pending is audio written but not yet decoded (see writeBlock); err
+	// is the failure of a decode that a reader started (Path, Partial),
+	// which the next Write or Finish returns.
+	pending []int16
+	err     error
 }
+
+// writeBlock is how much audio Write gathers before it decodes: a live
+// session writes 10 ms at a time, and decoding each as it comes made the
+// decoder's tables come back cold into the CPU's caches a hundred times a
+// second (a 2-CPU VM: one narrowband call cost 0.39 CPU s per second of
+// audio in 20 ms WebSocket messages, 0.27 in 200 ms ones). Whatever reads
+// the decoder (Partial, Path, Finish) decodes what is pending first, so
+// no result waits for a block to fill.
+const writeBlock = recognizer.SampleRate / 5
 
 var _ recognizer.Stream = (*Stream)(nil)
 
@@ -26,19 +40,36 @@ func (s *Stream) Write(pcm []int16) error {
 	if s.d == nil {
 		return errClosedStream
 	}
+	if s.err != nil {
+		return s.err
+	}
 	if len(pcm) == 0 {
 		return nil
 	}
 	if err := s.d.start(); err != nil {
 		return err
 	}
-	return s.d.process(pcm, false)
+	s.pending = append(s.pending, pcm...)
+	if len(s.pending) < writeBlock {
+		return nil
+	}
+	return s.flush()
+}
+
+// flush decodes the pending audio.
+func (s *Stream) flush() error {
+	if s.err != nil || len(s.pending) == 0 {
+		return s.err
+	}
+	s.err = s.d.process(s.pending, false)
+	s.pending = s.pending[:0]
+	return s.err
 }
 
 // Partial returns the decoder's current best guess (text only, no word
 // times), false when the utterance has no words yet.
 func (s *Stream) Partial() (recognizer.Hypothesis, bool) {
-	if s.d == nil || !s.d.inUtt {
+	if s.d == nil || !s.d.inUtt || s.flush() != nil {
 		return recognizer.Hypothesis{}, false
 	}
 	words := cleanHyp(s.d.hyp())
@@ -55,6 +86,11 @@ func (s *Stream) Partial() (recognizer.Hypothesis, bool) {
 func (s *Stream) Finish() (recognizer.Utterance, error) {
 	if s.d == nil {
 		return recognizer.Utterance{}, errClosedStream
+	}
+	if err := s.flush(); err != nil {
+		s.d.reset()
+		s.err = nil // the stream may be written again
+		return recognizer.Utterance{}, err
 	}
 	words, err := s.d.end()
 	if err != nil {
@@ -73,6 +109,7 @@ func (s *Stream) Decode(pcm []int16) (recognizer.Utterance, error) {
 	if s.d == nil {
 		return recognizer.Utterance{}, errClosedStream
 	}
+	s.pending, s.err = s.pending[:0], nil
 	s.d.reset()
 	if len(pcm) == 0 {
 		return utterance(nil, s.lang), nil
@@ -98,7 +135,7 @@ func (s *Stream) Close() error {
 		return nil
 	}
 	d := s.d
-	s.d = nil
+	s.d, s.pending = nil, nil
 	s.e.release(d)
 	return nil
 }
@@ -140,7 +177,7 @@ func (s *Stream) SetCMNFrom(pcm []int16) {
 // frame mapped to 0..1 (the posteriors of Finish need the lattice of an
 // ended utterance). Nil when no utterance is open.
 func (s *Stream) Path() []recognizer.Word {
-	if s.d == nil || !s.d.inUtt {
+	if s.d == nil || !s.d.inUtt || s.flush() != nil {
 		return nil
 	}
 	return s.d.words()

@@ -1,7 +1,8 @@
 // Package benchd starts a real earshotd for the benchmarks: it builds the
 // binary, creates a key, starts the daemon on a loopback port, reads its
 // CPU and memory from /proc and a live session's record after its batch
-// pass.
+// pass. BENCHD_LOG=FILE keeps the daemon's log in FILE (diagnosis; it is
+// drained unread otherwise).
 package benchd
 
 import (
@@ -82,6 +83,14 @@ func Start(configYAML string, flags ...string) (*Daemon, error) {
 			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
 				found <- m[1]
 				break
+			}
+		}
+		if f := os.Getenv("BENCHD_LOG"); f != "" {
+			// Diagnosis: the daemon's log (after its listening line) to
+			// the file BENCHD_LOG names.
+			if w, err := os.Create(f); err == nil {
+				io.Copy(w, stdout)
+				w.Close()
 			}
 		}
 		io.Copy(io.Discard, stdout) // the daemon's log, drained at the least cost

@@ -120,6 +120,7 @@ type liveChannel struct {
 	hist        []int16    // the channel's recent utterance audio, at most liveCMNHistory, oldest first
 	prime       []int16    // scratch: hist and utt joined for cmnPrimer
 	errored     bool       // a decoder shortage was reported for the current utterance
+	boxed       bool       // st's segment is counted by LiveConfig.BoxLoad (release)
 }
 
 // oneShot is implemented by streams that can decode a whole utterance in
@@ -380,6 +381,9 @@ func (l *Live) checkout(ctx context.Context, ch *liveChannel, start, t1 int64) e
 	}
 	if ls, ok := st.(leanSearch); ok {
 		l.load.segment(ls)
+		if ch.boxed = l.cfg.BoxLoad != nil && ls.HasLean(); ch.boxed {
+			l.cfg.BoxLoad.join()
+		}
 	}
 	l.primeCMN(ch)
 	return nil
@@ -403,9 +407,19 @@ func (l *Live) write(ch *liveChannel, pcm []int16, t1 int64) {
 	err := ch.st.Write(pcm)
 	l.load.add(time.Since(start), len(pcm))
 	if err != nil {
-		ch.st.Close()
-		ch.st = nil
+		l.release(ch)
 		l.fail(ch, t1, fmt.Errorf("recognizer: live channel %d at %.2fs: decode: %w", ch.index, seconds64(t1), err))
+	}
+}
+
+// release closes the channel's stream (its decoder goes back to the
+// pool) and counts its segment out of the box's meter.
+func (l *Live) release(ch *liveChannel) {
+	ch.st.Close()
+	ch.st = nil
+	if ch.boxed {
+		ch.boxed = false
+		l.cfg.BoxLoad.leave()
 	}
 }
 
@@ -487,8 +501,7 @@ func (l *Live) final(ctx context.Context, ch *liveChannel, t1 int64) error {
 		}
 	}
 	if err != nil {
-		ch.st.Close()
-		ch.st = nil
+		l.release(ch)
 		l.fail(ch, t1, fmt.Errorf("recognizer: live channel %d at %.2fs: finish: %w", ch.index, seconds64(t1), err))
 		return nil
 	}
@@ -517,8 +530,7 @@ func (l *Live) finished(ch *liveChannel) {
 	ch.id = -1
 	ch.utt = ch.utt[:0]
 	if !l.incremental() && ch.st != nil {
-		ch.st.Close() // held only while the final was decoded
-		ch.st = nil
+		l.release(ch) // held only while the final was decoded
 	}
 }
 
@@ -555,8 +567,7 @@ func (l *Live) Close() error {
 	l.closed = true
 	for _, ch := range l.channels {
 		if ch.st != nil {
-			ch.st.Close()
-			ch.st = nil
+			l.release(ch)
 		}
 		if ch.enh != nil {
 			ch.enh.Close()

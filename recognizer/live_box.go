@@ -3,6 +3,7 @@ package recognizer
 import (
 	"bufio"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,14 +36,21 @@ const (
 // of CPU only once it has fallen behind, and sessions that each judge
 // alone all go back to the full search together and overload the box
 // again; a share set from the box's CPU use holds it below saturation.
+// The box counts as busy only while more calls decode at once (segments
+// of streams with a lean search) than it has CPUs: with fewer, each call
+// keeps up beside whatever else the box runs (pre-recorded jobs, or a
+// client streaming a file faster than real time), and the calls' own
+// decode speed (liveLoad) still catches one that falls behind.
 // Safe for concurrent use; the zero value is not usable (NewBoxLoad).
 type BoxLoad struct {
 	// read returns the box's busy and total CPU time so far, in any unit
 	// (clock ticks); ok false when it cannot be read.
 	read func() (busy, total uint64, ok bool)
 	now  func() time.Time
+	cpus int
 
 	mu          sync.Mutex
+	open        int       // guarded by mu: segments decoding that could go lean (join, leave)
 	at          time.Time // guarded by mu: the last reading's time
 	busy, total uint64    // guarded by mu: the last reading
 	share       float64   // guarded by mu: share of segments to start lean, 0..1
@@ -51,7 +59,23 @@ type BoxLoad struct {
 
 // NewBoxLoad returns a meter of this box's CPU use (Linux /proc/stat;
 // elsewhere it never asks for the lean search).
-func NewBoxLoad() *BoxLoad { return &BoxLoad{read: procStat, now: time.Now} }
+func NewBoxLoad() *BoxLoad {
+	return &BoxLoad{read: procStat, now: time.Now, cpus: runtime.NumCPU()}
+}
+
+// join counts a segment that started decoding on a stream with a lean
+// search; leave counts it out when it ends.
+func (b *BoxLoad) join() {
+	b.mu.Lock()
+	b.open++
+	b.mu.Unlock()
+}
+
+func (b *BoxLoad) leave() {
+	b.mu.Lock()
+	b.open--
+	b.mu.Unlock()
+}
 
 // leanNext reports whether the segment that starts now should decode on
 // the lean search: the share of segments the box's recent CPU use asks
@@ -65,7 +89,11 @@ func (b *BoxLoad) leanNext() bool {
 			// Steps per window since the last reading (segments need not
 			// start every window), at most boxLoadSteps.
 			n := min(now.Sub(b.at).Seconds()/boxLoadWindow.Seconds(), boxLoadSteps)
-			switch u := float64(busy-b.busy) / float64(total-b.total); {
+			u := float64(busy-b.busy) / float64(total-b.total)
+			if b.open <= b.cpus {
+				u = 0 // each call can have a CPU: not short
+			}
+			switch {
 			case u > boxBusyFrom:
 				b.share = min(1, b.share+n*boxLeanUp)
 			case u < boxBusyUntil:
@@ -75,6 +103,9 @@ func (b *BoxLoad) leanNext() bool {
 		if ok {
 			b.at, b.busy, b.total = now, busy, total
 		}
+	}
+	if b.open <= b.cpus {
+		return false
 	}
 	if b.acc += b.share; b.acc >= 1 {
 		b.acc--

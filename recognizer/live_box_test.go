@@ -20,6 +20,8 @@ func newFakeBox() *fakeBox {
 	f.BoxLoad = &BoxLoad{
 		read: func() (uint64, uint64, bool) { return f.busy, f.total, true },
 		now:  func() time.Time { return f.t },
+		cpus: 2,
+		open: 8, // 8 calls decoding on 2 CPUs
 	}
 	f.leanNext() // the first reading: no share yet
 	return f
@@ -115,5 +117,41 @@ func TestLiveLoadBox(t *testing.T) {
 	ld.segment(r)
 	if ld.lean {
 		t.Error("lean without a meter while the session keeps up")
+	}
+}
+
+// TestBoxLoadFewCalls: with no more calls decoding than CPUs, a busy box
+// sends no segment to the lean search, and the share falls back: each
+// call keeps up beside the rest of the box's work (before, asrbench's two
+// live sessions beside two pre-recorded jobs went lean, and their finals
+// lost 7 and 12 points at mu-law and A-law, make bench 2026-11-25 13:05).
+// Segments count in and out as they start and end (Live.release).
+func TestBoxLoadFewCalls(t *testing.T) {
+	f := newFakeBox()
+	f.window(1)
+	f.window(1)
+	lean := 0
+	for range 4 {
+		if f.leanNext() {
+			lean++
+		}
+	}
+	if lean != 2 {
+		t.Fatalf("8 calls on a busy box: %d of 4 segments lean, want 2", lean)
+	}
+	f.open = 2
+	for range 8 {
+		f.window(1)
+		if f.leanNext() {
+			t.Fatal("2 calls on 2 CPUs went lean on a busy box")
+		}
+	}
+	if f.share != 0 {
+		t.Errorf("share %.3f after 2 s with 2 calls, want 0", f.share)
+	}
+	f.join()
+	f.leave()
+	if f.open != 2 {
+		t.Errorf("open %d after a join and a leave, want 2", f.open)
 	}
 }

@@ -73,8 +73,7 @@ func (l *Live) endSegment(ch *liveChannel) {
 	}
 	ch.due = ch.due[:0] // without a decoder (it failed, reported) they are dropped
 	if ch.st != nil {
-		ch.st.Close()
-		ch.st = nil
+		l.release(ch)
 	}
 	ch.seg = false
 	l.remember(ch)
@@ -86,8 +85,7 @@ func (l *Live) endSegment(ch *liveChannel) {
 // pause).
 func (l *Live) restartSegment(ch *liveChannel, t1 int64) {
 	if err := l.finishDue(ch, t1); err != nil {
-		ch.st.Close()
-		ch.st = nil
+		l.release(ch)
 		l.fail(ch, t1, err)
 	}
 	l.remember(ch)

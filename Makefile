@@ -94,10 +94,12 @@ test: lint openapi unit
 BENCH_RESULTS ?= bench/RESULTS.md
 # Engine presets (recognizer/sphinx/preset.go) of the CPU/accuracy trade-off (issue 14 item 5): WER and CPU
 # per audio second of each in process (livegap), and the narrowband sessions' latency at N = 4, 6, 8, 10
-# through the daemon for each of BENCH_NARROW_PRESETS (empty: the daemon's defaults; no-lean: the defaults without
-# the lean search an overloaded box switches to, whose own cost in process is the hmm1k row).
+# through the daemon for each of BENCH_NARROW_PRESETS (empty: the daemon's defaults; ungated: live decodes not held
+# to one per CPU, as before 2026-11-28; no-lean: the defaults without the lean search an overloaded box switches
+# to, whose own cost in process is the hmm1k row; stock-no-lean with and without the gate: PocketSphinx's dearer
+# search, which saturates the box, side by side).
 BENCH_PRESETS ?= default,stock,hmm8k-topn4,hmm6k-topn2,topn2,ds2,fast-beams,fast-ds2,fast-ds3,hmm1k
-BENCH_NARROW_PRESETS ?= ,no-lean,topn2
+BENCH_NARROW_PRESETS ?= ,ungated,no-lean,stock-no-lean,stock-no-lean-ungated
 bench: build test-deps
 	@{ echo "# Benchmark results"; echo; \
 	  echo "$$(date -u '+%Y-%m-%d %H:%M UTC'), $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $$(nproc) CPUs, $$($(GO) env GOVERSION)"; echo; \

@@ -116,6 +116,13 @@ type Config struct {
 	// 0 means DefaultOverloadMaxHMMsPerFrame; -1 turns the lean search off
 	// (finals then fall behind when the box is short of CPU).
 	OverloadMaxHMMsPerFrame int `yaml:"overload_max_hmms_per_frame"`
+	// LiveDecodes is how many live streams of the process decode at once,
+	// 1..256 (cpugate.go): a stream's block of audio waits for a free slot
+	// and then decodes to its end, instead of the kernel time-slicing more
+	// decoders than CPUs on cold caches. 0 means one per CPU Go uses
+	// (GOMAXPROCS); -1 means no limit (before 2026-11-28). Whole recordings
+	// are not counted.
+	LiveDecodes int `yaml:"live_decodes"`
 	// TelephoneHMM is the acoustic model for telephone-band audio (a source
 	// below 16 kHz, or no speech energy above 4 kHz): Debian's en-us model
 	// adapted to G.711 (model/en-us-telephone, `make model`). It gets its
@@ -273,6 +280,9 @@ func (c Config) Validate() error {
 	}
 	if n := c.OverloadMaxHMMsPerFrame; n != 0 && n != -1 && (n < 100 || n > 100000) {
 		errs = append(errs, config.Errorf("overload_max_hmms_per_frame", "%d not 0, -1 or in 100..100000", n))
+	}
+	if n := c.LiveDecodes; n < -1 || n > 256 {
+		errs = append(errs, config.Errorf("live_decodes", "%d not 0, -1 or in 1..256", n))
 	}
 	if n := c.MaxHMMsPerFrame; n != 0 && (n < 100 || n > 100000) {
 		errs = append(errs, config.Errorf("max_hmms_per_frame", "%d not 0 or in 100..100000", n))

@@ -26,6 +26,7 @@ type Engine struct {
 	cfg    Config
 	logger *slog.Logger
 	lex    *lexicon
+	gate   *decodeGate   // live decodes at once, process-wide (cpugate.go); nil: no limit
 	slots  chan struct{} // one token per checked-out decoder; capacity cfg.Decoders
 	done   chan struct{} // closed by Close; wakes waiters in NewStream
 	warmed chan struct{} // closed when the background loading ended (see warm)
@@ -67,6 +68,7 @@ func New(cfg Config, logger *slog.Logger) (*Engine, error) {
 		cfg:    cfg,
 		logger: logger,
 		lex:    lex,
+		gate:   gateOf(cfg),
 		slots:  make(chan struct{}, cfg.Decoders),
 		done:   make(chan struct{}),
 		warmed: make(chan struct{}),

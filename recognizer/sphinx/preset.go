@@ -54,6 +54,14 @@ var presets = []preset{
 	// no-lean: the telephone live pool without its lean search for an
 	// overloaded box (livebench's narrowband sweep, before and after).
 	{"no-lean", func(c *Config) { c.OverloadMaxHMMsPerFrame = -1 }},
+	// ungated: live decodes not held to one per CPU (LiveDecodes -1, the
+	// behaviour before 2026-11-28); stock-no-lean: PocketSphinx's own
+	// search without the lean one, a dearer search that saturates the box.
+	{"ungated", func(c *Config) { c.LiveDecodes = -1 }},
+	{"stock-no-lean", func(c *Config) { c.MaxHMMsPerFrame, c.TopN, c.OverloadMaxHMMsPerFrame = 30000, 4, -1 }},
+	{"stock-no-lean-ungated", func(c *Config) {
+		c.MaxHMMsPerFrame, c.TopN, c.OverloadMaxHMMsPerFrame, c.LiveDecodes = 30000, 4, -1, -1
+	}},
 	{"lean3k", func(c *Config) { c.OverloadMaxHMMsPerFrame = 3000 }},
 	{"lean2k", func(c *Config) { c.OverloadMaxHMMsPerFrame = 2000 }},
 	{"lean1k", func(c *Config) { c.OverloadMaxHMMsPerFrame = 1000 }},
@@ -85,7 +93,8 @@ func (c *Config) ApplyPreset(name string) error {
 // PresetSettings returns the named preset as configuration settings,
 // "key=value" with the keys of Config's YAML names (fast_search,
 // frame_downsample, topn, phone_lookahead, beam, word_beam, phone_beam,
-// max_hmms_per_frame, max_words_per_frame, overload_max_hmms_per_frame),
+// max_hmms_per_frame, max_words_per_frame, overload_max_hmms_per_frame,
+// live_decodes),
 // for a daemon's --set sphinx.KEY=VALUE.
 func PresetSettings(name string) ([]string, error) {
 	var c Config
@@ -122,6 +131,9 @@ func PresetSettings(name string) ([]string, error) {
 	}
 	if c.OverloadMaxHMMsPerFrame != 0 {
 		add("overload_max_hmms_per_frame", c.OverloadMaxHMMsPerFrame)
+	}
+	if c.LiveDecodes != 0 {
+		add("live_decodes", c.LiveDecodes)
 	}
 	return out, nil
 }

@@ -376,6 +376,8 @@ func TestConfig(t *testing.T) {
 		{"hmm not a dir", func(c *Config) { c.HMM = DefaultDict }, []string{"hmm"}},
 		{"dict is dir", func(c *Config) { c.Dict = DefaultHMM }, []string{"dict"}},
 		{"too many decoders", func(c *Config) { c.Decoders = 65 }, []string{"decoders"}},
+		{"live decodes below -1", func(c *Config) { c.LiveDecodes = -2 }, []string{"live_decodes"}},
+		{"too many live decodes", func(c *Config) { c.LiveDecodes = 257 }, []string{"live_decodes"}},
 		{"negative decoders", func(c *Config) { c.Decoders = -1 }, []string{"decoders"}},
 		{"missing telephone model", func(c *Config) { c.TelephoneHMM = missing }, []string{"telephone_hmm"}},
 		{"telephone model off", func(c *Config) { c.TelephoneHMM = NoTelephoneHMM }, nil},

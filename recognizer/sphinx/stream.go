@@ -56,12 +56,13 @@ func (s *Stream) Write(pcm []int16) error {
 	return s.flush()
 }
 
-// flush decodes the pending audio.
+// flush decodes the pending audio (inside the engine's gate, as Finish's
+// lattice pass).
 func (s *Stream) flush() error {
 	if s.err != nil || len(s.pending) == 0 {
 		return s.err
 	}
-	s.err = s.d.process(s.pending, false)
+	s.e.gate.do(func() { s.err = s.d.process(s.pending, false) })
 	s.pending = s.pending[:0]
 	return s.err
 }
@@ -92,7 +93,9 @@ func (s *Stream) Finish() (recognizer.Utterance, error) {
 		s.err = nil // the stream may be written again
 		return recognizer.Utterance{}, err
 	}
-	words, err := s.d.end()
+	var words []recognizer.Word
+	var err error
+	s.e.gate.do(func() { words, err = s.d.end() })
 	if err != nil {
 		return recognizer.Utterance{}, err
 	}

@@ -32,6 +32,10 @@ type transcriptionStandin struct {
 	// detections counts requests without a language; in mode "mixed" the
 	// first is heard as English and the others as French.
 	detections atomic.Int64
+	// closed: down (or the test's end) closed the stand-in; a request it
+	// was reading then fails on its own closed connection, which is the
+	// outage the test made, not a malformed request.
+	closed atomic.Bool
 }
 
 func (s *transcriptionStandin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -41,6 +45,9 @@ func (s *transcriptionStandin) ServeHTTP(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	if err := r.ParseMultipartForm(32 << 20); err != nil {
+		if s.closed.Load() {
+			return
+		}
 		s.t.Errorf("stand-in: multipart: %v", err)
 		http.Error(w, "bad", 400)
 		return
@@ -99,7 +106,10 @@ func (s *transcriptionStandin) requests() []map[string]string {
 
 // down closes the stand-in's listener and connections: the port refuses
 // connections from then on.
-func (s *transcriptionStandin) down() { s.srv.Close() }
+func (s *transcriptionStandin) down() {
+	s.closed.Store(true)
+	s.srv.Close()
+}
 
 func startStandin(t *testing.T) (*transcriptionStandin, string) {
 	s := &transcriptionStandin{t: t}
@@ -110,7 +120,7 @@ func startStandin(t *testing.T) (*transcriptionStandin, string) {
 	}
 	s.srv = &http.Server{Handler: s}
 	go s.srv.Serve(ln)
-	t.Cleanup(func() { s.srv.Close() })
+	t.Cleanup(s.down)
 	return s, "http://" + ln.Addr().String() + "/v1"
 }
 

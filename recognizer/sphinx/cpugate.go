@@ -19,10 +19,10 @@ import (
 // daemon/live keeps them to one CPU while calls are live, and a pass holding
 // a slot for seconds would starve the calls.
 type decodeGate struct {
-	slots chan struct{}
-	// active and peak count decodes inside the gate (peak: the most at
-	// once since the gate was made), for tests.
-	active, peak atomic.Int32
+	slots chan struct{} // one token per decode inside the gate
+	// peak is the most decodes inside the gate at once since it was made
+	// (for tests).
+	peak atomic.Int32
 }
 
 var (
@@ -58,12 +58,9 @@ func (g *decodeGate) do(f func()) {
 		return
 	}
 	g.slots <- struct{}{}
-	n := g.active.Add(1)
+	defer func() { <-g.slots }()
+	n := int32(len(g.slots))
 	for p := g.peak.Load(); n > p && !g.peak.CompareAndSwap(p, n); p = g.peak.Load() {
 	}
-	defer func() {
-		g.active.Add(-1)
-		<-g.slots
-	}()
 	f()
 }

@@ -43,7 +43,7 @@ var presets = []preset{
 	{"wpf5", func(c *Config) { c.MaxWordsPerFrame = 5 }},
 	{"hmm5k-wpf10", func(c *Config) { c.MaxHMMsPerFrame, c.MaxWordsPerFrame = 5000, 10 }},
 	{"hmm3k-wpf10", func(c *Config) { c.MaxHMMsPerFrame, c.MaxWordsPerFrame = 3000, 10 }},
-	{"stock", func(c *Config) { c.MaxHMMsPerFrame, c.TopN = 30000, 4 }},
+	{"stock", stock},
 	{"hmm8k-topn4", func(c *Config) { c.MaxHMMsPerFrame, c.TopN = 8000, 4 }},
 	{"topn4", func(c *Config) { c.TopN = 4 }},
 	{"topn3", func(c *Config) { c.TopN = 3 }},
@@ -53,15 +53,13 @@ var presets = []preset{
 	{"pl10", func(c *Config) { c.PhoneLookahead = new(10) }},
 	// no-lean: the telephone live pool without its lean search for an
 	// overloaded box (livebench's narrowband sweep, before and after).
-	{"no-lean", func(c *Config) { c.OverloadMaxHMMsPerFrame = -1 }},
+	{"no-lean", noLean},
 	// ungated: live decodes not held to one per CPU (LiveDecodes -1, the
 	// behaviour before 2026-11-28); stock-no-lean: PocketSphinx's own
 	// search without the lean one, a dearer search that saturates the box.
-	{"ungated", func(c *Config) { c.LiveDecodes = -1 }},
-	{"stock-no-lean", func(c *Config) { c.MaxHMMsPerFrame, c.TopN, c.OverloadMaxHMMsPerFrame = 30000, 4, -1 }},
-	{"stock-no-lean-ungated", func(c *Config) {
-		c.MaxHMMsPerFrame, c.TopN, c.OverloadMaxHMMsPerFrame, c.LiveDecodes = 30000, 4, -1, -1
-	}},
+	{"ungated", ungated},
+	{"stock-no-lean", func(c *Config) { stock(c); noLean(c) }},
+	{"stock-no-lean-ungated", func(c *Config) { stock(c); noLean(c); ungated(c) }},
 	{"lean3k", func(c *Config) { c.OverloadMaxHMMsPerFrame = 3000 }},
 	{"lean2k", func(c *Config) { c.OverloadMaxHMMsPerFrame = 2000 }},
 	{"lean1k", func(c *Config) { c.OverloadMaxHMMsPerFrame = 1000 }},
@@ -69,6 +67,12 @@ var presets = []preset{
 	{"wbeam24", func(c *Config) { c.WordBeam = 1e-24 }},
 	{"pbeam40", func(c *Config) { c.PhoneBeam = 1e-40 }},
 }
+
+// The settings that several presets combine: PocketSphinx's own search
+// (-maxhmmpf 30000, -topn 4), no lean search, no gate on live decodes.
+func stock(c *Config)   { c.MaxHMMsPerFrame, c.TopN = 30000, 4 }
+func noLean(c *Config)  { c.OverloadMaxHMMsPerFrame = -1 }
+func ungated(c *Config) { c.LiveDecodes = -1 }
 
 // PresetNames lists the presets ApplyPreset knows, in trade-off order.
 func PresetNames() []string {

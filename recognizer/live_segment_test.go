@@ -56,10 +56,11 @@ func TestLiveSegmentContext(t *testing.T) {
 // best path through the segment's lattice as soon as the pause reaches
 // 450 ms, where the segment ends (2026-11-25 01:34 UTC; before, segments
 // went on through pauses up to 1.5 s and that final came at 0.65 s too),
-// for a wideband and a telephone-band session alike. The clip is "go
-// forward ten meters", hiss and the words again; the first final's delay
-// is measured from its speech_end to the audio written when it came, 20 ms
-// at a time.
+// for a wideband and a telephone-band session alike; the 400 ms count
+// from the end of the final's last word when the VAD's speech_end trails
+// it (2026-11-28 03:40 UTC). The clip is "go forward ten meters", hiss and
+// the words again; the first final's time is the audio written when it
+// came, 20 ms at a time.
 func TestLiveFinalLookahead(t *testing.T) {
 	t.Parallel()
 	e := liveEngine(t, 1)
@@ -71,25 +72,37 @@ func TestLiveFinalLookahead(t *testing.T) {
 	// the second's (longer than the endpoint and hangover, shorter than the
 	// segment's pause); the long one 1 s of hiss between whole copies.
 	short := cat(gf[0][:int(2.50*recognizer.SampleRate)], gf[0][int(0.22*recognizer.SampleRate):])
+	// The lookahead counts from the earlier of the speech_end and the end
+	// of the final's last word, and the final comes no sooner than the
+	// utterance's close (its endpoint and hangover): the VAD holds this
+	// clip's speech 0.4 to 0.6 s past "meters" (its room noise), and while
+	// the lookahead counted from the speech_end the first final of the
+	// 0.3 s case came 1.06 s after its last word.
+	const endpointing, hangover, lookahead = 0.050, 0.200, 0.400
+	due := func(speechEnd, wordsEnd float64) float64 {
+		return max(speechEnd+endpointing+hangover, min(speechEnd, wordsEnd)+endpointing+hangover+lookahead)
+	}
 	for _, tc := range []struct {
 		pause string
 		pcm   []int16
-		want  float64
+		want  func(speechEnd, wordsEnd float64) float64 // when the first final comes
 	}{
-		{"0.3 s", short, 0.050 + 0.200 + 0.400},
-		{"1 s", cat(gf[0], liveHiss(recognizer.SampleRate, 20, 4), gf[0]), 0.450},
+		{"0.3 s", short, due},
+		{"1 s", cat(gf[0], liveHiss(recognizer.SampleRate, 20, 4), gf[0]), func(se, we float64) float64 {
+			return min(due(se, we), se+0.450) // or the segment's end
+		}},
 	} {
 		pcm := tc.pcm
 		for _, narrow := range []bool{false, true} {
 			var written int
-			end, delay := -1.0, -1.0
+			end, at, wordsEnd := -1.0, -1.0, -1.0
 			var text string
 			l, err := recognizer.NewLive(e, recognizer.LiveConfig{Channels: 1, Narrowband: narrow}, func(ev recognizer.Event) {
 				switch {
 				case ev.Kind == recognizer.EventSpeechEnd && end < 0:
 					end = ev.Time
-				case ev.Kind == recognizer.EventFinal && delay < 0:
-					delay, text = float64(written)/recognizer.SampleRate-end, ev.Utterance.Text
+				case ev.Kind == recognizer.EventFinal && at < 0:
+					at, wordsEnd, text = float64(written)/recognizer.SampleRate, ev.Utterance.End, ev.Utterance.Text
 				}
 			})
 			if err != nil {
@@ -108,12 +121,13 @@ func TestLiveFinalLookahead(t *testing.T) {
 			if err := l.Close(); err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("pause %s, narrowband %v: first final %q %.3f s after its speech_end", tc.pause, narrow, text, delay)
+			t.Logf("pause %s, narrowband %v: first final %q at %.3f s: %.3f s after its speech_end, %.3f after its last word", tc.pause, narrow, text, at, at-end, at-wordsEnd)
 			if text != "go forward ten meters" {
 				t.Errorf("pause %s, narrowband %v: first final %q, want %q", tc.pause, narrow, text, "go forward ten meters")
 			}
-			if lo, hi := tc.want-0.005, tc.want+0.060; delay < lo || delay > hi {
-				t.Errorf("pause %s, narrowband %v: first final %.3f s after its speech_end, want %.3f to %.3f", tc.pause, narrow, delay, lo, hi)
+			want := tc.want(end, wordsEnd)
+			if lo, hi := want-0.005, want+0.060; at < lo || at > hi {
+				t.Errorf("pause %s, narrowband %v: first final at %.3f s (speech_end %.3f, last word's end %.3f), want %.3f to %.3f", tc.pause, narrow, at, end, wordsEnd, lo, hi)
 			}
 		}
 	}

@@ -57,12 +57,15 @@ func (s *Stream) Write(pcm []int16) error {
 }
 
 // flush decodes the pending audio (inside the engine's gate, as Finish's
-// lattice pass).
+// lattice pass) and refreshes a primed stream's live mean with it.
 func (s *Stream) flush() error {
 	if s.err != nil || len(s.pending) == 0 {
 		return s.err
 	}
-	s.e.gate.do(func() { s.err = s.d.process(s.pending, false) })
+	s.e.gate.do(func() {
+		s.err = s.d.process(s.pending, false)
+		s.d.refreshCMN()
+	})
 	s.pending = s.pending[:0]
 	return s.err
 }
@@ -165,8 +168,11 @@ func utterance(words []recognizer.Word, lang string) recognizer.Utterance {
 // mean cepstrum of pcm, audio of the same channel (its recent utterances
 // and what has come of the current one), instead of the model's initial
 // mean: the incremental decode is then normalised as a batch decode over
-// that audio would be. Call it before the first Write of an utterance;
-// it does nothing when pcm is too short for a frame.
+// that audio would be. The start counts as the frames of pcm (at most
+// 5 s), and as the stream decodes the mean becomes the running mean of
+// that start and the audio since, refreshed every second (decoder.setCMNFrom).
+// Call it before the first Write of an utterance; it does nothing when pcm
+// is too short for a frame.
 func (s *Stream) SetCMNFrom(pcm []int16) {
 	if s.d != nil {
 		s.d.setCMNFrom(pcm)

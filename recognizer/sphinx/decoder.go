@@ -205,7 +205,7 @@ type decoder struct {
 	frate   float64    // frames per second (-frate, 100)
 	cmnType C.int      // CMN mode after init (feat.params: batch)
 	cmnInit []C.mfcc_t // live CMN mean after init (-cmninit)
-	primed  bool       // live CMN started by setCMNFrom, refreshed after each block (refreshCMN)
+	primed  bool       // live CMN started by setCMNFrom, refreshed once a second of audio (refreshCMN)
 	inUtt   bool       // between ps_start_utt and ps_end_utt
 	// base is the search a stream starts on (PocketSphinx's default, or a
 	// vocabulary's); firstPass is set while a stream decodes on the

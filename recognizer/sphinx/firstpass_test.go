@@ -164,3 +164,66 @@ func TestFirstPassLattice(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstPassPath: a first-pass-only stream reports the words of its
+// open utterance (Path) as they come, with times inside the audio and
+// confidences in 0..1; its decoder goes back to the full search, so the
+// next stream on it decodes with all passes (posterior confidences).
+func TestFirstPassPath(t *testing.T) {
+	e := newEngine(t, 1)
+	c, pcm := clip(t, "pocketsphinx-goforward.wav")
+	st := openStream(t, e)
+	st.FirstPassOnly()
+	if p := st.Path(); p != nil {
+		t.Errorf("Path before any audio: %+v", p)
+	}
+	half := len(pcm) / 2
+	writeChunks(t, st, pcm[:half])
+	early := st.Path()
+	writeChunks(t, st, pcm[half:])
+	words := st.Path()
+	var texts []string
+	for _, w := range words {
+		texts = append(texts, w.Word)
+		if w.Start < 0 || w.End < w.Start || w.End > float64(len(pcm))/recognizer.SampleRate || w.Confidence < 0 || w.Confidence > 1 {
+			t.Errorf("word %+v", w)
+		}
+	}
+	if got := strings.Join(texts, " "); got != c.Transcript {
+		t.Errorf("path %q, want %q", got, c.Transcript)
+	}
+	if len(early) == 0 || len(early) >= len(words) {
+		t.Errorf("path at half the audio has %d words, at the end %d", len(early), len(words))
+	}
+	st.Close()
+
+	st = openStream(t, e)
+	u, err := st.Decode(pcm)
+	if err != nil || u.Text != c.Transcript {
+		t.Fatalf("next stream: %q, %v", u.Text, err)
+	}
+}
+
+// TestFirstPassThenFullSearch: after a stream on the first-pass-only
+// search, the next stream on the same decoder decodes incrementally with
+// the full search again. Making the first-pass search had set the shared
+// acoustic model up for a one-pass search (no frames kept for the second
+// pass), so the next incremental utterance failed to end ("end utterance")
+// and a live session with a long endpointing got no finals.
+func TestFirstPassThenFullSearch(t *testing.T) {
+	e := newEngine(t, 1)
+	c, pcm := clip(t, "pocketsphinx-goforward.wav")
+	st := openStream(t, e)
+	st.FirstPassOnly()
+	writeChunks(t, st, pcm)
+	if len(st.Path()) == 0 {
+		t.Fatal("no first-pass path")
+	}
+	st.Close()
+	st = openStream(t, e)
+	writeChunks(t, st, pcm)
+	u, err := st.Finish()
+	if err != nil || u.Text != c.Transcript {
+		t.Fatalf("next stream: %q, %v", u.Text, err)
+	}
+}

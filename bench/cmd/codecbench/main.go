@@ -26,7 +26,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -195,7 +194,7 @@ func (b *bench) send(p path, c clip) (string, error) {
 	var s struct {
 		ID, URL string
 	}
-	if err := call(d, "POST", "/v2/live", p.format, 201, &s); err != nil {
+	if err := d.Call("POST", "/v2/live", d.Key, p.format, 201, &s); err != nil {
 		return "", err
 	}
 	tok := s.URL[strings.Index(s.URL, "token=")+len("token="):]
@@ -264,7 +263,7 @@ func liveIDs(d *benchd.Daemon) ([]string, error) {
 	var page struct {
 		Items []struct{ ID, Status string } `json:"items"`
 	}
-	if err := call(d, "GET", "/v2/live?limit=100", "", 200, &page); err != nil {
+	if err := d.Call("GET", "/v2/live?limit=100", d.Key, "", 200, &page); err != nil {
 		return nil, err
 	}
 	var ids []string
@@ -283,31 +282,6 @@ func contains(ids []string, id string) bool {
 		}
 	}
 	return false
-}
-
-// call does one API request with the bench key.
-func call(d *benchd.Daemon, method, path, body string, want int, out any) error {
-	req, err := http.NewRequest(method, d.Base+path, strings.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("x-service-key", d.Key)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, b)
-	}
-	if out != nil {
-		return json.Unmarshal(b, out)
-	}
-	return nil
 }
 
 // channels is a WAV file's channel count (0 when unreadable).

@@ -6,13 +6,11 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	pionwebrtc "github.com/pion/webrtc/v4"
@@ -109,7 +107,7 @@ func latencyHTTP(offers int) (*latResult, error) {
 			URL string `json:"url"`
 		}
 		body := `{"encoding":"wav/ulaw","bit_depth":8,"sample_rate":8000,"channels":1}`
-		if err := call(d, "POST", "/v2/live", d.Key, "application/json", body, 201, &live); err != nil {
+		if err := d.Call("POST", "/v2/live", d.Key, body, 201, &live); err != nil {
 			return nil, err
 		}
 		u, err := url.Parse(live.URL)
@@ -145,7 +143,7 @@ func latencyHTTP(offers int) (*latResult, error) {
 		r.ms = append(r.ms, float64(el.Microseconds())/1000)
 		err = o.connect(answer, 10*time.Second)
 		if err == nil {
-			err = call(d, "DELETE", resp.Header.Get("Location"), "", "", "", 200, nil)
+			err = d.Call("DELETE", resp.Header.Get("Location"), "", "", 200, nil)
 		}
 		o.pc.Close()
 		if err != nil {
@@ -154,34 +152,6 @@ func latencyHTTP(offers int) (*latResult, error) {
 	}
 	slices.Sort(r.ms)
 	return r, nil
-}
-
-// call does one request and checks its status; out, when not nil, takes
-// the JSON body.
-func call(d *benchd.Daemon, method, path, key, ctype, body string, want int, out any) error {
-	req, err := http.NewRequest(method, d.Base+path, strings.NewReader(body))
-	if err != nil {
-		return err
-	}
-	if key != "" {
-		req.Header.Set("x-service-key", key)
-	}
-	if ctype != "" {
-		req.Header.Set("Content-Type", ctype)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, b)
-	}
-	if out != nil {
-		return json.Unmarshal(b, out)
-	}
-	return nil
 }
 
 // pionAnswer answers like the door does (PCMU/PCMA only, UDP host

@@ -3,7 +3,6 @@ package benchd
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 )
@@ -37,7 +36,7 @@ func (d *Daemon) BatchPassRecord(id string, limit time.Duration) (LiveRecord, er
 				BatchPassError    string `json:"batch_pass_error"`
 			} `json:"post_session_metadata"`
 		}
-		if err := d.get("/v2/live/"+id, &job); err != nil {
+		if err := d.Call("GET", "/v2/live/"+id, d.Key, "", http.StatusOK, &job); err != nil {
 			return LiveRecord{}, err
 		}
 		switch md := job.PostSessionMetadata; {
@@ -72,23 +71,4 @@ func FinalText(msg []byte) (string, bool) {
 		return "", false
 	}
 	return m.Data.Utterance.Text, true
-}
-
-// get is an API GET with the bench key, decoding a 200's JSON body into out.
-func (d *Daemon) get(path string, out any) error {
-	req, err := http.NewRequest("GET", d.Base+path, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("x-service-key", d.Key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %d %s", path, resp.StatusCode, b)
-	}
-	return json.Unmarshal(b, out)
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
-	"mime/multipart"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -125,44 +123,16 @@ func runDaemon(clips []clip) ([]row, error) {
 	return rows, nil
 }
 
-func call(d *benchd.Daemon, method, path, contentType string, body io.Reader, out any) error {
-	req, err := http.NewRequest(method, d.Base+path, body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("x-service-key", d.Key)
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, b)
-	}
-	return json.Unmarshal(b, out)
-}
-
 // prerecorded uploads wav, runs a pre-recorded job and returns its
 // full_transcript.
 func prerecorded(d *benchd.Daemon, wav []byte, name string) (string, error) {
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	fw, _ := mw.CreateFormFile("audio", filepath.Base(name))
-	fw.Write(wav)
-	mw.Close()
-	var up struct {
-		AudioURL string `json:"audio_url"`
-	}
-	if err := call(d, "POST", "/v2/upload", mw.FormDataContentType(), &buf, &up); err != nil {
+	audioURL, err := d.Upload(filepath.Base(name), wav)
+	if err != nil {
 		return "", err
 	}
 	var job struct{ ID string }
-	body, _ := json.Marshal(map[string]any{"audio_url": up.AudioURL})
-	if err := call(d, "POST", "/v2/pre-recorded", "application/json", bytes.NewReader(body), &job); err != nil {
+	body, _ := json.Marshal(map[string]any{"audio_url": audioURL})
+	if err := d.Call("POST", "/v2/pre-recorded", d.Key, string(body), http.StatusCreated, &job); err != nil {
 		return "", err
 	}
 	deadline := time.Now().Add(10 * time.Minute)
@@ -175,7 +145,7 @@ func prerecorded(d *benchd.Daemon, wav []byte, name string) (string, error) {
 				}
 			}
 		}
-		if err := call(d, "GET", "/v2/pre-recorded/"+job.ID, "", nil, &rec); err != nil {
+		if err := d.Call("GET", "/v2/pre-recorded/"+job.ID, d.Key, "", http.StatusOK, &rec); err != nil {
 			return "", err
 		}
 		switch rec.Status {
@@ -202,7 +172,7 @@ func storedRecord(d *benchd.Daemon, id string) (string, error) {
 func liveFinals(d *benchd.Daemon, r rendition, audio []byte) (string, string, error) {
 	body, _ := json.Marshal(map[string]any{"encoding": r.encoding, "sample_rate": r.rate, "bit_depth": map[bool]int{true: 16, false: 8}[r.tag == 1]})
 	var s struct{ ID, URL string }
-	if err := call(d, "POST", "/v2/live", "application/json", bytes.NewReader(body), &s); err != nil {
+	if err := d.Call("POST", "/v2/live", d.Key, string(body), http.StatusCreated, &s); err != nil {
 		return "", "", err
 	}
 	c, resp, err := websocket.DefaultDialer.Dial(s.URL, nil)

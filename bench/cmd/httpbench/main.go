@@ -11,11 +11,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net"
 	"net/http"
 	"os"
@@ -24,7 +22,6 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -52,11 +49,11 @@ func run(duration time.Duration, rate int, speech string) error {
 	defer d.Stop()
 	base, key := d.Base, d.Key
 
-	audioURL, err := upload(base, key, speech)
+	audioURL, err := upload(d, speech)
 	if err != nil {
 		return err
 	}
-	id, err := create(base, key, audioURL)
+	id, err := create(d, audioURL)
 	if err != nil {
 		return err
 	}
@@ -94,47 +91,20 @@ func run(duration time.Duration, rate int, speech string) error {
 	return nil
 }
 
-func upload(base, key, path string) (string, error) {
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	fw, _ := mw.CreateFormFile("audio", filepath.Base(path))
+// upload stores the file at path through the daemon's upload door.
+func upload(d *benchd.Daemon, path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", err
 	}
-	fw.Write(b)
-	mw.Close()
-	req, _ := http.NewRequest("POST", base+"/v2/upload", &buf)
-	req.Header.Set("x-service-key", key)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	var up struct {
-		AudioURL string `json:"audio_url"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&up); err != nil || up.AudioURL == "" {
-		return "", fmt.Errorf("upload: %d %v", resp.StatusCode, err)
-	}
-	return up.AudioURL, nil
+	return d.Upload(filepath.Base(path), b)
 }
 
-func create(base, key, audioURL string) (string, error) {
-	req, _ := http.NewRequest("POST", base+"/v2/pre-recorded", strings.NewReader(`{"audio_url":"`+audioURL+`"}`))
-	req.Header.Set("x-service-key", key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
+// create makes a pre-recorded job of audioURL and returns its id.
+func create(d *benchd.Daemon, audioURL string) (string, error) {
 	var c struct{ ID string }
-	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil || resp.StatusCode != 201 {
-		return "", fmt.Errorf("create: %d %v", resp.StatusCode, err)
-	}
-	return c.ID, nil
+	err := d.Call("POST", "/v2/pre-recorded", d.Key, `{"audio_url":"`+audioURL+`"}`, http.StatusCreated, &c)
+	return c.ID, err
 }
 
 func waitDone(base, key, id string) ([]byte, error) {

@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -251,21 +250,12 @@ func sessionWith(d *benchd.Daemon, audio []byte, body string, chunk int) (res se
 	return res
 }
 
+// create makes a live session (POST /v2/live with body) and returns its
+// WebSocket URL.
 func create(d *benchd.Daemon, body string) (string, error) {
-	req, _ := http.NewRequest("POST", d.Base+"/v2/live", strings.NewReader(body))
-	req.Header.Set("x-service-key", d.Key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
 	var s struct{ URL string }
-	b, _ := io.ReadAll(resp.Body)
-	if err := json.Unmarshal(b, &s); err != nil || resp.StatusCode != 201 {
-		return "", fmt.Errorf("POST /v2/live: %d %s", resp.StatusCode, b)
-	}
-	return s.URL, nil
+	err := d.Call("POST", "/v2/live", d.Key, body, http.StatusCreated, &s)
+	return s.URL, err
 }
 
 // idleRSS connects n sessions that send nothing and returns the RSS growth

@@ -1,26 +1,29 @@
 package benchd
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"strings"
 )
 
-// Call does one API request on the daemon and checks its status: key is
-// the x-service-key header ("" sends none), a non-empty body goes as JSON,
-// and out, when not nil, takes the JSON body of the answer.
-func (d *Daemon) Call(method, path, key, body string, want int, out any) error {
-	req, err := http.NewRequest(method, d.Base+path, strings.NewReader(body))
+// Request does one API request on the daemon and checks its status: key is
+// the x-service-key header ("" sends none), body goes with the content
+// type ctype ("" sends none), and out, when not nil, takes the JSON body of
+// the answer.
+func (d *Daemon) Request(method, path, key, ctype string, body io.Reader, want int, out any) error {
+	req, err := http.NewRequest(method, d.Base+path, body)
 	if err != nil {
 		return err
 	}
 	if key != "" {
 		req.Header.Set("x-service-key", key)
 	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -35,4 +38,33 @@ func (d *Daemon) Call(method, path, key, body string, want int, out any) error {
 		return json.Unmarshal(b, out)
 	}
 	return nil
+}
+
+// Call is Request with a JSON body ("" sends none).
+func (d *Daemon) Call(method, path, key, body string, want int, out any) error {
+	ctype := ""
+	if body != "" {
+		ctype = "application/json"
+	}
+	return d.Request(method, path, key, ctype, strings.NewReader(body), want, out)
+}
+
+// Upload stores audio as a file named name (POST /v2/upload, multipart)
+// with the bench key and returns its audio_url.
+func (d *Daemon) Upload(name string, audio []byte) (string, error) {
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	fw, _ := mw.CreateFormFile("audio", name)
+	fw.Write(audio)
+	mw.Close()
+	var up struct {
+		AudioURL string `json:"audio_url"`
+	}
+	if err := d.Request("POST", "/v2/upload", d.Key, mw.FormDataContentType(), &buf, http.StatusOK, &up); err != nil {
+		return "", err
+	}
+	if up.AudioURL == "" {
+		return "", fmt.Errorf("POST /v2/upload: no audio_url")
+	}
+	return up.AudioURL, nil
 }

@@ -47,12 +47,12 @@ func New(cfg Config, logger *slog.Logger) (*Transcriber, error) {
 	var tel *sphinx.Engine
 	if cfg.Live {
 		// Only live calls use the telephone live pool.
-		if tel, err = sphinx.NewTelephone(cfg.Sphinx, false, tlog); err != nil {
+		if tel, err = eng.Telephone(false, tlog); err != nil {
 			eng.Close()
 			return nil, fmt.Errorf("load engine: %w", err)
 		}
 	}
-	telBatch, err := sphinx.NewTelephone(cfg.Sphinx, true, tlog.With("pool", "batch"))
+	telBatch, err := eng.Telephone(true, tlog.With("pool", "batch"))
 	if err != nil {
 		tel.Close()
 		eng.Close()

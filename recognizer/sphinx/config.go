@@ -52,7 +52,8 @@ const (
 	DefaultOverloadMaxHMMsPerFrame = 1000
 )
 
-// MaxDecoders bounds Config.Decoders; each decoder holds about 40 MB.
+// MaxDecoders bounds Config.Decoders; each decoder holds about 80 MB (a
+// wideband one serving live streams about 110 MB: its first-pass search).
 const MaxDecoders = 64
 
 // Config selects the model files and the pool size. The zero value plus
@@ -66,7 +67,8 @@ type Config struct {
 	// LM is the n-gram language model (ARPA or binary). Default DefaultLM.
 	LM string `yaml:"lm"`
 	// Decoders is the decoder pool size, 1..64: the number of streams that
-	// can decode at once. Each costs about 40 MB and a model load at New.
+	// can decode at once. Each costs about 80 MB (110 MB when the pool also
+	// serves live streams) and a model load at New.
 	// Default runtime.NumCPU().
 	Decoders int `yaml:"decoders"`
 	// Language is the language code the model serves. Default "en".
@@ -133,7 +135,7 @@ type Config struct {
 	// TelephoneDecoders is the telephone model's live pool size, 1..64. A live
 	// call holds a decoder while its speaker talks (and through the short
 	// pauses), so the pool bounds the calls that can talk at once; each
-	// decoder costs about 80 MB. As many as Decoders are loaded at start,
+	// decoder costs about 110 MB (its lean search included). As many as Decoders are loaded at start,
 	// the rest in the background right after (Engine.warm). Default 4 x
 	// Decoders (8 calls on a 2-CPU box, issue 14). Whole recordings decode
 	// on the telephone model's batch pool of Decoders more (TelephoneBatch).
@@ -142,6 +144,13 @@ type Config struct {
 	// are loaded in the background after it returns. 0 means all. Not
 	// configuration: Telephone sets it.
 	Preload int `yaml:"-"`
+	// OnDemand: New loads none of the pool's decoders and nothing is
+	// loaded ahead of need; a stream that finds no idle decoder loads one
+	// (NewStream), which then stays in the pool. For a pool whose streams
+	// can wait for a model load and that many boxes never use (the
+	// telephone model's batch pool: whole telephone-band recordings and
+	// calls' batch passes). Not configuration: TelephoneBatch sets it.
+	OnDemand bool `yaml:"-"`
 	// FirstPassOnly makes the pool's decoders search with the first pass
 	// only (-fwdflat no; the lattice pass stays, which only Finish runs):
 	// a pool that serves live streams alone, whose finals are read from
@@ -205,6 +214,10 @@ func (c Config) TelephoneBatch() (Config, bool) {
 	t.Decoders, t.TelephoneDecoders, t.Preload = c.Decoders, c.Decoders, 0
 	t.FirstPassOnly = false // the same passes as pocketsphinx_batch
 	t.PrepareFirstPass = false
+	// Loaded when first needed: 2 decoders (about 160 MB) that a box
+	// taking only wideband audio and calls never used, and a whole
+	// recording waits for its result anyway.
+	t.OnDemand = true
 	return t, true
 }
 

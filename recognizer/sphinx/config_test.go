@@ -104,7 +104,7 @@ func TestTelephoneConfig(t *testing.T) {
 	// model and search settings, all passes.
 	bc, ok := c.TelephoneBatch()
 	if !ok || bc.HMM != DefaultHMM || bc.Decoders != c.Decoders || bc.MaxHMMsPerFrame != DefaultTelephoneMaxHMMsPerFrame ||
-		bc.TopN != DefaultTelephoneTopN || bc.Preload != 0 || bc.TelephoneHMM != NoTelephoneHMM || bc.FirstPassOnly {
+		bc.TopN != DefaultTelephoneTopN || bc.Preload != 0 || bc.TelephoneHMM != NoTelephoneHMM || bc.FirstPassOnly || !bc.OnDemand || tc.OnDemand {
 		t.Errorf("TelephoneBatch() = %+v, %v", bc, ok)
 	}
 	if err := bc.Validate(); err != nil {
@@ -162,7 +162,7 @@ func TestSearchSettings(t *testing.T) {
 func TestSearchCaps(t *testing.T) {
 	var cfg Config
 	cfg.SetDefaults()
-	d, err := newDecoder(cfg)
+	d, err := newDecoder(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestSearchCaps(t *testing.T) {
 	if got := strings.Join(searchArgs(cfg), " "); !strings.HasSuffix(got, "-maxhmmpf 4000 -maxwpf 12") {
 		t.Errorf("search arguments %q", got)
 	}
-	d, err = newDecoder(cfg)
+	d, err = newDecoder(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

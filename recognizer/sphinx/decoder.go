@@ -104,13 +104,9 @@ static int es_vocabulary_search(ps_decoder_t *ps, const char *base, const char *
 import "C"
 
 import (
-	"bufio"
-	"errors"
+	"bytes"
 	"fmt"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"unsafe"
 
@@ -133,7 +129,7 @@ type decoder struct {
 	firstPass bool
 	// hasFirstPass: the first-pass search was made (makeFirstPass: on
 	// first use, or by the background load of a Config.PrepareFirstPass
-	// pool; it costs about 40 MB, its own lexicon tree);
+	// pool; it costs about 28 MB, its own lexicon tree);
 	// hasNarrowFirstPass: the narrowband one was (on first use only).
 	hasFirstPass, hasNarrowFirstPass bool
 	// firstPassOnly: every search of the decoder is first-pass only
@@ -163,12 +159,23 @@ func silenceLogs() { C.err_set_logfp(nil) }
 // newDecoder runs ps_init with the same arguments pocketsphinx_batch
 // would get for -hmm/-lm/-dict, plus -remove_silence no: with PocketSphinx's
 // own silence removal on, 5prealpha reports word frames on a timeline with
-// the removed frames cut out, so word times would be wrong.
-func newDecoder(cfg Config) (*decoder, error) {
+// the removed frames cut out, so word times would be wrong. dict is the
+// dictionary's text (searchDictionary: cfg.Dict's words of the language
+// model), put in a temporary file for ps_init; nil loads cfg.Dict itself.
+func newDecoder(cfg Config, dict []byte) (*decoder, error) {
+	dictPath := cfg.Dict
+	if dict != nil {
+		path, remove, err := tempFile("earshot-dict-*", dict)
+		if err != nil {
+			return nil, fmt.Errorf("%w: dict: %w", ErrInit, err)
+		}
+		defer remove() // ps_init has read it
+		dictPath = path
+	}
 	args := []string{"earshot",
 		"-hmm", cfg.HMM,
 		"-lm", cfg.LM,
-		"-dict", cfg.Dict,
+		"-dict", dictPath,
 		"-remove_silence", "no",
 	}
 	args = append(args, searchArgs(cfg)...)
@@ -206,6 +213,18 @@ func newDecoder(cfg Config) (*decoder, error) {
 	d.firstPassHMMs = cfg.firstPassMaxHMMs()
 	d.leanHMMs = cfg.leanMaxHMMs()
 	return d, nil
+}
+
+// knows reports whether the decoder's dictionary has word.
+func (d *decoder) knows(word string) bool {
+	cword := C.CString(word)
+	defer C.free(unsafe.Pointer(cword))
+	phones := C.ps_lookup_word(d.ps, cword)
+	if phones == nil {
+		return false
+	}
+	C.free(unsafe.Pointer(phones))
+	return true
 }
 
 // configInt returns the integer argument name (as "-maxhmmpf") of the
@@ -409,10 +428,12 @@ const vocabularyLambda = 0.01
 func (d *decoder) lw() float64 { return float64(C.es_lw(d.ps)) }
 
 // applyVocabulary puts v on the decoder for good (d.vocab records v's
-// key): the dictionary is reloaded from dict, the decoder's own dictionary
-// file with v's entries appended (ps_load_dict), and the decoder switches
-// to a search whose language model interpolates its own with arpa, v's
-// unigram model of every new and boosted word (see vocabulary.go).
+// key): the dictionary is reloaded (ps_load_dict) from dict, the
+// decoder's own dictionary text (searchDictionary), with add appended
+// (v.dictionaryEntries: v's words the decoder lacks), and the decoder
+// switches to a search whose language model interpolates its own with
+// arpa, v's unigram model of every new and boosted word (see
+// vocabulary.go).
 //
 // Words are never added with ps_add_word: it also adds each word to the
 // n-gram model, and the trie models of PocketSphinx 5prealpha corrupt
@@ -420,35 +441,30 @@ func (d *decoder) lw() float64 { return float64(C.es_lw(d.ps)) }
 // "Kah", "Kaa", "Cah"... vocabulary crashed the process in ps_process_raw
 // about one run in two). Reloading the dictionary leaves the n-gram model
 // untouched; the vocabulary model gives the new words their probability.
-func (d *decoder) applyVocabulary(dict string, v *vocabulary, arpa string) error {
+func (d *decoder) applyVocabulary(dict []byte, key string, add []entry, arpa string) error {
 	d.reset()
-	dir, err := os.MkdirTemp("", "earshot-vocabulary-")
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrVocabulary, err)
-	}
-	defer os.RemoveAll(dir)
-	dictPath := filepath.Join(dir, "vocabulary.dict")
-	if len(v.add) > 0 {
-		if err := writeDictionary(dictPath, dict, v.add); err != nil {
+	d.vocab = key // the decoder is changed from here on, even on error
+	if len(add) > 0 {
+		path, remove, err := tempFile("earshot-vocabulary-*.dict", dictionaryText(dict, add))
+		if err != nil {
 			return fmt.Errorf("%w: write dictionary: %w", ErrVocabulary, err)
 		}
-	}
-	d.vocab = v.key // the decoder is changed from here on, even on error
-	if len(v.add) > 0 {
-		cdict := C.CString(dictPath)
+		cdict := C.CString(path)
 		rv := C.ps_load_dict(d.ps, cdict, nil, nil)
 		C.free(unsafe.Pointer(cdict))
+		remove()
 		if rv < 0 {
-			return fmt.Errorf("%w: load dictionary with %d entries added", ErrVocabulary, len(v.add))
+			return fmt.Errorf("%w: load dictionary with %d entries added", ErrVocabulary, len(add))
 		}
 	}
 	if arpa == "" {
 		return nil
 	}
-	lmPath := filepath.Join(dir, "vocabulary.arpa")
-	if err := os.WriteFile(lmPath, []byte(arpa), 0o600); err != nil {
+	lmPath, remove, err := tempFile("earshot-vocabulary-*.arpa", []byte(arpa))
+	if err != nil {
 		return fmt.Errorf("%w: write language model: %w", ErrVocabulary, err)
 	}
+	defer remove()
 	base := C.ps_get_search(d.ps)
 	cname, cpath := C.CString(vocabularySearch), C.CString(lmPath)
 	defer C.free(unsafe.Pointer(cname))
@@ -459,26 +475,14 @@ func (d *decoder) applyVocabulary(dict string, v *vocabulary, arpa string) error
 	return nil
 }
 
-// writeDictionary writes the dictionary file at base followed by entries,
-// one "word PH ON ES" line each, to path.
-func writeDictionary(path, base string, entries []entry) (err error) {
-	in, err := os.Open(base)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, out.Close()) }()
-	w := bufio.NewWriter(out)
-	if _, err := io.Copy(w, in); err != nil {
-		return err
-	}
-	w.WriteByte('\n')
+// dictionaryText is the dictionary text base followed by entries, one
+// "word PH ON ES" line each.
+func dictionaryText(base []byte, entries []entry) []byte {
+	var b bytes.Buffer
+	b.Write(base)
+	b.WriteByte('\n')
 	for _, e := range entries {
-		fmt.Fprintf(w, "%s %s\n", e.word, strings.Join(e.phones, " "))
+		fmt.Fprintf(&b, "%s %s\n", e.word, strings.Join(e.phones, " "))
 	}
-	return w.Flush()
+	return b.Bytes()
 }

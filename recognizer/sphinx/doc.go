@@ -2,10 +2,11 @@
 // PocketSphinx 0.8+5prealpha (libpocketsphinx3, libsphinxbase3) behind
 // recognizer.Engine.
 //
-// It owns a fixed pool of decoders (each a ps_decoder_t holding its own copy
-// of the acoustic model, language model and dictionary, about 40 MB) and
-// hands one to each Stream until the Stream is closed. It does not segment
-// audio, detect endpoints or resample; callers feed 16 kHz mono utterances.
+// It owns a pool of decoders (each a ps_decoder_t holding its own copy of
+// the acoustic model, the language model and the dictionary's words of
+// that model, about 80 MB; see searchDictionary) and hands one to each
+// Stream until the Stream is closed. It does not segment audio, detect
+// endpoints or resample; callers feed 16 kHz mono utterances.
 //
 // Invariants: this is the only package that includes PocketSphinx headers;
 // no C type crosses its boundary; C memory is freed in Close, never by a

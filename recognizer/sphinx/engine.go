@@ -26,6 +26,7 @@ type Engine struct {
 	cfg    Config
 	logger *slog.Logger
 	lex    *lexicon
+	dict   []byte        // the decoders' dictionary (searchDictionary)
 	gate   *decodeGate   // live decodes at once, process-wide (cpugate.go); nil: no limit
 	slots  chan struct{} // one token per checked-out decoder; capacity cfg.Decoders
 	done   chan struct{} // closed by Close; wakes waiters in NewStream
@@ -45,12 +46,19 @@ type Engine struct {
 var _ recognizer.Engine = (*Engine)(nil)
 
 // New loads cfg.Decoders decoders, one after another (each reads the
-// model: about 40 MB and a fraction of a second), and the dictionary once
-// more for vocabularies. A nil logger keeps the engine silent;
+// model: about 80 MB and a fifth of a second; Config.Preload and
+// Config.OnDemand load fewer), after reading the dictionary for
+// vocabularies and its words of the language model (searchDictionary). A nil logger keeps the engine silent;
 // PocketSphinx's own log output is switched off unless the logger is
 // enabled for debug, in which case the C library writes to stderr. On
 // error New frees what it had loaded.
 func New(cfg Config, logger *slog.Logger) (*Engine, error) {
+	return newEngineLike(cfg, nil, logger)
+}
+
+// newEngineLike is New, with the lexicon and dictionary of like when like has
+// cfg's dictionary and language model (they are read-only once loaded).
+func newEngineLike(cfg Config, like *Engine, logger *slog.Logger) (*Engine, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -60,25 +68,38 @@ func New(cfg Config, logger *slog.Logger) (*Engine, error) {
 	if !logger.Enabled(context.Background(), slog.LevelDebug) {
 		silenceLogs()
 	}
-	lex, err := loadLexicon(cfg.Dict)
-	if err != nil {
-		return nil, err
+	var lex *lexicon
+	var dict []byte
+	if like != nil && like.cfg.Dict == cfg.Dict && like.cfg.LM == cfg.LM {
+		lex, dict = like.lex, like.dict
+	} else {
+		var err error
+		if lex, err = loadLexicon(cfg.Dict); err != nil {
+			return nil, err
+		}
+		if dict, err = searchDictionary(cfg.Dict, cfg.LM); err != nil {
+			return nil, err
+		}
 	}
 	e := &Engine{
 		cfg:    cfg,
 		logger: logger,
 		lex:    lex,
+		dict:   dict,
 		gate:   gateOf(cfg),
 		slots:  make(chan struct{}, cfg.Decoders),
 		done:   make(chan struct{}),
 		warmed: make(chan struct{}),
 	}
 	preload := cfg.Decoders
-	if cfg.Preload > 0 {
+	switch {
+	case cfg.OnDemand:
+		preload = 0
+	case cfg.Preload > 0:
 		preload = min(cfg.Preload, cfg.Decoders)
 	}
 	for i := range preload {
-		d, err := newDecoder(cfg)
+		d, err := newDecoder(cfg, dict)
 		if err != nil {
 			close(e.warmed) // no background load was started
 			e.Close()
@@ -88,6 +109,10 @@ func New(cfg Config, logger *slog.Logger) (*Engine, error) {
 		e.total++
 	}
 	logger.Debug("sphinx decoders loaded", "decoders", preload, "pool", cfg.Decoders, "hmm", cfg.HMM, "lm", cfg.LM)
+	if cfg.OnDemand {
+		close(e.warmed) // nothing loads ahead of need
+		return e, nil
+	}
 	e.pending = cfg.Decoders - preload
 	if cfg.preparesFirstPass() || cfg.leanMaxHMMs() > 0 {
 		e.pending += cfg.Decoders
@@ -120,7 +145,7 @@ func (e *Engine) warm() {
 		e.total++ // reserved: NewStream does not load past the pool for it
 		e.mu.Unlock()
 		start := time.Now()
-		d, err := newDecoder(e.cfg)
+		d, err := newDecoder(e.cfg, e.dict)
 		e.mu.Lock()
 		switch {
 		case err != nil:
@@ -306,7 +331,7 @@ func (e *Engine) takeLocked(key string) *decoder {
 func (e *Engine) prepare(d *decoder, voc *vocabulary) (*decoder, error) {
 	if d == nil {
 		start := time.Now()
-		nd, err := newDecoder(e.cfg)
+		nd, err := newDecoder(e.cfg, e.dict)
 		if err != nil {
 			return nil, err
 		}
@@ -320,7 +345,7 @@ func (e *Engine) prepare(d *decoder, voc *vocabulary) (*decoder, error) {
 		return d, nil
 	}
 	start := time.Now()
-	if err := d.applyVocabulary(e.cfg.Dict, voc, voc.arpa(d.lw())); err != nil {
+	if err := d.applyVocabulary(e.dict, voc.key, voc.dictionaryEntries(e.lex, d.knows), voc.arpa(d.lw())); err != nil {
 		e.mu.Lock()
 		e.freeLocked(d)
 		e.mu.Unlock()
@@ -406,6 +431,17 @@ var errClosedStream = fmt.Errorf("sphinx: stream: %w", recognizer.ErrClosed)
 // Config.Telephone), or with batch its batch pool (Config.TelephoneBatch):
 // nil and no error when cfg has no telephone model.
 func NewTelephone(cfg Config, batch bool, logger *slog.Logger) (*Engine, error) {
+	return newTelephone(cfg, batch, nil, logger)
+}
+
+// Telephone is NewTelephone on e's configuration. The pool shares e's
+// lexicon and dictionary text instead of reading its own (about 15 MB of
+// heap each).
+func (e *Engine) Telephone(batch bool, logger *slog.Logger) (*Engine, error) {
+	return newTelephone(e.cfg, batch, e, logger)
+}
+
+func newTelephone(cfg Config, batch bool, like *Engine, logger *slog.Logger) (*Engine, error) {
 	tc, ok := cfg.Telephone()
 	if batch {
 		tc, ok = cfg.TelephoneBatch()
@@ -413,7 +449,7 @@ func NewTelephone(cfg Config, batch bool, logger *slog.Logger) (*Engine, error) 
 	if !ok {
 		return nil, nil
 	}
-	e, err := New(tc, logger)
+	e, err := newEngineLike(tc, like, logger)
 	if err != nil {
 		return nil, fmt.Errorf("telephone model %s: %w", tc.HMM, err)
 	}

@@ -75,6 +75,38 @@ func TestPoolCapacity(t *testing.T) {
 	}
 }
 
+// TestOnDemandPool: an OnDemand pool starts empty, loads a decoder for
+// a stream that finds none idle, keeps it for the next stream, and loads
+// no more than its size.
+func TestOnDemandPool(t *testing.T) {
+	cfg := Config{Decoders: 2, OnDemand: true}
+	cfg.SetDefaults()
+	e, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if total, busy := e.Stats(); total != 0 || busy != 0 || e.Loading() != 0 {
+		t.Fatalf("new pool: stats %d/%d, loading %d; want 0/0, 0", total, busy, e.Loading())
+	}
+	c, pcm := clip(t, "pocketsphinx-goforward.wav")
+	for range 2 {
+		st := openStream(t, e)
+		if total, busy := e.Stats(); total != 1 || busy != 1 {
+			t.Errorf("one stream: stats %d/%d, want 1/1", total, busy)
+		}
+		if u, err := st.Decode(pcm); err != nil || u.Text != c.Transcript {
+			t.Errorf("decoded %q, %v; want %q", u.Text, err, c.Transcript)
+		}
+		st.Close()
+	}
+	openStream(t, e)
+	openStream(t, e)
+	if total, busy := e.Stats(); total != 2 || busy != 2 {
+		t.Errorf("two streams: stats %d/%d, want 2/2", total, busy)
+	}
+}
+
 func TestLanguage(t *testing.T) {
 	e := newEngine(t, 1)
 	for _, lang := range []string{"", "en"} {

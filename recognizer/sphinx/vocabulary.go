@@ -193,6 +193,40 @@ func (lx *lexicon) resolveVocabulary(items []recognizer.VocabularyWord) *vocabul
 	return v
 }
 
+// dictionaryEntries returns the entries a decoder needs added for v,
+// when has tells which words its dictionary has: first the lexicon's own
+// entries ("w", "w(2)"...) of v's words it lacks (a decoder loads only its
+// language model's words, searchDictionary, and an alternate needs its
+// word's first entry), then v's.
+func (v *vocabulary) dictionaryEntries(lx *lexicon, has func(string) bool) []entry {
+	words := map[string]bool{}
+	for _, e := range v.add {
+		w, _, _ := strings.Cut(e.word, "(")
+		words[w] = true
+	}
+	for w := range v.boost {
+		words[w] = true
+	}
+	var add []entry
+	for _, w := range slices.Sorted(maps.Keys(words)) {
+		if _, ok := lx.prons[w]; !ok || has(w) {
+			continue
+		}
+		for n := 1; ; n++ {
+			name := w
+			if n > 1 {
+				name = fmt.Sprintf("%s(%d)", w, n)
+			}
+			p, ok := lx.prons[name]
+			if !ok {
+				break
+			}
+			add = append(add, entry{word: name, phones: strings.Fields(p)})
+		}
+	}
+	return append(add, v.add...)
+}
+
 // addPronunciations adds prons of w that the dictionary (or v) does not
 // have yet: the first as w itself when w is new, the others as alternates
 // "w(2)", "w(3)"... numbered after the existing ones.

@@ -1,0 +1,98 @@
+package sphinx
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/earshot-dev/earshot/recognizer"
+)
+
+// TestSearchDictionary: a pool's decoders know the language model's words
+// (alternate pronunciations included) and not the dictionary's others,
+// which cost memory and were never proposed; a vocabulary still brings a
+// dictionary word the model lacks ("zywicki", in cmudict, not in en-us.lm).
+func TestSearchDictionary(t *testing.T) {
+	e := newEngine(t, 1)
+	dict, err := searchDictionary(e.cfg.Dict, e.cfg.LM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(dict, []byte("\n")); n < 70000 || n > 90000 {
+		t.Errorf("%d entries; want the en-us model's ~72,500 words and their alternates", n)
+	}
+	st := openStream(t, e)
+	for w, want := range map[string]bool{"hello": true, "read(2)": true, "forward": true, "zywicki": false} {
+		if got := st.d.knows(w); got != want {
+			t.Errorf("decoder knows %q: %v, want %v", w, got, want)
+		}
+	}
+	st.Close()
+	vs, err := e.NewStream(t.Context(), recognizer.StreamOptions{Vocabulary: []recognizer.VocabularyWord{{Value: "Zywicki", Intensity: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vs.Close()
+	if !vs.(*Stream).d.knows("zywicki") {
+		t.Error("a vocabulary's dictionary word is not on its decoder")
+	}
+}
+
+// TestSearchDictionarySameWords: a decoder on the model's words decodes a
+// clip to the same words and times as one on the whole dictionary.
+func TestSearchDictionarySameWords(t *testing.T) {
+	e := newEngine(t, 1)
+	_, pcm := clip(t, "librivox-sense-and-sensibility-01-0870.wav")
+	decode := func() recognizer.Utterance {
+		t.Helper()
+		st := openStream(t, e)
+		defer st.Close()
+		u, err := st.Decode(pcm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	trimmed := decode()
+	full, err := newDecoder(e.cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.mu.Lock()
+	e.idle[0].free()
+	e.idle[0] = full
+	e.mu.Unlock()
+	if !full.knows("zywicki") {
+		t.Fatal("the whole dictionary lacks zywicki")
+	}
+	whole := decode()
+	if trimmed.Text == "" || trimmed.Text != whole.Text || len(trimmed.Words) != len(whole.Words) {
+		t.Fatalf("model's words %q, whole dictionary %q", trimmed.Text, whole.Text)
+	}
+	for i := range trimmed.Words {
+		if trimmed.Words[i] != whole.Words[i] {
+			t.Errorf("word %d: %+v against %+v", i, trimmed.Words[i], whole.Words[i])
+		}
+	}
+}
+
+// TestTelephoneSharesDictionary: the telephone pools made from an engine
+// share its lexicon and dictionary text instead of reading their own.
+func TestTelephoneSharesDictionary(t *testing.T) {
+	cfg := Config{Decoders: 1, TelephoneHMM: DefaultHMM, TelephoneDecoders: 1}
+	cfg.SetDefaults()
+	e, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, batch := range []bool{false, true} {
+		tel, err := e.Telephone(batch, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tel.lex != e.lex || &tel.dict[0] != &e.dict[0] {
+			t.Errorf("batch %v: the telephone pool read its own lexicon or dictionary", batch)
+		}
+		tel.Close()
+	}
+}

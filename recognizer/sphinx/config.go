@@ -50,6 +50,17 @@ const (
 	// and 9.1 s against 8.8 and 13.3 s, for about the same WER of the
 	// finals (docs/live-tuning.md, 2026-11-25 06:30 UTC).
 	DefaultOverloadMaxHMMsPerFrame = 1000
+	// DefaultTelephoneLanguageWeight is the -lw of the telephone live
+	// pool's searches (TelephoneLanguageWeight unset), against
+	// PocketSphinx's 6.5: the live finals of calls come from the first pass,
+	// which searches at -lw, while a batch decode's words come from its
+	// later passes at -fwdflatlw 8.5 and -bestpathlw 9.5. Chosen on the
+	// corpus tuning subset (bench/cmd/livegap -every 5, mu-law live finals,
+	// 2026-11-28 09:30-10:05 UTC, docs/live-tuning.md): 6 / 6.5 / 6.8 / 7 /
+	// 7.2 / 7.5 gave 41.60 / 41.55 / 40.89 / 40.23 / 41.05 / 41.20 %, and
+	// 7 about 10 % less CPU. The batch pool keeps 6.5: 7 there was 0.26
+	// points worse.
+	DefaultTelephoneLanguageWeight = 7.0
 )
 
 // MaxDecoders bounds Config.Decoders; each decoder holds about 80 MB (a
@@ -118,6 +129,15 @@ type Config struct {
 	// 0 means DefaultOverloadMaxHMMsPerFrame; -1 turns the lean search off
 	// (finals then fall behind when the box is short of CPU).
 	OverloadMaxHMMsPerFrame int `yaml:"overload_max_hmms_per_frame"`
+	// TelephoneLanguageWeight is the language weight (-lw), 1..30, of the
+	// telephone model's live pool: the weight of the language model
+	// against the acoustics in the search that calls' live finals come
+	// from. 0 means DefaultTelephoneLanguageWeight. Whole recordings keep
+	// PocketSphinx's weights.
+	TelephoneLanguageWeight float64 `yaml:"telephone_language_weight"`
+	// LanguageWeight is the pool's -lw; 0 PocketSphinx's 6.5. Not
+	// configuration: Telephone sets it from TelephoneLanguageWeight.
+	LanguageWeight float64 `yaml:"-"`
 	// LiveDecodes is how many live streams of the process decode at once,
 	// 1..256 (cpugate.go): a stream's block of audio waits for a free slot
 	// and then decodes to its end, instead of the kernel time-slicing more
@@ -196,6 +216,10 @@ func (c Config) Telephone() (Config, bool) {
 	if t.TopN == 0 {
 		t.TopN = DefaultTelephoneTopN
 	}
+	t.LanguageWeight = c.TelephoneLanguageWeight
+	if t.LanguageWeight == 0 {
+		t.LanguageWeight = DefaultTelephoneLanguageWeight
+	}
 	t.TelephoneHMM, t.TelephoneDecoders = NoTelephoneHMM, t.Decoders
 	return t, true
 }
@@ -214,6 +238,7 @@ func (c Config) TelephoneBatch() (Config, bool) {
 	t.Decoders, t.TelephoneDecoders, t.Preload = c.Decoders, c.Decoders, 0
 	t.FirstPassOnly = false // the same passes as pocketsphinx_batch
 	t.PrepareFirstPass = false
+	t.LanguageWeight = c.LanguageWeight
 	// Loaded when first needed: 2 decoders (about 160 MB) that a box
 	// taking only wideband audio and calls never used, and a whole
 	// recording waits for its result anyway.
@@ -284,6 +309,9 @@ func (c Config) Validate() error {
 	}
 	if c.FrameDownsample < 1 || c.FrameDownsample > 4 {
 		errs = append(errs, config.Errorf("frame_downsample", "%d not in 1..4", c.FrameDownsample))
+	}
+	if w := c.TelephoneLanguageWeight; w != 0 && (w < 1 || w > 30) {
+		errs = append(errs, config.Errorf("telephone_language_weight", "%g not 0 or in 1..30", w))
 	}
 	if c.TopN < 0 || c.TopN > 16 {
 		errs = append(errs, config.Errorf("topn", "%d not 0 or in 1..16", c.TopN))
@@ -375,6 +403,9 @@ func searchArgs(cfg Config) []string {
 	}
 	if cfg.MaxWordsPerFrame > 0 {
 		args = append(args, "-maxwpf", strconv.Itoa(cfg.MaxWordsPerFrame))
+	}
+	if cfg.LanguageWeight > 0 {
+		args = append(args, "-lw", strconv.FormatFloat(cfg.LanguageWeight, 'g', -1, 64))
 	}
 	return args
 }

@@ -30,6 +30,7 @@ func TestConfig(t *testing.T) {
 		{"missing telephone model", func(c *Config) { c.TelephoneHMM = missing }, []string{"telephone_hmm"}},
 		{"telephone model off", func(c *Config) { c.TelephoneHMM = NoTelephoneHMM }, nil},
 		{"too many telephone decoders", func(c *Config) { c.TelephoneDecoders = 65 }, []string{"telephone_decoders"}},
+		{"telephone language weight", func(c *Config) { c.TelephoneLanguageWeight = 0.5 }, []string{"telephone_language_weight"}},
 		{"search settings", func(c *Config) {
 			c.FrameDownsample, c.TopN, c.PhoneLookahead, c.Beam, c.WordBeam, c.PhoneBeam = 4, 16, new(0), 1e-80, 1e-5, 1e-40
 		}, nil},
@@ -100,11 +101,20 @@ func TestTelephoneConfig(t *testing.T) {
 	if tc.TopN != DefaultTelephoneTopN || c.TopN != 0 {
 		t.Errorf("-topn: telephone pool %d, wideband %d; want %d, 0 (PocketSphinx's 4)", tc.TopN, c.TopN, DefaultTelephoneTopN)
 	}
+	if tc.LanguageWeight != DefaultTelephoneLanguageWeight || c.LanguageWeight != 0 {
+		t.Errorf("-lw: telephone live pool %g, wideband %g; want %g, 0 (PocketSphinx's 6.5)", tc.LanguageWeight, c.LanguageWeight, DefaultTelephoneLanguageWeight)
+	}
+	c.TelephoneLanguageWeight = 8
+	if tc, _ := c.Telephone(); tc.LanguageWeight != 8 {
+		t.Errorf("telephone_language_weight 8: the live pool's -lw is %g", tc.LanguageWeight)
+	}
+	c.TelephoneLanguageWeight = 0
 	// The batch pool: whole recordings, one decoder per CPU, the same
-	// model and search settings, all passes.
+	// model and search settings, all passes, PocketSphinx's weights.
 	bc, ok := c.TelephoneBatch()
 	if !ok || bc.HMM != DefaultHMM || bc.Decoders != c.Decoders || bc.MaxHMMsPerFrame != DefaultTelephoneMaxHMMsPerFrame ||
-		bc.TopN != DefaultTelephoneTopN || bc.Preload != 0 || bc.TelephoneHMM != NoTelephoneHMM || bc.FirstPassOnly || !bc.OnDemand || tc.OnDemand {
+		bc.TopN != DefaultTelephoneTopN || bc.Preload != 0 || bc.TelephoneHMM != NoTelephoneHMM || bc.FirstPassOnly || !bc.OnDemand || tc.OnDemand ||
+		bc.LanguageWeight != 0 {
 		t.Errorf("TelephoneBatch() = %+v, %v", bc, ok)
 	}
 	if err := bc.Validate(); err != nil {
@@ -188,6 +198,20 @@ func TestSearchCaps(t *testing.T) {
 
 	cfg.Decoders = 1
 	decodesClearClip(t, cfg)
+
+	// The telephone live pool's language weight reaches its decoders.
+	cfg.MaxHMMsPerFrame, cfg.MaxWordsPerFrame = 0, 0
+	cfg.TelephoneHMM = DefaultHMM
+	tc, _ := cfg.Telephone()
+	d, err = newDecoder(tc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lw := d.lw()
+	d.free()
+	if lw != DefaultTelephoneLanguageWeight {
+		t.Errorf("telephone live decoder: -lw %g, want %g", lw, DefaultTelephoneLanguageWeight)
+	}
 }
 
 // TestPresetSettings: a preset's search caps come out as the YAML keys a

@@ -48,10 +48,10 @@ var _ recognizer.Engine = (*Engine)(nil)
 // New loads cfg.Decoders decoders, one after another (each reads the
 // model: about 80 MB and a fifth of a second; Config.Preload and
 // Config.OnDemand load fewer), after reading the dictionary for
-// vocabularies and its words of the language model (searchDictionary). A nil logger keeps the engine silent;
-// PocketSphinx's own log output is switched off unless the logger is
-// enabled for debug, in which case the C library writes to stderr. On
-// error New frees what it had loaded.
+// vocabularies and its words of the language model (searchDictionary).
+// A nil logger keeps the engine silent; PocketSphinx's own log output is
+// switched off unless the logger is enabled for debug, in which case the
+// C library writes to stderr. On error New frees what it had loaded.
 func New(cfg Config, logger *slog.Logger) (*Engine, error) {
 	return newEngineLike(cfg, nil, logger)
 }

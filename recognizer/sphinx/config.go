@@ -155,8 +155,9 @@ type Config struct {
 	// TelephoneDecoders is the telephone model's live pool size, 1..64. A live
 	// call holds a decoder while its speaker talks (and through the short
 	// pauses), so the pool bounds the calls that can talk at once; each
-	// decoder costs about 110 MB (its lean search included). As many as Decoders are loaded at start,
-	// the rest in the background right after (Engine.warm). Default 4 x
+	// decoder costs about 110 MB (its lean search included). As many as
+	// Decoders are loaded at start, the rest in the background right
+	// after (Engine.warm). Default 4 x
 	// Decoders (8 calls on a 2-CPU box, issue 14). Whole recordings decode
 	// on the telephone model's batch pool of Decoders more (TelephoneBatch).
 	TelephoneDecoders int `yaml:"telephone_decoders"`

@@ -213,10 +213,7 @@ func (v *vocabulary) dictionaryEntries(lx *lexicon, has func(string) bool) []ent
 			continue
 		}
 		for n := 1; ; n++ {
-			name := w
-			if n > 1 {
-				name = fmt.Sprintf("%s(%d)", w, n)
-			}
+			name := entryName(w, n)
 			p, ok := lx.prons[name]
 			if !ok {
 				break
@@ -225,6 +222,15 @@ func (v *vocabulary) dictionaryEntries(lx *lexicon, has func(string) bool) []ent
 		}
 	}
 	return append(add, v.add...)
+}
+
+// entryName is the dictionary name of w's nth pronunciation: "w" for the
+// first, "w(n)" for the alternates.
+func entryName(w string, n int) string {
+	if n == 1 {
+		return w
+	}
+	return fmt.Sprintf("%s(%d)", w, n)
 }
 
 // addPronunciations adds prons of w that the dictionary (or v) does not
@@ -246,10 +252,7 @@ func (v *vocabulary) addPronunciations(lx *lexicon, w string, exists bool, prons
 	var existing []string
 	if exists {
 		for n = 1; ; n++ {
-			name := w
-			if n > 1 {
-				name = fmt.Sprintf("%s(%d)", w, n)
-			}
+			name := entryName(w, n)
 			p, ok := have(name)
 			if !ok {
 				n--
@@ -265,10 +268,7 @@ func (v *vocabulary) addPronunciations(lx *lexicon, w string, exists bool, prons
 		}
 		existing = append(existing, joined)
 		n++
-		name := w
-		if n > 1 {
-			name = fmt.Sprintf("%s(%d)", w, n)
-		}
+		name := entryName(w, n)
 		v.add = append(v.add, entry{word: name, phones: phones})
 	}
 }

@@ -169,7 +169,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if m := d.pl.TelephoneModel(); m != "" {
 		telephone = fmt.Sprintf("%s (%d decoders)", m, d.cfg.Sphinx.TelephoneDecoders)
 	}
-	d.log.Info("daemon started", "workers", d.cfg.Workers, "decoders", d.cfg.Sphinx.Decoders, "telephone_model", telephone, "data_dir", d.cfg.DataDir)
+	d.log.Info("daemon started", "workers", d.cfg.Workers, "decoders", d.cfg.Sphinx.Decoders,
+		"live_decoders", d.cfg.Sphinx.LiveDecoders, "telephone_model", telephone, "data_dir", d.cfg.DataDir)
 	select {
 	case <-ctx.Done():
 	case <-failed.Done():

@@ -51,7 +51,7 @@ var (
 	descQueue    = prometheus.NewDesc("earshot_queue_depth", "Pre-recorded jobs waiting for a worker.", nil, nil)
 	descLive     = prometheus.NewDesc("earshot_live_sessions", "Live sessions open (created and not ended).", nil, nil)
 	descDecoders = prometheus.NewDesc("earshot_decoders", "Decoders in the engine pool, by state.", []string{"state"}, nil)
-	descLoading  = prometheus.NewDesc("earshot_decoders_loading", "Decoders of the embedded pools (wideband, telephone live and batch) and first-pass searches of the wideband pool still loading in the background after start.", nil, nil)
+	descLoading  = prometheus.NewDesc("earshot_decoders_loading", "Decoders of the embedded pools (wideband batch and live, telephone live and batch) and lean searches of the telephone live pool still loading in the background after start.", nil, nil)
 	descOutbox   = prometheus.NewDesc("earshot_callback_outbox_depth", "Callbacks waiting for delivery.", nil, nil)
 	descBatch    = prometheus.NewDesc("earshot_batch_passes_pending", "Ended live sessions whose batch pass is queued or running.", nil, nil)
 )

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"time"
@@ -15,13 +16,14 @@ import (
 // that left a pass queued for the gate looks again this often.
 const GatePoll = 100 * time.Millisecond
 
-// batchGate keeps batch passes below live audio in priority. A batch pass
-// checks a decoder out (one VAD segment at a time) only when every channel
-// of every live session (connected or still to connect) could hold a
-// decoder at the same time as the passes do, counted against the smallest
-// embedded pool; while any live session exists, at most one segment of
-// batch passes decodes at a time (one core for live audio on a 2-core
-// box). Remote engines are not gated: their capacity is not ours.
+// batchGate keeps batch passes below live audio in priority. While any
+// live session exists, at most one segment of batch passes decodes at a
+// time (one core for live audio on a 2-core box). Live streams decode on
+// pools of their own, except calls when no telephone model is installed:
+// those share the wideband pool with batch passes, so a pass then takes a
+// decoder only when every channel of every live session (connected or
+// still to connect) could hold one at the same time as the passes do.
+// Remote engines are not gated: their capacity is not ours.
 type batchGate struct {
 	s *Service
 
@@ -43,13 +45,14 @@ func (g *batchGate) liveChannels() int {
 	return n
 }
 
-// capacity is the smallest embedded decoder pool.
+// capacity is how many decoders batch passes and live channels share:
+// the wideband pool's when live calls decode on it (no telephone model),
+// else no bound (live audio has pools of its own).
 func (g *batchGate) capacity() int {
-	c := g.s.deps.Decoders
 	if g.s.pl.TelephoneModel() != "" {
-		c = min(c, g.s.deps.TelephoneDecoders)
+		return math.MaxInt
 	}
-	return c
+	return g.s.deps.Decoders
 }
 
 // openLocked reports whether a batch pass may take one more decoder with

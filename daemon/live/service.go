@@ -66,9 +66,10 @@ type Deps struct {
 	// Pipeline routes, recognises and runs the add-ons; the service does
 	// not close it.
 	Pipeline *pipeline.Transcriber
-	// Decoders and TelephoneDecoders are the embedded pools' sizes, which
-	// the batch pass's gate counts against (batchpass_gate.go).
-	Decoders, TelephoneDecoders int
+	// Decoders is the size of the wideband pool that batch passes decode
+	// on, which the batch pass's gate counts against when live calls
+	// share it (batchpass_gate.go).
+	Decoders int
 	// Log is the service's logger; nil is silent.
 	Log *slog.Logger
 	// Cluster is the shared store of a cluster (cluster.go), nil on one

@@ -10,43 +10,50 @@ import (
 // sphinx pools).
 type acousticModeler interface{ AcousticModel() string }
 
-// SetTelephone installs the embedded engine's telephone-band pools: the
-// embedded engine with the telephone acoustic model, which narrowband audio
-// is routed to (see forBand), live for live calls and batch for whole
-// recordings (a nil batch: live serves both). Call it before the daemon
-// runs.
-func (e *Engines) SetTelephone(live, batch recognizer.Engine) {
-	if batch == nil {
-		batch = live
-	}
-	e.telephone, e.telephoneBatch = live, batch
+// Pools are the embedded engine's pools beside its own (which decodes
+// whole recordings of wideband audio), each nil when not loaded.
+type Pools struct {
+	// Live decodes live streams of wideband audio (the wideband model's
+	// live pool).
+	Live recognizer.Engine
+	// Telephone and TelephoneBatch have the telephone acoustic model,
+	// which narrowband audio is routed to: Telephone for live calls,
+	// TelephoneBatch for whole recordings (nil: Telephone serves both).
+	Telephone, TelephoneBatch recognizer.Engine
 }
 
-// forBand is the engine that decodes audio of band b on route engine en:
-// the telephone pool (the batch one for a whole recording) when en is the
-// embedded engine, b is narrowband and the pool is installed; en
-// otherwise. notes are post_session_metadata: audio_band (what was found
-// and why) and, on the embedded engine, acoustic_model. Nil-safe.
+// SetPools installs the embedded engine's other pools (see forBand). Call
+// it before the daemon runs.
+func (e *Engines) SetPools(p Pools) {
+	if p.TelephoneBatch == nil {
+		p.TelephoneBatch = p.Telephone
+	}
+	e.pools = p
+}
+
+// forBand is the engine that decodes audio of band b on route engine en,
+// for a whole recording (batch) or a live stream. When en is the embedded
+// engine: narrowband audio goes to the telephone pool of its use when one
+// is installed, wideband live streams to the live pool when one is;
+// everything else, and every other engine, stays on en. notes are
+// post_session_metadata: audio_band (what was found and why) and, on the
+// embedded engine, acoustic_model. Nil-safe.
 func (e *Engines) forBand(en recognizer.Engine, b recognizer.Band, batch bool) (recognizer.Engine, map[string]any) {
-	var embedded, tel recognizer.Engine
-	if e != nil {
-		embedded, tel = e.embedded, e.telephone
-		if batch {
-			tel = e.telephoneBatch
-		}
-	}
-	return bandEngine(en, embedded, tel, b)
-}
-
-// bandEngine is forBand for a given embedded engine and telephone pool
-// (tel nil: none).
-func bandEngine(en, embedded, tel recognizer.Engine, b recognizer.Band) (recognizer.Engine, map[string]any) {
 	notes := map[string]any{"audio_band": bandNote(b)}
-	if en != embedded || embedded == nil {
+	if e == nil || en != e.embedded || en == nil {
 		return en, notes
 	}
-	if b.Narrowband && tel != nil {
-		en = tel
+	var pool recognizer.Engine
+	switch {
+	case b.Narrowband && batch:
+		pool = e.pools.TelephoneBatch
+	case b.Narrowband:
+		pool = e.pools.Telephone
+	case !batch:
+		pool = e.pools.Live
+	}
+	if pool != nil {
+		en = pool
 	}
 	if m, ok := en.(acousticModeler); ok {
 		notes["acoustic_model"] = m.AcousticModel()

@@ -14,15 +14,20 @@ type fakePool struct {
 
 func (p fakePool) AcousticModel() string { return p.model }
 
-// TestTelephonePools: narrowband audio on the embedded engine goes to the
+// TestPools: narrowband audio on the embedded engine goes to the
 // telephone model's batch pool for a whole recording and to its live pool
-// for a live call; wideband audio and remote routes stay where they are,
-// and without a batch pool the live one serves both.
-func TestTelephonePools(t *testing.T) {
+// for a live call; a wideband live stream goes to the wideband live pool
+// and a wideband recording stays on the embedded engine; remote routes
+// stay where they are. Without a telephone batch pool the telephone live
+// one serves both; without a telephone model, a live call decodes on the
+// embedded engine. Before, wideband live streams stayed on the embedded
+// engine's pool (2 decoders on a 2-CPU box).
+func TestPools(t *testing.T) {
 	embedded := fakePool{model: "en-us"}
+	wideLive := fakePool{model: "en-us, live pool"}
 	live, batch := fakePool{model: "telephone, live pool"}, fakePool{model: "telephone, batch pool"}
 	e := &Engines{embedded: embedded}
-	e.SetTelephone(live, batch)
+	e.SetPools(Pools{Live: wideLive, Telephone: live, TelephoneBatch: batch})
 	narrow := recognizer.Band{Narrowband: true, ByRate: true}
 	for _, c := range []struct {
 		name  string
@@ -33,7 +38,7 @@ func TestTelephonePools(t *testing.T) {
 		{"narrowband recording", narrow, true, batch},
 		{"narrowband live call", narrow, false, live},
 		{"wideband recording", recognizer.Band{ByRate: true}, true, embedded},
-		{"wideband live call", recognizer.Band{ByRate: true}, false, embedded},
+		{"wideband live call", recognizer.Band{ByRate: true}, false, wideLive},
 	} {
 		got, notes := e.forBand(embedded, c.band, c.batch)
 		if got != c.want {
@@ -47,8 +52,12 @@ func TestTelephonePools(t *testing.T) {
 	if got, _ := e.forBand(remote, narrow, true); got != remote {
 		t.Errorf("a remote route was moved to %v", got)
 	}
-	e.SetTelephone(live, nil)
+	e.SetPools(Pools{Live: wideLive, Telephone: live})
 	if got, _ := e.forBand(embedded, narrow, true); got != live {
 		t.Errorf("no batch pool: a recording went to %v, want the live pool", got)
+	}
+	e.SetPools(Pools{Live: wideLive})
+	if got, _ := e.forBand(embedded, narrow, false); got != embedded {
+		t.Errorf("no telephone model: a live call went to %v, want the embedded engine", got)
 	}
 }

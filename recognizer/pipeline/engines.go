@@ -19,13 +19,11 @@ const EmbeddedEngine = "sphinx"
 type Engines struct {
 	cfg      EnginesConfig
 	embedded recognizer.Engine
-	// telephone and telephoneBatch are the embedded engine's
-	// telephone-band pools for live calls and for whole recordings, nil
-	// when none (SetTelephone).
-	telephone, telephoneBatch recognizer.Engine
-	list                      []recognizer.Engine // embedded first, then remotes in config order
-	remotes                   []*remote.Engine
-	metrics                   engineMetrics
+	// pools are the embedded engine's other pools (SetPools).
+	pools   Pools
+	list    []recognizer.Engine // embedded first, then remotes in config order
+	remotes []*remote.Engine
+	metrics engineMetrics
 }
 
 // NewEngines builds the remote engines of c (no I/O) beside embedded.

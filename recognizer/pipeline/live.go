@@ -70,7 +70,7 @@ func (e *Engines) Live(o LiveOptions) (*LiveRoute, error) {
 		lr.vocab, lr.vocabNote = vocabularyWords(rt.Engine, rt.Language, o.Vocabulary)
 	}
 	lr.route, lr.Language = rt, rt.Language
-	eng := e.liveEngine(rt, o.Languages, o.DecoderWait, o.Notify)
+	eng := e.liveEngine(rt, band, o.Languages, o.DecoderWait, o.Notify)
 	lr.remote, _ = eng.(*liveEngine)
 	if rt.Language == "" && !rt.PerUtterance {
 		eng = keepLanguage(eng) // no code switching: the first language detected is kept
@@ -145,8 +145,11 @@ func LiveResult(finals []recognizer.Utterance, duration float64, channels int, l
 // under the session's lock, so the streams are used by one goroutine at a
 // time; the switch is read at the end through liveEngine.notes.
 type liveEngine struct {
-	primary  *remote.Engine
+	primary *remote.Engine
+	// embedded is the embedded engine's pool for the session's band
+	// (forBand), narrow whether the band is the telephone band.
 	embedded recognizer.Engine
+	narrow   bool
 	// fallbackLang is the embedded engine's language for this session,
 	// "" when the session may not fall back.
 	fallbackLang string
@@ -167,17 +170,19 @@ type liveEngine struct {
 var _ recognizer.Engine = (*liveEngine)(nil)
 
 // liveEngine returns the engine a live session's recogniser runs on for
-// rt: rt's engine itself when it is not remote, else a *liveEngine. listed
-// is language_config.languages, wait the session's decoder wait, notify
-// sends the client an error message.
-func (e *Engines) liveEngine(rt Route, listed []string, wait time.Duration, notify func(string)) recognizer.Engine {
+// rt: rt's engine itself when it is not remote, else a *liveEngine. band
+// is the session's audio band, listed is language_config.languages, wait
+// the session's decoder wait, notify sends the client an error message.
+func (e *Engines) liveEngine(rt Route, band recognizer.Band, listed []string, wait time.Duration, notify func(string)) recognizer.Engine {
 	r := rt.remote
 	if r == nil {
 		return rt.Engine
 	}
+	embedded, _ := e.forBand(e.embedded, band, false)
 	return &liveEngine{
 		primary:      r,
-		embedded:     e.embedded,
+		embedded:     embedded,
+		narrow:       band.Narrowband,
 		fallbackLang: e.fallbackLanguage(rt, listed),
 		wait:         wait,
 		notify:       notify,
@@ -192,7 +197,7 @@ func (l *liveEngine) Languages() []string { return l.primary.Languages() }
 // has switched.
 func (l *liveEngine) NewStream(ctx context.Context, o recognizer.StreamOptions) (recognizer.Stream, error) {
 	if l.switched() {
-		return l.embedded.NewStream(ctx, recognizer.StreamOptions{Language: l.fallbackLang, Narrowband: o.Narrowband})
+		return l.embedded.NewStream(ctx, recognizer.StreamOptions{Language: l.fallbackLang, Narrowband: l.narrow})
 	}
 	st, err := l.primary.NewStream(ctx, o)
 	if err != nil {
@@ -317,7 +322,7 @@ func (s *liveStream) fallBack(pcm []int16, err error) (recognizer.Utterance, err
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), l.wait)
-	st, nerr := l.embedded.NewStream(ctx, recognizer.StreamOptions{Language: l.fallbackLang})
+	st, nerr := l.embedded.NewStream(ctx, recognizer.StreamOptions{Language: l.fallbackLang, Narrowband: l.narrow})
 	cancel()
 	if nerr != nil {
 		if jerr == nil {

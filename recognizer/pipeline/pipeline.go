@@ -23,80 +23,82 @@ type Config struct {
 	// Media bounds and decodes the files TranscribeFile reads.
 	Media media.Options
 	// Live: the pipeline serves live sessions too (the daemon; not
-	// `earshotd transcribe`), so the wideband pool readies its decoders
-	// for them in the background (sphinx.Config.PrepareFirstPass) and the
-	// telephone model's live pool is loaded (without it, none is).
+	// `earshotd transcribe`), so the live pools are loaded: the wideband
+	// model's (Engine.Live) and the telephone model's (without Live,
+	// neither is).
 	Live bool
 }
 
-// New loads the pipeline of cfg: the embedded engine, its telephone-band
-// pool, the engine registry and the add-ons, wired into one Transcriber.
-// It starts no goroutine; on error it releases what it had loaded. Close
-// releases it all.
+// New loads the pipeline of cfg: the embedded engine, its live and
+// telephone-band pools, the engine registry and the add-ons, wired into
+// one Transcriber. It starts no goroutine; on error it releases what it
+// had loaded. Close releases it all.
 func New(cfg Config, logger *slog.Logger) (*Transcriber, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	wide := cfg.Sphinx
-	wide.PrepareFirstPass = cfg.Live
-	eng, err := sphinx.New(wide, logger.With("component", "recognizer"))
-	if err != nil {
-		return nil, fmt.Errorf("load engine: %w", err)
+	rlog := logger.With("component", "recognizer")
+	t := &Transcriber{Media: cfg.Media}
+	fail := func(what string, err error) (*Transcriber, error) {
+		t.Close()
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	tlog := logger.With("component", "recognizer", "model", "telephone")
-	var tel *sphinx.Engine
+	var err error
+	if t.embedded, err = sphinx.New(cfg.Sphinx, rlog); err != nil {
+		return fail("load engine", err)
+	}
+	tlog := rlog.With("model", "telephone")
 	if cfg.Live {
-		// Only live calls use the telephone live pool.
-		if tel, err = eng.Telephone(false, tlog); err != nil {
-			eng.Close()
-			return nil, fmt.Errorf("load engine: %w", err)
+		// Only live sessions use the live pools.
+		if t.live, err = t.embedded.Live(rlog.With("pool", "live")); err != nil {
+			return fail("load engine", err)
+		}
+		if t.tel, err = t.embedded.Telephone(false, tlog); err != nil {
+			return fail("load engine", err)
 		}
 	}
-	telBatch, err := eng.Telephone(true, tlog.With("pool", "batch"))
-	if err != nil {
-		tel.Close()
-		eng.Close()
-		return nil, fmt.Errorf("load engine: %w", err)
+	if t.telBatch, err = t.embedded.Telephone(true, tlog.With("pool", "batch")); err != nil {
+		return fail("load engine", err)
 	}
-	engines, err := NewEngines(eng, cfg.Engines, logger.With("component", "recognizer"))
-	if err != nil {
-		telBatch.Close()
-		tel.Close()
-		eng.Close()
-		return nil, fmt.Errorf("load engines: %w", err)
+	if t.Engines, err = NewEngines(t.embedded, cfg.Engines, rlog); err != nil {
+		return fail("load engines", err)
 	}
-	if telBatch != nil {
-		var live recognizer.Engine // a nil interface, not a nil *sphinx.Engine
-		if tel != nil {
-			live = tel
-		}
-		engines.SetTelephone(live, telBatch)
+	t.Engines.SetPools(Pools{Live: engine(t.live), Telephone: engine(t.tel), TelephoneBatch: engine(t.telBatch)})
+	if t.Addons, err = NewAddons(cfg.Addons, logger.With("component", "addons")); err != nil {
+		return fail("wire add-ons", err)
 	}
-	addons, err := NewAddons(cfg.Addons, logger.With("component", "addons"))
-	if err != nil {
-		engines.Close()
-		telBatch.Close()
-		tel.Close()
-		eng.Close()
-		return nil, fmt.Errorf("wire add-ons: %w", err)
+	return t, nil
+}
+
+// engine is e as a recognizer.Engine: a nil interface for a nil pool, not
+// a nil *sphinx.Engine.
+func engine(e *sphinx.Engine) recognizer.Engine {
+	if e == nil {
+		return nil
 	}
-	return &Transcriber{Engines: engines, Addons: addons, Media: cfg.Media, embedded: eng, tel: tel, telBatch: telBatch}, nil
+	return e
 }
 
 // Close releases the engines and the add-ons New loaded. Call it once
-// nothing transcribes any more (after the daemon's Run returned).
+// nothing transcribes any more (after the daemon's Run returned). It
+// releases a partly loaded Transcriber too (New's failures).
 func (t *Transcriber) Close() error {
-	return errors.Join(t.Engines.Close(), t.embedded.Close(), t.tel.Close(), t.telBatch.Close(), t.Addons.Close())
+	var errs []error
+	if t.Engines != nil {
+		errs = append(errs, t.Engines.Close())
+	}
+	errs = append(errs, t.embedded.Close(), t.live.Close(), t.tel.Close(), t.telBatch.Close(), t.Addons.Close())
+	return errors.Join(errs...)
 }
 
 // Stats is the embedded engine's decoder pool: decoders loaded and busy.
 func (t *Transcriber) Stats() (total, busy int) { return t.embedded.Stats() }
 
 // Loading is how many decoders the embedded engine's pools (wideband,
-// telephone live and telephone batch) have still to load in the
-// background after New (sphinx.Engine.Loading).
+// wideband live, telephone live and telephone batch) have still to load
+// in the background after New (sphinx.Engine.Loading).
 func (t *Transcriber) Loading() int {
-	return t.embedded.Loading() + t.tel.Loading() + t.telBatch.Loading()
+	return t.embedded.Loading() + t.live.Loading() + t.tel.Loading() + t.telBatch.Loading()
 }
 
 // TelephoneModel names the telephone-band pool's acoustic model, "" when

@@ -32,6 +32,7 @@ type Transcriber struct {
 	Gate func(recognizer.Engine) recognizer.Engine
 
 	embedded *sphinx.Engine // owned: closed by Close
+	live     *sphinx.Engine // owned: the wideband live pool, nil when none
 	tel      *sphinx.Engine // owned: the telephone-band pool of live calls, nil when none
 	telBatch *sphinx.Engine // owned: the telephone-band pool of whole recordings, nil when none
 }

@@ -63,8 +63,8 @@ const (
 	DefaultTelephoneLanguageWeight = 7.0
 )
 
-// MaxDecoders bounds Config.Decoders; each decoder holds about 80 MB (a
-// wideband one serving live streams about 110 MB: its first-pass search).
+// MaxDecoders bounds the pool sizes; each decoder holds about 80 MB (a
+// telephone live one about 110 MB: its lean search).
 const MaxDecoders = 64
 
 // Config selects the model files and the pool size. The zero value plus
@@ -78,10 +78,24 @@ type Config struct {
 	// LM is the n-gram language model (ARPA or binary). Default DefaultLM.
 	LM string `yaml:"lm"`
 	// Decoders is the decoder pool size, 1..64: the number of streams that
-	// can decode at once. Each costs about 80 MB (110 MB when the pool also
-	// serves live streams) and a model load at New.
+	// can decode at once. Each costs about 80 MB and a model load at New.
+	// In the daemon this is the wideband model's batch pool (whole
+	// recordings and live sessions' batch passes); live streams have
+	// pools of their own (LiveDecoders, TelephoneDecoders).
 	// Default runtime.NumCPU().
 	Decoders int `yaml:"decoders"`
+	// LiveDecoders is the wideband model's live pool size, 1..64: the
+	// decoders of live streams of wideband audio (16 kHz and more:
+	// WebSocket sessions, WebRTC Opus, SIP G.722). A live stream holds a
+	// decoder while its speaker talks (and through the short pauses), so
+	// the pool bounds the wideband sessions that can talk at once. Each
+	// decoder searches with the first pass only, capped as
+	// DefaultFirstPassMaxHMMsPerFrame (Live), and costs about 80 MB. As
+	// many as Decoders are loaded at start, the rest in the background
+	// right after. Default 4 x Decoders, as TelephoneDecoders: before it
+	// (2026-11-28) wideband live streams decoded on the batch pool, and a
+	// 2-CPU box let only 2 of them talk at once.
+	LiveDecoders int `yaml:"live_decoders"`
 	// Language is the language code the model serves. Default "en".
 	Language string `yaml:"language"`
 	// FastSearch skips PocketSphinx's second, flat-lexicon search pass
@@ -180,16 +194,9 @@ type Config struct {
 	// Without it such a stream makes a first-pass search of its own on
 	// the decoder's first live use (useFirstPass: two more searches,
 	// their lexicon trees built then, which made the first seconds of 8
-	// calls on a fresh pool CPU-bound). Not configuration: Telephone sets it.
+	// calls on a fresh pool CPU-bound). Not configuration: Live and
+	// Telephone set it.
 	FirstPassOnly bool `yaml:"-"`
-	// PrepareFirstPass: the pool serves live streams beside whole
-	// recordings (the daemon's wideband pool), so the background load
-	// (Engine.warm) also makes each decoder's first-pass search ahead of
-	// need; otherwise a live stream makes it on the decoder's first live
-	// use (about 0.35 s of CPU, 0.8 s with its page faults, in the
-	// middle of a call: a quarter of a 30 s wideband session's CPU in
-	// livebench). Not configuration: pipeline.Config.Live sets it.
-	PrepareFirstPass bool `yaml:"-"`
 }
 
 // Telephone returns the configuration of the telephone-band pool (HMM the
@@ -225,6 +232,22 @@ func (c Config) Telephone() (Config, bool) {
 	return t, true
 }
 
+// Live returns the configuration of the wideband model's live pool:
+// LiveDecoders decoders (as many as Decoders loaded at New, the rest in
+// the background) that search with the first pass only (live finals are
+// read from it) at firstPassMaxHMMs, with no lean search and no
+// telephone model. Call it on a config that passed SetDefaults and
+// Validate.
+func (c Config) Live() Config {
+	l := c
+	l.Decoders, l.Preload = c.LiveDecoders, min(c.Decoders, c.LiveDecoders)
+	l.FirstPassOnly = true
+	l.MaxHMMsPerFrame = c.firstPassMaxHMMs()
+	l.OverloadMaxHMMsPerFrame = -1
+	l.TelephoneHMM, l.TelephoneDecoders, l.LiveDecoders = NoTelephoneHMM, l.Decoders, l.Decoders
+	return l
+}
+
 // TelephoneBatch returns the configuration of the telephone model's batch
 // pool, which decodes whole recordings (pre-recorded jobs and the batch
 // pass over a call's recording): Telephone's, but Decoders decoders (as
@@ -238,7 +261,6 @@ func (c Config) TelephoneBatch() (Config, bool) {
 	}
 	t.Decoders, t.TelephoneDecoders, t.Preload = c.Decoders, c.Decoders, 0
 	t.FirstPassOnly = false // the same passes as pocketsphinx_batch
-	t.PrepareFirstPass = false
 	t.LanguageWeight = c.LanguageWeight
 	// Loaded when first needed: 2 decoders (about 160 MB) that a box
 	// taking only wideband audio and calls never used, and a whole
@@ -266,6 +288,9 @@ func (c *Config) SetDefaults() {
 	}
 	if c.TelephoneDecoders == 0 {
 		c.TelephoneDecoders = min(4*c.Decoders, MaxDecoders)
+	}
+	if c.LiveDecoders == 0 {
+		c.LiveDecoders = min(4*c.Decoders, MaxDecoders)
 	}
 	if c.FrameDownsample == 0 {
 		c.FrameDownsample = 1
@@ -305,6 +330,9 @@ func (c Config) Validate() error {
 	if c.Decoders < 1 || c.Decoders > MaxDecoders {
 		errs = append(errs, config.Errorf("decoders", "%d not in 1..%d", c.Decoders, MaxDecoders))
 	}
+	if c.LiveDecoders < 1 || c.LiveDecoders > MaxDecoders {
+		errs = append(errs, config.Errorf("live_decoders", "%d not in 1..%d", c.LiveDecoders, MaxDecoders))
+	}
 	if c.Language == "" {
 		errs = append(errs, config.Errorf("language", "empty"))
 	}
@@ -342,11 +370,6 @@ func (c Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
-
-// preparesFirstPass reports whether the background load makes first-pass
-// searches: PrepareFirstPass on a pool whose decoders are not first pass
-// only already.
-func (c Config) preparesFirstPass() bool { return c.PrepareFirstPass && !c.FirstPassOnly }
 
 // leanMaxHMMs is the -maxhmmpf of the lean search of the pool's decoders,
 // 0 for none: only a first-pass-only pool (the telephone live pool) has

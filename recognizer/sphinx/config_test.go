@@ -30,6 +30,7 @@ func TestConfig(t *testing.T) {
 		{"missing telephone model", func(c *Config) { c.TelephoneHMM = missing }, []string{"telephone_hmm"}},
 		{"telephone model off", func(c *Config) { c.TelephoneHMM = NoTelephoneHMM }, nil},
 		{"too many telephone decoders", func(c *Config) { c.TelephoneDecoders = 65 }, []string{"telephone_decoders"}},
+		{"too many live decoders", func(c *Config) { c.LiveDecoders = 65 }, []string{"live_decoders"}},
 		{"telephone language weight", func(c *Config) { c.TelephoneLanguageWeight = 0.5 }, []string{"telephone_language_weight"}},
 		{"search settings", func(c *Config) {
 			c.FrameDownsample, c.TopN, c.PhoneLookahead, c.Beam, c.WordBeam, c.PhoneBeam = 4, 16, new(0), 1e-80, 1e-5, 1e-40
@@ -75,7 +76,8 @@ func TestConfig(t *testing.T) {
 	}
 	var c Config
 	c.SetDefaults()
-	if c.Decoders < 1 || c.Language != "en" || c.HMM != DefaultHMM || c.TelephoneDecoders != min(4*c.Decoders, MaxDecoders) {
+	if c.Decoders < 1 || c.Language != "en" || c.HMM != DefaultHMM || c.TelephoneDecoders != min(4*c.Decoders, MaxDecoders) ||
+		c.LiveDecoders != min(4*c.Decoders, MaxDecoders) {
 		t.Errorf("defaults %+v", c)
 	}
 }

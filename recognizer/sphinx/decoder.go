@@ -127,9 +127,8 @@ type decoder struct {
 	// first-pass-only search (firstPassSearch).
 	base      string
 	firstPass bool
-	// hasFirstPass: the first-pass search was made (makeFirstPass: on
-	// first use, or by the background load of a Config.PrepareFirstPass
-	// pool; it costs about 28 MB, its own lexicon tree);
+	// hasFirstPass: the first-pass search was made (makeFirstPass, on
+	// first use; it costs about 28 MB, its own lexicon tree);
 	// hasNarrowFirstPass: the narrowband one was (on first use only).
 	hasFirstPass, hasNarrowFirstPass bool
 	// firstPassOnly: every search of the decoder is first-pass only

@@ -114,7 +114,7 @@ func newEngineLike(cfg Config, like *Engine, logger *slog.Logger) (*Engine, erro
 		return e, nil
 	}
 	e.pending = cfg.Decoders - preload
-	if cfg.preparesFirstPass() || cfg.leanMaxHMMs() > 0 {
+	if cfg.leanMaxHMMs() > 0 {
 		e.pending += cfg.Decoders
 	}
 	go e.warm()
@@ -163,23 +163,19 @@ func (e *Engine) warm() {
 		e.mu.Unlock()
 		e.logger.Debug("sphinx decoder loaded in the background", "elapsed_ms", time.Since(start).Milliseconds())
 	}
-	if e.cfg.preparesFirstPass() || e.cfg.leanMaxHMMs() > 0 {
+	if e.cfg.leanMaxHMMs() > 0 {
 		e.prepareSearches()
 	}
 }
 
-// prepareSearches makes, one decoder at a time, the searches each idle
-// decoder makes ahead of need: the first-pass search (Config.PrepareFirstPass)
-// and the lean search (Config.OverloadMaxHMMsPerFrame). The decoder is
-// taken out of the pool meanwhile (a stream that finds no idle decoder
-// then loads one of its own, as while the pool loads). It ends when every
-// idle decoder has them, a search could not be made, or the engine is
-// closed.
+// prepareSearches makes, one decoder at a time, the lean search
+// (Config.OverloadMaxHMMsPerFrame) of each idle decoder ahead of need. The
+// decoder is taken out of the pool meanwhile (a stream that finds no idle
+// decoder then loads one of its own, as while the pool loads). It ends
+// when every idle decoder has it, a search could not be made, or the
+// engine is closed.
 func (e *Engine) prepareSearches() {
-	first, lean := e.cfg.preparesFirstPass(), e.cfg.leanMaxHMMs() > 0
-	needs := func(d *decoder) bool {
-		return d.vocab == "" && (first && !d.hasFirstPass || lean && !d.hasLean)
-	}
+	needs := func(d *decoder) bool { return d.vocab == "" && !d.hasLean }
 	for {
 		e.mu.Lock()
 		i := slices.IndexFunc(e.idle, needs)
@@ -191,7 +187,7 @@ func (e *Engine) prepareSearches() {
 		e.idle = slices.Delete(e.idle, i, i+1)
 		e.mu.Unlock()
 		start := time.Now()
-		ok := (!first || d.makeFirstPass(false)) && (!lean || d.makeLean())
+		ok := d.makeLean()
 		e.mu.Lock()
 		if e.closed {
 			e.freeLocked(d)
@@ -201,15 +197,15 @@ func (e *Engine) prepareSearches() {
 		}
 		e.mu.Unlock()
 		if !ok {
-			e.logger.Warn("sphinx search could not be made in the background", "first_pass", first, "lean", lean)
+			e.logger.Warn("sphinx lean search could not be made in the background")
 			return
 		}
-		e.logger.Debug("sphinx searches made in the background", "first_pass", first, "lean", lean, "elapsed_ms", time.Since(start).Milliseconds())
+		e.logger.Debug("sphinx lean search made in the background", "elapsed_ms", time.Since(start).Milliseconds())
 	}
 }
 
 // Loading is how many decoders the background load (see warm) has still
-// to load, plus the searches it has still to make ahead of need
+// to load, plus the lean searches it has still to make ahead of need
 // (prepareSearches): 0 once it has ended (the pool is full, a load
 // failed or the engine was closed). Until then the decoders it loads take
 // CPU from whatever else runs, so a benchmark waits for 0 before it
@@ -426,6 +422,27 @@ func (e *Engine) Close() error {
 
 // errClosedStream wraps recognizer.ErrClosed for stream calls after Close.
 var errClosedStream = fmt.Errorf("sphinx: stream: %w", recognizer.ErrClosed)
+
+// NewLive loads the wideband model's live pool of cfg (see Config.Live):
+// the decoders of live streams of wideband audio.
+func NewLive(cfg Config, logger *slog.Logger) (*Engine, error) {
+	return newLive(cfg, nil, logger)
+}
+
+// Live is NewLive on e's configuration, beside e, whose decoders then
+// serve whole recordings only. The pool shares e's lexicon and
+// dictionary text.
+func (e *Engine) Live(logger *slog.Logger) (*Engine, error) {
+	return newLive(e.cfg, e, logger)
+}
+
+func newLive(cfg Config, like *Engine, logger *slog.Logger) (*Engine, error) {
+	l, err := newEngineLike(cfg.Live(), like, logger)
+	if err != nil {
+		return nil, fmt.Errorf("live pool: %w", err)
+	}
+	return l, nil
+}
 
 // NewTelephone loads the telephone-band pool of cfg for live calls (see
 // Config.Telephone), or with batch its batch pool (Config.TelephoneBatch):

@@ -93,35 +93,62 @@ func closed(ch <-chan struct{}) bool {
 	}
 }
 
-// TestWarmPreparesFirstPass: a pool that serves live streams
-// (PrepareFirstPass, the daemon's wideband pool) makes every decoder's
-// first-pass search in the background, and counts it in Loading, so a
-// live stream does not make it on the decoder's first live use. Before,
-// that cost a 30 s wideband session in livebench a quarter of its CPU
-// (two bursts of about 0.8 CPU s, one per decoder, mid-call).
-func TestWarmPreparesFirstPass(t *testing.T) {
-	// One decoder to load, two searches to make.
-	e := warmed(t, Config{Decoders: 2, Preload: 1, PrepareFirstPass: true}, 3)
-	e.mu.Lock()
-	idle, total := len(e.idle), e.total
-	for i, d := range e.idle {
-		if !d.hasFirstPass {
-			t.Errorf("idle decoder %d has no first-pass search", i)
-		}
+// TestLivePool: the wideband model's live pool (Engine.Live) has
+// LiveDecoders decoders, as many as Decoders loaded at once and the rest
+// in the background, each searching with the first pass only at the
+// first-pass cap and without a lean search, and shares the engine's
+// lexicon and dictionary; its streams get their words. Before, live
+// streams decoded on the engine's own pool of Decoders.
+func TestLivePool(t *testing.T) {
+	cfg := Config{Decoders: 1, LiveDecoders: 3}
+	cfg.SetDefaults()
+	e, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	e.mu.Unlock()
-	if idle != 2 || total != 2 {
-		t.Errorf("idle %d total %d, want 2 and 2", idle, total)
+	defer e.Close()
+	l, err := e.Live(nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// A live stream then switches to it, and the next stream on the
-	// decoder decodes with all passes again.
-	st := openStream(t, e)
+	defer l.Close()
+	if l.lex != e.lex || &l.dict[0] != &e.dict[0] {
+		t.Error("the live pool read its own lexicon or dictionary")
+	}
+	select {
+	case <-l.warmed:
+	case <-time.After(time.Minute):
+		t.Fatal("background loading did not end within a minute")
+	}
+	if total, _ := l.Stats(); total != 3 {
+		t.Errorf("live pool has %d decoders, want 3", total)
+	}
+	if total, _ := e.Stats(); total != 1 {
+		t.Errorf("engine has %d decoders, want 1", total)
+	}
+	st := openStream(t, l)
+	defer st.Close()
+	d := st.d
+	if !d.firstPassOnly || d.hasLean || d.canLean() {
+		t.Errorf("live decoder: first pass only %v, lean search %v/%v; want true, false/false", d.firstPassOnly, d.hasLean, d.canLean())
+	}
+	if got := d.configInt("-maxhmmpf"); got != DefaultFirstPassMaxHMMsPerFrame {
+		t.Errorf("live decoder -maxhmmpf %d, want %d", got, DefaultFirstPassMaxHMMsPerFrame)
+	}
+	if got := d.configInt("-fwdflat"); got != 0 {
+		t.Errorf("live decoder -fwdflat %d, want 0", got)
+	}
 	st.FirstPassOnly()
-	if !st.d.firstPass {
-		t.Error("the stream is not on the first-pass search")
+	if d.firstPass || d.hasFirstPass {
+		t.Error("a live decoder made a first-pass search of its own")
 	}
-	st.Close()
-	if total, busy := e.Stats(); total != 2 || busy != 0 {
-		t.Errorf("stats %d/%d, want 2/0", total, busy)
+	_, pcm := clip(t, "librivox-sense-and-sensibility-01-0870.wav")
+	writeChunks(t, st, pcm)
+	u, err := st.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(u.Words) < 5 {
+		t.Errorf("live pool stream got %d words: %q", len(u.Words), u.Text)
 	}
 }

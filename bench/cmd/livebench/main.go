@@ -5,7 +5,7 @@
 // pocketsphinx_batch's on the same audio, and memory per idle and per
 // streaming session.
 //
-//	go run ./bench/cmd/livebench [-n 1,2,4,6,8] [-speech DIR]
+//	go run ./bench/cmd/livebench [-n 1,2,4,6,8] [-speech DIR] [-decoders-per-session]
 package main
 
 import (
@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/earshot-dev/earshot/bench/internal/benchd"
 	"github.com/earshot-dev/earshot/bench/internal/psbatch"
+	"github.com/earshot-dev/earshot/recognizer/sphinx"
 )
 
 // extraConfig is appended to every daemon's YAML.
@@ -51,6 +53,7 @@ func main() {
 	fast := flag.Bool("fast", false, "run the daemon with sphinx.fast_search: true")
 	partials := flag.Bool("partials", false, "ask for partial transcripts (the WebSocket default is off)")
 	presets := flag.String("presets", "", "engine presets of the narrowband sweep, comma separated (sphinx.PresetNames; empty: the daemon's defaults)")
+	flag.BoolVar(&perSession, "decoders-per-session", false, "run the wideband sweep with --decoders N (N sessions) instead of the daemon's default pools")
 	flag.Parse()
 	if *fast {
 		extraConfig = "sphinx:\n  fast_search: true\n"
@@ -118,9 +121,20 @@ type result struct {
 	errors   int
 }
 
+// perSession: the wideband sweep gives the daemon --decoders N for N
+// sessions (-decoders-per-session, as before 2026-11-28, when wideband
+// live streams decoded on that pool) instead of running it on its
+// defaults (the wideband live pool, 4 decoders per CPU).
+var perSession bool
+
 func runN(n int, audio []byte) (*result, error) {
-	dec := max(2, n)
-	d, err := benchd.Start("live:\n  capacity: 64\n  max_sessions_per_account: 0\n"+extraConfig, "--decoders", strconv.Itoa(dec), "--log-level", "info")
+	dec := min(4*runtime.NumCPU(), sphinx.MaxDecoders)
+	flags := []string{"--log-level", "info"}
+	if perSession {
+		dec = max(2, n)
+		flags = append(flags, "--decoders", strconv.Itoa(dec))
+	}
+	d, err := benchd.Start("live:\n  capacity: 64\n  max_sessions_per_account: 0\n"+extraConfig, flags...)
 	if err != nil {
 		return nil, err
 	}
@@ -216,6 +230,9 @@ func sessionWith(d *benchd.Daemon, audio []byte, body string, chunk int) (res se
 			switch m.Type {
 			case "error":
 				*errs++
+				if verbose {
+					fmt.Fprintf(os.Stderr, "error at %.2f s: %s\n", now.Sub(t0).Seconds(), b)
+				}
 			case "transcript":
 				if prev, ok := lastPartial[m.Data.ID]; ok {
 					*gaps = append(*gaps, float64(now.Sub(prev).Milliseconds()))

@@ -259,15 +259,17 @@ type outcome struct {
 }
 
 // engineFor loads a pool of workers decoders with the preset's search
-// settings, for a narrowband rendition as the daemon's telephone-band pool
-// (the telephone model and its search defaults: Config.TelephoneBatch
-// with batch, for whole recordings, else Config.Telephone, for live calls).
+// settings as the daemon's pool of the rendition and use: for a narrowband
+// rendition the telephone-band pool (the telephone model and its search
+// defaults: Config.TelephoneBatch with batch, for whole recordings, else
+// Config.Telephone, for live calls), for wideband the wideband pool with
+// batch, else its live pool (Config.Live).
 func engineFor(rend, preset string, workers int, batch bool) (*sphinx.Engine, error) {
 	var cfg sphinx.Config
 	if err := cfg.ApplyPreset(preset); err != nil {
 		return nil, err
 	}
-	cfg.Decoders, cfg.TelephoneDecoders = workers, workers
+	cfg.Decoders, cfg.TelephoneDecoders, cfg.LiveDecoders = workers, workers, workers
 	cfg.TelephoneHMM = sphinx.NoTelephoneHMM
 	if rend != "pcm16k" {
 		abs, err := filepath.Abs(telephoneModel)
@@ -281,6 +283,9 @@ func engineFor(rend, preset string, workers int, batch bool) (*sphinx.Engine, er
 	cfg.SetDefaults()
 	if e, err := sphinx.NewTelephone(cfg, batch, nil); e != nil || err != nil {
 		return e, err
+	}
+	if !batch {
+		return sphinx.NewLive(cfg, nil)
 	}
 	return sphinx.New(cfg, nil)
 }

@@ -8,12 +8,19 @@ import (
 	"mime/multipart"
 	"net/http"
 	"strings"
+	"time"
 )
+
+// client bounds every API request of a benchmark, so that a daemon that
+// stopped answering fails the benchmark instead of hanging it. Two minutes
+// is far above any request a benchmark makes (uploads of a few MB on
+// loopback, job and session reads).
+var client = &http.Client{Timeout: 2 * time.Minute}
 
 // Request does one API request on the daemon and checks its status: key is
 // the x-service-key header ("" sends none), body goes with the content
 // type ctype ("" sends none), and out, when not nil, takes the JSON body of
-// the answer.
+// the answer. It gives up after client's timeout.
 func (d *Daemon) Request(method, path, key, ctype string, body io.Reader, want int, out any) error {
 	req, err := http.NewRequest(method, d.Base+path, body)
 	if err != nil {
@@ -25,7 +32,7 @@ func (d *Daemon) Request(method, path, key, ctype string, body io.Reader, want i
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}

@@ -72,15 +72,21 @@ func warmed(t *testing.T, cfg Config, most int) *Engine {
 	if n := e.Loading(); n < 1 && !closed(e.warmed) || n > most {
 		t.Errorf("Loading() = %d right after New, want 1 to %d", n, most)
 	}
+	waitWarmed(t, e)
+	if n := e.Loading(); n != 0 {
+		t.Errorf("Loading() = %d after the background load ended, want 0", n)
+	}
+	return e
+}
+
+// waitWarmed waits for e's background load to end, a minute at most.
+func waitWarmed(t *testing.T, e *Engine) {
+	t.Helper()
 	select {
 	case <-e.warmed:
 	case <-time.After(time.Minute):
 		t.Fatal("background loading did not end within a minute")
 	}
-	if n := e.Loading(); n != 0 {
-		t.Errorf("Loading() = %d after the background load ended, want 0", n)
-	}
-	return e
 }
 
 // closed reports whether ch is closed (without waiting).
@@ -115,11 +121,7 @@ func TestLivePool(t *testing.T) {
 	if l.lex != e.lex || &l.dict[0] != &e.dict[0] {
 		t.Error("the live pool read its own lexicon or dictionary")
 	}
-	select {
-	case <-l.warmed:
-	case <-time.After(time.Minute):
-		t.Fatal("background loading did not end within a minute")
-	}
+	waitWarmed(t, l)
 	if total, _ := l.Stats(); total != 3 {
 		t.Errorf("live pool has %d decoders, want 3", total)
 	}

@@ -236,11 +236,22 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("earshot_live_segments_total full %v, lean %v; want at least 1 and 0", full, lean)
 		}
 	})
-	t.Run("decoder pool", func(t *testing.T) {
-		busy := value(fams, "earshot_decoders", map[string]string{"state": "busy"})
-		idle := value(fams, "earshot_decoders", map[string]string{"state": "idle"})
-		if busy != 0 || idle != 2 {
-			t.Errorf("decoders busy %v idle %v, want 0 and 2 (--decoders 2 over EARSHOT_SPHINX_DECODERS=1)", busy, idle)
+	t.Run("decoder pools", func(t *testing.T) {
+		// The wideband pool (--decoders 2 over EARSHOT_SPHINX_DECODERS=1)
+		// and its live pool (4 x 2), loaded; no telephone model here.
+		for _, c := range []struct {
+			pool string
+			idle float64
+		}{{"wideband", 2}, {"live", 8}, {"telephone", -1}} {
+			busy := value(fams, "earshot_decoders", map[string]string{"pool": c.pool, "state": "busy"})
+			idle := value(fams, "earshot_decoders", map[string]string{"pool": c.pool, "state": "idle"})
+			want := 0.0
+			if c.idle < 0 {
+				want = -1 // no series
+			}
+			if busy != want || idle != c.idle {
+				t.Errorf("%s pool: decoders busy %v idle %v, want %v and %v", c.pool, busy, idle, want, c.idle)
+			}
 		}
 	})
 	t.Run("real-time factor", func(t *testing.T) {

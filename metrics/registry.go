@@ -19,11 +19,12 @@ type Sessions interface {
 	Sessions() int
 }
 
-// Decoders reports the engine pool's decoders (pipeline.Transcriber):
-// Stats the embedded engine's pool, Loading the decoders of all embedded
-// pools still loading in the background after start.
+// Decoders reports the embedded engine's decoder pools
+// (pipeline.Transcriber): EachPool calls fn with each loaded pool's name
+// and decoders, Loading counts the decoders of all pools still loading in
+// the background after start.
 type Decoders interface {
-	Stats() (total, busy int)
+	EachPool(fn func(pool string, total, busy int))
 	Loading() int
 }
 
@@ -50,7 +51,7 @@ var (
 	descJobs     = prometheus.NewDesc("earshot_jobs", "Jobs in the store by kind and status.", []string{"kind", "status"}, nil)
 	descQueue    = prometheus.NewDesc("earshot_queue_depth", "Pre-recorded jobs waiting for a worker.", nil, nil)
 	descLive     = prometheus.NewDesc("earshot_live_sessions", "Live sessions open (created and not ended).", nil, nil)
-	descDecoders = prometheus.NewDesc("earshot_decoders", "Decoders in the engine pool, by state.", []string{"state"}, nil)
+	descDecoders = prometheus.NewDesc("earshot_decoders", "Decoders of the embedded engine's pools (wideband, live, telephone, telephone_batch), by pool and state.", []string{"pool", "state"}, nil)
 	descLoading  = prometheus.NewDesc("earshot_decoders_loading", "Decoders of the embedded pools (wideband batch and live, telephone live and batch) and lean searches of the telephone live pool still loading in the background after start.", nil, nil)
 	descOutbox   = prometheus.NewDesc("earshot_callback_outbox_depth", "Callbacks waiting for delivery.", nil, nil)
 	descBatch    = prometheus.NewDesc("earshot_batch_passes_pending", "Ended live sessions whose batch pass is queued or running.", nil, nil)
@@ -75,9 +76,10 @@ func (c state) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(descLive, prometheus.GaugeValue, float64(c.src.Live.Sessions()))
-	total, busy := c.src.Decoders.Stats()
-	ch <- prometheus.MustNewConstMetric(descDecoders, prometheus.GaugeValue, float64(busy), "busy")
-	ch <- prometheus.MustNewConstMetric(descDecoders, prometheus.GaugeValue, float64(total-busy), "idle")
+	c.src.Decoders.EachPool(func(pool string, total, busy int) {
+		ch <- prometheus.MustNewConstMetric(descDecoders, prometheus.GaugeValue, float64(busy), pool, "busy")
+		ch <- prometheus.MustNewConstMetric(descDecoders, prometheus.GaugeValue, float64(total-busy), pool, "idle")
+	})
 	ch <- prometheus.MustNewConstMetric(descLoading, prometheus.GaugeValue, float64(c.src.Decoders.Loading()))
 	if n, err := db.PendingDeliveries(); err == nil {
 		ch <- prometheus.MustNewConstMetric(descOutbox, prometheus.GaugeValue, float64(n))

@@ -1,9 +1,9 @@
 // Package pipeline is earshot's recognition pipeline: the engine registry
-// (the embedded PocketSphinx engine, its telephone-band pool and the remote
-// engines of the config), routing a request to an engine by model and
-// language, the fallback from a failing remote engine to the embedded one,
-// batch transcription of a file, the add-ons and the contract's result
-// object with its envelopes.
+// (the embedded PocketSphinx engine, its live and telephone-band pools and
+// the remote engines of the config), routing a request to an engine by
+// model and language, the fallback from a failing remote engine to the
+// embedded one, batch transcription of a file, the add-ons and the
+// contract's result object with its envelopes.
 //
 // It reads requests as package params decodes them and answers in the
 // contract's shapes (Result, Envelope), so the job service (package

@@ -14,7 +14,7 @@ import (
 // the pipeline reads (sphinx, engines, addons, and the media limits),
 // each after its SetDefaults and Validate.
 type Config struct {
-	// Sphinx is the embedded engine and its telephone-band pool.
+	// Sphinx is the embedded engine and its live and telephone-band pools.
 	Sphinx sphinx.Config
 	// Engines are the remote engines, the routes and the fallback policy.
 	Engines EnginesConfig
@@ -93,6 +93,22 @@ func (t *Transcriber) Close() error {
 
 // Stats is the embedded engine's decoder pool: decoders loaded and busy.
 func (t *Transcriber) Stats() (total, busy int) { return t.embedded.Stats() }
+
+// EachPool calls fn with the name, decoders loaded and decoders busy of
+// each loaded pool of the embedded engine: "wideband" (whole recordings),
+// "live" (wideband live streams), "telephone" (live calls) and
+// "telephone_batch" (whole telephone-band recordings).
+func (t *Transcriber) EachPool(fn func(pool string, total, busy int)) {
+	for _, p := range []struct {
+		name string
+		e    *sphinx.Engine
+	}{{"wideband", t.embedded}, {"live", t.live}, {"telephone", t.tel}, {"telephone_batch", t.telBatch}} {
+		if p.e != nil {
+			total, busy := p.e.Stats()
+			fn(p.name, total, busy)
+		}
+	}
+}
 
 // Loading is how many decoders the embedded engine's pools (wideband,
 // wideband live, telephone live and telephone batch) have still to load

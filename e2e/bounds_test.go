@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // defaultMaxListBytes is api.max_list_bytes' default (README, Limits and quotas).
@@ -49,6 +50,22 @@ func mustRequest(t *testing.T, method, url, key string) *http.Request {
 	}
 	req.Header.Set("x-service-key", key)
 	return req
+}
+
+// waitLoaded polls the daemon's /metrics (a minute at most) until its
+// decoder pools have loaded in the background (earshot_decoders_loading
+// 0), so that a measure of its memory or CPU does not count the loads.
+func waitLoaded(t *testing.T, d *daemonProc) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; {
+		if n, ok := metricValue(t, d, "earshot_decoders_loading"); ok && n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("decoders still loading a minute after start")
+		}
+		time.Sleep(100 * time.Millisecond) // polling interval against a real process
+	}
 }
 
 // rssBytes is the resident set of process pid (/proc/<pid>/status VmRSS).
@@ -180,6 +197,9 @@ func TestStoredStringsAndListsBounded(t *testing.T) {
 			}
 			wg.Wait()
 		}
+		// The live pools load in the background after start; their
+		// decoders are not the lists' memory.
+		waitLoaded(t, d)
 		before := rssBytes(t, pid)
 		for range 5 {
 			list()

@@ -87,22 +87,32 @@ func (t *Transcriber) Close() error {
 	if t.Engines != nil {
 		errs = append(errs, t.Engines.Close())
 	}
-	errs = append(errs, t.embedded.Close(), t.live.Close(), t.tel.Close(), t.telBatch.Close(), t.Addons.Close())
-	return errors.Join(errs...)
+	for _, p := range t.pools() {
+		errs = append(errs, p.e.Close())
+	}
+	return errors.Join(append(errs, t.Addons.Close())...)
+}
+
+// namedPool is one of the embedded engine's pools, as metrics name it.
+type namedPool struct {
+	name string
+	e    *sphinx.Engine // nil when not loaded
+}
+
+// pools are the embedded engine's pools: "wideband" (whole recordings),
+// "live" (wideband live streams), "telephone" (live calls) and
+// "telephone_batch" (whole telephone-band recordings).
+func (t *Transcriber) pools() []namedPool {
+	return []namedPool{{"wideband", t.embedded}, {"live", t.live}, {"telephone", t.tel}, {"telephone_batch", t.telBatch}}
 }
 
 // Stats is the embedded engine's decoder pool: decoders loaded and busy.
 func (t *Transcriber) Stats() (total, busy int) { return t.embedded.Stats() }
 
-// EachPool calls fn with the name, decoders loaded and decoders busy of
-// each loaded pool of the embedded engine: "wideband" (whole recordings),
-// "live" (wideband live streams), "telephone" (live calls) and
-// "telephone_batch" (whole telephone-band recordings).
+// EachPool calls fn with the name (pools), decoders loaded and decoders
+// busy of each loaded pool of the embedded engine.
 func (t *Transcriber) EachPool(fn func(pool string, total, busy int)) {
-	for _, p := range []struct {
-		name string
-		e    *sphinx.Engine
-	}{{"wideband", t.embedded}, {"live", t.live}, {"telephone", t.tel}, {"telephone_batch", t.telBatch}} {
+	for _, p := range t.pools() {
 		if p.e != nil {
 			total, busy := p.e.Stats()
 			fn(p.name, total, busy)
@@ -110,11 +120,14 @@ func (t *Transcriber) EachPool(fn func(pool string, total, busy int)) {
 	}
 }
 
-// Loading is how many decoders the embedded engine's pools (wideband,
-// wideband live, telephone live and telephone batch) have still to load
-// in the background after New (sphinx.Engine.Loading).
+// Loading is how many decoders the embedded engine's pools have still to
+// load in the background after New (sphinx.Engine.Loading).
 func (t *Transcriber) Loading() int {
-	return t.embedded.Loading() + t.live.Loading() + t.tel.Loading() + t.telBatch.Loading()
+	n := 0
+	for _, p := range t.pools() {
+		n += p.e.Loading()
+	}
+	return n
 }
 
 // TelephoneModel names the telephone-band pool's acoustic model, "" when

@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -128,7 +127,9 @@ type result struct {
 var perSession bool
 
 func runN(n int, audio []byte) (*result, error) {
-	dec := min(4*runtime.NumCPU(), sphinx.MaxDecoders)
+	var defaults sphinx.Config
+	defaults.SetDefaults()
+	dec := defaults.LiveDecoders // the daemon's wideband live pool
 	flags := []string{"--log-level", "info"}
 	if perSession {
 		dec = max(2, n)

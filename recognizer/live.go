@@ -47,10 +47,6 @@ const (
 	// for A-law (docs/live-tuning.md, 2026-11-25 01:34 UTC).
 	liveSegmentPause = 450 * time.Millisecond
 	liveSegmentMax   = 20 * time.Second
-	// liveWholeUtterances: with an endpointing (and hangover) at least a
-	// batch segment's pause (VADConfig.MinSilence), each utterance is a
-	// segment of its own and its final comes from all search passes.
-	liveWholeUtterances = defaultMinSilence
 	// liveFinalLookahead is how much more audio the segment's decoder has
 	// after an utterance's final is due (its endpoint and hangover) before
 	// the final is read from the segment's path: the first pass's path
@@ -91,7 +87,7 @@ type Live struct {
 
 	// Config in samples.
 	endpoint, maxUtt, softFrom, softPause, partialEvery, preRoll, histLen, warmLen, hangover int64
-	segPause, segMax, cutGuard, lookahead, wholeUtt                                          int64
+	segPause, segMax, cutGuard, lookahead                                                    int64
 }
 
 // liveChannel is one channel's VAD and utterance state.
@@ -182,7 +178,6 @@ func NewLive(e Engine, cfg LiveConfig, emit func(Event)) (*Live, error) {
 		segMax:       samples(liveSegmentMax),
 		cutGuard:     samples(liveCutGuard),
 		lookahead:    samples(liveFinalLookahead),
-		wholeUtt:     samples(liveWholeUtterances),
 		load:         newLiveLoad(cfg.Channels, cfg.BoxLoad),
 	}
 	if cfg.OnePassFinals {

@@ -10,7 +10,7 @@ import (
 
 // TestLiveEndpointing streams one clip with the contract's shortest useful
 // endpointing and with a long one: the long one gives fewer, longer
-// utterances and a better transcript (the decoder sees whole phrases).
+// utterances, both with bounded errors.
 func TestLiveEndpointing(t *testing.T) {
 	t.Parallel()
 	e := liveEngine(t, 2)
@@ -34,7 +34,11 @@ func TestLiveEndpointing(t *testing.T) {
 	}
 	// Measured 2026-11-21: 50ms 0.300..0.367 (6..8 utterances, varying
 	// with VAD tuning), 1s 0.167 (whole-clip batch decode 0.100); the
-	// bounds add about two words of 30.
+	// bounds add about two words of 30. 2026-11-28, on the live pool (the
+	// daemon's decoders for wideband live audio) and both endpointings
+	// decoded in segments: 50ms 0.200, 1s 0.233 (0.133 with the utterance
+	// decoded whole with every pass, which is worse on the larger sets:
+	// docs/live-tuning.md, 2026-11-28 16:00 UTC).
 	if short.wer > 0.43 || long.wer > 0.24 {
 		t.Errorf("WER %.3f (50ms), %.3f (1s); want <= 0.43, 0.24", short.wer, long.wer)
 	}

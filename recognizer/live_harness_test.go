@@ -12,12 +12,14 @@ import (
 // liveChunk is what the doors deliver at a time: 20 ms of 16 kHz audio.
 const liveChunk = recognizer.SampleRate / 50
 
+// liveEngine is the wideband model's live pool of the given size
+// (sphinx.NewLive), where the daemon decodes live streams of wideband
+// audio: first-pass-only decoders at the first-pass cap.
 func liveEngine(t testing.TB, decoders int) *sphinx.Engine {
 	t.Helper()
-	var cfg sphinx.Config
+	cfg := sphinx.Config{Decoders: decoders, LiveDecoders: decoders}
 	cfg.SetDefaults()
-	cfg.Decoders = decoders
-	e, err := sphinx.New(cfg, nil)
+	e, err := sphinx.NewLive(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,9 +43,7 @@ type firstPassOnly interface {
 // segmented reports whether the channel's finals come from its decoder
 // segment's path (incremental decoding on a pathReader stream).
 func (l *Live) segmented(ch *liveChannel) bool {
-	if ch.st == nil || !l.incremental() || l.endpoint+l.hangover >= l.wholeUtt {
-		// With an endpointing as long as a batch segment's pause, each
-		// utterance is a segment: its final comes from all passes.
+	if ch.st == nil || !l.incremental() {
 		return false
 	}
 	_, ok := ch.st.(pathReader)

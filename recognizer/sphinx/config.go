@@ -36,10 +36,11 @@ const (
 // keep their finals' p95 near 530 ms (docs/live-tuning.md).
 const (
 	DefaultTelephoneMaxHMMsPerFrame = 5000
-	// DefaultFirstPassMaxHMMsPerFrame is the -maxhmmpf of the first-pass
-	// search a wideband pool's live streams decode with, when
-	// MaxHMMsPerFrame is not set: the pool's own search (batch, the stock
-	// comparison) keeps PocketSphinx's 30000.
+	// DefaultFirstPassMaxHMMsPerFrame is the -maxhmmpf of the wideband
+	// model's live pool (Live), whose first-pass search live streams of
+	// wideband audio decode with, when MaxHMMsPerFrame is not set: the
+	// model's pool for whole recordings (batch, the stock comparison)
+	// keeps PocketSphinx's 30000.
 	DefaultFirstPassMaxHMMsPerFrame = 8000
 	DefaultTelephoneTopN            = 4
 	// DefaultOverloadMaxHMMsPerFrame is the -maxhmmpf of the telephone
@@ -388,9 +389,9 @@ func (c Config) leanMaxHMMs() int {
 	return n
 }
 
-// firstPassMaxHMMs is the -maxhmmpf of the pool's first-pass search
-// (decoder.makeFirstPass): MaxHMMsPerFrame when set (it applies to every
-// search), else DefaultFirstPassMaxHMMsPerFrame.
+// firstPassMaxHMMs is the -maxhmmpf of the live pool's first-pass search
+// (Live): MaxHMMsPerFrame when set (it applies to every search), else
+// DefaultFirstPassMaxHMMsPerFrame.
 func (c Config) firstPassMaxHMMs() int {
 	if c.MaxHMMsPerFrame > 0 {
 		return c.MaxHMMsPerFrame

@@ -127,16 +127,12 @@ type decoder struct {
 	// first-pass-only search (firstPassSearch).
 	base      string
 	firstPass bool
-	// hasFirstPass: the first-pass search was made (makeFirstPass, on
-	// first use; it costs about 28 MB, its own lexicon tree);
-	// hasNarrowFirstPass: the narrowband one was (on first use only).
-	hasFirstPass, hasNarrowFirstPass bool
+	// hasFirstPass: the first-pass search was made (useFirstPass, on
+	// first use; it costs about 28 MB, its own lexicon tree).
+	hasFirstPass bool
 	// firstPassOnly: every search of the decoder is first-pass only
 	// (Config.FirstPassOnly), so useFirstPass has nothing to do.
 	firstPassOnly bool
-	// firstPassHMMs is the -maxhmmpf of the first-pass search of wideband
-	// audio (0: the decoder's own; Config.firstPassMaxHMMs).
-	firstPassHMMs int
 	// leanHMMs is the -maxhmmpf of the lean search of a first-pass-only
 	// decoder (Config.leanMaxHMMs; 0: none), hasLean whether it was made
 	// and lean whether the decoder is on it (useLean).
@@ -209,7 +205,6 @@ func newDecoder(cfg Config, dict []byte) (*decoder, error) {
 	d.initCMN()
 	d.base = C.GoString(C.ps_get_search(ps))
 	d.firstPassOnly = cfg.FirstPassOnly
-	d.firstPassHMMs = cfg.firstPassMaxHMMs()
 	d.leanHMMs = cfg.leanMaxHMMs()
 	return d, nil
 }

@@ -297,7 +297,7 @@ func (e *Engine) NewStream(ctx context.Context, o recognizer.StreamOptions) (rec
 		return nil, err
 	}
 	d.reset()
-	return &Stream{e: e, d: d, lang: lang, narrow: o.Narrowband}, nil
+	return &Stream{e: e, d: d, lang: lang}, nil
 }
 
 // takeLocked removes and returns the idle decoder best suited to a

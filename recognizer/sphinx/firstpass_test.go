@@ -47,65 +47,38 @@ func TestFirstPassOnlyPool(t *testing.T) {
 	}
 }
 
-// TestFirstPassCap: a wideband pool's first-pass search (live streams)
-// caps the HMMs per frame at DefaultFirstPassMaxHMMsPerFrame unless the
-// setting is given, and making it leaves the decoder's own search (batch)
-// at PocketSphinx's 30000; the stream still decodes the clear clip.
+// TestFirstPassCap: the wideband live pool (Config.Live) caps the HMMs per
+// frame at DefaultFirstPassMaxHMMsPerFrame unless the setting is given; a
+// full pool's first-pass search (FirstPassOnly on a batch decoder) keeps
+// the decoder's own -maxhmmpf, PocketSphinx's 30000 (before, wideband
+// streams there got the cap; since 2026-11-28 they decode on the live
+// pool). Both decode the clear clip.
 func TestFirstPassCap(t *testing.T) {
 	for _, c := range []struct{ set, want int }{{0, DefaultFirstPassMaxHMMsPerFrame}, {30000, 30000}, {6000, 6000}} {
-		if got := (Config{MaxHMMsPerFrame: c.set}).firstPassMaxHMMs(); got != c.want {
-			t.Errorf("max_hmms_per_frame %d: first pass %d, want %d", c.set, got, c.want)
+		if got := (Config{MaxHMMsPerFrame: c.set}).Live().MaxHMMsPerFrame; got != c.want {
+			t.Errorf("max_hmms_per_frame %d: live pool %d, want %d", c.set, got, c.want)
 		}
 	}
-	e := newEngine(t, 1)
 	c, pcm := clip(t, "pocketsphinx-goforward.wav")
-	st := openStream(t, e)
-	st.FirstPassOnly()
-	if !st.d.firstPass || st.d.firstPassHMMs != DefaultFirstPassMaxHMMsPerFrame {
-		t.Fatalf("first pass %v with -maxhmmpf %d, want true and %d", st.d.firstPass, st.d.firstPassHMMs, DefaultFirstPassMaxHMMsPerFrame)
-	}
-	if hmm := st.d.configInt("-maxhmmpf"); hmm != 30000 {
-		t.Errorf("decoder -maxhmmpf %d after making the first-pass search, want 30000", hmm)
-	}
-	writeChunks(t, st, pcm)
-	if got := pathText(st); got != c.Transcript {
-		t.Errorf("path %q, want %q", got, c.Transcript)
-	}
-}
-
-// TestFirstPassNarrowband: a telephone-band stream (StreamOptions.Narrowband:
-// a call decoded by the wideband model when no telephone model is
-// installed) decodes on a first-pass search of its own, without the cap
-// on active HMMs that was measured on wideband audio only (with it, e2e
-// TestSIPLongCall, on a daemon without a telephone model, lost "forward"
-// from every minute of its call); a
-// wideband stream on the same decoder then gets the capped one.
-func TestFirstPassNarrowband(t *testing.T) {
-	e := newEngine(t, 1)
-	c, pcm := clip(t, "pocketsphinx-goforward.wav")
-	st, err := e.NewStream(t.Context(), recognizer.StreamOptions{Narrowband: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := st.(*Stream)
-	s.FirstPassOnly()
-	if !s.d.firstPass || !s.d.hasNarrowFirstPass || s.d.hasFirstPass {
-		t.Fatalf("narrowband stream: first pass %v, narrowband search %v, capped search %v; want true, true, false",
-			s.d.firstPass, s.d.hasNarrowFirstPass, s.d.hasFirstPass)
-	}
-	writeChunks(t, s, pcm)
-	if got := pathText(s); got != c.Transcript {
-		t.Errorf("narrowband path %q, want %q", got, c.Transcript)
-	}
-	s.Close()
-	w := openStream(t, e)
-	w.FirstPassOnly()
-	if !w.d.firstPass || !w.d.hasFirstPass {
-		t.Fatalf("wideband stream: first pass %v, capped search %v; want true, true", w.d.firstPass, w.d.hasFirstPass)
-	}
-	writeChunks(t, w, pcm)
-	if got := pathText(w); got != c.Transcript {
-		t.Errorf("wideband path %q, want %q", got, c.Transcript)
+	for _, narrow := range []bool{false, true} {
+		e := newEngine(t, 1)
+		st, err := e.NewStream(t.Context(), recognizer.StreamOptions{Narrowband: narrow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := st.(*Stream)
+		s.FirstPassOnly()
+		if !s.d.firstPass || !s.d.hasFirstPass {
+			t.Fatalf("narrowband %v: first pass %v, search made %v; want true, true", narrow, s.d.firstPass, s.d.hasFirstPass)
+		}
+		if hmm := s.d.configInt("-maxhmmpf"); hmm != 30000 {
+			t.Errorf("narrowband %v: decoder -maxhmmpf %d after making the first-pass search, want 30000", narrow, hmm)
+		}
+		writeChunks(t, s, pcm)
+		if got := pathText(s); got != c.Transcript {
+			t.Errorf("narrowband %v: path %q, want %q", narrow, got, c.Transcript)
+		}
+		s.Close()
 	}
 }
 

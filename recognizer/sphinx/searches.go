@@ -1,61 +1,35 @@
 package sphinx
 
-// firstPassSearch names the search of streams that read their words from
-// the first pass only (Stream.FirstPassOnly), capped at firstPassHMMs
-// active HMMs per frame; narrowFirstPassSearch is the same search at the
-// decoder's own -maxhmmpf, for telephone-band audio (a call decoded by a
-// wideband model when no telephone model is installed): the cap was
-// measured on wideband audio only, and with it e2e TestSIPLongCall, whose
-// daemon then had no telephone model, lost a call's words (2026-11-24;
-// sphinx.TestFirstPassNarrowband).
-const (
-	firstPassSearch       = "earshot_first_pass"
-	narrowFirstPassSearch = "earshot_first_pass_narrowband"
-)
+// firstPassSearch names the first-pass-only search a decoder of a full
+// pool makes for a stream that reads its words from the first pass only
+// (Stream.FirstPassOnly): a call decoded by the wideband model when no
+// telephone model is installed. It keeps the decoder's own -maxhmmpf: the
+// first-pass cap of the live pools (Config.Live) was measured on wideband
+// audio only, and with it e2e TestSIPLongCall, whose daemon then had no
+// telephone model, lost a call's words (2026-11-24;
+// sphinx.TestFirstPassCap). Wideband live streams decode on the
+// live pool, whose own search is the capped first pass.
+const firstPassSearch = "earshot_first_pass"
 
 // useFirstPass switches the decoder, between utterances, to the
-// first-pass-only search for wideband or (narrow) telephone-band audio;
-// reset switches back. A decoder holding a vocabulary keeps its vocabulary
-// search (its second pass then still runs at the end of each utterance).
-func (d *decoder) useFirstPass(narrow bool) {
+// first-pass-only search, made on first use (about 0.35 s of CPU and
+// 28 MB, its own lexicon tree); reset switches back. A decoder holding a
+// vocabulary keeps its vocabulary search (its second pass then still runs
+// at the end of each utterance), and a first-pass-only pool's decoder its
+// own search.
+func (d *decoder) useFirstPass() {
 	if d.inUtt || d.firstPass || d.vocab != "" || d.firstPassOnly {
 		return
 	}
-	if !d.makeFirstPass(narrow) {
-		return // the stream decodes on the full search
+	if !d.hasFirstPass {
+		if !d.addFirstPassSearch(firstPassSearch, 0, true) {
+			return // the stream decodes on the full search
+		}
+		d.hasFirstPass = true
 	}
-	_, name, _ := d.firstPassOf(narrow)
-	if d.setSearch(name) {
+	if d.setSearch(firstPassSearch) {
 		d.firstPass = true
 	}
-}
-
-// makeFirstPass makes the first-pass-only search for wideband or (narrow)
-// telephone-band audio (once; about 0.35 s of CPU and its own lexicon
-// tree) without switching to it; false when it could not be made. Call it
-// between utterances.
-func (d *decoder) makeFirstPass(narrow bool) bool {
-	made, name, hmms := d.firstPassOf(narrow)
-	if *made {
-		return true
-	}
-	if d.inUtt {
-		return false
-	}
-	if !d.addFirstPassSearch(name, hmms, true) {
-		return false
-	}
-	*made = true
-	return true
-}
-
-// firstPassOf is the first-pass search for wideband or (narrow) telephone-band
-// audio: whether it was made, its name and -maxhmmpf (0: the decoder's own).
-func (d *decoder) firstPassOf(narrow bool) (made *bool, name string, maxHMMs int) {
-	if narrow {
-		return &d.hasNarrowFirstPass, narrowFirstPassSearch, 0
-	}
-	return &d.hasFirstPass, firstPassSearch, d.firstPassHMMs
 }
 
 // leanSearch names the lean search of a first-pass-only decoder: its own

@@ -14,9 +14,6 @@ type Stream struct {
 	e    *Engine
 	d    *decoder // nil after Close
 	lang string
-	// narrow: the stream's audio is telephone-band
-	// (recognizer.StreamOptions.Narrowband).
-	narrow bool
 	// pending is audio written but not yet decoded (see writeBlock); err
 	// is the failure of a decode that a reader started (Path, Partial),
 	// which the next Write or Finish returns.
@@ -197,13 +194,13 @@ func (s *Stream) Path() []recognizer.Word {
 // only Finish uses, is not run at the end of its utterances; Finish gives
 // the best path through the first pass's lattice, with posterior
 // confidences (a decoder holding a vocabulary keeps its own search). Call
-// it before the first Write of an utterance; it lasts until Close.
-// Wideband audio gets the search capped at Config.MaxHMMsPerFrame
-// (DefaultFirstPassMaxHMMsPerFrame when unset), telephone-band audio the
-// decoder's own (decoder.useFirstPass).
+// it before the first Write of an utterance; it lasts until Close. The
+// search keeps the decoder's -maxhmmpf (decoder.useFirstPass); live
+// streams of wideband audio belong on the live pool (NewLive, Engine.Live),
+// whose decoders search with the capped first pass from the start.
 func (s *Stream) FirstPassOnly() {
 	if s.d != nil {
-		s.d.useFirstPass(s.narrow)
+		s.d.useFirstPass()
 	}
 }
 

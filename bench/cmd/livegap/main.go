@@ -52,6 +52,7 @@ func main() {
 	flag.BoolVar(&warmChannel, "warm-channel", false, "diagnosis: run each clip through the live session once before the pass that is scored, so the scored pass starts on a channel that has spoken (its normalisation history full)")
 	flag.StringVar(&telephoneModel, "telephone-model", benchd.TelephoneModel, "telephone-band acoustic model for the 8 kHz renditions")
 	flag.BoolVar(&onePass, "narrow-one-pass", false, "narrowband live finals in one pass at each endpoint (LiveConfig.OnePassFinals)")
+	flag.DurationVar(&endpointing, "endpointing", 0, "the sessions' endpointing (LiveConfig.Endpointing; 0: its default)")
 	flag.Parse()
 	if err := run(*speech, *corpus, *every, *presets, *rends, *workers); err != nil {
 		fmt.Fprintln(os.Stderr, "livegap:", err)
@@ -61,6 +62,9 @@ func main() {
 
 // onePass sets LiveConfig.OnePassFinals for the narrowband renditions.
 var onePass bool
+
+// endpointing is every session's LiveConfig.Endpointing (0: the default).
+var endpointing time.Duration
 
 // warmChannel scores each clip's second pass through one live session.
 var warmChannel bool
@@ -410,7 +414,7 @@ func decodeBatch(e *sphinx.Engine, pcm []int16) (string, string, error) {
 // 16 kHz (LiveConfig.Narrowband), and onePass applies to it only.
 func decodeLive(e recognizer.Engine, pcm []int16, narrow, onePass bool) (string, string, int, error) {
 	var words, fs []string
-	cfg := recognizer.LiveConfig{Narrowband: narrow, OnePassFinals: narrow && onePass}
+	cfg := recognizer.LiveConfig{Narrowband: narrow, OnePassFinals: narrow && onePass, Endpointing: endpointing}
 	l, err := recognizer.NewLive(e, cfg, func(ev recognizer.Event) {
 		switch ev.Kind {
 		case recognizer.EventFinal:

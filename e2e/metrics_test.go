@@ -253,6 +253,24 @@ func TestMetrics(t *testing.T) {
 				t.Errorf("%s pool: decoders busy %v idle %v, want %v and %v", c.pool, busy, idle, want, c.idle)
 			}
 		}
+		// GET /v2/engines lists the same pools on the embedded engine.
+		var engines struct {
+			Engines []struct {
+				Name  string
+				Pools []struct {
+					Name           string
+					AcousticModel  string `json:"acoustic_model"`
+					Decoders, Busy int
+				}
+			}
+		}
+		if status, body := d.do("GET", "/v2/engines", key, nil, "", &engines); status != 200 || len(engines.Engines) != 1 {
+			t.Fatalf("GET /v2/engines: %d %s", status, body)
+		}
+		got := fmt.Sprintf("%+v", engines.Engines[0].Pools)
+		if want := "[{Name:wideband AcousticModel:en-us Decoders:2 Busy:0} {Name:live AcousticModel:en-us Decoders:8 Busy:0}]"; got != want {
+			t.Errorf("GET /v2/engines: sphinx pools %s, want %s", got, want)
+		}
 	})
 	t.Run("real-time factor", func(t *testing.T) {
 		ms := family(t, fams, "earshot_real_time_factor").GetMetric()

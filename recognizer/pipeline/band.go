@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/earshot-dev/earshot/recognizer"
 )
@@ -21,6 +22,55 @@ type Pools struct {
 	// TelephoneBatch for whole recordings (nil: Telephone serves both).
 	Telephone, TelephoneBatch recognizer.Engine
 }
+
+// The embedded engine's pools as metrics (earshot_decoders) and GET
+// /v2/engines name them.
+const (
+	PoolWideband       = "wideband"        // the engine's own: whole recordings of wideband audio
+	PoolLive           = "live"            // Pools.Live
+	PoolTelephone      = "telephone"       // Pools.Telephone
+	PoolTelephoneBatch = "telephone_batch" // Pools.TelephoneBatch
+)
+
+// PoolInfo is one loaded decoder pool of the embedded engine (GET
+// /v2/engines).
+type PoolInfo struct {
+	Name          string `json:"name"`
+	AcousticModel string `json:"acoustic_model,omitempty"`
+	// Decoders are the pool's loaded decoders, Busy those decoding.
+	Decoders int `json:"decoders"`
+	Busy     int `json:"busy"`
+}
+
+// poolInfo lists the embedded engine's loaded pools, its own first; a
+// pool that serves as another (TelephoneBatch without a batch pool of
+// its own) is listed once.
+func (e *Engines) poolInfo() []PoolInfo {
+	var out []PoolInfo
+	var seen []recognizer.Engine
+	for _, p := range []struct {
+		name string
+		en   recognizer.Engine
+	}{{PoolWideband, e.embedded}, {PoolLive, e.pools.Live}, {PoolTelephone, e.pools.Telephone}, {PoolTelephoneBatch, e.pools.TelephoneBatch}} {
+		if p.en == nil || slices.Contains(seen, p.en) {
+			continue
+		}
+		seen = append(seen, p.en)
+		info := PoolInfo{Name: p.name}
+		if m, ok := p.en.(acousticModeler); ok {
+			info.AcousticModel = m.AcousticModel()
+		}
+		if st, ok := p.en.(stater); ok {
+			info.Decoders, info.Busy = st.Stats()
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// stater is an engine that counts its decoders (the sphinx pools) or
+// request slots (remote engines): loaded and busy.
+type stater interface{ Stats() (total, busy int) }
 
 // SetPools installs the embedded engine's other pools (see forBand). Call
 // it before the daemon runs.

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/earshot-dev/earshot/recognizer"
@@ -59,5 +60,29 @@ func TestPools(t *testing.T) {
 	e.SetPools(Pools{Live: wideLive})
 	if got, _ := e.forBand(embedded, narrow, false); got != embedded {
 		t.Errorf("no telephone model: a live call went to %v, want the embedded engine", got)
+	}
+}
+
+// TestPoolInfo: GET /v2/engines lists each loaded pool of the embedded
+// engine once, its own first, with its acoustic model: the telephone pool
+// that also serves whole recordings (no batch pool of its own) is not
+// listed again as telephone_batch.
+func TestPoolInfo(t *testing.T) {
+	e := &Engines{embedded: fakePool{model: "en-us"}}
+	e.SetPools(Pools{Live: fakePool{model: "en-us, live"}, Telephone: fakePool{model: "telephone"}})
+	var got []string
+	for _, p := range e.poolInfo() {
+		got = append(got, p.Name+" "+p.AcousticModel)
+	}
+	if want := "wideband en-us, live en-us, live, telephone telephone"; strings.Join(got, ", ") != want {
+		t.Errorf("pools %q, want %q", strings.Join(got, ", "), want)
+	}
+	e.SetPools(Pools{Telephone: fakePool{model: "telephone"}, TelephoneBatch: fakePool{model: "telephone batch"}})
+	got = got[:0]
+	for _, p := range e.poolInfo() {
+		got = append(got, p.Name)
+	}
+	if want := "wideband telephone telephone_batch"; strings.Join(got, " ") != want {
+		t.Errorf("pools %q, want %q", strings.Join(got, " "), want)
 	}
 }

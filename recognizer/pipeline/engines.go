@@ -73,8 +73,14 @@ type EngineInfo struct {
 	Model     string   `json:"model,omitempty"`
 	Languages []string `json:"languages"`
 	Detects   bool     `json:"language_detection"`
-	Capacity  int      `json:"capacity"`
-	Busy      int      `json:"busy"`
+	// Capacity and Busy are the engine's decoders (the embedded engine's
+	// pool for whole recordings of wideband audio) or request slots.
+	Capacity int `json:"capacity"`
+	Busy     int `json:"busy"`
+	// Pools are the embedded engine's decoder pools, each with its
+	// acoustic model and decoders loaded and busy (nil for a remote
+	// engine).
+	Pools []PoolInfo `json:"pools,omitempty"`
 	// Routes lists what is routed to this engine: "model-1", "model-3",
 	// "language:fr" ... (explicit routes and the defaults).
 	Routes []string `json:"routes"`
@@ -86,11 +92,12 @@ func (e *Engines) Info() []EngineInfo {
 	m1, m3 := e.modelEngine(params.Model1), e.modelEngine(params.Model3)
 	for i, en := range e.list {
 		info := EngineInfo{Name: en.Name(), Kind: "remote", Languages: en.Languages(), Routes: []string{}}
-		if st, ok := en.(interface{ Stats() (int, int) }); ok {
+		if st, ok := en.(stater); ok {
 			info.Capacity, info.Busy = st.Stats()
 		}
 		if i == 0 {
 			info.Kind = "embedded"
+			info.Pools = e.poolInfo()
 		} else {
 			info.Model = e.cfg.Remote[i-1].Model
 			info.Detects = true

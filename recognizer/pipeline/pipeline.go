@@ -103,7 +103,7 @@ type namedPool struct {
 // "live" (wideband live streams), "telephone" (live calls) and
 // "telephone_batch" (whole telephone-band recordings).
 func (t *Transcriber) pools() []namedPool {
-	return []namedPool{{"wideband", t.embedded}, {"live", t.live}, {"telephone", t.tel}, {"telephone_batch", t.telBatch}}
+	return []namedPool{{PoolWideband, t.embedded}, {PoolLive, t.live}, {PoolTelephone, t.tel}, {PoolTelephoneBatch, t.telBatch}}
 }
 
 // Stats is the embedded engine's decoder pool: decoders loaded and busy.

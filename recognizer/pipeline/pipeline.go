@@ -109,14 +109,12 @@ func (t *Transcriber) pools() []namedPool {
 // Stats is the embedded engine's decoder pool: decoders loaded and busy.
 func (t *Transcriber) Stats() (total, busy int) { return t.embedded.Stats() }
 
-// EachPool calls fn with the name (pools), decoders loaded and decoders
-// busy of each loaded pool of the embedded engine.
+// EachPool calls fn with the name, decoders loaded and decoders busy of
+// each loaded pool of the embedded engine: the pools GET /v2/engines lists
+// (Engines.poolInfo), so the metric and the listing agree.
 func (t *Transcriber) EachPool(fn func(pool string, total, busy int)) {
-	for _, p := range t.pools() {
-		if p.e != nil {
-			total, busy := p.e.Stats()
-			fn(p.name, total, busy)
-		}
+	for _, p := range t.Engines.poolInfo() {
+		fn(p.Name, p.Decoders, p.Busy)
 	}
 }
 

@@ -177,6 +177,37 @@ func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits, g
 			conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
 			return conn.WriteMessage(websocket.TextMessage, b) == nil
 		}
+		// ended closes a session that has ended: its last messages, then
+		// 1000, or the code of why it was ended from outside.
+		ended := func() {
+			for {
+				select {
+				case b := <-out:
+					send(b)
+					continue
+				default:
+				}
+				break
+			}
+			if err := att.Err(); err != nil {
+				writeClose(conn, closeCode(err), errcode.Message(err)) // ended from outside: its key was revoked
+			} else {
+				writeClose(conn, closeNormal, "session ended")
+			}
+			conn.Close()
+		}
+		// hasEnded: a reader whose frame met the session's end (404
+		// "session has ended") leaves as the session ends; the client
+		// hears the end, not the frame's error.
+		hasEnded := func() bool {
+			select {
+			case <-att.Done():
+				ended()
+				return true
+			default:
+				return false
+			}
+		}
 		for {
 			select {
 			case b := <-out:
@@ -185,21 +216,7 @@ func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits, g
 					return
 				}
 			case <-att.Done():
-				for {
-					select {
-					case b := <-out:
-						send(b)
-						continue
-					default:
-					}
-					break
-				}
-				if err := att.Err(); err != nil {
-					writeClose(conn, closeCode(err), errcode.Message(err)) // ended from outside: its key was revoked
-				} else {
-					writeClose(conn, closeNormal, "session ended")
-				}
-				conn.Close()
+				ended()
 				return
 			case <-kicked:
 				writeClose(conn, closeNoSession, "another connection took over this session")
@@ -207,10 +224,15 @@ func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits, g
 				return
 			case c := <-closeReq:
 				// The reader has left: it asks for a close code only as it returns.
-				writeClose(conn, c.code, c.text)
-				lingerClose(conn)
+				if !hasEnded() {
+					writeClose(conn, c.code, c.text)
+					lingerClose(conn)
+				}
 				return
 			case <-readerDone:
+				if hasEnded() {
+					return
+				}
 				// The reader may have asked for a close code as it left.
 				select {
 				case c := <-closeReq:

@@ -111,6 +111,10 @@ func TestClusterThreeNodes(t *testing.T) {
 		if status, got := b.do("GET", "/v2/pre-recorded/"+id+"/file", key.Key, nil, "", nil); status != 200 || len(got) < 1000 {
 			t.Errorf("job audio from B: %d, %d bytes", status, len(got))
 		}
+		// Deleting a job cancels its callbacks not yet delivered (their
+		// payload is the job's data), so the job owes its callback only
+		// if it came before the delete.
+		hook.waitEvent(t, id, "transcription.success", 2*time.Minute)
 		if status, body := b.do("DELETE", "/v2/pre-recorded/"+id, key.Key, nil, "", nil); status != 202 {
 			t.Fatalf("delete on B: %d %s", status, body)
 		}

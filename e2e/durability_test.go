@@ -133,6 +133,28 @@ func (c *callbackReceiver) wait(t *testing.T, n int, timeout time.Duration) []ca
 	}
 }
 
+// waitEvent waits until a callback of event for job id has come.
+func (c *callbackReceiver) waitEvent(t *testing.T, id, event string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		c.mu.Lock()
+		got := append([]callbackHit(nil), c.got...)
+		c.mu.Unlock()
+		for _, h := range got {
+			var cb struct{ ID, Event string }
+			if json.Unmarshal(h.body, &cb) == nil && cb.ID == id && cb.Event == event {
+				return
+			}
+		}
+		select {
+		case <-c.hit:
+		case <-deadline:
+			t.Fatalf("no %s callback for %s within %s", event, id, timeout)
+		}
+	}
+}
+
 const fastRetries = `
 callbacks:
   min_backoff: 100ms

@@ -5,12 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -117,40 +119,35 @@ func (c *callbackReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (c *callbackReceiver) wait(t *testing.T, n int, timeout time.Duration) []callbackHit {
 	t.Helper()
-	deadline := time.After(timeout)
-	for {
-		c.mu.Lock()
-		got := append([]callbackHit(nil), c.got...)
-		c.mu.Unlock()
-		if len(got) >= n {
-			return got
-		}
-		select {
-		case <-c.hit:
-		case <-deadline:
-			t.Fatalf("got %d callbacks within %s, want %d", len(got), timeout, n)
-		}
-	}
+	return c.waitFor(t, timeout, fmt.Sprintf("%d callbacks", n), func(got []callbackHit) bool { return len(got) >= n })
 }
 
 // waitEvent waits until a callback of event for job id has come.
 func (c *callbackReceiver) waitEvent(t *testing.T, id, event string, timeout time.Duration) {
+	t.Helper()
+	c.waitFor(t, timeout, event+" for "+id, func(got []callbackHit) bool {
+		return slices.ContainsFunc(got, func(h callbackHit) bool {
+			var cb struct{ ID, Event string }
+			return json.Unmarshal(h.body, &cb) == nil && cb.ID == id && cb.Event == event
+		})
+	})
+}
+
+// waitFor waits until the callbacks so far satisfy done and returns them.
+func (c *callbackReceiver) waitFor(t *testing.T, timeout time.Duration, what string, done func([]callbackHit) bool) []callbackHit {
 	t.Helper()
 	deadline := time.After(timeout)
 	for {
 		c.mu.Lock()
 		got := append([]callbackHit(nil), c.got...)
 		c.mu.Unlock()
-		for _, h := range got {
-			var cb struct{ ID, Event string }
-			if json.Unmarshal(h.body, &cb) == nil && cb.ID == id && cb.Event == event {
-				return
-			}
+		if done(got) {
+			return got
 		}
 		select {
 		case <-c.hit:
 		case <-deadline:
-			t.Fatalf("no %s callback for %s within %s", event, id, timeout)
+			t.Fatalf("got %d callbacks within %s, not %s", len(got), timeout, what)
 		}
 	}
 }

@@ -108,7 +108,7 @@ bench: build test-deps
 	  echo "## Stores: bbolt and PostgreSQL (bench/cmd/storebench)"; echo; $(GO) run ./bench/cmd/storebench; echo; \
 	  echo "## Live finals against batch (bench/cmd/livegap)"; echo; $(GO) run ./bench/cmd/livegap -speech $(SPEECH) -renditions pcm16k,mulaw8k,alaw8k,mulaw8k-mag,alaw8k-mag; echo; \
 	  echo "## Live finals against batch, corpus tuning subset (bench/cmd/livegap -corpus)"; echo; $(GO) run ./bench/cmd/livegap -corpus $(CORPUS) -every 15 -renditions pcm16k,mulaw8k; echo; \
-	  echo "## Live finals against batch, corpus readers held out (bench/cmd/livegap -corpus -held-out)"; echo; $(GO) run ./bench/cmd/livegap -corpus $(CORPUS) -every 15 -held-out -renditions pcm16k,mulaw8k; echo; \
+	  echo "## Live finals against batch, corpus readers held out, and stock pocketsphinx_batch on them (bench/cmd/livegap -corpus -held-out -stock)"; echo; $(GO) run ./bench/cmd/livegap -corpus $(CORPUS) -every 15 -held-out -stock -renditions pcm16k,mulaw8k,alaw8k; echo; \
 	  echo "## Engine presets, 8 kHz mu-law (bench/cmd/livegap)"; echo; $(GO) run ./bench/cmd/livegap -speech $(SPEECH) -renditions mulaw8k -presets $(BENCH_PRESETS); echo; \
 	  echo "## Live sessions (bench/cmd/livebench)"; echo; $(GO) run ./bench/cmd/livebench -speech $(SPEECH) -presets $(BENCH_NARROW_PRESETS); echo; \
 	  echo "## SIP door (bench/cmd/sipbench)"; echo; $(GO) run ./bench/cmd/sipbench -speech $(SPEECH); echo; \

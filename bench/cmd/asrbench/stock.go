@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/earshot-dev/earshot/bench/internal/psbatch"
 	"github.com/earshot-dev/earshot/ingest/media"
@@ -34,12 +31,7 @@ func runStockRenditions(ctx context.Context, cfg sphinx.Config, clips []clip) (m
 		if r.rate >= recognizer.SampleRate {
 			continue
 		}
-		dir, err := os.MkdirTemp("", "asrbench-"+strings.TrimPrefix(r.encoding, "wav/")+"-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-		files := make([]string, len(clips))
+		pcms := make([][]int16, len(clips))
 		for i, c := range clips {
 			audio, err := r.audio(c.Path)
 			if err != nil {
@@ -50,26 +42,15 @@ func runStockRenditions(ctx context.Context, cfg sphinx.Config, clips []clip) (m
 				return nil, err
 			}
 			pcm, _ := fr.Push(audio)
-			up := media.AppendWAVHeader(nil, media.Format{Encoding: media.LinearPCM, BitDepth: 16, SampleRate: recognizer.SampleRate, Channels: 1}, int64(2*len(pcm[0])))
-			for _, s := range pcm[0] {
-				up = append(up, byte(s), byte(s>>8))
-			}
-			files[i] = c.File
-			if err := os.WriteFile(filepath.Join(dir, c.File), up, 0o600); err != nil {
-				return nil, err
-			}
+			pcms[i] = pcm[0]
 		}
-		res, err := psbatch.Run(ctx, psbatch.Model{HMM: cfg.HMM, LM: cfg.LM, Dict: cfg.Dict}, dir, files)
+		hyps, res, err := psbatch.RunPCM(ctx, psbatch.Model{HMM: cfg.HMM, LM: cfg.LM, Dict: cfg.Dict}, pcms)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", r.name, err)
 		}
 		row := row{name: "pocketsphinx_batch stock model (reference), " + r.name + " through earshot's decoder to 16 kHz", wall: res.Wall, cpu: res.CPU}
-		for _, c := range clips {
-			h, ok := res.Hyps[strings.TrimSuffix(c.File, ".wav")]
-			if !ok {
-				return nil, fmt.Errorf("pocketsphinx_batch gave no hypothesis for %s (%s)", c.File, r.name)
-			}
-			addErrors(&row, c.Transcript, h)
+		for i, c := range clips {
+			addErrors(&row, c.Transcript, hyps[i])
 		}
 		out[r.name] = row
 	}

@@ -14,7 +14,9 @@
 // instead (every -every'th utterance of the manifest), the set the live
 // path is tuned on; testdata is for reporting. -held-out with -corpus
 // reports on corpus speakers held out of the telephone model's adaptation
-// (test-other), on utterances outside the tuning subset.
+// (test-other), on utterances outside the tuning subset. -stock adds Debian's
+// stock model in pocketsphinx_batch on the same samples, the reference of
+// the telephone-band target.
 package main
 
 import (
@@ -53,6 +55,7 @@ func main() {
 	flag.StringVar(&telephoneModel, "telephone-model", benchd.TelephoneModel, "telephone-band acoustic model for the 8 kHz renditions")
 	flag.BoolVar(&onePass, "narrow-one-pass", false, "narrowband live finals in one pass at each endpoint (LiveConfig.OnePassFinals)")
 	flag.DurationVar(&endpointing, "endpointing", 0, "the sessions' endpointing (LiveConfig.Endpointing; 0: its default)")
+	flag.BoolVar(&stock, "stock", false, "also decode every rendition with Debian's stock model in pocketsphinx_batch and print the batch path's WER against it")
 	flag.Parse()
 	if err := run(*speech, *corpus, *every, *presets, *rends, *workers); err != nil {
 		fmt.Fprintln(os.Stderr, "livegap:", err)
@@ -93,6 +96,7 @@ func run(speech, corpus string, every int, presets, rends string, workers int) e
 	}
 	fmt.Printf("livegap %s: %d clips (%s); %d CPUs; load average before: %s\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), len(set), setName(speech, corpus), runtime.NumCPU(), loadAvg())
+	var stocks []stockRow
 	fmt.Println("| rendition | preset | batch WER % | live finals WER % | gap points | finals | live CPU s per audio s | batch CPU s per audio s |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, rend := range strings.Split(rends, ",") {
@@ -105,6 +109,13 @@ func run(speech, corpus string, every int, presets, rends string, workers int) e
 		if err != nil {
 			return err
 		}
+		if stock && batch {
+			w, err := stockWER(clips, workers)
+			if err != nil {
+				return err
+			}
+			stocks = append(stocks, stockRow{rend, w, rs[0].batchWER})
+		}
 		for k, r := range rs {
 			p := names[k]
 			if !batch {
@@ -115,6 +126,7 @@ func run(speech, corpus string, every int, presets, rends string, workers int) e
 				r.liveWER-r.batchWER, r.finals, r.liveCPU, r.batchCPU)
 		}
 	}
+	printStock(stocks)
 	fmt.Printf("\nload average after: %s\n", loadAvg())
 	return nil
 }

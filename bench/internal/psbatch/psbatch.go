@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/earshot-dev/earshot/ingest/media"
 )
 
 // Model is the acoustic model, language model and dictionary to decode
@@ -80,4 +83,45 @@ func Run(ctx context.Context, m Model, dir string, files []string) (Result, erro
 		}
 	}
 	return r, sc.Err()
+}
+
+// RunPCM decodes 16 kHz mono clips with m in one pocketsphinx_batch
+// process (as WAV files in a temporary directory) and returns each clip's
+// hypothesis, in order, with the run's times.
+func RunPCM(ctx context.Context, m Model, clips [][]int16) ([]string, Result, error) {
+	dir, err := os.MkdirTemp("", "psbatch-pcm-")
+	if err != nil {
+		return nil, Result{}, err
+	}
+	defer os.RemoveAll(dir)
+	files := make([]string, len(clips))
+	for i, pcm := range clips {
+		files[i] = fmt.Sprintf("clip%05d.wav", i)
+		if err := os.WriteFile(filepath.Join(dir, files[i]), wav16k(pcm), 0o600); err != nil {
+			return nil, Result{}, err
+		}
+	}
+	res, err := Run(ctx, m, dir, files)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	hyps := make([]string, len(clips))
+	for i, f := range files {
+		h, ok := res.Hyps[strings.TrimSuffix(f, ".wav")]
+		if !ok {
+			return nil, Result{}, fmt.Errorf("pocketsphinx_batch gave no hypothesis for clip %d", i)
+		}
+		hyps[i] = h
+	}
+	return hyps, res, nil
+}
+
+// wav16k is pcm as a 16 kHz mono 16-bit WAV file with a 44-byte header.
+func wav16k(pcm []int16) []byte {
+	f := media.Format{Encoding: media.LinearPCM, BitDepth: 16, SampleRate: 16000, Channels: 1}
+	b := media.AppendWAVHeader(make([]byte, 0, 44+2*len(pcm)), f, int64(2*len(pcm)))
+	for _, s := range pcm {
+		b = binary.LittleEndian.AppendUint16(b, uint16(s))
+	}
+	return b
 }

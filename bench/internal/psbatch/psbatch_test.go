@@ -1,6 +1,10 @@
 package psbatch
 
 import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,5 +22,26 @@ func TestRun(t *testing.T) {
 	h, ok := res.Hyps["pocketsphinx-goforward"]
 	if !ok || !strings.Contains(h, "forward") || res.CPU <= 0 {
 		t.Errorf("hyps %q, cpu %v: want the clip's hypothesis (\"go forward ten meters\") and its CPU time", res.Hyps, res.CPU)
+	}
+}
+
+// TestRunPCM decodes the same clip from its samples, with silence as a
+// second clip, and gets each hypothesis back in its place.
+func TestRunPCM(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(recognizertest.SpeechDir(t), "pocketsphinx-goforward.wav"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := b[bytes.Index(b, []byte("data"))+8:]
+	pcm := make([]int16, len(data)/2)
+	for i := range pcm {
+		pcm[i] = int16(binary.LittleEndian.Uint16(data[2*i:]))
+	}
+	hyps, res, err := RunPCM(t.Context(), DefaultModel(), [][]int16{make([]int16, 16000), pcm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hyps) != 2 || strings.Contains(hyps[0], "forward") || !strings.Contains(hyps[1], "forward") || res.CPU <= 0 {
+		t.Errorf("hyps %q, cpu %v: want no words for the silence, then \"go forward ten meters\"", hyps, res.CPU)
 	}
 }

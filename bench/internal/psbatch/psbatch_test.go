@@ -1,9 +1,6 @@
 package psbatch
 
 import (
-	"bytes"
-	"encoding/binary"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,15 +25,7 @@ func TestRun(t *testing.T) {
 // TestRunPCM decodes the same clip from its samples, with silence as a
 // second clip, and gets each hypothesis back in its place.
 func TestRunPCM(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(recognizertest.SpeechDir(t), "pocketsphinx-goforward.wav"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := b[bytes.Index(b, []byte("data"))+8:]
-	pcm := make([]int16, len(data)/2)
-	for i := range pcm {
-		pcm[i] = int16(binary.LittleEndian.Uint16(data[2*i:]))
-	}
+	pcm := recognizertest.ReadWAV16(t, filepath.Join(recognizertest.SpeechDir(t), "pocketsphinx-goforward.wav"))[0]
 	hyps, res, err := RunPCM(t.Context(), DefaultModel(), [][]int16{make([]int16, 16000), pcm})
 	if err != nil {
 		t.Fatal(err)

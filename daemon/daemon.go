@@ -118,6 +118,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("recover: %w", err)
 	}
+	if len(rep.Quarantined) > 0 || len(rep.Corrupt) > 0 {
+		d.log.Warn("jobs whose stored records could not be read: quarantined ones ended error, unreadable ones left out of the queue",
+			"quarantined", rep.Quarantined, "unreadable", rep.Corrupt)
+	}
 	if len(rep.Requeued) > 0 || len(rep.Suspects) > 0 || len(rep.Live) > 0 || len(rep.BatchPasses) > 0 {
 		d.log.Info("recovered jobs", "requeued", len(rep.Requeued), "failed_after_crash", len(rep.Suspects), "live", len(rep.Live), "batch_passes", len(rep.BatchPasses))
 	}

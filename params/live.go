@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/earshot-dev/earshot/internal/jsonobject"
 )
 
 // Live audio encodings (SPEC 2.3).
@@ -61,7 +63,7 @@ type Live struct {
 	CallbackConfig LiveCallbackConfig `json:"callback_config"`
 	// CustomMetadata is free-form; numbers are json.Number; nil when
 	// absent or empty.
-	CustomMetadata map[string]any `json:"custom_metadata,omitempty"`
+	CustomMetadata jsonobject.Object `json:"custom_metadata,omitempty"`
 }
 
 // PreProcessing is the live pre_processing object.

@@ -3,13 +3,15 @@ package params
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/earshot-dev/earshot/internal/jsonobject"
 )
 
 // decodeMetadata reads custom_metadata: a free-form object of at most
 // MaxMetadataKeys keys and MaxMetadataBytes bytes re-encoded. Numbers are kept as
 // json.Number, so they marshal back exactly as sent. An empty object is the
 // same as none (nil).
-func decodeMetadata(parent *object) map[string]any {
+func decodeMetadata(parent *object) jsonobject.Object {
 	raw, path, ok := parent.take("custom_metadata")
 	if !ok {
 		return nil
@@ -18,7 +20,7 @@ func decodeMetadata(parent *object) map[string]any {
 		parent.p.addf(path, "must be an object")
 		return nil
 	}
-	tooBig := func() map[string]any {
+	tooBig := func() jsonobject.Object {
 		parent.p.addf(path, "must be at most %d bytes", MaxMetadataBytes)
 		return nil
 	}

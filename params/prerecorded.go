@@ -2,6 +2,8 @@ package params
 
 import (
 	"net/url"
+
+	"github.com/earshot-dev/earshot/internal/jsonobject"
 )
 
 // PreRecorded is the decoded pre-recorded body (SPEC 2.4). Optional fields are
@@ -39,10 +41,10 @@ type PreRecorded struct {
 	PIIRedactionConfig     *PIIRedactionConfig  `json:"pii_redaction_config,omitempty"`
 	// CustomMetadata is free-form; numbers are json.Number; nil when
 	// absent or empty.
-	CustomMetadata      map[string]any `json:"custom_metadata,omitempty"`
-	Sentences           bool           `json:"sentences"`
-	PunctuationEnhanced bool           `json:"punctuation_enhanced"`
-	LanguageConfig      LanguageConfig `json:"language_config"`
+	CustomMetadata      jsonobject.Object `json:"custom_metadata,omitempty"`
+	Sentences           bool              `json:"sentences"`
+	PunctuationEnhanced bool              `json:"punctuation_enhanced"`
+	LanguageConfig      LanguageConfig    `json:"language_config"`
 }
 
 // Language returns the single language to transcribe in ("" = detect).

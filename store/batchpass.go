@@ -31,15 +31,15 @@ func (s BatchPassState) valid() bool {
 func (db *DB) ClaimBatchPass() (*Job, error) {
 	var out *Job
 	err := db.update(func(tx *bolt.Tx) error {
-		prefix := appendStr(nil, string(KindLive))
-		c := tx.Bucket(bucketQueue).Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(k) >= len(prefix)+8; k, _ = c.Next() {
-			old, err := decodeStoredJob(tx, string(k[len(prefix)+8:]))
-			if err != nil {
-				return fmt.Errorf("queued %w", err)
-			}
-			if old.BatchPass != BatchPassQueued {
-				continue // running: claimed by another worker
+		for {
+			old, rescan, err := firstQueuedPass(tx)
+			switch {
+			case err != nil:
+				return err
+			case rescan:
+				continue
+			case old == nil:
+				return ErrEmpty
 			}
 			j := old.clone()
 			j.BatchPass = BatchPassRunning
@@ -50,12 +50,29 @@ func (db *DB) ClaimBatchPass() (*Job, error) {
 			out = j
 			return nil
 		}
-		return ErrEmpty
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: claim batch pass: %w", err)
 	}
 	return out, nil
+}
+
+// firstQueuedPass returns the oldest live job whose batch pass is queued,
+// nil if none; rescan when it took a quarantined or unreadable job out of
+// the queue on the way (the cursor is then stale).
+func firstQueuedPass(tx *bolt.Tx) (j *Job, rescan bool, err error) {
+	prefix := appendStr(nil, string(KindLive))
+	c := tx.Bucket(bucketQueue).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(k) >= len(prefix)+8; k, _ = c.Next() {
+		old, ok, err := runnable(tx, k, string(k[len(prefix)+8:]))
+		if err != nil || !ok {
+			return nil, err == nil, err
+		}
+		if old.BatchPass == BatchPassQueued {
+			return old, false, nil
+		}
+	}
+	return nil, false, nil
 }
 
 // requeueBatchPasses puts the batch passes a stopped run left running back
@@ -64,12 +81,16 @@ func requeueBatchPasses(tx *bolt.Tx) ([]string, error) {
 	prefix := appendStr(nil, string(KindLive))
 	var running []*Job
 	c := tx.Bucket(bucketQueue).Cursor()
+	var keys [][]byte
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(k) >= len(prefix)+8; k, _ = c.Next() {
-		j, err := decodeStoredJob(tx, string(k[len(prefix)+8:]))
+		keys = append(keys, bytes.Clone(k))
+	}
+	for _, k := range keys {
+		j, ok, err := runnable(tx, k, string(k[len(prefix)+8:]))
 		if err != nil {
-			return nil, fmt.Errorf("queued %w", err)
+			return nil, err
 		}
-		if j.BatchPass == BatchPassRunning {
+		if ok && j.BatchPass == BatchPassRunning {
 			running = append(running, j)
 		}
 	}

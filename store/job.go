@@ -61,11 +61,11 @@ type Job struct {
 	CompletedAt         time.Time       `json:"completed_at,omitzero"` // zero until done/error
 	ErrorCode           int             `json:"error_code,omitempty"`  // 0 unless error
 	ErrorMessage        string          `json:"error_message,omitempty"`
-	CustomMetadata      map[string]any  `json:"custom_metadata"`
+	CustomMetadata      Metadata        `json:"custom_metadata"`
 	Params              json.RawMessage `json:"params,omitempty"` // request_params as the contract shows them
 	File                *File           `json:"file,omitempty"`
 	Result              json.RawMessage `json:"result,omitempty"` // nil until done
-	PostSessionMetadata map[string]any  `json:"post_session_metadata"`
+	PostSessionMetadata Metadata        `json:"post_session_metadata"`
 	Blob                string          `json:"blob,omitempty"`     // name of the blob holding this job's audio, "" if none
 	Attempts            int             `json:"attempts,omitempty"` // how many times processing started
 	// AwaitingAudio marks a queued pre-recorded job whose audio_url is
@@ -75,6 +75,9 @@ type Job struct {
 	// recording (batchpass.go): "" none, BatchPassQueued or
 	// BatchPassRunning. A job with one is in the durable queue.
 	BatchPass BatchPassState `json:"batch_pass,omitempty"`
+
+	unreadable  []string // fields of the stored record dropped as unreadable (quarantine.go)
+	quarantined bool     // the quarantined form of such a record, not yet written back
 }
 
 // maxIDLen bounds job, upload and delivery ids (bbolt keys may not exceed 32 KiB).
@@ -153,7 +156,7 @@ func (db *DB) Job(id string) (*Job, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	return j, nil
+	return j.view(), nil
 }
 
 // UpdateJob reads the job, calls fn on it and writes it back, in one
@@ -173,7 +176,7 @@ func (db *DB) UpdateJob(id string, fn func(j *Job) ([]*Delivery, error)) (*Job, 
 		if err != nil {
 			return err
 		}
-		j := old.clone()
+		j := old.view().clone()
 		ds, err := fn(j)
 		if err != nil {
 			fnErr = err
@@ -506,7 +509,7 @@ func unmarshalJob(v []byte, j *Job) error {
 	if len(rest) != 0 {
 		return fmt.Errorf("job record has %d trailing bytes: %w", len(rest), ErrCorrupt)
 	}
-	if err := json.Unmarshal(parts[0], j); err != nil {
+	if err := DecodeJobHead(parts[0], j); err != nil {
 		return err
 	}
 	j.Params, j.Result = nil, nil

@@ -210,7 +210,7 @@ func decodeJob(jobs *bolt.Bucket, id string) (*Job, error) {
 	if err := unmarshalJob(v, j); err != nil {
 		return nil, fmt.Errorf("job %s: %w", id, err)
 	}
-	return j, nil
+	return j.view(), nil
 }
 
 // metadataMatches reports whether every filter entry equals the job's
@@ -225,6 +225,17 @@ func metadataMatches(md map[string]any, filter map[string]string) bool {
 		switch g := got.(type) {
 		case string:
 			if g != want {
+				return false
+			}
+		case json.Number:
+			// Equal text, or equal value when both parse ("5.0" finds 5;
+			// 1e309, past float64, only by its text).
+			if string(g) == want {
+				continue
+			}
+			f, err := strconv.ParseFloat(want, 64)
+			gf, gerr := g.Float64()
+			if err != nil || gerr != nil || f != gf {
 				return false
 			}
 		case float64:

@@ -2,7 +2,9 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -36,28 +38,32 @@ func (db *DB) claim(kind Kind, after *string) (*Job, error) {
 	var out *Job
 	err := db.update(func(tx *bolt.Tx) error {
 		prefix := appendStr(nil, string(kind))
-		var k []byte
-		if after == nil {
-			k, _ = tx.Bucket(bucketQueue).Cursor().Seek(prefix)
-		} else {
-			k = nextInTurn(tx, prefix, *after)
+		for {
+			var k []byte
+			if after == nil {
+				k, _ = tx.Bucket(bucketQueue).Cursor().Seek(prefix)
+			} else {
+				k = nextInTurn(tx, prefix, *after)
+			}
+			if k == nil || len(k) < len(prefix)+8 || string(k[:len(prefix)]) != string(prefix) {
+				return ErrEmpty
+			}
+			old, ok, err := runnable(tx, k, string(k[len(prefix)+8:]))
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue // quarantined or unplaceable: out of the queue, try the next
+			}
+			j := old.clone()
+			j.Status = StatusProcessing
+			j.Attempts++
+			if err := putJob(tx, old, j); err != nil {
+				return err
+			}
+			out = j
+			return nil
 		}
-		if k == nil || len(k) < len(prefix)+8 || string(k[:len(prefix)]) != string(prefix) {
-			return ErrEmpty
-		}
-		id := string(k[len(prefix)+8:])
-		old, err := decodeStoredJob(tx, id)
-		if err != nil {
-			return fmt.Errorf("queued %w", err)
-		}
-		j := old.clone()
-		j.Status = StatusProcessing
-		j.Attempts++
-		if err := putJob(tx, old, j); err != nil {
-			return err
-		}
-		out = j
-		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: claim %s: %w", kind, err)
@@ -114,4 +120,22 @@ func (db *DB) AwaitingAudio() ([]*Job, error) {
 		return nil, fmt.Errorf("store: jobs awaiting audio: %w", err)
 	}
 	return out, nil
+}
+
+// runnable reads the job a queue entry (key) names for a claim. A record
+// with unreadable fields is written back quarantined (ended, out of the
+// queue) and a record that cannot be read at all loses its queue entry:
+// both report false, so the claim goes on to the next job instead of
+// failing on the same one for ever.
+func runnable(tx *bolt.Tx, key []byte, id string) (*Job, bool, error) {
+	old, err := decodeStoredJob(tx, id)
+	switch {
+	case errors.Is(err, ErrCorrupt), errors.Is(err, ErrNotFound):
+		return nil, false, tx.Bucket(bucketQueue).Delete(key)
+	case err != nil:
+		return nil, false, fmt.Errorf("queued %w", err)
+	case old.unreadable != nil:
+		return nil, false, putJob(tx, old, old.Quarantined(time.Now()))
+	}
+	return old, true, nil
 }

@@ -3,8 +3,10 @@ package store
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -30,6 +32,12 @@ type RecoverReport struct {
 	// back to queued (also after a crash: Attempts bounds a pass that
 	// crashes every run).
 	BatchPasses []string
+	// Quarantined are the unfinished jobs whose records had unreadable
+	// fields, now ended error (quarantine.go); Corrupt the unfinished jobs
+	// whose records cannot be read at all, left as they are (Check reports
+	// them) and out of the queue.
+	Quarantined []string
+	Corrupt     []string
 }
 
 // statusEntry is one job found through the status index.
@@ -61,12 +69,18 @@ func (db *DB) Recover(o RecoverOptions) (RecoverReport, error) {
 	var rep RecoverReport
 	err := db.update(func(tx *bolt.Tx) error {
 		rep = RecoverReport{}
+		if err := quarantineUnfinished(tx, &rep); err != nil {
+			return err
+		}
 		for _, e := range jobsWithStatus(tx, KindPreRecorded, StatusProcessing) {
 			if o.Crashed {
 				rep.Suspects = append(rep.Suspects, e.id)
 				continue
 			}
 			old, err := decodeStoredJob(tx, e.id)
+			if errors.Is(err, ErrCorrupt) {
+				continue // reported by quarantineUnfinished
+			}
 			if err != nil {
 				return err
 			}
@@ -80,6 +94,9 @@ func (db *DB) Recover(o RecoverOptions) (RecoverReport, error) {
 		queue := tx.Bucket(bucketQueue)
 		for _, e := range jobsWithStatus(tx, KindPreRecorded, StatusQueued) {
 			j, err := decodeStoredJob(tx, e.id)
+			if errors.Is(err, ErrCorrupt) {
+				continue
+			}
 			if err != nil {
 				return err
 			}
@@ -94,7 +111,9 @@ func (db *DB) Recover(o RecoverOptions) (RecoverReport, error) {
 			return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.id, b.id))
 		})
 		for _, e := range live {
-			rep.Live = append(rep.Live, e.id)
+			if !slices.Contains(rep.Corrupt, e.id) {
+				rep.Live = append(rep.Live, e.id)
+			}
 		}
 		var err error
 		rep.BatchPasses, err = requeueBatchPasses(tx)
@@ -104,4 +123,51 @@ func (db *DB) Recover(o RecoverOptions) (RecoverReport, error) {
 		return RecoverReport{}, fmt.Errorf("store: recover: %w", err)
 	}
 	return rep, nil
+}
+
+// quarantineUnfinished reads every job still queued or processing, of both
+// kinds: the records with unreadable fields are written back quarantined
+// (ended error, out of the queue), the records that cannot be read at all
+// lose their queue entry; both are reported, and neither stops the start.
+func quarantineUnfinished(tx *bolt.Tx, rep *RecoverReport) error {
+	now := time.Now()
+	for _, kind := range []Kind{KindPreRecorded, KindLive} {
+		for _, st := range []Status{StatusQueued, StatusProcessing} {
+			for _, e := range jobsWithStatus(tx, kind, st) {
+				old, err := decodeStoredJob(tx, e.id)
+				switch {
+				case errors.Is(err, ErrCorrupt):
+					rep.Corrupt = append(rep.Corrupt, e.id)
+					if err := dropQueueEntries(tx, e.id); err != nil {
+						return err
+					}
+				case err != nil:
+					return err
+				case old.unreadable != nil:
+					if err := putJob(tx, old, old.Quarantined(now)); err != nil {
+						return err
+					}
+					rep.Quarantined = append(rep.Quarantined, e.id)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// dropQueueEntries removes the queue entries that name id (of either kind).
+func dropQueueEntries(tx *bolt.Tx, id string) error {
+	var keys [][]byte
+	c := tx.Bucket(bucketQueue).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if _, rest, ok := readStr(k); ok && len(rest) >= 8 && string(rest[8:]) == id {
+			keys = append(keys, bytes.Clone(k))
+		}
+	}
+	for _, k := range keys {
+		if err := tx.Bucket(bucketQueue).Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -54,7 +54,9 @@ func requeueBatchPasses(ctx context.Context, tx pgx.Tx, where string, args ...an
 	}
 	var ids []string
 	for _, j := range jobs {
-		j.BatchPass = store.BatchPassQueued
+		if !j.WasQuarantined() { // else written back ended, no pass
+			j.BatchPass = store.BatchPassQueued
+		}
 		if err := writeJob(ctx, tx, j, "", 0); err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -26,8 +27,13 @@ func scanJob(row pgx.Row) (*store.Job, error) {
 
 func decodeJob(head, params, result []byte) (*store.Job, error) {
 	j := new(store.Job)
-	if err := json.Unmarshal(head, j); err != nil {
-		return nil, fmt.Errorf("job record: %w: %w", store.ErrCorrupt, err)
+	if err := store.DecodeJobHead(head, j); err != nil {
+		return nil, err
+	}
+	if j.Unreadable() != nil {
+		// Seen as its quarantined form everywhere; written back where the
+		// job would run (claimRow, Recover) or by any update.
+		j = j.Quarantined(time.Now())
 	}
 	j.Params, j.Result = nil, nil
 	if len(params) > 0 {

@@ -59,14 +59,28 @@ func (db *DB) claim(kind store.Kind, query string, args ...any) (*store.Job, err
 // transaction, marks the job with mark, counts the attempt and leases it to
 // this node for Options.JobLease. No row is store.ErrEmpty.
 func (db *DB) claimRow(mark func(*store.Job), query string, args ...any) (*store.Job, error) {
-	var out *store.Job
-	err := db.update(func(ctx context.Context, tx pgx.Tx) error {
+	for {
+		out, quarantined, err := db.claimOne(mark, query, args...)
+		if err != nil || !quarantined {
+			return out, err
+		}
+		// The row was a quarantined job, now written back ended: claim the next.
+	}
+}
+
+func (db *DB) claimOne(mark func(*store.Job), query string, args ...any) (out *store.Job, quarantined bool, err error) {
+	err = db.update(func(ctx context.Context, tx pgx.Tx) error {
+		out, quarantined = nil, false
 		old, err := scanJob(tx.QueryRow(ctx, query, args...))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return store.ErrEmpty
 		}
 		if err != nil {
 			return err
+		}
+		if old.WasQuarantined() {
+			quarantined = true
+			return writeJob(ctx, tx, old, "", 0)
 		}
 		j := old.Clone()
 		mark(j)
@@ -78,7 +92,7 @@ func (db *DB) claimRow(mark func(*store.Job), query string, args ...any) (*store
 		_, err = tx.Exec(ctx, "UPDATE jobs SET lease_ns = "+dbNowNS+" + $2 WHERE id = $1", j.ID, db.opts.JobLease.Nanoseconds())
 		return err
 	})
-	return out, err
+	return out, quarantined, err
 }
 
 // AwaitingAudio returns the queued pre-recorded jobs whose audio_url is
@@ -119,6 +133,13 @@ func (db *DB) Recover(o store.RecoverOptions) (store.RecoverReport, error) {
 			return err
 		}
 		for _, j := range claimed {
+			if j.WasQuarantined() {
+				if err := writeJob(ctx, tx, j, "", 0); err != nil {
+					return err
+				}
+				rep.Quarantined = append(rep.Quarantined, j.ID)
+				continue
+			}
 			if o.Crashed {
 				rep.Suspects = append(rep.Suspects, j.ID)
 				continue

@@ -25,6 +25,7 @@ func Cases() []Case {
 	var cs []Case
 	cs = append(cs, keyCases()...)
 	cs = append(cs, jobCases()...)
+	cs = append(cs, metadataCases()...)
 	cs = append(cs, listCases()...)
 	cs = append(cs, queueCases()...)
 	cs = append(cs, batchPassCases()...)

@@ -155,11 +155,11 @@ func jobCases() []Case {
 				ID: "j1", Account: "acme", KeyID: "k1", Kind: store.KindPreRecorded, Status: store.StatusDone, RequestID: "r1",
 				CreatedAt: t0, CompletedAt: t0.Add(1500 * time.Millisecond),
 				ErrorCode: 422, ErrorMessage: "bad \u0000 audio",
-				CustomMetadata:      map[string]any{"team": "blue", "n": 3.0, "nul": "a\u0000b", "nested": map[string]any{"a": []any{1.0, "x"}}},
+				CustomMetadata:      store.Metadata{"team": "blue", "n": json.Number("3"), "nul": "a\u0000b", "nested": map[string]any{"a": []any{json.Number("1.0"), "x"}}}, // numbers as params keeps them
 				Params:              json.RawMessage(`{"audio_url":"http://x/a.wav",  "diarization":true}`),
 				File:                &store.File{ID: "f1", Filename: &name, AudioDuration: &dur, Channels: &ch},
 				Result:              json.RawMessage(`{"transcription":{"full_transcript":"hello"}}`),
-				PostSessionMetadata: map[string]any{"k": "v"},
+				PostSessionMetadata: store.Metadata{"k": "v"},
 				Blob:                "j1.wav",
 				Attempts:            2,
 			}

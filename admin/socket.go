@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/earshot-dev/earshot/internal/acceptloop"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -75,8 +76,9 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	defer wg.Wait()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
+	accept := acceptloop.New(ln, "admin socket", s.log) // EMFILE waits, never ends the daemon
 	for {
-		c, err := ln.Accept()
+		c, err := accept.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil

@@ -19,6 +19,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/internal/acceptloop"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -242,9 +243,12 @@ func (s *Server) readError(ctx *fasthttp.RequestCtx, err error) {
 	})
 }
 
-// guard wraps ln in a connGuard with this server's connection bounds.
+// guard wraps ln in a connGuard with this server's connection bounds, over
+// an accept loop that waits out accept errors (descriptors exhausted for a
+// moment) instead of ending the server.
 func (s *Server) guard(ln net.Listener) net.Listener {
-	return guardListener{Listener: ln, g: newConnGuard(s.cfg.MaxConns, s.cfg.MaxPendingConns, s.cfg.MaxConnsPerIP, s.refusedConns)}
+	return guardListener{Listener: acceptloop.New(ln, "api", s.log),
+		g: newConnGuard(s.cfg.MaxConns, s.cfg.MaxPendingConns, s.cfg.MaxConnsPerIP, s.refusedConns)}
 }
 
 // Run serves the API on ln (HTTPS when Config.TLSCert is set) until ctx

@@ -101,7 +101,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return fmt.Errorf("sip listen: %w", err)
 		}
 	}
+	bounds := map[string]int{"api.max_conns": acfg.MaxConns}
 	if sipSrv != nil {
+		bounds["sip.max_tcp_conns"] = cfg.SIP.MaxTCPConns
+		bounds["sip.max_calls (rtp sockets)"] = 4 * cfg.SIP.MaxCalls
+	}
+	checkDescriptors(log, bounds)
+	if sipSrv != nil {
+		d.Metrics().MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "earshot_sip_tcp_connections", Help: "TCP connections the SIP door holds open (bounded by sip.max_tcp_conns).",
+		}, func() float64 { return float64(sipSrv.TCPConns()) }))
 		d.Metrics().MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "earshot_sip_calls", Help: "SIP calls being set up or running.",
 		}, func() float64 { return float64(sipSrv.Calls()) }))

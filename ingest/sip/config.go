@@ -59,6 +59,17 @@ type Config struct {
 	// Jitter sizes each stream's jitter buffer (depth, delay, max_gap,
 	// capacity); defaults 5 packets, 80ms, 16000 samples, 64 packets.
 	Jitter rtp.JitterConfig `yaml:"jitter"`
+	// MaxTCPConns bounds the door's open TCP connections in all; a new one
+	// beyond it is closed at once. Default 1024 (each is a file
+	// descriptor: the daemon's limit must leave room for the API, calls'
+	// RTP sockets and the store).
+	MaxTCPConns int `yaml:"max_tcp_conns"`
+	// MaxTCPConnsPerSource bounds the TCP connections from one address;
+	// default 64 (a PBX or SBC needs a few).
+	MaxTCPConnsPerSource int `yaml:"max_tcp_conns_per_source"`
+	// TCPIdleTimeout closes a TCP connection that sent nothing for this
+	// long (keep-alive CRLFs count); default 5m.
+	TCPIdleTimeout time.Duration `yaml:"tcp_idle_timeout"`
 	// Routes choose the account and live options of a call by its
 	// request-URI user, first match wins; a call no route matches gets 404.
 	Routes []Route `yaml:"routes"`
@@ -96,6 +107,15 @@ func (c *Config) SetDefaults() {
 	}
 	if c.MaxCalls == 0 {
 		c.MaxCalls = 16
+	}
+	if c.MaxTCPConns == 0 {
+		c.MaxTCPConns = 1024
+	}
+	if c.MaxTCPConnsPerSource == 0 {
+		c.MaxTCPConnsPerSource = 64
+	}
+	if c.TCPIdleTimeout == 0 {
+		c.TCPIdleTimeout = 5 * time.Minute
 	}
 	if c.RTPLatching == nil {
 		on := true
@@ -139,6 +159,15 @@ func (c Config) Validate() error {
 	}
 	if c.MaxCalls < 1 || c.MaxCalls > 10000 {
 		add("max_calls", "must be 1 to 10000, not %d", c.MaxCalls)
+	}
+	if c.MaxTCPConns < 1 || c.MaxTCPConns > 1<<20 {
+		add("max_tcp_conns", "must be 1 to %d, not %d", 1<<20, c.MaxTCPConns)
+	}
+	if c.MaxTCPConnsPerSource < 1 || c.MaxTCPConnsPerSource > c.MaxTCPConns {
+		add("max_tcp_conns_per_source", "must be 1 to max_tcp_conns (%d), not %d", c.MaxTCPConns, c.MaxTCPConnsPerSource)
+	}
+	if c.TCPIdleTimeout < time.Second {
+		add("tcp_idle_timeout", "%s is under 1s", c.TCPIdleTimeout)
 	}
 	if c.RingTime < 0 || c.RingTime > time.Minute {
 		add("ring_time", "must be 0 to 1m, not %s", c.RingTime)

@@ -117,19 +117,3 @@ func (c filteredConn) ReadFrom(b []byte) (int, net.Addr, error) {
 		}
 	}
 }
-
-// filteredListener is a Listener whose Accept closes what the filter drops.
-type filteredListener struct {
-	net.Listener
-	f *sourceFilter
-}
-
-func (l filteredListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil || l.f.admit(c.RemoteAddr()) {
-			return c, err
-		}
-		c.Close()
-	}
-}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/earshot-dev/earshot/ingest"
 	"github.com/earshot-dev/earshot/ingest/rtp"
+	"github.com/earshot-dev/earshot/internal/acceptloop"
 	"github.com/earshot-dev/earshot/params"
 )
 
@@ -42,6 +43,7 @@ type Server struct {
 	rtpLog    *slog.Logger
 	allow     []netip.Prefix
 	filter    *sourceFilter // refused sources beyond their allowance are dropped unread
+	tcp       *tcpGuard     // bounds TCP connections (conns.go)
 	routes    []*route
 	ports     *rtp.Ports
 	advertise netip.Addr
@@ -81,6 +83,7 @@ func New(cfg Config, opener Opener, log *slog.Logger) (*Server, error) {
 	s := &Server{cfg: cfg, opener: opener, log: log.With("component", "sip"), rtpLog: log.With("component", "rtp"), calls: map[string]*call{}}
 	s.allow, _ = parseNets(cfg.Allow)
 	s.filter = newSourceFilter(s.allow, s.log)
+	s.tcp = newTCPGuard(cfg, s.filter, s.log)
 	for _, r := range cfg.Routes {
 		nets, _ := parseNets(r.Source)
 		opts, err := params.DecodeLiveOptions(r.options()) // checked by Validate
@@ -183,7 +186,7 @@ func (s *Server) Run(ctx context.Context, udp net.PacketConn, tcp net.Listener) 
 		serving.Go(func() { srv.ServeUDP(filteredConn{udp, s.filter}) })
 	}
 	if tcp != nil {
-		serving.Go(func() { srv.ServeTCP(filteredListener{tcp, s.filter}) })
+		serving.Go(func() { srv.ServeTCP(s.tcp.listener(acceptloop.New(tcp, "sip tcp", s.log))) })
 	}
 	s.log.Info("sip listening", "addr", addrs[0], "addrs", addrs, "advertise", s.advertise.String(), "rtp_ports", s.cfg.RTPPorts)
 	<-ctx.Done()
@@ -207,6 +210,9 @@ func (s *Server) Run(ctx context.Context, udp net.PacketConn, tcp net.Listener) 
 // Close releases nothing more than Run does; it exists for the New, Run,
 // Close lifecycle and is safe to call at any time.
 func (s *Server) Close() error { return nil }
+
+// TCPConns is how many TCP connections the door holds open.
+func (s *Server) TCPConns() int { return s.tcp.Open() }
 
 // Refused is how many datagrams and TCP connections from sources outside
 // sip.allow were dropped unread (beyond each source's few answered 403s).

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -150,7 +149,9 @@ func (f *Fetcher) done(account, id string) {
 
 // Download copies the audio_url rawURL into the blob named blob, bounded
 // in size, time and rate, and in account's storage quota. It returns the
-// file's name (from the server, else the URL's last element). Its errors
+// file's name (from the server's Content-Disposition, else the final URL
+// path's last element, "" when neither names one) within
+// store.MaxFilenameBytes (storedName). Its errors
 // are errcode errors for the client: ErrFetch, ErrTooLarge, ErrQuota, or
 // the store's ErrNoSpace.
 func (f *Fetcher) Download(ctx context.Context, account, rawURL, blob string) (string, error) {
@@ -178,11 +179,7 @@ func (f *Fetcher) Download(ctx context.Context, account, rawURL, blob string) (s
 		}
 		return "", f.classify(err)
 	}
-	name := rem.Filename
-	if name == "" {
-		name = path.Base(rawURL)
-	}
-	return name, nil
+	return storedName(rem.Filename), nil
 }
 
 // The client-facing reasons of a failed audio_url, one per class. The

@@ -120,9 +120,17 @@ func remoteFilename(resp *http.Response) string {
 	return name
 }
 
+// maxHeaderBytes bounds the status line and headers of a fetch's answer,
+// and of each redirect: 256 KiB, what Chromium takes of a response's
+// headers, so a server a browser can download from passes. net/http's own
+// bound is 10 MiB, and a 9.5 MB Content-Disposition filename came through
+// it whole (issue 43).
+const maxHeaderBytes = 256 << 10
+
 // newClient builds the default client: a dialer that refuses denied
 // addresses after DNS resolution, no proxy, no transparent decompression,
-// at most maxRedirects redirects and only to http(s).
+// response headers of at most maxHeaderBytes, at most maxRedirects
+// redirects and only to http(s).
 func newClient(deny []netip.Prefix) *http.Client {
 	d := Guard{Deny: deny}.Dialer(30 * time.Second)
 	tr := &http.Transport{
@@ -133,11 +141,12 @@ func newClient(deny []netip.Prefix) *http.Client {
 		// No Accept-Encoding, no transparent gunzip: the body is stored
 		// as sent, so MaxBytes bounds the bytes on disk, and a small gzip
 		// that expands a thousandfold stays small (and is not audio).
-		DisableCompression:    true,
-		TLSHandshakeTimeout:   30 * time.Second,
-		ResponseHeaderTimeout: 2 * time.Minute,
-		MaxIdleConns:          4,
-		IdleConnTimeout:       30 * time.Second,
+		DisableCompression:     true,
+		TLSHandshakeTimeout:    30 * time.Second,
+		ResponseHeaderTimeout:  2 * time.Minute,
+		MaxResponseHeaderBytes: maxHeaderBytes,
+		MaxIdleConns:           4,
+		IdleConnTimeout:        30 * time.Second,
 	}
 	return &http.Client{
 		Transport: tr,

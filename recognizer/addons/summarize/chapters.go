@@ -126,18 +126,27 @@ func tile(ss []sentences.Sentence, bags []map[string]float64) []int {
 		}
 		sim[g] = cosine(left, right)
 	}
+	// The depth of gap g is how far sim climbs from it to the nearest
+	// peak on each side. A climb from g that steps to g-1 goes on as the
+	// climb from g-1, so each side's peaks take one pass (not a climb per
+	// gap, which is n² on a long slope).
+	left, right := make([]float64, n), make([]float64, n)
+	for g := 1; g < n; g++ {
+		left[g] = sim[g]
+		if g > 1 && sim[g-1] >= sim[g] {
+			left[g] = left[g-1]
+		}
+	}
+	for g := n - 1; g >= 1; g-- {
+		right[g] = sim[g]
+		if g+1 < n && sim[g+1] >= sim[g] {
+			right[g] = right[g+1]
+		}
+	}
 	depth := make([]float64, n)
 	var ds []float64
 	for g := 1; g < n; g++ {
-		l := sim[g]
-		for i := g - 1; i >= 1 && sim[i] >= l; i-- {
-			l = sim[i]
-		}
-		r := sim[g]
-		for i := g + 1; i < n && sim[i] >= r; i++ {
-			r = sim[i]
-		}
-		depth[g] = (l - sim[g]) + (r - sim[g])
+		depth[g] = (left[g] - sim[g]) + (right[g] - sim[g])
 		ds = append(ds, depth[g])
 	}
 	mean, sd := meanSD(ds)
@@ -149,23 +158,25 @@ func tile(ss []sentences.Sentence, bags []map[string]float64) []int {
 		}
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(depth[b], depth[a]) })
-	var cuts []int
 	ok := func(a, b int) bool { // sentences a..b-1 can be a chapter
 		return b-a >= minChapterSents && ss[b-1].End-ss[a].Start >= minChapterSecs
 	}
+	// Deepest first, a cut is taken when both chapters it leaves fit.
+	// Only the chapter it splits changes, and every other chapter fits
+	// (before the first cut there is no other), so checking those two is
+	// checking them all.
+	var cuts []int // sorted
 	for _, g := range order {
-		all := append(slices.Clone(cuts), g)
-		slices.Sort(all)
-		bounds := append(append([]int{0}, all...), n)
-		fits := true
-		for i := 0; i+1 < len(bounds); i++ {
-			if !ok(bounds[i], bounds[i+1]) {
-				fits = false
-				break
-			}
+		i, _ := slices.BinarySearch(cuts, g)
+		a, b := 0, n
+		if i > 0 {
+			a = cuts[i-1]
 		}
-		if fits {
-			cuts = all
+		if i < len(cuts) {
+			b = cuts[i]
+		}
+		if ok(a, g) && ok(g, b) {
+			cuts = slices.Insert(cuts, i, g)
 		}
 	}
 	return cuts

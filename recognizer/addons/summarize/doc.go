@@ -4,7 +4,9 @@
 //   - Summarize ranks the transcript's sentences (sentences.Split) with
 //     TextRank (Mihalcea and Tarau, 2004): a graph whose edges weigh the
 //     content words two sentences share, normalised by their lengths, and
-//     PageRank over it. It returns the best sentences in their spoken
+//     PageRank over it; a transcript of more than 400 sentences is ranked
+//     in consecutive blocks of at most 400, each its own graph, so the
+//     cost grows linearly with the transcript (textrank.go). It returns the best sentences in their spoken
 //     order, skipping near-duplicates: about a fifth of them for
 //     "general", one or two for "concise", and the same as "general" as
 //     lines starting "- " for "bullet_points".

@@ -119,57 +119,6 @@ func bag(ts []term) map[string]float64 {
 	return m
 }
 
-// textRank scores sentences by PageRank over the similarity graph
-// w(i,j) = |shared stems| / (log(1+|Si|) + log(1+|Sj|)).
-func textRank(bags []map[string]float64) []float64 {
-	n := len(bags)
-	w := make([][]float64, n)
-	out := make([]float64, n) // total outgoing weight
-	for i := range w {
-		w[i] = make([]float64, n)
-	}
-	for i := range n {
-		for j := i + 1; j < n; j++ {
-			shared := 0
-			for s := range bags[i] {
-				if bags[j][s] > 0 {
-					shared++
-				}
-			}
-			if shared == 0 {
-				continue
-			}
-			v := float64(shared) / (math.Log(1+float64(len(bags[i]))) + math.Log(1+float64(len(bags[j]))))
-			w[i][j], w[j][i] = v, v
-			out[i] += v
-			out[j] += v
-		}
-	}
-	score := make([]float64, n)
-	for i := range score {
-		score[i] = 1
-	}
-	next := make([]float64, n)
-	for range maxIterations {
-		delta := 0.0
-		for i := range n {
-			sum := 0.0
-			for j := range n {
-				if w[j][i] > 0 {
-					sum += w[j][i] / out[j] * score[j]
-				}
-			}
-			next[i] = 1 - damping + damping*sum
-			delta += math.Abs(next[i] - score[i])
-		}
-		score, next = next, score
-		if delta < tolerance {
-			break
-		}
-	}
-	return score
-}
-
 func cosine(a, b map[string]float64) float64 {
 	var dot, na, nb float64
 	for k, v := range a {

@@ -50,6 +50,11 @@ type StreamOptions struct {
 	// search drops its cap on active HMMs, without which it lost a call's
 	// words).
 	Narrowband bool
+	// Tenant names whom the stream decodes for (a live session's
+	// account): an engine whose pool is shared fairly bounds the streams
+	// one tenant holds at once (the embedded engine's live pools,
+	// live.decoder_share). Empty: not counted (whole recordings).
+	Tenant string
 }
 
 // VocabularyWord is one custom_vocabulary item as an engine takes it.

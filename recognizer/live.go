@@ -358,7 +358,8 @@ func (l *Live) incremental() bool { return l.cfg.Partials || !l.cfg.OnePassFinal
 // none comes it reports an error event and leaves ch.st nil.
 func (l *Live) checkout(ctx context.Context, ch *liveChannel, start, t1 int64) error {
 	wctx, cancel := context.WithTimeout(ctx, l.cfg.DecoderWait)
-	st, err := l.e.NewStream(wctx, StreamOptions{Language: l.lang, Vocabulary: l.cfg.Vocabulary, Prompt: l.cfg.Prompt, Narrowband: l.cfg.Narrowband})
+	st, err := l.e.NewStream(wctx, StreamOptions{Language: l.lang, Vocabulary: l.cfg.Vocabulary, Prompt: l.cfg.Prompt,
+		Narrowband: l.cfg.Narrowband, Tenant: l.cfg.Tenant})
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {

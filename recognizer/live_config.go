@@ -65,6 +65,10 @@ type LiveConfig struct {
 	// audio is telephone-band (below 16 kHz). Per session, not
 	// configuration.
 	Narrowband bool `yaml:"-"`
+	// Tenant is passed to every stream (StreamOptions): the session's
+	// account, whose share of a pool the engine may bound. Per session,
+	// not configuration.
+	Tenant string `yaml:"-"`
 	// BoxLoad is the process's meter of the box's CPU use, shared by its
 	// sessions: while the box is short of CPU, a share of their segments
 	// starts on the lean search of decoders that have one. Nil: each

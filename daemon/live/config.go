@@ -17,6 +17,28 @@ type Config struct {
 	// slot; beyond it POST /v2/live answers 429 (a SIP call 503). Unset is
 	// half of Capacity (at least 1); 0 is no limit.
 	MaxSessionsPerAccount *int `yaml:"max_sessions_per_account"`
+	// MaxChannelsPerAccount bounds the audio channels of the live
+	// sessions one account may have at once (created and not ended: a
+	// session counts its channels, a SIP call one per stream), as
+	// MaxSessionsPerAccount bounds its sessions: an 8-channel session
+	// takes as much as 8 mono ones. A session that would take the account
+	// past it is refused with 429 (a SIP call 503). Unset is the size of
+	// the smaller live decoder pool (sphinx.live_decoders,
+	// sphinx.telephone_decoders; SetPoolDefaults): the channels one
+	// account could decode at once with the whole pool, of which it may
+	// hold DecoderShare while they talk; 0 is no limit.
+	MaxChannelsPerAccount *int `yaml:"max_channels_per_account"`
+	// DecoderShare is the share of each live decoder pool (the wideband
+	// live pool, sphinx.live_decoders; the telephone pool,
+	// sphinx.telephone_decoders) that the channels of one account may
+	// hold at once, 0 < share <= 1: share x pool rounded down, at least
+	// one decoder. A channel whose account holds its share waits as for a
+	// free decoder (decoder_wait), then misses its utterance with an
+	// error message, while the rest of the pool stays free for the other
+	// accounts (a decoder is held through an utterance and cannot be
+	// taken back, so the bound holds with no other account waiting too).
+	// Default 0.5; 1 is no bound.
+	DecoderShare float64 `yaml:"decoder_share"`
 	// TokenTTL is how long the WebSocket URL's token stays valid; default 1h.
 	TokenTTL time.Duration `yaml:"token_ttl"`
 	// ConnectTimeout ends a session no client has connected to this long
@@ -60,6 +82,9 @@ func (c *Config) SetDefaults() {
 		n := max(1, c.Capacity/2)
 		c.MaxSessionsPerAccount = &n
 	}
+	if c.DecoderShare == 0 {
+		c.DecoderShare = 0.5
+	}
 	if c.TokenTTL == 0 {
 		c.TokenTTL = time.Hour
 	}
@@ -93,6 +118,24 @@ func (c *Config) SetDefaults() {
 	}
 }
 
+// SetPoolDefaults fills MaxChannelsPerAccount, when unset, with
+// liveDecoders, the size of the smaller live decoder pool
+// (sphinx.live_decoders, sphinx.telephone_decoders), at least 1.
+func (c *Config) SetPoolDefaults(liveDecoders int) {
+	if c.MaxChannelsPerAccount == nil {
+		n := max(1, liveDecoders)
+		c.MaxChannelsPerAccount = &n
+	}
+}
+
+// channelLimit is MaxChannelsPerAccount, 0 when there is none.
+func (c Config) channelLimit() int {
+	if c.MaxChannelsPerAccount == nil {
+		return 0
+	}
+	return *c.MaxChannelsPerAccount
+}
+
 // batchPass reports whether finished sessions get a batch pass.
 func (c Config) batchPass() bool { return c.BatchPass == nil || *c.BatchPass }
 
@@ -115,6 +158,12 @@ func (c Config) Validate() error {
 	}
 	if n := c.MaxSessionsPerAccount; n != nil && *n < 0 {
 		errs = append(errs, config.Errorf("max_sessions_per_account", "must be 0 (no limit) or more, not %d", *n))
+	}
+	if n := c.MaxChannelsPerAccount; n != nil && *n < 0 {
+		errs = append(errs, config.Errorf("max_channels_per_account", "must be 0 (no limit) or more, not %d", *n))
+	}
+	if c.DecoderShare <= 0 || c.DecoderShare > 1 {
+		errs = append(errs, config.Errorf("decoder_share", "must be more than 0 and at most 1, not %g", c.DecoderShare))
 	}
 	if c.TokenTTL < time.Second {
 		errs = append(errs, config.Errorf("token_ttl", "must be at least 1s"))

@@ -303,7 +303,7 @@ func (s *Service) create(job *store.Job, p *params.Live, remote bool) (sess *ses
 	}
 	s.admit.Lock()
 	defer s.admit.Unlock()
-	local := s.admitLive(job.Account)
+	local := s.admitLive(job.Account, p.Channels)
 	if errors.Is(local, errcode.ErrLiveQuota) || local != nil && s.deps.Cluster == nil {
 		return nil, "", local
 	}
@@ -354,18 +354,19 @@ func (s *Service) route(p *params.Live) error {
 	return err
 }
 
-// admitLive checks the appliance's live capacity and the account's quota.
-// The caller holds admit.
-func (s *Service) admitLive(account string) error {
+// admitLive checks the appliance's live capacity and the account's
+// quotas for a new session of channels channels. The caller holds admit.
+func (s *Service) admitLive(account string, channels int) error {
 	s.mu.Lock()
 	if s.stopped {
 		s.mu.Unlock()
 		return &errcode.Error{Kind: ingest.ErrAtCapacity, Msg: "shutting down"}
 	}
-	n, mine := len(s.sessions), 0
+	n, mine, myChannels := len(s.sessions), 0, 0
 	for _, sess := range s.sessions {
 		if sess.account == account {
 			mine++
+			myChannels += sess.p.Channels
 		}
 	}
 	s.mu.Unlock()
@@ -374,6 +375,12 @@ func (s *Service) admitLive(account string) error {
 	}
 	if limit := s.cfg.accountLimit(); limit > 0 && mine >= limit {
 		return &errcode.Error{Kind: errcode.ErrLiveQuota, Msg: fmt.Sprintf("this account has %d live sessions open, its limit is %d (live.max_sessions_per_account); end one first", mine, limit)}
+	}
+	switch limit := s.cfg.channelLimit(); {
+	case limit > 0 && channels > limit:
+		return &errcode.Error{Kind: errcode.ErrLiveQuota, Msg: fmt.Sprintf("a session of %d channels is more than the %d live channels an account may have at once (live.max_channels_per_account)", channels, limit)}
+	case limit > 0 && myChannels+channels > limit:
+		return &errcode.Error{Kind: errcode.ErrLiveQuota, Msg: fmt.Sprintf("this account has %d live channels open and asks %d more, its limit is %d (live.max_channels_per_account); end a session first", myChannels, channels, limit)}
 	}
 	return nil
 }

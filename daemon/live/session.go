@@ -248,6 +248,7 @@ func (s *session) start() error {
 	// audio) decodes with the telephone-band model, or searches wider on
 	// the wideband one.
 	cfg.Narrowband = s.format.SampleRate < recognizer.SampleRate
+	cfg.Tenant = s.account // its share of a live pool (live.decoder_share)
 	lo := pipeline.LiveOptions{
 		Model: s.p.Model, Languages: s.p.LanguageConfig.Languages, CodeSwitching: s.p.LanguageConfig.CodeSwitching,
 		Narrowband:  cfg.Narrowband,

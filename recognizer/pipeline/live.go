@@ -197,13 +197,13 @@ func (l *liveEngine) Languages() []string { return l.primary.Languages() }
 // has switched.
 func (l *liveEngine) NewStream(ctx context.Context, o recognizer.StreamOptions) (recognizer.Stream, error) {
 	if l.switched() {
-		return l.embedded.NewStream(ctx, recognizer.StreamOptions{Language: l.fallbackLang, Narrowband: l.narrow})
+		return l.embedded.NewStream(ctx, recognizer.StreamOptions{Language: l.fallbackLang, Narrowband: l.narrow, Tenant: o.Tenant})
 	}
 	st, err := l.primary.NewStream(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	return &liveStream{l: l, cur: st, remote: true}, nil
+	return &liveStream{l: l, cur: st, remote: true, tenant: o.Tenant}, nil
 }
 
 func (l *liveEngine) switched() bool {
@@ -239,6 +239,7 @@ type liveStream struct {
 	cur    recognizer.Stream
 	remote bool    // cur is the remote engine's stream
 	utt    []int16 // the utterance so far while remote and fallback is allowed, to replay
+	tenant string  // StreamOptions.Tenant, for the embedded stream of a fallback
 }
 
 // Write feeds the current stream, keeping a copy of the utterance while it
@@ -322,7 +323,7 @@ func (s *liveStream) fallBack(pcm []int16, err error) (recognizer.Utterance, err
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), l.wait)
-	st, nerr := l.embedded.NewStream(ctx, recognizer.StreamOptions{Language: l.fallbackLang, Narrowband: l.narrow})
+	st, nerr := l.embedded.NewStream(ctx, recognizer.StreamOptions{Language: l.fallbackLang, Narrowband: l.narrow, Tenant: s.tenant})
 	cancel()
 	if nerr != nil {
 		if jerr == nil {

@@ -198,6 +198,22 @@ type Config struct {
 	// calls on a fresh pool CPU-bound). Not configuration: Live and
 	// Telephone set it.
 	FirstPassOnly bool `yaml:"-"`
+	// TenantShare is the share of the pool, 0..1, that the streams of one
+	// tenant (recognizer.StreamOptions.Tenant: a live session's account)
+	// may hold at once: TenantShare x Decoders rounded down, at least one
+	// decoder; past it a stream of that tenant waits as for a free
+	// decoder (share.go). 0 or 1: no bound. Not configuration here: the
+	// daemon sets it from live.decoder_share.
+	TenantShare float64 `yaml:"-"`
+}
+
+// tenantLimit is the decoders one tenant may hold (TenantShare), 0 when
+// there is no bound.
+func (c Config) tenantLimit() int {
+	if c.TenantShare <= 0 || c.TenantShare >= 1 {
+		return 0
+	}
+	return max(1, int(c.TenantShare*float64(c.Decoders)))
 }
 
 // Telephone returns the configuration of the telephone-band pool (HMM the

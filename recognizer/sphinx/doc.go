@@ -5,7 +5,9 @@
 // It owns a pool of decoders (each a ps_decoder_t holding its own copy of
 // the acoustic model, the language model and the dictionary's words of
 // that model, about 80 MB; see searchDictionary) and hands one to each
-// Stream until the Stream is closed. It does not segment audio, detect
+// Stream until the Stream is closed; a pool with Config.TenantShare hands
+// one tenant's streams (recognizer.StreamOptions.Tenant) at most that
+// share of its decoders (share.go). It does not segment audio, detect
 // endpoints or resample; callers feed 16 kHz mono utterances.
 //
 // Invariants: this is the only package that includes PocketSphinx headers;

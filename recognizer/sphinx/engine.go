@@ -28,6 +28,7 @@ type Engine struct {
 	lex    *lexicon
 	dict   []byte        // the decoders' dictionary (searchDictionary)
 	gate   *decodeGate   // live decodes at once, process-wide (cpugate.go); nil: no limit
+	share  *tenantShare  // the decoders one tenant may hold (share.go); nil: no bound
 	slots  chan struct{} // one token per checked-out decoder; capacity cfg.Decoders
 	done   chan struct{} // closed by Close; wakes waiters in NewStream
 	warmed chan struct{} // closed when the background loading ended (see warm)
@@ -87,6 +88,7 @@ func newEngineLike(cfg Config, like *Engine, logger *slog.Logger) (*Engine, erro
 		lex:    lex,
 		dict:   dict,
 		gate:   gateOf(cfg),
+		share:  newTenantShare(cfg),
 		slots:  make(chan struct{}, cfg.Decoders),
 		done:   make(chan struct{}),
 		warmed: make(chan struct{}),
@@ -236,7 +238,9 @@ func (e *Engine) Stats() (total, busy int) {
 
 // NewStream checks out a decoder, waiting for one until ctx ends; then it
 // returns an error wrapping recognizer.ErrAtCapacity and the context's
-// cause. A language other than Config.Language ("" means it) gives
+// cause. A stream of a tenant (o.Tenant) that holds its share of the
+// pool (Config.TenantShare) waits likewise, even with decoders idle. A
+// language other than Config.Language ("" means it) gives
 // recognizer.ErrLanguage; a closed engine recognizer.ErrClosed.
 //
 // With o.Vocabulary the stream's decoder knows those words (see
@@ -263,6 +267,11 @@ func (e *Engine) NewStream(ctx context.Context, o recognizer.StreamOptions) (rec
 	if voc != nil {
 		key = voc.key
 	}
+	// The tenant's share first: a tenant at it waits without taking a
+	// slot another tenant's stream could have.
+	if err := e.share.take(ctx, o.Tenant, e.done); err != nil {
+		return nil, err
+	}
 	select {
 	case e.slots <- struct{}{}:
 	default:
@@ -270,8 +279,10 @@ func (e *Engine) NewStream(ctx context.Context, o recognizer.StreamOptions) (rec
 		select {
 		case e.slots <- struct{}{}:
 		case <-e.done:
+			e.share.give(o.Tenant)
 			return nil, recognizer.ErrClosed
 		case <-ctx.Done():
+			e.share.give(o.Tenant)
 			return nil, fmt.Errorf("sphinx: wait for decoder: %w (%w)", recognizer.ErrAtCapacity, context.Cause(ctx))
 		}
 	}
@@ -279,6 +290,7 @@ func (e *Engine) NewStream(ctx context.Context, o recognizer.StreamOptions) (rec
 	if e.closed {
 		e.mu.Unlock()
 		<-e.slots
+		e.share.give(o.Tenant)
 		return nil, recognizer.ErrClosed
 	}
 	d := e.takeLocked(key)
@@ -294,10 +306,11 @@ func (e *Engine) NewStream(ctx context.Context, o recognizer.StreamOptions) (rec
 		e.busy--
 		e.mu.Unlock()
 		<-e.slots
+		e.share.give(o.Tenant)
 		return nil, err
 	}
 	d.reset()
-	return &Stream{e: e, d: d, lang: lang}, nil
+	return &Stream{e: e, d: d, lang: lang, tenant: o.Tenant}, nil
 }
 
 // takeLocked removes and returns the idle decoder best suited to a
@@ -369,9 +382,9 @@ func (e *Engine) CheckVocabulary(v []recognizer.VocabularyWord) []error {
 	return errs
 }
 
-// release takes a decoder back from a closed stream: to the idle pool, or
-// freed if the engine was closed meanwhile.
-func (e *Engine) release(d *decoder) {
+// release takes a decoder back from a closed stream of tenant: to the
+// idle pool, or freed if the engine was closed meanwhile.
+func (e *Engine) release(d *decoder, tenant string) {
 	d.reset()
 	e.mu.Lock()
 	e.busy--
@@ -382,6 +395,7 @@ func (e *Engine) release(d *decoder) {
 	}
 	e.mu.Unlock()
 	<-e.slots
+	e.share.give(tenant)
 }
 
 func (e *Engine) freeLocked(d *decoder) {

@@ -14,6 +14,9 @@ type Stream struct {
 	e    *Engine
 	d    *decoder // nil after Close
 	lang string
+	// tenant is StreamOptions.Tenant: its share of the pool counts the
+	// stream until Close (share.go).
+	tenant string
 	// pending is audio written but not yet decoded (see writeBlock); err
 	// is the failure of a decode that a reader started (Path, Partial),
 	// which the next Write or Finish returns.
@@ -139,7 +142,7 @@ func (s *Stream) Close() error {
 	}
 	d := s.d
 	s.d, s.pending = nil, nil
-	s.e.release(d)
+	s.e.release(d, s.tenant)
 	return nil
 }
 

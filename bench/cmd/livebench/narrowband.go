@@ -69,7 +69,7 @@ func runNarrow(n int, cs []narrowClip, preset string) (*result, float64, error) 
 			flags = append(flags, "--set", "sphinx."+kv)
 		}
 	}
-	d, err := benchd.Start("live:\n  capacity: 64\n"+extraConfig, flags...)
+	d, err := benchd.Start("live:\n  capacity: 64\n"+oneTenant+extraConfig, flags...)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -1,6 +1,8 @@
 // Package rtp receives the media of one call: RTP over UDP (RFC 3550) with
-// pion/rtp, a jitter buffer that reorders and conceals loss with silence,
-// SSRC changes, RFC 4733 telephone events skipped, RTCP receiver reports and
+// pion/rtp, a jitter buffer that reorders and conceals loss with silence
+// (never more silence in a channel than the call's wall-clock time and a
+// second: a faster timestamp jump is a new timeline, mixer.go), SSRC
+// changes, RFC 4733 telephone events skipped, RTCP receiver reports and
 // an inactivity timeout. It owns the UDP port pairs of a configured range.
 //
 // G.711 is carried as raw bytes: a Receiver writes PCMU or PCMA frames, one

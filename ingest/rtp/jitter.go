@@ -18,7 +18,8 @@ type JitterConfig struct {
 	Delay time.Duration `yaml:"delay"`
 	// MaxGap is the longest timestamp gap filled with silence, in samples;
 	// a longer jump starts a new timeline without fill; default 16000
-	// (2 s at 8 kHz).
+	// (2 s at 8 kHz). A shorter one is not filled either when the silence
+	// would run past the call's wall-clock time plus fillSlack (mixer.go).
 	MaxGap int `yaml:"max_gap"`
 	// Capacity bounds the packets held; a packet beyond it is dropped;
 	// default 64.

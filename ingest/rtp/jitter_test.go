@@ -3,6 +3,7 @@ package rtp
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"testing"
 	"time"
 )
@@ -155,7 +156,7 @@ func TestMixerInterleavesAndPays(t *testing.T) {
 	if got := m.take(); !bytes.Equal(got, []byte{2, 0xFF, 3, 0xFF}) {
 		t.Fatalf("take after pad %v", got)
 	}
-	m.ch[1].fill(2)
+	m.ch[1].fill(2, math.MaxInt64)
 	m.ch[1].audio([]byte{7})
 	m.ch[0].audio([]byte{4})
 	if got := m.take(); !bytes.Equal(got, []byte{4, 7}) {

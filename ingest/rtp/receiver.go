@@ -28,6 +28,13 @@ const maxQueued = 500
 // tick is the receiver's clock: the 20 ms frame of G.711 telephony.
 const tick = 20 * time.Millisecond
 
+// fillSlack is how far past wall-clock time the silence a channel was
+// given may run (mixChan.fill): a real stream's gaps never take it past
+// the time since the call started, so the slack only absorbs clock
+// granularity; a stream whose timestamps jump faster than time passes
+// gets its jumps as new timelines, not as silence.
+const fillSlack = time.Second
+
 // Writer takes the call's audio: G.711 bytes of the receiver's codec, or
 // for G.722 its 16 kHz 16-bit little-endian PCM, channels interleaved
 // frame by frame (codec.Codec.Format). ingest.Session implements it.
@@ -115,6 +122,10 @@ type StreamStats struct {
 	// Overflow is audio bytes of the call dropped because the session
 	// could not take them (the same for every stream of a call).
 	Overflow int
+	// Unfilled is samples of timestamp jumps not filled with silence:
+	// they would have run the channel's silence past wall-clock time plus
+	// fillSlack, so each started a new timeline.
+	Unfilled int
 }
 
 type input struct {
@@ -138,9 +149,11 @@ type streamState struct {
 	seen     bool
 	last     time.Time
 	emit     Emit
+	mix      *mixChan // the stream's channel, set by Run
 	stats    StreamStats
 	dropped  atomic.Int64
 	reported JitterStats
+	unfilled int // Unfilled at the last report
 }
 
 // Receiver turns the RTP streams of one call into interleaved G.711 for a
@@ -153,6 +166,7 @@ type Receiver struct {
 	in      chan input
 	ssrc    uint32
 	start   time.Time // set by Run before its readers start
+	now     time.Time // Run's: the arrival of the packet or the tick it handles
 
 	mu     sync.Mutex
 	hold   bool                    // guarded by mu
@@ -241,6 +255,10 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 			s.stats.Dropped += int(s.dropped.Load())
 			s.stats.Jitter = s.jb.Stats()
 			s.stats.Overflow = int(r.overflow.Load())
+			if s.mix != nil {
+				s.stats.Unfilled = s.mix.unfilled
+				r.warnUnfilled(i, s)
+			}
 			if s.recv != nil {
 				s.stats.LossRatio = s.recv.lossRatio()
 			}
@@ -289,10 +307,10 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 	m := newMixer(len(r.streams), r.cfg.Codec.Silence())
 	for i, s := range r.streams {
 		c := m.ch[i]
-		s.last = start
+		s.last, s.mix = start, c
 		s.emit = func(audio []byte, silence int) {
 			if silence > 0 {
-				c.fill(silence)
+				c.fill(silence, r.fillLimit())
 			} else {
 				c.audio(audio)
 			}
@@ -307,6 +325,7 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 		select {
 		case <-ctx.Done():
 			r.drain()
+			r.now = time.Now()
 			for _, s := range r.streams {
 				s.jb.Flush(s.emit)
 			}
@@ -336,6 +355,7 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 			if r.upd.Swap(false) {
 				hold = r.takeUpdate()
 			}
+			r.now = now
 			for _, s := range r.streams {
 				s.jb.Pop(now, s.emit)
 			}
@@ -372,6 +392,12 @@ func (r *Receiver) drain() {
 			return
 		}
 	}
+}
+
+// fillLimit is the most silence a channel may have been given by r.now,
+// in frames: wall-clock time since Run started plus fillSlack.
+func (r *Receiver) fillLimit() int64 {
+	return int64((r.now.Sub(r.start)+fillSlack)/time.Microsecond) * ClockRate / int64(time.Second/time.Microsecond)
 }
 
 // takeUpdate applies the pending Update in Run's goroutine.
@@ -414,6 +440,7 @@ func (r *Receiver) pad(m *mixer, start, now time.Time) {
 // handle takes one datagram; it reports whether it was RTP of the call.
 func (r *Receiver) handle(in input) bool {
 	s := r.streams[in.stream]
+	r.now = in.at
 	isRTCP := in.rtcp || (s.Mux && len(in.buf) > 1 && in.buf[1] >= 192 && in.buf[1] <= 223)
 	if !r.admit(s, in, isRTCP) {
 		s.stats.Dropped++
@@ -466,9 +493,11 @@ func (r *Receiver) handleRTCP(s *streamState, in input) {
 }
 
 // report sends an RTCP receiver report (RFC 3550 section 6.4.2) for each
-// stream that has a source and a known RTCP address.
+// stream that has a source and a known RTCP address, and warns of loss and
+// of timestamp jumps left unfilled since the last report.
 func (r *Receiver) report(now time.Time) {
 	for i, s := range r.streams {
+		r.warnUnfilled(i, s)
 		if s.recv == nil || s.RemoteRTCP == nil {
 			continue
 		}
@@ -489,6 +518,15 @@ func (r *Receiver) report(now time.Time) {
 			r.log.Warn("rtp loss over 5%", "channel", i, "lost", lost, "released", js.Released-s.reported.Released)
 		}
 		s.reported = js
+	}
+}
+
+// warnUnfilled warns of the timestamp jumps of stream i left unfilled
+// since the last warning (mixChan.fill), once per report at most.
+func (r *Receiver) warnUnfilled(i int, s *streamState) {
+	if s.mix != nil && s.mix.unfilled > s.unfilled {
+		r.log.Warn("rtp timestamp jumps not filled", "channel", i, "samples", s.mix.unfilled-s.unfilled)
+		s.unfilled = s.mix.unfilled
 	}
 }
 

@@ -3,6 +3,7 @@ package rtp
 import (
 	"bytes"
 	"context"
+	"math"
 	"net"
 	"net/netip"
 	"path/filepath"
@@ -246,7 +247,7 @@ func FuzzRTPDatagram(f *testing.F) {
 		s := r.streams[0]
 		s.emit = func(audio []byte, silence int) {
 			if silence > 0 {
-				m.ch[0].fill(silence)
+				m.ch[0].fill(silence, math.MaxInt64)
 			} else {
 				m.ch[0].audio(audio)
 			}

@@ -37,9 +37,8 @@ var (
 	// ErrNoSpace is returned when the data directory is full.
 	ErrNoSpace = store.ErrNoSpace
 	// ErrLiveQuota is returned when an account already has the live
-	// sessions live.max_sessions_per_account allows (429). errors.Is finds
-	// ErrAtCapacity through it, so a door without a mapping of its own
-	// (SIP) refuses as for a full appliance.
+	// sessions live.max_sessions_per_account allows (429); the SIP door
+	// refuses it as for a full node (503 with Retry-After).
 	ErrLiveQuota = errcode.ErrLiveQuota
 	// ErrQuota is returned when an upload or a fetched audio_url would take
 	// an account past limits.max_account_bytes (507, message shown).

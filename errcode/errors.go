@@ -72,7 +72,7 @@ var (
 
 // ErrLiveQuota is returned when an account already has the live sessions
 // live.max_sessions_per_account allows (429). It is derived from
-// ErrAtCapacity, so a door without a mapping of its own (SIP) refuses as
-// for a full appliance, but its own status is 429.
+// ErrAtCapacity, but ingest.ErrAtCapacity is not found through it: the SIP
+// door maps it on its own, to 503 with Retry-After as for a full node.
 var ErrLiveQuota = &Kind{text: "errcode: account live session quota reached", status: 429,
 	message: "too many live sessions open for this account", shown: true, parent: ErrAtCapacity}

@@ -5,6 +5,7 @@ import (
 
 	sipmsg "github.com/emiago/sipgo/sip"
 
+	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/ingest"
 )
 
@@ -51,7 +52,10 @@ func reply(err error) (int, string) {
 		return 486, "Busy Here"
 	case errors.Is(err, ErrUnsupportedMedia):
 		return 415, "Unsupported Media Type"
-	case errors.Is(err, ingest.ErrAtCapacity):
+	case errors.Is(err, ingest.ErrAtCapacity), errors.Is(err, errcode.ErrLiveQuota):
+		// The account's live limits (live.max_sessions_per_account, from
+		// OpenLive) too: another node may have room for the call, and a
+		// proxy fails a 503 over, never a 500.
 		return 503, "Service Unavailable"
 	}
 	return 500, "Server Internal Error"

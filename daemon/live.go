@@ -36,6 +36,12 @@ func (d *Daemon) AttachAudio(ctx context.Context, token string) (ingest.Session,
 	return d.live.AttachAudio(ctx, token)
 }
 
+// CheckSessionToken checks a session token for the WHIP door before it
+// builds a PeerConnection, without attaching (live.Service.CheckToken).
+func (d *Daemon) CheckSessionToken(token string) error {
+	return d.live.CheckToken(token)
+}
+
 // OpenLive opens a live session for a SIP call.
 func (d *Daemon) OpenLive(ctx context.Context, req ingest.LiveRequest) (ingest.Session, error) {
 	return d.live.OpenLive(ctx, req)

@@ -1,7 +1,15 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -40,4 +48,141 @@ func TestSIPAccountLimit(t *testing.T) {
 	d.createLive(key, map[string]any{}) // the account's one session, not yet connected
 	checkBusy(t, p.refusal(ctx, "transcribe", offer), "INVITE with the account's live sessions taken")
 	d.WaitLog(10*time.Second, `"sip call not answered"`, `"status":503`, "live.max_sessions_per_account")
+}
+
+// whipForgeryConfig has room for the test's sessions, of one account each
+// round (live.max_sessions_per_account is per account).
+const whipForgeryConfig = webrtcConfig + `live:
+  capacity: 16
+`
+
+// forgedToken is tok with the same session id and expiry but a MAC of
+// zeros: the shape of a real token, not signed by the daemon.
+func forgedToken(t *testing.T, tok string) string {
+	t.Helper()
+	i := strings.LastIndexByte(tok, '.')
+	if i < 0 {
+		t.Fatalf("token %q has no MAC", tok)
+	}
+	return tok[:i+1] + strings.Repeat("0", len(tok)-i-1)
+}
+
+// processCPU is the CPU time pid has used (user and system), from
+// /proc/<pid>/stat in clock ticks of 10 ms.
+func processCPU(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fields after the command name, which is in parentheses.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("/proc/%d/stat: %q", pid, b)
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// TestWHIPForgedToken: a WHIP offer with a forged session token (the
+// session's id and expiry, a MAC the daemon did not sign) is refused 401
+// before the door builds a PeerConnection or reserves the session (issue
+// 43: it cost 2.4 times the CPU of a malformed token's 401, and held the
+// session while it did, so the real peer's offer met 409). It costs about
+// what a token naming another session costs (refused at once); a flood of
+// forged offers gets 401s only, and the real peer's offer made during it
+// is answered 201.
+func TestWHIPForgedToken(t *testing.T) {
+	d := startDaemon(t, "", whipForgeryConfig)
+	key := createKey(t, d.DataDir, "acme")
+	p := newWHIPPeer(t, pcmuCap)
+
+	// The cost of 401s: tokens naming another session, then forged ones,
+	// in alternating batches.
+	s, other := d.createLive(key, liveG711()), d.createLive(key, liveG711())
+	forged, otherTok := forgedToken(t, tokenOf(t, s.URL)), tokenOf(t, other.URL)
+	post := func(tok string, n int) time.Duration {
+		t.Helper()
+		before := processCPU(t, d.cmd.Process.Pid)
+		for range n {
+			if resp, body := d.whipPost(s.ID, tok, "application/sdp", p.offer); resp.StatusCode != 401 {
+				t.Fatalf("WHIP POST with a bad token: %d %s, want 401", resp.StatusCode, body)
+			}
+		}
+		return processCPU(t, d.cmd.Process.Pid) - before
+	}
+	var otherCPU, forgedCPU time.Duration
+	for range 4 {
+		otherCPU += post(otherTok, 500)
+		forgedCPU += post(forged, 500)
+	}
+	t.Logf("daemon CPU for 2000 offers: %v with another session's token, %v with a forged one (%.2fx)",
+		otherCPU, forgedCPU, float64(forgedCPU)/float64(otherCPU))
+	// Half as much again, and 3 ticks of /proc's 10 ms for its rounding.
+	if forgedCPU > otherCPU*3/2+30*time.Millisecond {
+		t.Errorf("2000 forged-token offers cost %v of daemon CPU, another session's token %v: a forged token is checked late", forgedCPU, otherCPU)
+	}
+
+	// A flood of forged offers while the real peer offers, on fresh
+	// sessions.
+	for round := range 5 {
+		s := d.createLive(createKey(t, d.DataDir, fmt.Sprintf("acme%d", round)), liveG711())
+		tok := tokenOf(t, s.URL)
+		forged := forgedToken(t, tok)
+		var sent atomic.Int64
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		statuses := make(chan int, 1) // the first forged offer not refused 401
+		for range 4 {
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					resp, err := http.DefaultClient.Do(whipRequest(t, d, s.ID, forged, p.offer))
+					if err != nil {
+						t.Errorf("forged WHIP POST: %v", err)
+						return
+					}
+					resp.Body.Close()
+					sent.Add(1)
+					if resp.StatusCode != 401 {
+						select {
+						case statuses <- resp.StatusCode:
+						default:
+						}
+					}
+				}
+			})
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for sent.Load() < 20 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond) // polling the flood's progress
+		}
+		resp, body := d.whipPost(s.ID, tok, "application/sdp", p.offer)
+		close(stop)
+		wg.Wait()
+		close(statuses)
+		if resp.StatusCode != 201 {
+			t.Errorf("round %d: the real offer during a flood of forged ones: %d %s, want 201", round, resp.StatusCode, body)
+		}
+		for code := range statuses {
+			t.Errorf("round %d: a forged offer answered %d, want 401", round, code)
+		}
+	}
+}
+
+// whipRequest is whipPost's request, for a goroutine of its own.
+func whipRequest(t *testing.T, d *daemonProc, id, token, sdp string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest("POST", d.Base+"/v2/live/"+id+"/whip", strings.NewReader(sdp))
+	if err != nil {
+		t.Error(err)
+	}
+	req.Header.Set("Content-Type", "application/sdp")
+	req.Header.Set("Authorization", "Bearer "+token)
+	return req
 }

@@ -55,6 +55,18 @@ func (s *Service) checkToken(tok string) (string, error) {
 	return parts[0], nil
 }
 
+// CheckToken checks a session token as AttachLive does (signed by this
+// service, unexpired, its API key not revoked) without attaching: a door
+// that builds something costly for an attachment (WHIP's PeerConnection)
+// refuses a forged token first, for the cost of one HMAC.
+func (s *Service) CheckToken(tok string) error {
+	id, err := s.checkToken(tok)
+	if err != nil {
+		return err
+	}
+	return s.checkSessionKey(id, s.lookup(id))
+}
+
 // EndKey ends every open live session the key created, at once: its
 // client gets no more messages and is closed with 4401 (the WHIP door
 // hangs up), and the job ends as error 401 with what was recorded kept.

@@ -24,9 +24,13 @@ import (
 
 // Attacher attaches an audio-only door to the live session a session token
 // names (the daemon's job service). The session keeps any WebSocket client
-// as the listener of its messages.
+// as the listener of its messages. CheckSessionToken checks a token as
+// AttachAudio does (an error of kind errcode.ErrUnauthorized for a forged,
+// expired or revoked one) without touching its session, for about the cost
+// of one HMAC.
 type Attacher interface {
 	AttachAudio(ctx context.Context, token string) (ingest.Session, error)
+	CheckSessionToken(token string) error
 }
 
 // stopTimeout bounds finalising one recording (recogniser flush,
@@ -162,16 +166,21 @@ func params(c codec.Codec) pionwebrtc.RTPCodecParameters {
 // opened for (PCMU for wav/ulaw 8 kHz, PCMA for wav/alaw 8 kHz, Opus for
 // wav/pcm 16-bit 16 kHz, decoded by the door), gathers host candidates and returns the complete SDP
 // answer and the new resource's id (an unguessable capability: End needs
-// it). The client's mistakes are checked before the session is touched;
-// only a session opened in another format is found after attaching (it then
-// stays attached without audio until its idle timeout, and a WebSocket
-// client may still take it over).
+// it). The token is checked first: a forged one costs about what a
+// malformed one does, and neither reserves the session nor builds a
+// PeerConnection. The client's mistakes are checked before the session is
+// touched; only a session opened in another format is found after
+// attaching (it then stays attached without audio until its idle timeout,
+// and a WebSocket client may still take it over).
 func (d *Door) Offer(ctx context.Context, sessionID, token string, offer []byte) (answer []byte, resource string, err error) {
 	if len(offer) > d.cfg.MaxOfferBytes {
 		return nil, "", badOffer("%d bytes > limit %d", len(offer), d.cfg.MaxOfferBytes)
 	}
 	if id, _, ok := strings.Cut(token, "."); !ok || id != sessionID {
 		return nil, "", ErrBadToken
+	}
+	if err := d.att.CheckSessionToken(token); err != nil {
+		return nil, "", err
 	}
 	offered, err := checkOffer(offer)
 	if err != nil {

@@ -101,12 +101,25 @@ var errUnknownToken = errors.New("unknown token")
 func (a *sessions) AttachAudio(_ context.Context, tok string) (ingest.Session, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	id, _, _ := strings.Cut(tok, ".")
-	s := a.m[id]
-	if s == nil || !strings.HasSuffix(tok, ".good") {
-		return nil, errUnknownToken
+	if err := a.checkLocked(tok); err != nil {
+		return nil, err
 	}
-	return s, nil
+	id, _, _ := strings.Cut(tok, ".")
+	return a.m[id], nil
+}
+
+func (a *sessions) CheckSessionToken(tok string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.checkLocked(tok)
+}
+
+func (a *sessions) checkLocked(tok string) error {
+	id, _, _ := strings.Cut(tok, ".")
+	if a.m[id] == nil || !strings.HasSuffix(tok, ".good") {
+		return errUnknownToken
+	}
+	return nil
 }
 
 var (
@@ -342,6 +355,8 @@ func TestOfferRejects(t *testing.T) {
 		{"token of another session", "ulaw", "alaw.1.good", pcmuOffer, ErrBadToken, false},
 		{"token without dots", "ulaw", "ulaw", pcmuOffer, ErrBadToken, false},
 		{"forged token", "ulaw", "ulaw.1.bad", pcmuOffer, errUnknownToken, false},
+		// The token is checked before the offer is parsed.
+		{"forged token, malformed sdp", "ulaw", "ulaw.1.bad", []byte("v=0\r\nthis is not sdp\r\n"), errUnknownToken, false},
 		{"PCMA offer for a ulaw session", "ulaw", "ulaw.1.good", pcmaOffer, ErrNoCodec, true},
 		{"linear16 session at 8 kHz", "pcm8", "pcm8.1.good", pcmuOffer, ErrFormat, true},
 		{"float session", "float", "float.1.good", pcmuOffer, ErrFormat, true},
@@ -382,6 +397,10 @@ func TestSecondOfferConflicts(t *testing.T) {
 	_, offer2 := newOfferer(t, pcmuParams)
 	if _, _, err := d.Offer(t.Context(), "s1", "s1.1.good", offer2); !errors.Is(err, ErrConnected) {
 		t.Fatalf("second offer: %v, want ErrConnected", err)
+	}
+	// A forged token is refused as such, before the session is looked at.
+	if _, _, err := d.Offer(t.Context(), "s1", "s1.1.bad", offer2); !errors.Is(err, errUnknownToken) {
+		t.Fatalf("offer with a forged token: %v, want errUnknownToken", err)
 	}
 	if d.Peers() != 1 {
 		t.Errorf("Peers() = %d, want the first peer kept", d.Peers())

@@ -64,6 +64,9 @@ func (a *attacher) AttachAudio(_ context.Context, token string) (ingest.Session,
 	return s, nil
 }
 
+// CheckSessionToken takes every token.
+func (a *attacher) CheckSessionToken(string) error { return nil }
+
 func newDoor() (*webrtc.Door, *attacher, error) {
 	cfg := webrtc.Config{IncludeLoopback: true, UDPPorts: udpPorts}
 	cfg.SetDefaults()

@@ -110,15 +110,20 @@ func (h *hostile) run(ctx context.Context, wg *sync.WaitGroup) {
 }
 
 func (h *hostile) upload(filename string) (int, []byte) {
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	fw, _ := mw.CreateFormFile("audio", filename)
-	fw.Write(h.wav)
-	mw.Close()
 	action := "upload"
 	if len(filename) > 1<<10 {
 		action = "upload with a 900 KiB filename"
 	}
+	return h.uploadAs(action, filename, h.wav)
+}
+
+// uploadAs uploads audio as filename and notes the outcome under action.
+func (h *hostile) uploadAs(action, filename string, audio []byte) (int, []byte) {
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	fw, _ := mw.CreateFormFile("audio", filename)
+	fw.Write(audio)
+	mw.Close()
 	return h.status(action, "POST", "/v2/upload", buf.Bytes(), mw.FormDataContentType())
 }
 

@@ -118,9 +118,13 @@ func (c *client) preRecorded(ctx context.Context, wav []byte) {
 }
 
 // live: create a session, stream the clip at 4x real time, stop, read to close.
-func (c *client) live(pcm []byte) {
+func (c *client) live(pcm []byte) { c.liveWith([]byte(`{}`), pcm) }
+
+// liveWith is live with a session of the given POST /v2/live body; pcm
+// matches its format.
+func (c *client) liveWith(body, pcm []byte) {
 	var s struct{ ID, URL string }
-	if c.req("live create", "POST", "/v2/live", []byte(`{}`), "application/json", 201, &s) != nil {
+	if c.req("live create", "POST", "/v2/live", body, "application/json", 201, &s) != nil {
 		return
 	}
 	start := time.Now()
@@ -263,7 +267,14 @@ func main() {
 		os.Exit(1)
 	}
 	pcm := wav[bytes.Index(wav, []byte("data"))+8:]
-	d, err := benchd.Start("", "--decoders", "2")
+	sipPort, err := freePort()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "soak:", err)
+		os.Exit(1)
+	}
+	// The SIP door is on for the round-two mix's TCP storms (hostile_round2.go);
+	// only 127.0.0.1 may place calls.
+	d, err := benchd.Start(fmt.Sprintf(soakSIPConfig, sipPort), "--decoders", "2")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
 		os.Exit(1)
@@ -279,6 +290,12 @@ func main() {
 	hc := &http.Client{Timeout: time.Minute}
 	h := &hostile{c: &client{base: d.Base, key: hostileKey, hc: hc, st: newStats()}, wav: wav, slowURL: slowURL,
 		slowConn: *slowConns, outcomes: map[string]map[string]int{}}
+	r2, err := newRoundTwo(h, pcm, fmt.Sprintf("127.0.0.1:%d", sipPort))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "soak:", err)
+		os.Exit(1)
+	}
+	defer r2.close()
 
 	loadStart := loadavg()
 	start := time.Now()
@@ -297,6 +314,7 @@ func main() {
 		normal(ctx, &wg, c, wav, pcm, *pre, *lives, *lists)
 		if withHostile {
 			h.run(ctx, &wg)
+			r2.run(ctx, &wg)
 		}
 		tick := time.NewTicker(*every)
 		for done := false; !done; {
@@ -322,7 +340,7 @@ func main() {
 	host, _ := os.Hostname()
 	fmt.Fprintf(&b, "## Soak, %s, %s, %d CPUs, %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), host, runtime.NumCPU(), runtime.Version())
 	fmt.Fprintf(&b, "Normal traffic (account bench): %d pre-recorded clients (upload, create, poll, list, delete), %d live clients (%.1f s clip at 4x), %d list clients, 1 bad request/s. "+
-		"First %s of normal traffic alone (quiet), then %s of the same beside the hostile mix of account hostile: crash vocabularies every 10 s, %d connections trickling a header byte every 5 s from 8 loopback addresses, an upload with a 900 KiB filename every 5 s, a never-connected live session every 2 s, a job whose audio_url serves 10 bytes/s every 10 s.\n\n",
+		"First %s of normal traffic alone (quiet), then %s of the same beside the hostile mix of account hostile: crash vocabularies every 10 s, %d connections trickling a header byte every 5 s from 8 loopback addresses, an upload with a 900 KiB filename every 5 s, a never-connected live session every 2 s, a job whose audio_url serves 10 bytes/s every 10 s; and issue 43's round two ("+roundTwoMix+").\n\n",
 		*pre, *lives, float64(len(pcm))/32000, *lists, *quiet, *duration, *slowConns)
 	fmt.Fprintf(&b, "Daemon crashed or exited during the run: %v. Load average (1 min) at the start %s, at the end %s.\n\n", crashed, loadStart, loadavg())
 	totalErr := writeOps(&b, "hostile phase, normal traffic", hostileSt, *duration)
@@ -340,6 +358,7 @@ func main() {
 	}
 	fmt.Fprintf(&b, "\nworst p99 ratio (hostile / quiet): %.2f\n", worst)
 	h.report(&b)
+	writeOps(&b, "the hostile account's own 8-channel live sessions (its errors are not the normal traffic's)", h.c.st, *duration)
 	fmt.Fprintf(&b, "\n| t s | RSS MB | goroutines | open fds |\n|---|---|---|---|\n")
 	for _, s := range samples {
 		fmt.Fprintf(&b, "| %.0f | %.0f | %d | %d |\n", s.at.Seconds(), s.rss, s.goroutines, s.fds)

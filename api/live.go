@@ -255,8 +255,15 @@ func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits, g
 		}
 	}
 	bucket := newMessageBucket(lim.MaxMessagesPerSecond, time.Now())
+	stopped := false // a stop_recording was taken: the session's end closes the socket
 	for {
-		conn.SetReadDeadline(time.Now().Add(lim.IdleTimeout + 5*time.Second))
+		if stopped {
+			// Finishing (post-processing) may outlast the idle timeout; the
+			// session's end closes the socket, which ends this read.
+			conn.SetReadDeadline(time.Time{})
+		} else {
+			conn.SetReadDeadline(time.Now().Add(lim.IdleTimeout + 5*time.Second))
+		}
 		mt, data, err := readFrame(conn, int64(lim.MaxFrameBytes)*4/3+4096)
 		if err != nil {
 			if errors.Is(err, websocket.ErrReadLimit) {
@@ -273,7 +280,9 @@ func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits, g
 		case websocket.BinaryMessage:
 			err = att.Write(ctx, data)
 		case websocket.TextMessage:
-			err = s.liveText(ctx, att, data)
+			var stop bool
+			stop, err = s.liveText(ctx, att, data)
+			stopped = stopped || stop && err == nil
 		}
 		bucket.busy(time.Since(read))
 		if err != nil {
@@ -314,15 +323,21 @@ type clientMessage struct {
 	} `json:"data"`
 }
 
-func (s *Server) liveText(ctx context.Context, att ingest.Session, data []byte) error {
+// liveText passes a client's text frame to the session; stop reports a
+// stop_recording. The session takes a stop without holding the reader
+// (ingest.Session.Stop, for a door with a listener), so a later
+// stop_recording is read and acknowledged too; the session finishes even
+// if the client goes away meanwhile, so the stop does not end with the
+// attachment's ctx.
+func (s *Server) liveText(ctx context.Context, att ingest.Session, data []byte) (stop bool, err error) {
 	typ, audio, err := decodeClientMessage(data)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if typ == "stop_recording" {
-		return att.Stop(ctx)
+		return true, att.Stop(context.WithoutCancel(ctx))
 	}
-	return att.Write(ctx, audio)
+	return false, att.Write(ctx, audio)
 }
 
 // decodeClientMessage parses a client text frame: its type (audio_chunk or

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/fasthttp/websocket"
 )
 
 // sipAccountLimitConfig is a node with room for many calls whose accounts
@@ -185,4 +187,89 @@ func whipRequest(t *testing.T, d *daemonProc, id, token, sdp string) *http.Reque
 	req.Header.Set("Content-Type", "application/sdp")
 	req.Header.Set("Authorization", "Bearer "+token)
 	return req
+}
+
+// TestLiveStopTwice: a client that sends stop_recording twice gets both
+// acknowledged before end_session, as PROTOCOL.md says (later ones are
+// acknowledged and ignored), and audio it sends after them an audio_chunk
+// error; result.messages keeps both acknowledgments (issue 43: the door
+// read no frame while the first stop finished the session, so the second
+// met the end, unanswered).
+func TestLiveStopTwice(t *testing.T) {
+	d := startDaemon(t, "", "")
+	key := createKey(t, d.DataDir, "acme")
+	path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
+	audio := pcmOf(t, path)[:32*2000] // two seconds of speech
+	s := d.createLive(key, map[string]any{"messages_config": map[string]any{
+		"receive_acknowledgments": true, "receive_lifecycle_events": true}})
+	conn, err := dial(t, s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	done := make(chan struct{})
+	var msgs []liveMsg
+	var code int
+	go func() {
+		defer close(done)
+		msgs, code = readAll(t, conn, time.Minute)
+	}()
+	stream(t, conn, audio, 32, 100, 0)
+	for _, m := range []any{
+		map[string]any{"type": "stop_recording"},
+		map[string]any{"type": "stop_recording"},
+	} {
+		if err := conn.WriteJSON(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := conn.WriteMessage(websocket.BinaryMessage, audio[:3200]); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if code != 1000 {
+		t.Fatalf("close %d, want 1000", code)
+	}
+	var stops []string
+	ignored, ended := 0, false
+	for _, m := range msgs {
+		switch {
+		case m.Type == "end_session":
+			ended = true
+		case ended:
+			t.Errorf("%s after end_session", m.raw)
+		case m.Type == "stop_recording":
+			if m.Acknowledged == nil || !*m.Acknowledged {
+				t.Errorf("stop_recording not acknowledged: %s", m.raw)
+			}
+			stops = append(stops, string(m.raw))
+		case m.Type == "audio_chunk" && m.Acknowledged != nil && !*m.Acknowledged:
+			ignored++
+		}
+	}
+	if len(stops) != 2 || !ended {
+		t.Fatalf("%d stop_recording acknowledgments (end_session: %v), want 2 before end_session:\n%s", len(stops), ended, typesOf(msgs))
+	}
+	if ignored != 1 {
+		t.Errorf("%d audio_chunk refusals for the audio after the stop, want 1:\n%s", ignored, typesOf(msgs))
+	}
+	job := d.waitLive(key, s.ID, time.Minute)
+	kept := 0
+	for _, m := range job["result"].(map[string]any)["messages"].([]any) {
+		if strings.Contains(m.(string), `"type":"stop_recording"`) {
+			kept++
+		}
+	}
+	if kept != 2 {
+		t.Errorf("result.messages keeps %d stop_recording acknowledgments, want 2", kept)
+	}
+}
+
+// typesOf lists messages' types, for a failure's report.
+func typesOf(msgs []liveMsg) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		fmt.Fprintf(&b, "%s ", m.Type)
+	}
+	return b.String()
 }

@@ -23,9 +23,12 @@ var ErrAtCapacity = errcode.ErrAtCapacity.Sub("ingest: at capacity", "")
 // it); Write takes raw audio in that format (any length; partial frames
 // are carried to the next call); Stop ends the recording and finalises the
 // job once (post-processing and callbacks follow), returning when it is
-// stored; Done is closed when the session has ended, however it ended; Err
-// is then why it was ended from outside (its API key was revoked), nil
-// when it ended on its own.
+// stored, ctx bounding the post-processing (a door attached with a
+// Listener, whose client hears the stop's acknowledgment and the end as
+// messages, gets it back once the session has the stop, in line behind the
+// audio written before it); Done is closed when the session has ended,
+// however it ended; Err is then why it was ended from outside (its API key
+// was revoked), nil when it ended on its own.
 //
 // An attachment lasts as long as the context it was opened or attached
 // with: when that ends before Stop, the door has gone away and the session

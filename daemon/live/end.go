@@ -61,6 +61,7 @@ func (s *session) finish(ctx context.Context, failure string) {
 	// Recognising while the audio came, then the end's work up to here.
 	res.Metadata.TranscriptionTime = pipeline.Round3((s.busy + time.Since(finishing)).Seconds())
 	s.send(msg(typePostFinalTranscript, s.id, res))
+	s.answerLater()
 	s.send(msg(typeEndSession, s.id, nil))
 	res.Messages = s.messages.messages()
 	body, err := json.Marshal(res)

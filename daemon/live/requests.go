@@ -154,15 +154,43 @@ func (a *attachment) Write(ctx context.Context, audio []byte) error {
 }
 
 // Stop ends the recording and returns once the job's result is stored;
-// ctx bounds the post-processing add-ons.
+// ctx bounds the post-processing add-ons. An attachment whose client reads
+// messages (acks: the WebSocket) gets Stop back as soon as the stop is in
+// the session's inbox, behind the audio written before it: its client hears
+// the acknowledgment and the end as messages, and its door goes on reading,
+// so a later stop_recording is acknowledged too (answerLater).
 func (a *attachment) Stop(ctx context.Context) error {
 	reply := make(chan error, 1)
 	if err := a.s.call(ctx, stopReq{ctx: ctx, gen: a.gen, acks: a.acks, reply: reply}); err != nil {
 		return err
+	}
+	if a.acks {
+		return nil // the reply is buffered: nobody need take it
 	}
 	err, werr := await(context.Background(), a.s, reply)
 	if werr != nil {
 		return werr
 	}
 	return err
+}
+
+// answerLater answers, while the session finishes, the stops and audio
+// sent after the stop that finishes it, as a stopped session answers them:
+// a later stop_recording is acknowledged and ignored, audio refused with an
+// error message (PROTOCOL.md). It takes only the requests waiting now (at
+// most inboxSize), so a client cannot hold the end. Any other request it
+// takes (an attach, a DELETE, the Stop of a door that waits for the stored
+// result) is left unanswered: its asker hears ErrSessionEnded once the
+// session has ended, as it would had it come after.
+func (s *session) answerLater() {
+	for range len(s.inbox) {
+		switch r := (<-s.inbox).(type) {
+		case stopReq:
+			if r.acks {
+				r.handle(s)
+			}
+		case writeReq:
+			r.handle(s)
+		}
+	}
 }

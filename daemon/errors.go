@@ -66,6 +66,5 @@ func newError(kind, cause error, format string, a ...any) *Error {
 // The client-facing reasons of unusable audio (uploaded or fetched).
 const (
 	reasonNotAudio = pipeline.ReasonNotAudio
-	reasonTooLong  = pipeline.ReasonTooLong
 	reasonQuota    = "storage quota of this account exceeded (limit %d bytes): delete files or jobs to free space"
 )

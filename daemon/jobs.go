@@ -13,7 +13,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/store"
 )
@@ -134,7 +133,9 @@ func (d *Daemon) DeleteJob(ctx context.Context, account string, kind store.Kind,
 	return nil
 }
 
-// Upload stores an uploaded audio file, checking that it is audio.
+// Upload stores an uploaded audio file, checking that it is audio within
+// the bounds a job decodes under (413 over one, 422 not audio); a refused
+// file is removed and its bytes released from the account's quota.
 func (d *Daemon) Upload(ctx context.Context, account, filename string, r io.Reader) (*store.Upload, error) {
 	id := uuid.NewString()
 	blob := "upload-" + id
@@ -155,15 +156,14 @@ func (d *Daemon) Upload(ctx context.Context, account, filename string, r io.Read
 		d.quota.Forget(account)
 		return nil, err
 	}
-	info, err := media.Probe(ctx, path, &d.pl.Media)
+	// Audio over a bound (channels, duration, decoded bytes) is refused
+	// now, not kept and charged to fail when a job decodes it.
+	info, err := d.pl.ProbeFile(ctx, path)
 	release()
 	if err != nil {
 		d.db.RemoveBlob(blob)
 		d.quota.Forget(account)
-		if errors.Is(err, media.ErrTooLong) {
-			return nil, newError(ErrTooLarge, err, reasonTooLong, d.cfg.Limits.MaxAudioDuration)
-		}
-		return nil, newError(ErrBadAudio, err, reasonNotAudio)
+		return nil, err
 	}
 	name := filepath.Base(filename)
 	if name == "." || name == "/" {

@@ -43,6 +43,18 @@ type Options struct {
 	// Timeout bounds the wall time of one ffprobe or ffmpeg run; the process
 	// is killed after it. Default 10m.
 	Timeout time.Duration `yaml:"timeout"`
+	// MaxDecodedBytes bounds what Decode returns in all: channels times
+	// duration at DecodedBytesPerSecond. Audio over it returns
+	// ErrTooMuchAudio before it is decoded when the header or ffprobe
+	// tells its length, else as soon as the output passes it. Default
+	// DefaultMaxDecodedBytes(MaxDuration): two channels of MaxDuration.
+	MaxDecodedBytes int64 `yaml:"max_decoded_bytes"`
+}
+
+// DefaultMaxDecodedBytes is MaxDecodedBytes' default for a MaxDuration of
+// d: two channels (a call) of d decoded (921600000 at 4h).
+func DefaultMaxDecodedBytes(d time.Duration) int64 {
+	return int64(2 * d.Seconds() * DecodedBytesPerSecond)
 }
 
 // SetDefaults fills zero fields with their defaults.
@@ -56,6 +68,9 @@ func (o *Options) SetDefaults() {
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}
+	if o.MaxDecodedBytes == 0 {
+		o.MaxDecodedBytes = DefaultMaxDecodedBytes(o.MaxDuration)
+	}
 }
 
 // Validate reports every invalid field, naming its key.
@@ -66,6 +81,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("media: timeout %s is negative", o.Timeout))
+	}
+	if o.MaxDecodedBytes < 0 {
+		errs = append(errs, fmt.Errorf("media: max_decoded_bytes %d is negative", o.MaxDecodedBytes))
 	}
 	return errors.Join(errs...)
 }

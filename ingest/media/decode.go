@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"sync"
-	"time"
 )
 
 // OutputRate is the sample rate of everything Decode returns.
@@ -35,8 +33,8 @@ type PCM struct {
 // Probe reads a file's format, channels and duration: WAV (PCM, float,
 // A-law, mu-law) in Go, anything else with ffprobe under Options.Timeout.
 // Not audio or an unknown container returns ErrUnsupported; a truncated or
-// garbled WAV or an empty file returns ErrCorrupt. Probe does not apply
-// MaxDuration. A nil o means defaults.
+// garbled WAV or an empty file returns ErrCorrupt. Probe applies none of
+// o's bounds on the audio: CheckLimits does. A nil o means defaults.
 func Probe(ctx context.Context, path string, o *Options) (Info, error) {
 	opts := o.withDefaults()
 	if err := opts.Validate(); err != nil {
@@ -79,11 +77,15 @@ func Probe(ctx context.Context, path string, o *Options) (Info, error) {
 // which keeps the first audio stream's channel count, reads only local files
 // of audio containers (no playlists or concat lists that open other files or
 // URLs), is killed when ctx ends or after Options.Timeout, and is stopped with
-// ErrTooLong once its output passes Options.MaxDuration. Its stderr, bounded,
-// goes into the error.
+// ErrTooLong (or ErrTooMuchAudio) once its output passes Options.MaxDuration
+// (or Options.MaxDecodedBytes). Its stderr, bounded, goes into the error.
 //
-// More than 8 channels returns ErrUnsupported; empty audio (no samples)
-// returns ErrCorrupt. A nil o means defaults.
+// Audio outside the bounds of CheckLimits is refused with its errors
+// before it is decoded when the WAV header or ffprobe tells its length:
+// more than 8 channels, longer than Options.MaxDuration, or channels times
+// duration over Options.MaxDecodedBytes, so that what Decode returns never
+// takes more memory than that. Empty audio (no samples) returns
+// ErrCorrupt. A nil o means defaults.
 func Decode(ctx context.Context, path string, o *Options) (*PCM, error) {
 	opts := o.withDefaults()
 	if err := opts.Validate(); err != nil {
@@ -181,15 +183,12 @@ func decodeWAV(ctx context.Context, f *os.File, o *Options) (*PCM, error) {
 	if err != nil {
 		return nil, err
 	}
-	if wf.Channels > MaxChannels {
-		return nil, fmt.Errorf("%w: %d channels (max %d)", ErrUnsupported, wf.Channels, MaxChannels)
-	}
 	frames := dataLen / int64(wf.FrameSize())
+	if err := o.check(Info{Channels: wf.Channels, Duration: float64(frames) / float64(wf.SampleRate)}); err != nil {
+		return nil, err
+	}
 	if frames == 0 {
 		return nil, fmt.Errorf("%w: no samples", ErrCorrupt)
-	}
-	if d := durationOf(frames, wf.SampleRate); d > o.MaxDuration {
-		return nil, fmt.Errorf("%w: %s > limit %s", ErrTooLong, d.Round(time.Millisecond), o.MaxDuration)
 	}
 	outLen := int((frames*OutputRate + int64(wf.SampleRate) - 1) / int64(wf.SampleRate))
 	chans := make([]*channelDecoder, wf.Channels)
@@ -262,12 +261,4 @@ func eachChannel(chans []*channelDecoder, fn func(int, *channelDecoder)) {
 		wg.Go(func() { fn(c, d) })
 	}
 	wg.Wait()
-}
-
-func durationOf(frames int64, rate int) time.Duration {
-	s := float64(frames) / float64(rate)
-	if s >= math.MaxInt64/float64(time.Second) {
-		return time.Duration(math.MaxInt64)
-	}
-	return time.Duration(s * float64(time.Second))
 }

@@ -431,13 +431,14 @@ func TestShortFormat(t *testing.T) {
 }
 
 func TestOptionsValidate(t *testing.T) {
-	if err := (&Options{MaxDuration: -1, Timeout: -1}).Validate(); err == nil ||
-		!strings.Contains(err.Error(), "max_duration") || !strings.Contains(err.Error(), "timeout") {
-		t.Fatalf("Validate = %v, want both fields named", err)
+	if err := (&Options{MaxDuration: -1, Timeout: -1, MaxDecodedBytes: -1}).Validate(); err == nil ||
+		!strings.Contains(err.Error(), "max_duration") || !strings.Contains(err.Error(), "timeout") ||
+		!strings.Contains(err.Error(), "max_decoded_bytes") {
+		t.Fatalf("Validate = %v, want every field named", err)
 	}
 	var o Options
 	o.SetDefaults()
-	if o != (Options{FFmpeg: "ffmpeg", MaxDuration: 4 * time.Hour, Timeout: 10 * time.Minute}) {
+	if o != (Options{FFmpeg: "ffmpeg", MaxDuration: 4 * time.Hour, MaxDecodedBytes: 921_600_000, Timeout: 10 * time.Minute}) {
 		t.Fatalf("defaults = %+v", o)
 	}
 	if _, err := Decode(t.Context(), "x", &Options{Timeout: -1}); err == nil {

@@ -121,15 +121,12 @@ func shortFormat(formatName, path string) string {
 // ffmpegDecode runs ffmpeg to decode path's first audio stream to 16 kHz
 // s16le with info.Channels channels.
 func ffmpegDecode(ctx context.Context, path string, info Info, o *Options) (*PCM, error) {
-	if info.Channels > MaxChannels {
-		return nil, fmt.Errorf("%w: %d channels (max %d)", ErrUnsupported, info.Channels, MaxChannels)
-	}
-	if d := time.Duration(info.Duration * float64(time.Second)); d > o.MaxDuration {
-		return nil, fmt.Errorf("%w: %s > limit %s", ErrTooLong, d.Round(time.Millisecond), o.MaxDuration)
+	if err := o.check(info); err != nil {
+		return nil, err
 	}
 	nch := info.Channels
 	frameBytes := 2 * nch
-	maxFrames := int64(o.MaxDuration.Seconds() * OutputRate)
+	maxFrames, overBound := o.frameBound(nch)
 	// Preallocate from the probed duration, but at most 10 minutes: a header
 	// can claim any duration, and append grows honest long files anyway.
 	guess := min(int64(info.Duration*OutputRate)+OutputRate, maxFrames, 600*OutputRate)
@@ -149,7 +146,7 @@ func ffmpegDecode(ctx context.Context, path string, info Info, o *Options) (*PCM
 			have += n
 			whole := have / frameBytes * frameBytes
 			if frames+int64(whole/frameBytes) > maxFrames {
-				return fmt.Errorf("%w: decoded output passed limit %s", ErrTooLong, o.MaxDuration)
+				return overBound
 			}
 			for i := 0; i < whole; i += frameBytes {
 				for c := range nch {

@@ -26,6 +26,13 @@ const (
 	// ReasonTooLong is the message of audio over the duration limit
 	// (errcode.ErrTooLarge); its verb takes the limit.
 	ReasonTooLong = "audio: longer than the limit of %s"
+	// ReasonTooManyChannels is the message of audio with more channels
+	// than a job takes (errcode.ErrTooLarge); its verb takes the limit.
+	ReasonTooManyChannels = "audio: more than %d channels"
+	// ReasonTooMuchAudio is the message of audio whose channels would
+	// decode to more than limits.max_decoded_bytes (errcode.ErrTooLarge);
+	// its verb takes the limit as audio summed over channels.
+	ReasonTooMuchAudio = "audio: duration times channels over the limit of %s of audio summed over its channels"
 )
 
 // errUnsupportedTypes is pii_redaction's error for entity types the

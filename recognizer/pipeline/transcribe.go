@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -38,18 +37,18 @@ type Transcriber struct {
 }
 
 // TranscribeFile runs the pipeline on path with the job's parameters.
-// Unreadable audio wraps ErrBadAudio, audio over the duration limit wraps
-// ErrTooLarge. An add-on's failure is reported in its envelope and never
-// fails the job.
+// Unreadable audio wraps ErrBadAudio; audio over a bound of t.Media (more
+// than 8 channels, longer than MaxDuration, channels times duration over
+// MaxDecodedBytes) wraps ErrTooLarge, refused before it is decoded when
+// its header tells (ProbeFile checks the same bounds). An add-on's
+// failure is reported in its envelope and never fails the job.
 func (t *Transcriber) TranscribeFile(ctx context.Context, path string, p *params.PreRecorded) (*Result, *media.Info, error) {
 	start := time.Now()
 	pcm, err := media.Decode(ctx, path, &t.Media)
-	switch {
-	case errors.Is(err, media.ErrTooLong):
-		return nil, nil, newError(errcode.ErrTooLarge, err, ReasonTooLong, t.Media.MaxDuration)
-	case errors.Is(err, media.ErrUnsupported), errors.Is(err, media.ErrCorrupt):
-		return nil, nil, newError(errcode.ErrBadAudio, err, ReasonNotAudio)
-	case err != nil:
+	if err != nil {
+		if aerr := t.audioError(err); aerr != nil {
+			return nil, nil, aerr
+		}
 		return nil, nil, fmt.Errorf("decode audio: %w", err)
 	}
 	band := recognizer.BandOf(pcm.Info.SampleRate, pcm.Channels)

@@ -127,12 +127,13 @@ func ffmpegDecode(ctx context.Context, path string, info Info, o *Options) (*PCM
 	nch := info.Channels
 	frameBytes := 2 * nch
 	maxFrames, overBound := o.frameBound(nch)
-	// Preallocate from the probed duration, but at most 10 minutes: a header
-	// can claim any duration, and append grows honest long files anyway.
-	guess := min(int64(info.Duration*OutputRate)+OutputRate, maxFrames, 600*OutputRate)
-	chans := make([][]int16, nch)
-	for c := range chans {
-		chans[c] = make([]int16, 0, guess)
+	// Preallocate from the probed duration (plus a second), which check
+	// has bounded: a header may overstate it, but not past
+	// MaxDecodedBytes.
+	expect := min(int64(info.Duration*OutputRate)+OutputRate, maxFrames)
+	bufs := make([]*channelBuf, nch)
+	for c := range bufs {
+		bufs[c] = newChannelBuf(expect)
 	}
 	args := append([]string{"-nostdin", "-v", "error"}, inputArgs(path)...)
 	args = append(args, "-map", "0:a:0", "-ac", strconv.Itoa(nch),
@@ -140,6 +141,7 @@ func ffmpegDecode(ctx context.Context, path string, info Info, o *Options) (*PCM
 	var frames int64
 	err := runTool(ctx, o, o.FFmpeg, args, func(r io.Reader) error {
 		buf := make([]byte, 64*1024/frameBytes*frameBytes)
+		deint := make([]int16, 0, len(buf)/frameBytes)
 		have := 0
 		for {
 			n, err := r.Read(buf[have:])
@@ -148,11 +150,12 @@ func ffmpegDecode(ctx context.Context, path string, info Info, o *Options) (*PCM
 			if frames+int64(whole/frameBytes) > maxFrames {
 				return overBound
 			}
-			for i := 0; i < whole; i += frameBytes {
-				for c := range nch {
-					p := buf[i+2*c:]
-					chans[c] = append(chans[c], int16(uint16(p[0])|uint16(p[1])<<8))
+			for c, b := range bufs {
+				deint = deint[:0]
+				for i := 2 * c; i < whole; i += frameBytes {
+					deint = append(deint, int16(uint16(buf[i])|uint16(buf[i+1])<<8))
 				}
+				b.write(deint)
 			}
 			frames += int64(whole / frameBytes)
 			have = copy(buf, buf[whole:have])
@@ -175,6 +178,10 @@ func ffmpegDecode(ctx context.Context, path string, info Info, o *Options) (*PCM
 		return nil, fmt.Errorf("%w: %s decoded to no samples", ErrCorrupt, filepath.Base(path))
 	}
 	info.Duration = float64(frames) / OutputRate
+	chans := make([][]int16, nch)
+	for c, b := range bufs {
+		chans[c] = b.samples()
+	}
 	return &PCM{Info: info, Channels: chans}, nil
 }
 

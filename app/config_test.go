@@ -149,8 +149,9 @@ func TestConfigKeys(t *testing.T) {
 }
 
 // TestApplyEnv: variables set keys by the naming rule, EARSHOT_DECODERS
-// stays an alias, the test suites' switches and other variables are
-// ignored, and every bad or unknown variable is reported by name.
+// stays an alias, the test suites' switches, the API clients' variables
+// and other variables are ignored, and every bad or unknown variable is
+// reported by name.
 func TestApplyEnv(t *testing.T) {
 	var c app.Config
 	err := config.ApplyEnv(&c, []string{
@@ -161,6 +162,8 @@ func TestApplyEnv(t *testing.T) {
 		"EARSHOT_FETCH_DENY=10.0.0.0/8, 127.0.0.0/8",
 		"EARSHOT_API_IDLE_TIMEOUT=5s",
 		"EARSHOT_STORE_SEED=12", // a test switch, not a key
+		"EARSHOT_KEY=es_x",      // earshotd stream's and submit's, not keys
+		"EARSHOT_URL=http://127.0.0.1:8080",
 		"PATH=/bin",
 		"EARSHOT_LISTEN=127.0.0.1:1=2", // the value keeps its '='
 	})

@@ -38,11 +38,12 @@ func (e *EnvError) Unwrap() error { return e.Err }
 
 // notConfigEnv says whether name is an EARSHOT_ variable that is not a
 // config key: the test suites' own switches, which reach the daemon when a
-// test starts it.
+// test starts it, and the API clients' (earshotd stream and submit: the
+// daemon's URL and the key), which a shell may hold when it runs the daemon.
 func notConfigEnv(name string) bool {
 	switch name {
 	case "EARSHOT_ARTIFACTS", "EARSHOT_NODE_MODULES", "EARSHOT_DEB_INSTALL_TEST", "EARSHOT_DEBIAN_MIRROR",
-		"EARSHOT_STORE_SEED", "EARSHOT_STORE_CRASH_DIR":
+		"EARSHOT_STORE_SEED", "EARSHOT_STORE_CRASH_DIR", "EARSHOT_URL", "EARSHOT_KEY":
 		return true
 	}
 	return false

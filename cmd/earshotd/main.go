@@ -1,5 +1,6 @@
-// Command earshotd is the earshot appliance daemon and its administration
-// tool: run the service, manage API keys, transcribe a file offline.
+// Command earshotd is the earshot appliance daemon, its administration
+// tool and a client of its API: run the service, manage API keys,
+// transcribe a file offline, stream or submit audio to a running daemon.
 package main
 
 import (
@@ -18,6 +19,13 @@ commands:
   keys create|list|revoke  manage API keys (--data-dir DIR; works while the daemon runs)
   transcribe [--request REQ.json] FILE
                            transcribe a file offline with the daemon's engines and add-ons
+  stream [--url URL] [--key KEY] [--fast] [--json] FILE|-
+                           stream a WAV file (or raw audio: --encoding E --sample-rate R) to a
+                           daemon's live session at real time; print its transcripts and record
+  submit [--url URL] [--key KEY] [--request REQ.json] [--json] FILE
+                           upload a file to a daemon, run a pre-recorded job, print its result
+                           (both: key from --key, $EARSHOT_KEY or .data/first-key; URL from
+                           --url, $EARSHOT_URL or http://127.0.0.1:8080)
   config check [FILE]      check a config file: "ok" or each problem with its key and line
   service install|uninstall|start|stop|status [--root DIR]
                            install earshotd.service (hardened systemd unit) and manage it
@@ -48,6 +56,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdKeys(ctx, args[1:], stdout, stderr)
 	case "transcribe":
 		return cmdTranscribe(ctx, args[1:], stdout, stderr)
+	case "stream":
+		return cmdStream(ctx, args[1:], stdout, stderr)
+	case "submit":
+		return cmdSubmit(ctx, args[1:], stdout, stderr)
 	case "config":
 		return cmdConfig(ctx, args[1:], stdout, stderr)
 	case "service":

@@ -16,9 +16,6 @@ import (
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 )
 
-// maxRequestFile bounds a --request file, as the API bounds a body.
-const maxRequestFile = 1 << 20
-
 // cmdTranscribe runs the pre-recorded pipeline on a local file, without a
 // daemon or a store, and prints the result JSON: the engines, routing and
 // add-ons of the configuration (--config, EARSHOT_*, --set, as for run), and
@@ -87,29 +84,9 @@ func cmdTranscribe(ctx context.Context, args []string, stdout, stderr io.Writer)
 // requestBody reads the --request file (none: {}) and adds audio_url naming
 // the local file; a request that names its own audio_url is refused.
 func requestBody(reqPath, audio string) ([]byte, error) {
-	req := map[string]json.RawMessage{}
-	if reqPath != "" {
-		f := os.Stdin
-		if reqPath != "-" {
-			var err error
-			if f, err = os.Open(reqPath); err != nil {
-				return nil, err
-			}
-			defer f.Close()
-		}
-		b, err := io.ReadAll(io.LimitReader(f, maxRequestFile+1))
-		if err != nil {
-			return nil, err
-		}
-		if len(b) > maxRequestFile {
-			return nil, fmt.Errorf("transcribe: --request: over %d bytes", maxRequestFile)
-		}
-		if err := json.Unmarshal(b, &req); err != nil {
-			return nil, fmt.Errorf("transcribe: --request: not a JSON object: %w", err)
-		}
-	}
-	if req == nil { // the file held null
-		req = map[string]json.RawMessage{}
+	req, err := readRequest(reqPath)
+	if err != nil {
+		return nil, fmt.Errorf("transcribe: %w", err)
 	}
 	if _, ok := req["audio_url"]; ok {
 		return nil, errors.New("transcribe: --request must not carry audio_url: the audio is FILE")

@@ -42,13 +42,26 @@ test-deps: deps
 	@[ -d $(E2E_NODE)/node_modules/playwright-core ] || npm install --silent --no-audit --no-fund --prefix $(E2E_NODE) $(PLAYWRIGHT)
 	@[ -d $(E2E_NODE)/node_modules/@seriousme/openapi-schema-validator ] || npm install --silent --no-audit --no-fund --prefix $(E2E_NODE) $(OPENAPI_VALIDATOR)
 
-# apt installs the Debian packages of PKGS that are missing.
+# apt installs the Debian packages of PKGS that are missing. Another apt or dpkg run holding a lock
+# (unattended-upgrades, a second make) is waited for, up to APT_LOCK_TIMEOUT seconds, instead of failing:
+# apt-get install waits for dpkg's lock itself (DPkg::Lock::Timeout); apt-get update does not wait for
+# the package lists' lock (apt 2.6 fails at once), so it is tried again every 5 s while that is its error.
+APT_LOCK_TIMEOUT ?= 600
+APT_OPTS ?=
 apt:
 	@missing=""; for p in $(PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
-		echo "installing Debian packages:$$missing"; \
+		echo "installing Debian packages:$$missing (apt-get; the first time takes minutes)"; \
 		SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
-		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+		tries=$$(( $(APT_LOCK_TIMEOUT) / 5 )); \
+		until out=$$($$SUDO apt-get $(APT_OPTS) update -qq 2>&1); do \
+			case "$$out" in *"Could not get lock"*) [ $$tries -gt 0 ] && tries=$$((tries - 1)) && \
+				echo "waiting for another apt run to release its lock: $$(echo "$$out" | head -1)" && sleep 5 && continue;; esac; \
+			echo "$$out" >&2; exit 1; \
+		done; \
+		[ -z "$$out" ] || echo "$$out"; \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get $(APT_OPTS) -o DPkg::Lock::Timeout=$(APT_LOCK_TIMEOUT) \
+			install -y -qq --no-install-recommends $$missing; \
 	fi
 
 tools:
@@ -57,15 +70,31 @@ tools:
 build: deps
 	$(GO) build -o $(BIN) ./cmd/earshotd
 
-# Set up a data dir with a first API key (kept in $(DATA)/first-key, owner-only) and start the daemon, with
-# the telephone-band model from this checkout (the .deb installs it where the daemon looks by default).
+# Set up a data dir with a first API key (kept in $(DATA)/first-key, owner-only) and start the daemon in the
+# foreground, with the telephone-band model from this checkout (the .deb installs it where the daemon looks
+# by default). The hints name only what the checkout has (README.md, "Try it").
+URL_FLAG = $(if $(filter 127.0.0.1:8080,$(LISTEN)),,--url http://$(LISTEN) )
 run: build
 	@mkdir -p $(DATA) && chmod 700 $(DATA)
 	@[ -s $(DATA)/first-key ] || (umask 077; ./$(BIN) keys create --data-dir $(DATA) --account default > $(DATA)/first-key)
-	@echo "API key: $$(cat $(DATA)/first-key)"
-	@echo "try:  curl -s -H 'x-service-key: $$(cat $(DATA)/first-key)' -F audio=@../shared/testdata/speech/pocketsphinx-goforward.wav http://$(LISTEN)/v2/upload"
-	@echo "then: curl -s -H 'x-service-key: $$(cat $(DATA)/first-key)' -H 'content-type: application/json' -d '{\"audio_url\":\"<audio_url from above>\"}' http://$(LISTEN)/v2/pre-recorded"
+	@echo "API key: $$(cat $(DATA)/first-key) (kept in $(DATA)/first-key, where earshotd stream and submit read it)"
+	@echo "earshotd starts on http://$(LISTEN) and stays in the foreground: its log follows, Ctrl-C stops it."
+	@echo "Try it from a second terminal, in $(CURDIR) (README.md, \"Try it\"):"
+	@echo "  make sample                             # $(SAMPLE): synthetic speech (ffmpeg's flite voice)"
+	@echo "  bin/earshotd submit $(URL_FLAG)$(SAMPLE)   # a pre-recorded job: upload, transcribe, print"
+	@echo "  bin/earshotd stream $(URL_FLAG)$(SAMPLE)   # a live session: streamed at real time, printed as it comes"
 	./$(BIN) run --listen $(LISTEN) --data-dir $(DATA) --set sphinx.telephone_hmm=$(CURDIR)/model/en-us-telephone
+
+# A sample to try the daemon with, made on this box: ffmpeg's flite filter (Debian's ffmpeg is built with
+# libflite) reads SAMPLE_TEXT with its rms voice, at 16 kHz. Synthetic speech, not a recording.
+SAMPLE      ?= bin/sample.wav
+SAMPLE_TEXT := go forward ten meters and then turn left at the door. the weather today is cold and clear. please call me back after lunch
+.PHONY: sample
+sample:
+	@$(MAKE) --no-print-directory apt PKGS=ffmpeg
+	@mkdir -p $(dir $(SAMPLE))
+	@ffmpeg -nostdin -v error -y -f lavfi -i "flite=text='$(SAMPLE_TEXT)':voice=rms" -ar 16000 -ac 1 $(SAMPLE)
+	@echo "$(SAMPLE): synthetic speech (ffmpeg's flite voice), 16 kHz mono, saying: $(SAMPLE_TEXT)"
 
 lint: deps tools
 	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

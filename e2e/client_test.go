@@ -106,9 +106,10 @@ func parseHuman(t *testing.T, out string) humanOutput {
 
 // TestStreamCommand: earshotd stream creates a live session, streams a WAV
 // file at real time (or raw audio from stdin with --fast), prints partials
-// and finals as they come and the record once the batch pass ended, and
-// exits non-zero with the daemon's message when the request is refused
-// or the daemon closes the socket with an error code.
+// and finals as they come and the record once the batch pass ended, stops
+// the recording on Ctrl-C and still ends the session normally, and exits
+// non-zero with the daemon's message when the request is refused or the
+// daemon closes the socket with an error code.
 func TestStreamCommand(t *testing.T) {
 	d := startDaemon(t, "", "live:\n  max_frame_bytes: 8192\n")
 	key := createKey(t, d.DataDir, "acme")
@@ -210,6 +211,74 @@ func TestStreamCommand(t *testing.T) {
 		if rec["kind"] != "live" || rec["status"] != "done" || meta["transcription_pass"] != "live" ||
 			params["encoding"] != "wav/ulaw" || params["sample_rate"] != 8000.0 {
 			t.Errorf("last line: kind %v status %v pass %v params %v", rec["kind"], rec["status"], meta["transcription_pass"], params)
+		}
+	})
+
+	t.Run("Ctrl-C", func(t *testing.T) {
+		// SIGINT once the first final is out: the recording stops there,
+		// the session ends normally and its (live) record is printed.
+		cmd := exec.Command(earshotd, "stream", "--url", d.Base, "--key", key, path)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		lines := make(chan string, 1024)
+		exited := make(chan error, 1)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+			exited <- cmd.Wait()
+		}()
+		var out []string
+		deadline := time.After(time.Minute)
+	waitFinal:
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("stream ended before its first final: %q %s", out, stderr.String())
+				}
+				out = append(out, l)
+				if strings.HasPrefix(l, "[") {
+					break waitFinal
+				}
+			case <-deadline:
+				cmd.Process.Kill()
+				t.Fatalf("no final within a minute: %q", out)
+			}
+		}
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+		for l := range lines {
+			out = append(out, l)
+		}
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Fatalf("after Ctrl-C: %v\n%s", err, stderr.String())
+			}
+		case <-time.After(time.Minute):
+			cmd.Process.Kill()
+			t.Fatal("stream did not end within a minute of Ctrl-C")
+		}
+		h := parseHuman(t, strings.Join(out, "\n")+"\n")
+		id := strings.TrimPrefix(h.record, d.Base+"/v2/live/")
+		var rec map[string]any
+		if status, body := d.do("GET", "/v2/live/"+id, key, nil, "", &rec); status != 200 || rec["status"] != "done" {
+			t.Fatalf("GET %s: %d %s", h.record, status, body)
+		}
+		_, wav := d.do("GET", "/v2/live/"+id+"/file", key, nil, "", nil)
+		if all := len(pcmOf(t, path)); h.transcript == "" || len(wav)-44 <= 0 || len(wav)-44 >= all {
+			t.Errorf("after Ctrl-C: transcript %q, recording %d bytes of the file's %d", h.transcript, len(wav)-44, all)
 		}
 	})
 

@@ -119,6 +119,13 @@ type Limits struct {
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
 	// MaxAudioDuration bounds the audio of one job; default 4h.
 	MaxAudioDuration time.Duration `yaml:"max_audio_duration"`
+	// MaxDecodedBytes bounds the memory one job's audio takes decoded:
+	// its channels times its duration at 16 kHz 16-bit (32000 bytes per
+	// second per channel), held whole while the job runs (times Workers).
+	// An upload over it answers 413, a fetched audio_url ends its job as
+	// error 413, both before decoding. Default: 2 channels of
+	// MaxAudioDuration (921600000 at 4h).
+	MaxDecodedBytes int64 `yaml:"max_decoded_bytes"`
 	// FetchTimeout bounds downloading an audio_url; default 5m.
 	FetchTimeout time.Duration `yaml:"fetch_timeout"`
 	// MaxQueued bounds pre-recorded jobs waiting to run; beyond it POST
@@ -143,8 +150,11 @@ type Limits struct {
 // (pipeline.New): the embedded engine, the remote engines and routes, the
 // add-ons and the media limits.
 func (c Config) Pipeline() pipeline.Config {
-	return pipeline.Config{Sphinx: c.Sphinx, Engines: c.Engines, Addons: c.Addons,
-		Media: media.Options{FFmpeg: c.FFmpeg, MaxDuration: c.Limits.MaxAudioDuration}}
+	sp := c.Sphinx
+	sp.TenantShare = c.Live.DecoderShare // each account's share of the live pools
+	return pipeline.Config{Sphinx: sp, Engines: c.Engines, Addons: c.Addons,
+		Media: media.Options{FFmpeg: c.FFmpeg, MaxDuration: c.Limits.MaxAudioDuration,
+			MaxDecodedBytes: c.Limits.MaxDecodedBytes}}
 }
 
 // SetDefaults fills zero fields.
@@ -162,6 +172,7 @@ func (c *Config) SetDefaults() {
 	c.Sphinx.SetDefaults()
 	c.Engines.SetDefaults()
 	c.Live.SetDefaults()
+	c.Live.SetPoolDefaults(min(c.Sphinx.LiveDecoders, c.Sphinx.TelephoneDecoders))
 	c.Retention.SetDefaults()
 	c.Store.SetDefaults()
 	c.Cluster.SetDefaults()
@@ -176,6 +187,9 @@ func (c *Config) SetDefaults() {
 	}
 	if l.MaxAudioDuration == 0 {
 		l.MaxAudioDuration = 4 * time.Hour
+	}
+	if l.MaxDecodedBytes == 0 {
+		l.MaxDecodedBytes = media.DefaultMaxDecodedBytes(l.MaxAudioDuration)
 	}
 	if l.FetchTimeout == 0 {
 		l.FetchTimeout = 5 * time.Minute
@@ -231,6 +245,9 @@ func (c *Config) Validate() error {
 	}
 	if l.MaxAudioDuration < time.Second {
 		bad("limits.max_audio_duration", "must be at least 1s")
+	}
+	if one := int64(l.MaxAudioDuration.Seconds() * media.DecodedBytesPerSecond); l.MaxDecodedBytes < one {
+		bad("limits.max_decoded_bytes", "must be at least one channel of limits.max_audio_duration (%d), not %d", one, l.MaxDecodedBytes)
 	}
 	if l.FetchTimeout < time.Second {
 		bad("limits.fetch_timeout", "must be at least 1s")

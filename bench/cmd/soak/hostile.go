@@ -68,22 +68,25 @@ var crashVocabularies = func() [][]any {
 	return [][]any{{"Kah", "Kaa", "Cah", "Caa", "Khaa", "Kha", "Qah"}, items(5, "K AA"), items(10, "G OW"), items(1000, "K AA")}
 }()
 
+// repeat runs f every d in a goroutine of wg until ctx ends.
+func repeat(ctx context.Context, wg *sync.WaitGroup, d time.Duration, f func()) {
+	wg.Go(func() {
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			f()
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
+}
+
 // run starts every hostile actor until ctx ends.
 func (h *hostile) run(ctx context.Context, wg *sync.WaitGroup) {
-	every := func(d time.Duration, f func()) {
-		wg.Go(func() {
-			t := time.NewTicker(d)
-			defer t.Stop()
-			for {
-				f()
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-				}
-			}
-		})
-	}
+	every := func(d time.Duration, f func()) { repeat(ctx, wg, d, f) }
 	var up struct {
 		AudioURL string `json:"audio_url"`
 	}

@@ -114,20 +114,7 @@ func freePort() (int, error) {
 // run starts the round-two actors until ctx ends.
 func (r *roundTwo) run(ctx context.Context, wg *sync.WaitGroup) {
 	h := r.h
-	every := func(d time.Duration, f func()) {
-		wg.Go(func() {
-			t := time.NewTicker(d)
-			defer t.Stop()
-			for {
-				f()
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-				}
-			}
-		})
-	}
+	every := func(d time.Duration, f func()) { repeat(ctx, wg, d, f) }
 	var up struct {
 		AudioURL string `json:"audio_url"`
 	}

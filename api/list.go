@@ -87,11 +87,21 @@ func parseListQuery(args *fasthttp.Args) (listQuery, error) {
 			continue
 		}
 		q.links.Set(k, string(v))
-		if k == "before_date" && (q.Before.IsZero() || t.Before(q.Before)) {
-			q.Before = t
+		// Records show created_at to the millisecond (timeFormat), and the
+		// bounds compare what they show: a job shown at after_date is not
+		// after it, one shown before before_date is before it.
+		if k == "before_date" {
+			if ms := t.Truncate(time.Millisecond); ms.Before(t) {
+				t = ms.Add(time.Millisecond)
+			}
+			if q.Before.IsZero() || t.Before(q.Before) {
+				q.Before = t
+			}
 		}
-		if k == "after_date" && t.After(q.After) {
-			q.After = t
+		if k == "after_date" {
+			if t = t.Truncate(time.Millisecond).Add(time.Millisecond - time.Nanosecond); t.After(q.After) {
+				q.After = t
+			}
 		}
 	}
 	for key, value := range args.All() {

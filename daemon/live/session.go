@@ -336,6 +336,9 @@ func (s *session) write(gen int, acks bool, audio []byte) error {
 		}
 	}
 	from := s.received
+	// The ack starts where the last one ended: a byte held short of a
+	// whole frame then was not acked, and this frame completes it.
+	ackFrom := from - int64(s.framer.Pending())
 	s.received += int64(len(audio))
 	if from == 0 && bytes.HasPrefix(audio, []byte("RIFF")) {
 		n, err := s.skipHeader(audio)
@@ -355,7 +358,7 @@ func (s *session) write(gen int, acks bool, audio []byte) error {
 		s.shared.wrote(media.WAVHeaderSize + s.rec.audio)
 		s.queue(pcm)
 	}
-	s.ackAudio(acks, from, s.received-int64(s.framer.Pending()))
+	s.ackAudio(acks, ackFrom, s.received-int64(s.framer.Pending()))
 	return nil
 }
 

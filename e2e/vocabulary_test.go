@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 )
@@ -86,5 +87,79 @@ func TestVocabularyCrashRequests(t *testing.T) {
 	case <-d.done:
 		t.Fatal("the daemon exited")
 	default:
+	}
+}
+
+// TestVocabularyIntensity shows that custom_vocabulary's intensity and
+// default_intensity decide whether a listed word is recognised, through
+// the daemon on real speech: LJ001-0002 ("in being comparatively modern"),
+// whose baseline decode misses "modern" (TestCustomVocabularyGain).
+// Intensity 0 adds the word without a floor (recognizer/sphinx,
+// floorLog10), and "modern" is already in the dictionary, so the decode is
+// the baseline's; intensity 1 floors it at a function word's probability
+// and it is heard. An item's own intensity wins over default_intensity
+// (recognizer/pipeline, vocabularyWords). Each case is a pre-recorded job
+// and, for default_intensity, a live session (finals from the same engine
+// wrapper).
+func TestVocabularyIntensity(t *testing.T) {
+	d := startDaemon(t, "", "")
+	key := createKey(t, d.DataDir, "acme")
+	path := filepath.Join(recognizertest.SpeechDir(t), "ljspeech-LJ001-0002.wav")
+	const word = "modern"
+	status, up, b := d.upload(key, path)
+	if status != 200 {
+		t.Fatalf("upload: %d %s", status, b)
+	}
+	item := func(intensity float64) map[string]any {
+		return map[string]any{"value": "Modern", "intensity": intensity}
+	}
+	cases := []struct {
+		name  string
+		cfg   map[string]any // custom_vocabulary_config
+		heard bool
+	}{
+		{"item intensity 0", map[string]any{"vocabulary": []any{item(0)}}, false},
+		{"item intensity 1", map[string]any{"vocabulary": []any{item(1)}}, true},
+		{"default_intensity 0", map[string]any{"vocabulary": []any{"Modern"}, "default_intensity": 0}, false},
+		{"default_intensity 1", map[string]any{"vocabulary": []any{"Modern"}, "default_intensity": 1}, true},
+		{"item intensity 0 under default_intensity 1", map[string]any{"vocabulary": []any{item(0)}, "default_intensity": 1}, false},
+		{"item intensity 1 under default_intensity 0", map[string]any{"vocabulary": []any{item(1)}, "default_intensity": 0}, true},
+	}
+	// Every job is queued at once: the daemon's two decoders share them.
+	ids := make([]string, len(cases))
+	for i, c := range cases {
+		var created struct{ ID string }
+		body := map[string]any{"audio_url": up.AudioURL, "custom_vocabulary": true, "custom_vocabulary_config": c.cfg}
+		if status, b := d.postJSON("/v2/pre-recorded", key, body, &created); status != 201 {
+			t.Fatalf("%s: POST /v2/pre-recorded: %d %s", c.name, status, b)
+		}
+		ids[i] = created.ID
+	}
+	for i, c := range cases {
+		job := d.waitJob(key, ids[i], 2*time.Minute)
+		res, _ := job["result"].(map[string]any)
+		tr, _ := res["transcription"].(map[string]any)
+		full, _ := tr["full_transcript"].(string)
+		t.Logf("pre-recorded, %s: %q", c.name, full)
+		if got := slices.Contains(recognizertest.Normalize(full), word); got != c.heard {
+			t.Errorf("pre-recorded, %s: %q has %q: %v, want %v", c.name, full, word, got, c.heard)
+		}
+	}
+	audio := pcmOf(t, path)
+	for _, c := range cases[2:4] {
+		s := d.createLive(key, map[string]any{"language_config": map[string]any{"languages": []string{"en"}},
+			"realtime_processing": map[string]any{"custom_vocabulary": true, "custom_vocabulary_config": c.cfg}})
+		if _, code := runSession(t, s.URL, audio, 32, 0); code != 1000 {
+			t.Fatalf("live, %s: close code %d", c.name, code)
+		}
+		var job map[string]any
+		d.do("GET", "/v2/live/"+s.ID, key, nil, "", &job)
+		res, _ := job["result"].(map[string]any)
+		tr, _ := res["transcription"].(map[string]any)
+		full, _ := tr["full_transcript"].(string)
+		t.Logf("live, %s: %q", c.name, full)
+		if got := slices.Contains(recognizertest.Normalize(full), word); got != c.heard {
+			t.Errorf("live, %s: %q has %q: %v, want %v", c.name, full, word, got, c.heard)
+		}
 	}
 }

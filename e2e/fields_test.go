@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -204,11 +203,7 @@ func TestEveryRequestField(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.provenBy != "" {
-				file, fn, _ := strings.Cut(c.provenBy, ":")
-				src, err := os.ReadFile("../" + file)
-				if err != nil || !strings.Contains(string(src), "func "+fn+"(") {
-					t.Fatalf("%s: %s is not in %s (%v)", c.name, fn, file, err)
-				}
+				checkProvenBy(t, c.provenBy, c.fields)
 				return
 			}
 			audioURL := upload(t, c.audio)
@@ -331,7 +326,7 @@ func fieldCases(hookURL string, hook *callbackReceiver) []fieldCase {
 			body:  map[string]any{"custom_vocabulary": true, "custom_vocabulary_config": map[string]any{"vocabulary": []any{"turnips", map[string]any{"value": "zorblax", "pronunciations": []string{"QQ XX"}}}}},
 			check: func(t *testing.T, r fieldRun) { note(t, r, "custom_vocabulary", "left out") }},
 		{name: "intensity decides recognition of a listed word", fields: []string{"custom_vocabulary_config.vocabulary.intensity", "custom_vocabulary_config.default_intensity"},
-			provenBy: "e2e/vocabulary_test.go:TestCustomVocabularyGain"},
+			provenBy: "e2e/vocabulary_test.go:TestVocabularyIntensity"},
 		{name: "callback_url receives the result", fields: []string{"callback_url"}, body: map[string]any{"callback_url": hookURL},
 			check: func(t *testing.T, r fieldRun) {
 				hits := hook.wait(t, 1, time.Minute)

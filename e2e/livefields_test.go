@@ -123,11 +123,7 @@ func TestEveryLiveField(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.provenBy != "" {
-				file, fn, _ := strings.Cut(c.provenBy, ":")
-				src, err := os.ReadFile("../" + file)
-				if err != nil || !strings.Contains(string(src), "func "+fn+"(") {
-					t.Fatalf("%s: %s is not in %s (%v)", c.name, fn, file, err)
-				}
+				checkProvenBy(t, c.provenBy, c.fields)
 				return
 			}
 			body := withEnglish(c.body)
@@ -362,7 +358,7 @@ func liveCases(hookURL string, hook *callbackReceiver) []liveCase {
 			check: func(t *testing.T, r, _ liveRun) { note(t, r, "custom_vocabulary", "left out") }},
 		{name: "intensity decides recognition of a listed word (the same engine wrapper as pre-recorded)",
 			fields:   []string{"realtime_processing.custom_vocabulary_config.vocabulary.intensity", "realtime_processing.custom_vocabulary_config.default_intensity"},
-			provenBy: "e2e/vocabulary_test.go:TestCustomVocabularyGain"},
+			provenBy: "e2e/vocabulary_test.go:TestVocabularyIntensity"},
 		{name: "custom_spelling respells finals", fields: []string{"realtime_processing.custom_spelling", "realtime_processing.custom_spelling_config", "realtime_processing.custom_spelling_config.spelling_dictionary"},
 			body:  map[string]any{"realtime_processing": spell},
 			check: func(t *testing.T, r, _ liveRun) { heard(t, r, "FORWARD") }},

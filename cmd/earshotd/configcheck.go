@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/earshot-dev/earshot/app"
 	"github.com/earshot-dev/earshot/config"
@@ -112,6 +113,7 @@ func checkConfig(path string, env []string) ([]*config.Problem, error) {
 			found = append(found, config.Errorf("api.tls_cert", "with api.tls_key: %v", err))
 		}
 	}
+	found = append(found, config.Problems(config.Under("sip", cfg.SIP.CheckTLS(time.Now())))...)
 	for _, p := range found {
 		p.Line = lines[p.Key]
 		if v, ok := setBy[p.Key]; ok {

@@ -91,14 +91,20 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		srv.SetWHIP(door)
 	}
 	var sipSrv *sip.Server // the SIP door, when sip.listen is set
-	var sipUDP net.PacketConn
-	var sipTCP net.Listener
-	if cfg.SIP.Listen != "" {
+	var sipSocks sip.Sockets
+	if cfg.SIP.Listen != "" || cfg.SIP.TLSListen != "" {
 		if sipSrv, err = sip.New(cfg.SIP, d, log); err != nil {
 			return err
 		}
-		if sipUDP, sipTCP, err = sip.Listen(cfg.SIP.Listen); err != nil {
+	}
+	if cfg.SIP.Listen != "" {
+		if sipSocks.UDP, sipSocks.TCP, err = sip.Listen(cfg.SIP.Listen); err != nil {
 			return fmt.Errorf("sip listen: %w", err)
+		}
+	}
+	if cfg.SIP.TLSListen != "" {
+		if sipSocks.TLS, err = net.Listen("tcp", cfg.SIP.TLSListen); err != nil {
+			return fmt.Errorf("sip tls listen: %w", err)
 		}
 	}
 	bounds := map[string]int{"api.max_conns": acfg.MaxConns}
@@ -114,6 +120,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		d.Metrics().MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "earshot_sip_calls", Help: "SIP calls being set up or running.",
 		}, func() float64 { return float64(sipSrv.Calls()) }))
+		d.Metrics().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "earshot_sip_tls_handshakes_total", Help: "TLS handshakes completed at the SIP door (sip.tls_listen).",
+		}, func() float64 { n, _ := sipSrv.TLSHandshakes(); return float64(n) }))
+		d.Metrics().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "earshot_sip_tls_handshake_failures_total", Help: "TLS connections at the SIP door closed because their handshake failed or did not finish within sip.tls_handshake_timeout.",
+		}, func() float64 { _, n := sipSrv.TLSHandshakes(); return float64(n) }))
 		d.Metrics().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "earshot_sip_refused_total", Help: "SIP datagrams and TCP connections from sources outside sip.allow dropped unread.",
 		}, func() float64 { return float64(sipSrv.Refused()) }))
@@ -153,7 +165,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		log.Info("ops listening", "addr", opsLn.Addr().String())
 	}
 	if sipSrv != nil {
-		runDoor(func(ctx context.Context) error { return sipSrv.Run(ctx, sipUDP, sipTCP) })
+		runDoor(func(ctx context.Context) error { return sipSrv.Run(ctx, sipSocks) })
+		runDoor(func(ctx context.Context) error { reloadOnHangup(ctx, log, sipSrv.ReloadTLS); return nil })
 	}
 	var daemonErr error
 	var running sync.WaitGroup

@@ -130,7 +130,7 @@ func reasonOf(err error) string {
 // setup opens everything a call needs and starts it; on error nothing is
 // left open (the returned call, if any, carries the dialog to reply on).
 func (s *Server) setup(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *route, o *offer, meta []byte, callID string, log *slog.Logger) (*call, error) {
-	dlg, err := s.dialogs.ReadInvite(req, tx)
+	dlg, err := s.dialogsFor(req).ReadInvite(req, tx)
 	if err != nil {
 		return nil, fmt.Errorf("read invite: %w", err)
 	}

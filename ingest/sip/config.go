@@ -70,6 +70,19 @@ type Config struct {
 	// TCPIdleTimeout closes a TCP connection that sent nothing for this
 	// long (keep-alive CRLFs count); default 5m.
 	TCPIdleTimeout time.Duration `yaml:"tcp_idle_timeout"`
+	// TLSListen is the SIP over TLS address (RFC 3261 section 26.2,
+	// ;transport=tls; host:port, conventionally port 5061); empty turns it
+	// off. Its connections share the TCP bounds (max_tcp_conns,
+	// max_tcp_conns_per_source, tcp_idle_timeout). Default empty.
+	TLSListen string `yaml:"tls_listen"`
+	// TLSCert and TLSKey are the door's certificate chain and key (PEM
+	// files), required with TLSListen; TLS 1.2 and later. SIGHUP reloads
+	// them; calls and connections keep going.
+	TLSCert string `yaml:"tls_cert"`
+	TLSKey  string `yaml:"tls_key"`
+	// TLSHandshakeTimeout closes a TLS connection whose handshake has not
+	// finished this long after it was accepted; default 10s.
+	TLSHandshakeTimeout time.Duration `yaml:"tls_handshake_timeout"`
 	// Routes choose the account and live options of a call by its
 	// request-URI user, first match wins; a call no route matches gets 404.
 	Routes []Route `yaml:"routes"`
@@ -117,6 +130,9 @@ func (c *Config) SetDefaults() {
 	if c.TCPIdleTimeout == 0 {
 		c.TCPIdleTimeout = 5 * time.Minute
 	}
+	if c.TLSHandshakeTimeout == 0 {
+		c.TLSHandshakeTimeout = 10 * time.Second
+	}
 	if c.RTPLatching == nil {
 		on := true
 		c.RTPLatching = &on
@@ -136,10 +152,11 @@ func (c Config) Validate() error {
 		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 			add("listen", "%q is not host:port", c.Listen)
 		}
-		if len(c.Allow) == 0 {
-			add("allow", "list the networks that may place calls (e.g. [10.0.0.0/8])")
-		}
 	}
+	if (c.Listen != "" || c.TLSListen != "") && len(c.Allow) == 0 {
+		add("allow", "list the networks that may place calls (e.g. [10.0.0.0/8])")
+	}
+	errs = append(errs, c.validateTLS()...)
 	lo, hi, err := parsePorts(c.RTPPorts)
 	if err != nil {
 		add("rtp_ports", "%v", err)

@@ -43,15 +43,18 @@ type Server struct {
 	rtpLog    *slog.Logger
 	allow     []netip.Prefix
 	filter    *sourceFilter // refused sources beyond their allowance are dropped unread
-	tcp       *tcpGuard     // bounds TCP connections (conns.go)
+	tcp       *tcpGuard     // bounds TCP and TLS connections (conns.go)
+	certs     *certHolder   // the TLS door's certificate; nil without tls_listen (tls.go)
+	tlsStats  *tlsStats
 	routes    []*route
 	ports     *rtp.Ports
 	advertise netip.Addr
 
 	// Set by Run before serving, read-only after.
-	base    context.Context
-	dialogs *sipgo.DialogUA
-	contact sipmsg.ContactHeader
+	base       context.Context
+	dialogs    *sipgo.DialogUA
+	tlsDialogs *sipgo.DialogUA // calls over TLS: Contact ;transport=tls, requests over their connection
+	contact    sipmsg.ContactHeader
 
 	mu      sync.Mutex
 	calls   map[string]*call // guarded by mu: by dialog id
@@ -84,6 +87,13 @@ func New(cfg Config, opener Opener, log *slog.Logger) (*Server, error) {
 	s.allow, _ = parseNets(cfg.Allow)
 	s.filter = newSourceFilter(s.allow, s.log)
 	s.tcp = newTCPGuard(cfg, s.filter, s.log)
+	s.tlsStats = &tlsStats{log: s.log}
+	if cfg.TLSListen != "" {
+		s.certs = &certHolder{certFile: cfg.TLSCert, keyFile: cfg.TLSKey}
+		if err := s.certs.load(); err != nil {
+			return nil, fmt.Errorf("sip: %w", err)
+		}
+	}
 	for _, r := range cfg.Routes {
 		nets, _ := parseNets(r.Source)
 		opts, err := params.DecodeLiveOptions(r.options()) // checked by Validate
@@ -134,12 +144,23 @@ func advertiseIP(cfg string, bind netip.Addr) netip.Addr {
 	return netip.MustParseAddr("127.0.0.1")
 }
 
-// Run serves SIP on the bound sockets (either may be nil, not both) until
-// ctx ends; then it hangs up every call (BYE), finalises their sessions
-// and returns nil. The sockets are closed on return.
-func (s *Server) Run(ctx context.Context, udp net.PacketConn, tcp net.Listener) error {
-	if udp == nil && tcp == nil {
+// Sockets are the door's bound sockets; any may be nil, not all.
+type Sockets struct {
+	UDP net.PacketConn
+	TCP net.Listener // plain TCP, as Listen binds it beside UDP
+	TLS net.Listener // plain TCP too: the door runs TLS over it (sip.tls_listen)
+}
+
+// Run serves SIP on the bound sockets until ctx ends; then it hangs up
+// every call (BYE), finalises their sessions and returns nil. The sockets
+// are closed on return.
+func (s *Server) Run(ctx context.Context, socks Sockets) error {
+	udp, tcp, tlsLn := socks.UDP, socks.TCP, socks.TLS
+	if udp == nil && tcp == nil && tlsLn == nil {
 		return errors.New("sip: no socket to serve")
+	}
+	if tlsLn != nil && s.certs == nil {
+		return errors.New("sip: a tls socket without sip.tls_listen's certificate")
 	}
 	slogger := s.log
 	ua, err := sipgo.NewUA(sipgo.WithUserAgent("earshot"),
@@ -173,6 +194,16 @@ func (s *Server) Run(ctx context.Context, udp net.PacketConn, tcp net.Listener) 
 	s.base = ctx
 	s.contact = sipmsg.ContactHeader{Address: sipmsg.Uri{Scheme: "sip", User: "earshot", Host: s.advertise.String(), Port: port}}
 	s.dialogs = &sipgo.DialogUA{Client: client, ContactHDR: s.contact}
+	if tlsLn != nil {
+		addrs = append(addrs, tlsLn.Addr().String())
+		params := sipmsg.NewParams()
+		params.Add("transport", "tls")
+		contact := sipmsg.ContactHeader{Address: sipmsg.Uri{Scheme: "sip", User: "earshot", Host: s.advertise.String(),
+			Port: udpPort(tlsLn.Addr()), UriParams: params}}
+		// RewriteContact: a TLS call's BYE goes to the INVITE's source, the
+		// connection it came over, not to a new connection to its Contact.
+		s.tlsDialogs = &sipgo.DialogUA{Client: client, ContactHDR: contact, RewriteContact: true}
+	}
 	srv.OnInvite(s.guard(s.onInvite))
 	srv.OnAck(s.guard(s.onAck))
 	srv.OnBye(s.guard(s.onBye))
@@ -188,7 +219,16 @@ func (s *Server) Run(ctx context.Context, udp net.PacketConn, tcp net.Listener) 
 	if tcp != nil {
 		serving.Go(func() { srv.ServeTCP(s.tcp.listener(acceptloop.New(tcp, "sip tcp", s.log))) })
 	}
-	s.log.Info("sip listening", "addr", addrs[0], "addrs", addrs, "advertise", s.advertise.String(), "rtp_ports", s.cfg.RTPPorts)
+	if tlsLn != nil {
+		ln := tlsListener{Listener: s.tcp.listener(acceptloop.New(tlsLn, "sip tls", s.log)),
+			cfg: s.certs.tlsConfig(), timeout: s.cfg.TLSHandshakeTimeout, stats: s.tlsStats}
+		serving.Go(func() { srv.ServeTLS(ln) })
+	}
+	attrs := []any{"addr", addrs[0], "addrs", addrs, "advertise", s.advertise.String(), "rtp_ports", s.cfg.RTPPorts}
+	if tlsLn != nil {
+		attrs = append(attrs, "tls_addr", tlsLn.Addr().String())
+	}
+	s.log.Info("sip listening", attrs...)
 	<-ctx.Done()
 
 	s.mu.Lock()
@@ -201,6 +241,9 @@ func (s *Server) Run(ctx context.Context, udp net.PacketConn, tcp net.Listener) 
 	}
 	if tcp != nil {
 		tcp.Close()
+	}
+	if tlsLn != nil {
+		tlsLn.Close()
 	}
 	serving.Wait()
 	s.log.Info("sip stopped")
@@ -236,6 +279,14 @@ func (s *Server) Calls() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.active
+}
+
+// dialogsFor is the dialog agent of a call whose INVITE is req.
+func (s *Server) dialogsFor(req *sipmsg.Request) *sipgo.DialogUA {
+	if s.tlsDialogs != nil && overTLS(req) {
+		return s.tlsDialogs
+	}
+	return s.dialogs
 }
 
 func udpPort(a net.Addr) int {

@@ -88,7 +88,7 @@ func run(o opts) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- door.Run(ctx, udp, nil) }()
+	go func() { done <- door.Run(ctx, sip.Sockets{UDP: udp}) }()
 	defer func() {
 		cancel()
 		<-done

@@ -1,0 +1,261 @@
+package e2e
+
+import (
+	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/earshot-dev/earshot/recognizer/recognizertest"
+)
+
+// sipTLSConfig is a door on UDP, TCP and TLS (cert and key filled in).
+const sipTLSConfig = `
+sip:
+  listen: 127.0.0.1:0
+  tls_listen: 127.0.0.1:0
+  tls_cert: %s
+  tls_key: %s
+  rtp_ports: 31700-31779
+  allow: [127.0.0.0/8]
+  routes:
+    - user: plain
+      account: acme
+      live: {custom_metadata: {call: plain}}
+    - user: secure
+      account: acme
+      live: {custom_metadata: {call: secure}}
+`
+
+// sipTLSAddrRE finds the TLS door's address in its "sip listening" line.
+var sipTLSAddrRE = regexp.MustCompile(`"tls_addr":"([0-9.]+:[0-9]+)"`)
+
+// testCert writes a self-signed certificate for 127.0.0.1 and localhost,
+// valid from an hour ago for a day (its own CA: a client trusts it as
+// its CA file), and its key, into dir; it returns their paths.
+func testCert(t *testing.T, dir, name string, notAfter time.Time) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(time.Now().UnixNano()),
+		Subject:               pkix.Name{CommonName: name},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              notAfter,
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		DNSNames:              []string{"localhost"},
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
+}
+
+// startSIPTLSDaemon starts a door on UDP, TCP and TLS with cfg (the
+// sipTLSConfig format filled in with a fresh certificate) and returns it,
+// its plain address, its TLS address and the certificate file.
+func startSIPTLSDaemon(t *testing.T, format string) (d *daemonProc, addr, tlsAddr, certFile string) {
+	t.Helper()
+	certFile, keyFile := testCert(t, t.TempDir(), "earshot", time.Now().Add(24*time.Hour))
+	d, addr = startSIPDaemon(t, telephoneModel(t)+fillTLS(format, certFile, keyFile))
+	m := sipTLSAddrRE.FindStringSubmatch(d.WaitLog(5*time.Second, "sip listening"))
+	if m == nil {
+		t.Fatal("no tls_addr in the sip listening line")
+	}
+	return d, addr, m[1], certFile
+}
+
+// fillTLS puts the certificate and key paths in format's two %s.
+func fillTLS(format, certFile, keyFile string) string {
+	format = strings.Replace(format, "%s", certFile, 1)
+	return strings.Replace(format, "%s", keyFile, 1)
+}
+
+// wordErrors is the number of word errors of hyp against ref (WER times
+// the reference's words).
+func wordErrors(ref, hyp string) int {
+	return int(recognizertest.WER(ref, hyp)*float64(len(strings.Fields(ref))) + 0.5)
+}
+
+// TestSIPTLSBaresip places the same clip from real baresip twice: over
+// plain UDP, and over SIP/TLS (;transport=tls, baresip checking the
+// door's certificate against its CA file). Both are answered and
+// transcribed, the TLS call within one word of the UDP call's errors, and
+// the TLS call's INVITE came over the TLS door (its handshake counted).
+func TestSIPTLSBaresip(t *testing.T) {
+	d, addr, tlsAddr, certFile := startSIPTLSDaemon(t, sipTLSConfig)
+	key := createKey(t, d.DataDir, "acme")
+	wav16, ref := clip(t, codecClip)
+	wav8 := filepath.Join(t.TempDir(), "clip8k.wav")
+	if b, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", wav16, "-ar", "8000", "-ac", "1", wav8).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v %s", err, b)
+	}
+	errs := map[string]int{}
+	for _, c := range []struct{ user, uri string }{
+		{"plain", "sip:plain@" + addr},
+		{"secure", "sip:secure@" + tlsAddr + ";transport=tls"},
+	} {
+		baresip(t, c.uri, "PCMU/8000/1", wav8, 8000, 16*time.Second, "sip_cafile "+certFile)
+		job := liveJobByMetadata(t, d, key, "call", c.user, 60*time.Second)
+		if job["status"] != "done" {
+			t.Fatalf("%s: job %v", c.user, job["status"])
+		}
+		got := fullTranscript(job)
+		errs[c.user] = wordErrors(ref, got)
+		t.Logf("%s: %d word errors (WER %.3f) %q", c.user, errs[c.user], recognizertest.WER(ref, got), got)
+	}
+	if diff := errs["secure"] - errs["plain"]; diff > 1 || diff < -1 {
+		t.Errorf("TLS call %d word errors, UDP call %d: more than one word apart", errs["secure"], errs["plain"])
+	}
+	if n := d.metric("earshot_sip_tls_handshakes_total"); n < 1 {
+		t.Errorf("earshot_sip_tls_handshakes_total %v: the TLS call did not come over TLS", n)
+	}
+}
+
+// tlsOptions sends an OPTIONS over c and returns the response's status
+// line.
+func tlsOptions(t *testing.T, c net.Conn, seq int) string {
+	t.Helper()
+	local := c.LocalAddr().String()
+	req := fmt.Sprintf("OPTIONS sip:probe@127.0.0.1;transport=tls SIP/2.0\r\n"+
+		"Via: SIP/2.0/TLS %s;branch=z9hG4bK-tls-%d\r\nMax-Forwards: 70\r\nFrom: <sip:probe@127.0.0.1>;tag=p%d\r\n"+
+		"To: <sip:probe@127.0.0.1>\r\nCall-ID: tls-probe-%d\r\nCSeq: %d OPTIONS\r\nContent-Length: 0\r\n\r\n", local, seq, seq, seq, seq)
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte(req)); err != nil {
+		t.Fatalf("write OPTIONS: %v", err)
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		t.Fatalf("read OPTIONS response: %v", err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// TestSIPTLSBoundsAndReload: connections to the TLS door that never
+// finish a handshake (silent ones, and ones sending plain SIP) are closed
+// within sip.tls_handshake_timeout, counted and logged, while a TLS
+// connection beside them is served. SIGHUP loads a renewed certificate:
+// new handshakes present it, and the connection opened before the reload
+// is still served. config check names an expired certificate.
+func TestSIPTLSBoundsAndReload(t *testing.T) {
+	d, _, tlsAddr, certFile := startSIPTLSDaemon(t, strings.Replace(sipTLSConfig, "  routes:", "  tls_handshake_timeout: 1s\n  routes:", 1))
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(mustRead(t, certFile))
+
+	var stalled []net.Conn
+	for i := range 20 {
+		c, err := net.Dial("tcp", tlsAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if i%4 == 0 {
+			c.Write([]byte("OPTIONS sip:x@127.0.0.1 SIP/2.0\r\n\r\n")) // not a TLS record
+		}
+		stalled = append(stalled, c)
+	}
+	good, err := tls.Dial("tcp", tlsAddr, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
+	if err != nil {
+		t.Fatalf("tls dial: %v", err)
+	}
+	defer good.Close()
+	if got := tlsOptions(t, good, 1); got != "SIP/2.0 200 OK" {
+		t.Errorf("OPTIONS over TLS: %q", got)
+	}
+	start := time.Now()
+	for _, c := range stalled {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.Copy(io.Discard, c); err != nil {
+			t.Errorf("a connection without a handshake was not closed: %v", err)
+		}
+	}
+	if e := time.Since(start); e > 3*time.Second {
+		t.Errorf("stalled handshakes closed after %s; tls_handshake_timeout is 1s", e)
+	}
+	d.WaitLog(5*time.Second, "sip tls handshake failed")
+	if n := d.metric("earshot_sip_tls_handshake_failures_total"); n != 20 {
+		t.Errorf("earshot_sip_tls_handshake_failures_total %v, want 20", n)
+	}
+	if n := d.metric("earshot_sip_tcp_connections"); n != 1 {
+		t.Errorf("earshot_sip_tcp_connections %v after the stalled ones closed, want 1 (the good one)", n)
+	}
+
+	// A renewed certificate, written over the files, taken on SIGHUP.
+	renewedCert, renewedKey := testCert(t, t.TempDir(), "renewed", time.Now().Add(48*time.Hour))
+	for from, to := range map[string]string{renewedCert: certFile, renewedKey: strings.TrimSuffix(certFile, ".crt") + ".key"} {
+		b, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	d.WaitLog(5*time.Second, "sip tls certificate loaded", "CN=renewed")
+	pool.AppendCertsFromPEM(mustRead(t, renewedCert))
+	again, err := tls.Dial("tcp", tlsAddr, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
+	if err != nil {
+		t.Fatalf("tls dial after reload: %v", err)
+	}
+	defer again.Close()
+	if cn := again.ConnectionState().PeerCertificates[0].Subject.CommonName; cn != "renewed" {
+		t.Errorf("after SIGHUP the door presents %q, want the renewed certificate", cn)
+	}
+	if got := tlsOptions(t, good, 2); got != "SIP/2.0 200 OK" {
+		t.Errorf("OPTIONS over the connection opened before the reload: %q", got)
+	}
+
+	// config check: an expired certificate is named.
+	expired, expiredKey := testCert(t, t.TempDir(), "expired", time.Now().Add(-time.Minute))
+	p := filepath.Join(t.TempDir(), "earshot.yaml")
+	os.WriteFile(p, []byte(fillTLS("sip:\n  tls_listen: 127.0.0.1:5061\n  tls_cert: %s\n  tls_key: %s\n  allow: [127.0.0.1]\n", expired, expiredKey)), 0o600)
+	if out, err := runCLI("config", "check", p); err == nil || !strings.Contains(out, "sip.tls_cert (line 3): expired") {
+		t.Errorf("config check of an expired certificate: %v %q", err, out)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -48,7 +48,7 @@ func (d *Daemon) blobFile(name string) (string, func(), error) {
 	}
 	f, err := os.CreateTemp(dir, name+"-*")
 	if err != nil {
-		return "", nil, fmt.Errorf("blob %s: %w", name, err)
+		return "", nil, fmt.Errorf("blob %s: %w", name, store.NoSpace(err))
 	}
 	release := func() { os.Remove(f.Name()) }
 	_, err = io.Copy(f, r)
@@ -57,7 +57,7 @@ func (d *Daemon) blobFile(name string) (string, func(), error) {
 	}
 	if err != nil {
 		release()
-		return "", nil, fmt.Errorf("copy blob %s to a local file: %w", name, err)
+		return "", nil, fmt.Errorf("copy blob %s to a local file: %w", name, store.NoSpace(err))
 	}
 	return f.Name(), release, nil
 }

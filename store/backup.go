@@ -37,7 +37,7 @@ func (db *DB) Backup(w io.Writer) (int64, error) {
 		return err
 	})
 	if err != nil {
-		return n, fmt.Errorf("store: backup: %w", noSpace(err))
+		return n, fmt.Errorf("store: backup: %w", NoSpace(err))
 	}
 	return n, nil
 }
@@ -48,7 +48,7 @@ func (db *DB) Backup(w io.Writer) (int64, error) {
 func (db *DB) BackupFile(path string) (int64, error) {
 	f, err := os.CreateTemp(filepath.Dir(path), ".earshot-backup-*")
 	if err != nil {
-		return 0, fmt.Errorf("store: backup to %s: %w", path, noSpace(err))
+		return 0, fmt.Errorf("store: backup to %s: %w", path, NoSpace(err))
 	}
 	tmp := f.Name()
 	n, err := db.Backup(f)
@@ -63,7 +63,7 @@ func (db *DB) BackupFile(path string) (int64, error) {
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
-		return n, fmt.Errorf("store: backup to %s: %w", path, noSpace(err))
+		return n, fmt.Errorf("store: backup to %s: %w", path, NoSpace(err))
 	}
 	if err := syncDir(filepath.Dir(path)); err != nil {
 		return n, fmt.Errorf("store: backup to %s: %w", path, err)
@@ -162,7 +162,7 @@ func copyToTemp(src, dir string) (string, error) {
 	defer in.Close()
 	out, err := os.CreateTemp(dir, ".earshot-restore-*")
 	if err != nil {
-		return "", noSpace(err)
+		return "", NoSpace(err)
 	}
 	_, err = io.Copy(out, in)
 	if err == nil {
@@ -173,7 +173,7 @@ func copyToTemp(src, dir string) (string, error) {
 	}
 	if err != nil {
 		_ = os.Remove(out.Name())
-		return "", noSpace(err)
+		return "", NoSpace(err)
 	}
 	return out.Name(), nil
 }

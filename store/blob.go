@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 // tempBlobPrefix starts the names of blobs being written. Open removes such
@@ -38,14 +37,6 @@ func ValidName(name string) bool {
 // name; callers validate it with ValidName first.
 func (db *DB) BlobPath(name string) string { return filepath.Join(db.blobDir, name) }
 
-// noSpace marks a full disk with ErrNoSpace, keeping the system error.
-func noSpace(err error) error {
-	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
-		return fmt.Errorf("%w: %w", ErrNoSpace, err)
-	}
-	return err
-}
-
 // WriteBlob stores at most limit bytes from r as the blob name and returns
 // how many it wrote. The bytes go to a temporary file in the blob directory,
 // which is fsynced and renamed over name, and the directory is fsynced, so
@@ -58,7 +49,7 @@ func (db *DB) WriteBlob(name string, r io.Reader, limit int64) (int64, error) {
 	}
 	f, err := os.CreateTemp(db.blobDir, tempBlobPrefix+"*")
 	if err != nil {
-		return 0, fmt.Errorf("store: write blob %s: %w", name, noSpace(err))
+		return 0, fmt.Errorf("store: write blob %s: %w", name, NoSpace(err))
 	}
 	n, err := db.fillTemp(f, r, limit)
 	if err != nil {
@@ -87,7 +78,7 @@ func (db *DB) fillTemp(f *os.File, r io.Reader, limit int64) (int64, error) {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	return n, noSpace(err)
+	return n, NoSpace(err)
 }
 
 // commitTemp renames the finished temporary file to name and syncs the
@@ -95,7 +86,7 @@ func (db *DB) fillTemp(f *os.File, r io.Reader, limit int64) (int64, error) {
 func (db *DB) commitTemp(tmp, name string) error {
 	if err := os.Rename(tmp, db.BlobPath(name)); err != nil {
 		_ = os.Remove(tmp)
-		return noSpace(err)
+		return NoSpace(err)
 	}
 	return db.syncBlobDir()
 }
@@ -112,7 +103,7 @@ func (db *DB) syncBlobDir() error {
 	if cerr := d.Close(); err == nil {
 		err = cerr
 	}
-	return noSpace(err)
+	return NoSpace(err)
 }
 
 // LinkBlob makes dst a second name for the blob src (a hard link), copying
@@ -155,7 +146,7 @@ func (db *DB) copyBlob(srcPath, tmp string) error {
 	defer in.Close()
 	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return noSpace(err)
+		return NoSpace(err)
 	}
 	if _, err := db.fillTemp(out, in, 0); err != nil {
 		_ = os.Remove(tmp)

@@ -1,13 +1,11 @@
 package store_test
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/earshot-dev/earshot/store"
@@ -220,30 +218,5 @@ func TestOpenRemoveBlob(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(db.Dir(), "earshot.db")); err != nil {
 		t.Errorf("database file: %v", err)
-	}
-}
-
-// TestWriteBlobNoSpace mounts a 64 KiB tmpfs over the blob directory (needs
-// root; skipped otherwise) and fills it.
-func TestWriteBlobNoSpace(t *testing.T) {
-	db := storetest.Open(t)
-	blobDir := filepath.Join(db.Dir(), "blobs")
-	if err := syscall.Mount("tmpfs", blobDir, "tmpfs", 0, "size=64k"); err != nil {
-		t.Skipf("cannot mount a small tmpfs: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(blobDir, 0); err != nil {
-			t.Errorf("unmount: %v", err)
-		}
-	})
-	_, err := db.WriteBlob("big", bytes.NewReader(make([]byte, 1<<20)), 0)
-	if !errors.Is(err, store.ErrNoSpace) || !errors.Is(err, syscall.ENOSPC) {
-		t.Fatalf("WriteBlob on full disk = %v, want ErrNoSpace wrapping ENOSPC", err)
-	}
-	if got := blobFiles(t, db); len(got) != 0 {
-		t.Errorf("full disk left %v", got)
-	}
-	if _, err := db.WriteBlob("small", strings.NewReader("fits"), 0); err != nil {
-		t.Errorf("small write after ENOSPC: %v", err)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -187,11 +186,22 @@ func (db *DB) SchemaVersion() (int, error) {
 }
 
 // update runs fn in a read-write transaction, committed before it returns,
-// and marks a full disk with ErrNoSpace.
+// and marks a full disk with ErrNoSpace (NoSpace). fn's own error is
+// returned as it is.
 func (db *DB) update(fn func(tx *bolt.Tx) error) error {
-	err := db.bolt.Update(fn)
-	if err != nil && errors.Is(err, syscall.ENOSPC) && !errors.Is(err, ErrNoSpace) {
-		return fmt.Errorf("store: commit: %w: %w", ErrNoSpace, err)
+	var fnErr error
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		fnErr = fn(tx)
+		return fnErr
+	})
+	if err == nil || fnErr != nil {
+		return err
+	}
+	if full := NoSpace(err); errors.Is(full, ErrNoSpace) {
+		return fmt.Errorf("store: commit: %w", full)
+	}
+	if refused := db.growthRefused(); refused != nil {
+		return fmt.Errorf("store: commit: %w: %w: %w", ErrNoSpace, err, refused)
 	}
 	return err
 }

@@ -2,10 +2,8 @@ package live
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/earshot-dev/earshot/ingest/media"
@@ -31,11 +29,8 @@ func createRecording(path string, f media.Format) (*recording, error) {
 			file.Close()
 		}
 	}
-	if errors.Is(err, syscall.ENOSPC) {
-		return nil, fmt.Errorf("%w: %w", store.ErrNoSpace, err)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("create recording: %w", err)
+		return nil, fmt.Errorf("create recording: %w", store.NoSpace(err))
 	}
 	return &recording{file: file}, nil
 }
@@ -43,10 +38,7 @@ func createRecording(path string, f media.Format) (*recording, error) {
 // write appends whole frames, syncing at most once a second.
 func (r *recording) write(frames []byte) error {
 	if _, err := r.file.Write(frames); err != nil {
-		if errors.Is(err, syscall.ENOSPC) {
-			return fmt.Errorf("%w: %w", store.ErrNoSpace, err)
-		}
-		return fmt.Errorf("store audio: %w", err)
+		return fmt.Errorf("store audio: %w", store.NoSpace(err))
 	}
 	r.audio += int64(len(frames))
 	if time.Since(r.lastSync) > time.Second {
@@ -72,7 +64,7 @@ func (r *recording) finalize(f media.Format) (string, error) {
 	}
 	_, err := r.file.WriteAt(media.AppendWAVHeader(nil, f, r.audio), 0)
 	if err != nil {
-		err = fmt.Errorf("finalise recording header: %w", err)
+		err = fmt.Errorf("finalise recording header: %w", store.NoSpace(err))
 	}
 	r.file.Sync()
 	path := r.file.Name()

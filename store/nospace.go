@@ -1,0 +1,54 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// noSpaceErrnos are the refusals of a write for want of room, all one
+// storage-full error to earshot: ENOSPC (the file system is full), EDQUOT
+// (the owner's quota on it is), EFBIG (the file would pass the process's
+// file-size limit, RLIMIT_FSIZE as systemd's LimitFSIZE= sets it, or the
+// largest file the file system holds). A Go process is not killed by the
+// SIGXFSZ that comes with EFBIG: the runtime's handler drops it.
+var noSpaceErrnos = []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EFBIG}
+
+// NoSpace marks err with ErrNoSpace, keeping the system error, when the
+// storage refused a write for want of room (ENOSPC, EDQUOT, EFBIG); any
+// other error, nil, or one marked already is returned as it is. Every
+// write path of the data directory maps its errors through it (blobs, the
+// database, live recordings, scratch copies), so a full disk is 507 at
+// every door and a job's error_code 507.
+func NoSpace(err error) error {
+	if err == nil || errors.Is(err, ErrNoSpace) {
+		return err
+	}
+	for _, e := range noSpaceErrnos {
+		if errors.Is(err, e) {
+			return fmt.Errorf("%w: %w", ErrNoSpace, err)
+		}
+	}
+	return err
+}
+
+// growthRefused explains a commit that failed without a system error: bbolt
+// reports a failed growth of its file as text ("file resize error: ...",
+// go.etcd.io/bbolt DB.grow formats the truncate error with %s), so the
+// EFBIG of a file-size limit would reach callers as an unknown failure and
+// a job could stay processing. When the limit (RLIMIT_FSIZE) is at or below
+// the database file's size, no growth can succeed, and it returns that
+// EFBIG; otherwise (no limit, or room under it) nil. A limit between the
+// file's size and the size bbolt grows it to is not recognised.
+func (db *DB) growthRefused() error {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &rl); err != nil || rl.Cur == ^uint64(0) {
+		return nil
+	}
+	fi, err := os.Stat(db.bolt.Path())
+	if err != nil || uint64(fi.Size()) < rl.Cur {
+		return nil
+	}
+	return fmt.Errorf("grow %s: %d bytes, file size limit %d bytes: %w", db.bolt.Path(), fi.Size(), rl.Cur, syscall.EFBIG)
+}

@@ -41,7 +41,8 @@ type Daemon struct {
 	running map[string]runningJob // guarded by mu: job id → its worker's cancel and claim
 	closed  bool                  // guarded by mu
 
-	live *live.Service // the live sessions (package live)
+	live    *live.Service // the live sessions (package live)
+	tenants tenants       // whether the live pools bound each account's share (tenants.go)
 
 	stopping    chan struct{} // closed when the shutdown begins: no new claim
 	stopOnce    sync.Once     // closes stopping
@@ -167,6 +168,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g.Go(func() error { return d.runFetcher(work) })
 	g.Go(func() error { return d.outbox.Run(outbox) })
 	g.Go(func() error { return d.live.Run(sessions) })
+	d.checkTenants(true)
+	g.Go(func() error { return d.runTenants(rest) })
 	g.Go(func() error { return retention.Run(rest, d.db, d.cfg.Retention, d.log.With("component", "retention")) })
 	g.Go(func() error { return admin.NewServer(d.db, d.live, d.log).Run(rest, adm) })
 	telephone := "none"

@@ -164,3 +164,29 @@ func TestLiveTenantsShareDecoders(t *testing.T) {
 		t.Errorf("alice's session got no final: her share of the pool decodes")
 	}
 }
+
+// TestLiveOneAccountWholePool: on a box of one account, that account's
+// channels have every decoder of a live pool: the per-account share
+// (live.decoder_share) keeps room for another account's first words, and
+// there is none (daemon/tenants.go). An 8-channel session on the pool of 8
+// gets its finals with no channel refused a decoder. Before, the share
+// held for a lone account too: 4 of its 8 channels missed their utterances
+// with error messages naming the share.
+func TestLiveOneAccountWholePool(t *testing.T) {
+	// No batch pass: the live finals are what is measured, and an
+	// 8-channel pass would only add to the package's time.
+	d := startDaemon(t, "", liveFairnessConfig+"  batch_pass: false\n")
+	solo := createKey(t, d.DataDir, "callcentre")
+	waitLoaded(t, d)
+	s := d.createLive(solo, map[string]any{"channels": 8})
+	first, _ := clip(t, "ls-dev-clean-2412-153948-0000.wav")
+	msgs, code := runSession(t, s.URL, interleave(pcmOf(t, first), 8), 32*8, 100*time.Millisecond)
+	v := viewLive(t, msgs)
+	t.Logf("one account's 8 channels: close %d, %d finals, %d error messages %q", code, len(v.finals), len(v.errors), v.errors)
+	if len(v.errors) > 0 || code != 1000 {
+		t.Errorf("the box's only account, 8 channels on a live pool of 8: close %d, error messages %q; want 1000 and none", code, v.errors)
+	}
+	if len(v.finals) < 8 {
+		t.Errorf("%d finals for 8 channels of speech, want each channel's", len(v.finals))
+	}
+}

@@ -96,6 +96,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if sipSrv, err = sip.New(cfg.SIP, d, log); err != nil {
 			return err
 		}
+		for _, r := range cfg.SIP.Routes { // calls open sessions for these accounts without a key of theirs
+			d.AddDoorAccounts(r.Account)
+		}
 	}
 	if cfg.SIP.Listen != "" {
 		if sipSocks.UDP, sipSocks.TCP, err = sip.Listen(cfg.SIP.Listen); err != nil {

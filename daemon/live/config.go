@@ -37,6 +37,8 @@ type Config struct {
 	// error message, while the rest of the pool stays free for the other
 	// accounts (a decoder is held through an utterance and cannot be
 	// taken back, so the bound holds with no other account waiting too).
+	// It holds while more than one account can open live sessions (the
+	// daemon's tenants.go): a box of one account has each pool whole.
 	// Default 0.5; 1 is no bound.
 	DecoderShare float64 `yaml:"decoder_share"`
 	// TokenTTL is how long the WebSocket URL's token stays valid; default 1h.

@@ -118,6 +118,14 @@ func (t *Transcriber) EachPool(fn func(pool string, total, busy int)) {
 	}
 }
 
+// SetTenantShare turns each pool's per-account bound (live.decoder_share)
+// on or off (sphinx.Engine.SetTenantShare).
+func (t *Transcriber) SetTenantShare(on bool) {
+	for _, p := range t.pools() {
+		p.e.SetTenantShare(on)
+	}
+}
+
 // Loading is how many decoders the embedded engine's pools have still to
 // load in the background after New (sphinx.Engine.Loading).
 func (t *Transcriber) Loading() int {

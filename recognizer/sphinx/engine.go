@@ -465,6 +465,15 @@ func NewTelephone(cfg Config, batch bool, logger *slog.Logger) (*Engine, error) 
 	return newTelephone(cfg, batch, nil, logger)
 }
 
+// SetTenantShare turns the pool's per-tenant bound (Config.TenantShare,
+// share.go) on or off: the daemon has it on while more than one account can
+// open live sessions. Nil-safe, and a no-op on a pool without the bound.
+func (e *Engine) SetTenantShare(on bool) {
+	if e != nil {
+		e.share.setActive(on)
+	}
+}
+
 // Telephone is NewTelephone on e's configuration. The pool shares e's
 // lexicon and dictionary text instead of reading its own (about 15 MB of
 // heap each).

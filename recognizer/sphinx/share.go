@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/earshot-dev/earshot/recognizer"
 )
@@ -17,11 +18,16 @@ import (
 // A stream holds its decoder through an utterance and the short pauses
 // after it (a segment, up to 20 s) and cannot be made to give it back, so
 // the bound holds whether or not another tenant is waiting: the rest of
-// the pool stays for the others. Streams without a tenant (whole
-// recordings, batch passes) are not counted. Safe for concurrent use.
+// the pool stays for the others. It holds while the box serves more than
+// one tenant (SetTenantShare, which the daemon calls with whether more than
+// one account can open live sessions): an appliance of one account has the
+// whole pool, as no other account's first words need room kept for them.
+// Streams without a tenant (whole recordings, batch passes) are not
+// counted. Safe for concurrent use.
 type tenantShare struct {
-	limit int // decoders one tenant may hold, >= 1
-	pool  int // the pool's size, for messages
+	limit  int         // decoders one tenant may hold, >= 1
+	pool   int         // the pool's size, for messages
+	active atomic.Bool // the bound holds (true until SetTenantShare says otherwise)
 
 	mu    sync.Mutex
 	held  map[string]int // guarded by mu: decoders each tenant holds, no zero entries
@@ -35,7 +41,21 @@ func newTenantShare(cfg Config) *tenantShare {
 	if limit == 0 {
 		return nil
 	}
-	return &tenantShare{limit: limit, pool: cfg.Decoders, held: map[string]int{}, freed: make(chan struct{})}
+	t := &tenantShare{limit: limit, pool: cfg.Decoders, held: map[string]int{}, freed: make(chan struct{})}
+	t.active.Store(true)
+	return t
+}
+
+// setActive turns the bound on or off, waking the streams that wait for
+// their share when it goes off. Nil-safe.
+func (t *tenantShare) setActive(on bool) {
+	if t == nil || t.active.Swap(on) == on || on {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	close(t.freed)
+	t.freed = make(chan struct{})
 }
 
 // take counts one more decoder for tenant, waiting while the tenant holds
@@ -48,7 +68,7 @@ func (t *tenantShare) take(ctx context.Context, tenant string, closed <-chan str
 	}
 	for {
 		t.mu.Lock()
-		if t.held[tenant] < t.limit {
+		if t.held[tenant] < t.limit || !t.active.Load() {
 			t.held[tenant]++
 			t.mu.Unlock()
 			return nil

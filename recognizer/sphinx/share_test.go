@@ -101,3 +101,50 @@ func TestTenantShare(t *testing.T) {
 		t.Errorf("busy %d after every stream closed, want 0", busy)
 	}
 }
+
+// TestTenantShareOff: with the bound off (a box of one account), a tenant
+// may hold the whole pool, and a stream waiting for its share goes on when
+// the bound is turned off.
+func TestTenantShareOff(t *testing.T) {
+	cfg := Config{Decoders: 4, TenantShare: 0.5}
+	cfg.SetDefaults()
+	e, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	var held []recognizer.Stream
+	for range 2 {
+		st, err := e.NewStream(t.Context(), recognizer.StreamOptions{Tenant: "solo"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, st)
+	}
+	got := make(chan error, 1)
+	go func() {
+		st, err := e.NewStream(t.Context(), recognizer.StreamOptions{Tenant: "solo"})
+		if err == nil {
+			held = append(held, st)
+		}
+		got <- err
+	}()
+	e.SetTenantShare(false)
+	if err := <-got; err != nil {
+		t.Fatalf("the waiting stream once the share is off: %v", err)
+	}
+	st, err := e.NewStream(t.Context(), recognizer.StreamOptions{Tenant: "solo"})
+	if err != nil {
+		t.Fatalf("the 4th stream of the only tenant: %v", err)
+	}
+	held = append(held, st)
+	if n := e.share.holding("solo"); n != 4 {
+		t.Errorf("solo holds %d, want 4", n)
+	}
+	for _, st := range held {
+		st.Close()
+	}
+	if n := e.share.holding("solo"); n != 0 {
+		t.Errorf("solo holds %d after closing every stream", n)
+	}
+}

@@ -62,8 +62,9 @@ sip:
 // audio codecs (baresip names, in offer order), playing wav (rate Hz, the
 // source rate baresip is told) from its aufile source; baresip hangs up
 // when the file ends and quits after limit. extra are more config lines;
-// one naming a key of the defaults (sip_listen) replaces it. It returns
-// baresip's output.
+// one naming a key of the defaults (sip_listen) replaces it; one starting
+// "account;" adds its parameters to the account (";auth_pass=..."). It
+// returns baresip's output.
 func baresip(t *testing.T, uri, codecs, wav string, rate int, limit time.Duration, extra ...string) string {
 	t.Helper()
 	bin, err := exec.LookPath("baresip")
@@ -86,12 +87,18 @@ func baresip(t *testing.T, uri, codecs, wav string, rate int, limit time.Duratio
 		"module_app account.so",
 		"module_app menu.so",
 	}
+	account := "<sip:phone@127.0.0.1>;regint=0;audio_codecs=" + codecs
 	for _, e := range extra {
+		if params, ok := strings.CutPrefix(e, "account;"); ok {
+			account += ";" + params
+			continue
+		}
 		key, _, _ := strings.Cut(e, " ")
 		lines = slices.DeleteFunc(lines, func(l string) bool { return strings.HasPrefix(l, key+" ") })
+		lines = append(lines, e)
 	}
-	config := strings.Join(append(lines, extra...), "\n") + "\n"
-	account := "<sip:phone@127.0.0.1>;regint=0;audio_codecs=" + codecs + "\n"
+	config := strings.Join(lines, "\n") + "\n"
+	account += "\n"
 	for name, body := range map[string]string{"config": config, "accounts": account} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
 			t.Fatal(err)

@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/icholy/digest"
+
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 )
 
@@ -41,6 +43,8 @@ sip:
     - user: secure
       account: acme
       live: {custom_metadata: {call: secure}}
+      # baresip 1.0 (libre) gives up on a SHA-256 challenge: offer MD5 only.
+      auth: {username: phone, password: s3cret, algorithms: [MD5]}
 `
 
 // sipTLSAddrRE finds the TLS door's address in its "sip listening" line.
@@ -113,7 +117,8 @@ func wordErrors(ref, hyp string) int {
 
 // TestSIPTLSBaresip places the same clip from real baresip twice: over
 // plain UDP, and over SIP/TLS (;transport=tls, baresip checking the
-// door's certificate against its CA file). Both are answered and
+// door's certificate against its CA file) to a route with digest auth,
+// baresip answering the 401 with its credentials. Both are answered and
 // transcribed, the TLS call within one word of the UDP call's errors, and
 // the TLS call's INVITE came over the TLS door (its handshake counted).
 func TestSIPTLSBaresip(t *testing.T) {
@@ -129,7 +134,7 @@ func TestSIPTLSBaresip(t *testing.T) {
 		{"plain", "sip:plain@" + addr},
 		{"secure", "sip:secure@" + tlsAddr + ";transport=tls"},
 	} {
-		baresip(t, c.uri, "PCMU/8000/1", wav8, 8000, 16*time.Second, "sip_cafile "+certFile)
+		baresip(t, c.uri, "PCMU/8000/1", wav8, 8000, 16*time.Second, "sip_cafile "+certFile, "account;auth_pass=s3cret")
 		job := liveJobByMetadata(t, d, key, "call", c.user, 60*time.Second)
 		if job["status"] != "done" {
 			t.Fatalf("%s: job %v", c.user, job["status"])
@@ -258,4 +263,121 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// tlsInvite sends an INVITE to user over c (authorization "" sends none)
+// and returns the final response's status code and its WWW-Authenticate
+// values.
+func tlsInvite(t *testing.T, c net.Conn, r *bufio.Reader, user string, seq int, authorization string) (int, []string) {
+	t.Helper()
+	sdpBody := "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\r\na=rtpmap:0 PCMU/8000\r\n"
+	var auth string
+	if authorization != "" {
+		auth = "Authorization: " + authorization + "\r\n"
+	}
+	req := fmt.Sprintf("INVITE sip:%s@127.0.0.1;transport=tls SIP/2.0\r\n"+
+		"Via: SIP/2.0/TLS %s;branch=z9hG4bK-inv-%d\r\nMax-Forwards: 70\r\nFrom: <sip:phone@127.0.0.1>;tag=f%d\r\n"+
+		"To: <sip:%s@127.0.0.1>\r\nCall-ID: tls-invite-%d\r\nCSeq: 1 INVITE\r\nContact: <sip:phone@%s;transport=tls>\r\n%s"+
+		"Content-Type: application/sdp\r\nContent-Length: %d\r\n\r\n%s",
+		user, c.LocalAddr(), seq, seq, user, seq, c.LocalAddr(), auth, len(sdpBody), sdpBody)
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte(req)); err != nil {
+		t.Fatalf("write INVITE: %v", err)
+	}
+	for {
+		var code int
+		var chals []string
+		length := 0
+		for first := true; ; first = false {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("read INVITE response: %v", err)
+			}
+			line = strings.TrimSpace(line)
+			if line == "" {
+				break
+			}
+			if first {
+				fmt.Sscanf(line, "SIP/2.0 %d", &code)
+			}
+			if v, ok := strings.CutPrefix(line, "WWW-Authenticate: "); ok {
+				chals = append(chals, v)
+			}
+			if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
+				fmt.Sscan(v, &length)
+			}
+		}
+		io.CopyN(io.Discard, r, int64(length))
+		if code >= 200 {
+			return code, chals
+		}
+	}
+}
+
+// TestSIPDigestAuth: a route with auth challenges an INVITE without
+// credentials (401, SHA-256 then MD5, a fresh nonce each time), refuses
+// wrong credentials (403) and creates no session; past
+// sip.auth_max_failures a source's INVITEs get 403 unchallenged, logged
+// and counted; the password is in no log line.
+func TestSIPDigestAuth(t *testing.T) {
+	cfg := strings.Replace(sipTLSConfig, "  routes:", "  auth_max_failures: 3\n  routes:", 1)
+	cfg = strings.Replace(cfg, ", algorithms: [MD5]", "", 1) // the default: SHA-256, MD5
+	d, _, tlsAddr, certFile := startSIPTLSDaemon(t, cfg)
+	key := createKey(t, d.DataDir, "acme")
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(mustRead(t, certFile))
+	c, err := tls.Dial("tcp", tlsAddr, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+
+	code, chals := tlsInvite(t, c, r, "secure", 1, "")
+	if code != 401 || len(chals) != 2 || !strings.Contains(chals[0], "algorithm=SHA-256") || !strings.Contains(chals[1], "algorithm=MD5") {
+		t.Fatalf("INVITE without credentials: %d %q; want 401 with SHA-256 and MD5 challenges", code, chals)
+	}
+	_, again := tlsInvite(t, c, r, "secure", 2, "")
+	if len(again) == 0 || again[0] == chals[0] {
+		t.Errorf("the second challenge %q repeats the first: nonces must be fresh", again)
+	}
+	for i, alg := range []string{"SHA-256", "MD5", "SHA-256"} {
+		ch := chals[0]
+		if alg == "MD5" {
+			ch = chals[1]
+		}
+		chal, err := digest.ParseChallenge(ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		creds, err := digest.Digest(chal, digest.Options{Method: "INVITE", URI: "sip:secure@127.0.0.1;transport=tls", Username: "phone", Password: "guess"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code, _ := tlsInvite(t, c, r, "secure", 10+i, creds.String()); code != 403 {
+			t.Errorf("wrong password (%s): %d, want 403", alg, code)
+		}
+	}
+	d.WaitLog(5*time.Second, "sip source failed authentication too often", `"auth_max_failures":3`)
+	if code, chals := tlsInvite(t, c, r, "secure", 20, ""); code != 403 || len(chals) != 0 {
+		t.Errorf("INVITE from a source past auth_max_failures: %d %q, want 403 unchallenged", code, chals)
+	}
+	if n := d.metric("earshot_sip_auth_failures_total"); n != 3 {
+		t.Errorf("earshot_sip_auth_failures_total %v, want 3", n)
+	}
+	if n := d.metric("earshot_sip_auth_refused_total"); n != 1 {
+		t.Errorf("earshot_sip_auth_refused_total %v, want 1", n)
+	}
+	var page struct {
+		Items []map[string]any `json:"items"`
+	}
+	if status, body := d.do("GET", "/v2/live", key, nil, "", &page); status != 200 || len(page.Items) != 0 {
+		t.Errorf("GET /v2/live: %d, %d sessions (%s); refused calls must create none", status, len(page.Items), body)
+	}
+	if code, _ := tlsInvite(t, c, r, "nobody", 30, ""); code != 404 {
+		t.Errorf("INVITE to no route: %d, want 404: a source's failures refuse only routes with auth", code)
+	}
+	for _, line := range append(d.linesWith("s3cret"), d.linesWith("guess")...) {
+		t.Errorf("a log line holds a password: %s", line)
+	}
 }

@@ -130,6 +130,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			Name: "earshot_sip_tls_handshake_failures_total", Help: "TLS connections at the SIP door closed because their handshake failed or did not finish within sip.tls_handshake_timeout.",
 		}, func() float64 { _, n := sipSrv.TLSHandshakes(); return float64(n) }))
 		d.Metrics().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "earshot_sip_auth_failures_total", Help: "SIP digest authentications that failed (wrong credentials, a nonce not the door's) on routes with auth.",
+		}, func() float64 { n, _ := sipSrv.AuthTotals(); return float64(n) }))
+		d.Metrics().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "earshot_sip_auth_refused_total", Help: "INVITEs refused 403 unchallenged: their source failed digest authentication sip.auth_max_failures times within a minute.",
+		}, func() float64 { _, n := sipSrv.AuthTotals(); return float64(n) }))
+		d.Metrics().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "earshot_sip_refused_total", Help: "SIP datagrams and TCP connections from sources outside sip.allow dropped unread.",
 		}, func() float64 { return float64(sipSrv.Refused()) }))
 		d.Metrics().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{

@@ -80,6 +80,9 @@ func (s *Server) onInvite(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 		s.respondErr(req, tx, ErrNoRoute)
 		return
 	}
+	if !s.authorize(req, tx, r, log) {
+		return
+	}
 	ct := "application/sdp"
 	if h := req.ContentType(); h != nil {
 		ct = h.Value()

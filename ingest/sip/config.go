@@ -83,6 +83,11 @@ type Config struct {
 	// TLSHandshakeTimeout closes a TLS connection whose handshake has not
 	// finished this long after it was accepted; default 10s.
 	TLSHandshakeTimeout time.Duration `yaml:"tls_handshake_timeout"`
+	// AuthMaxFailures bounds the failed digest authentications (wrong
+	// credentials) of one source address a minute; past it the source's
+	// INVITEs to routes with auth get 403 unchallenged until the minute
+	// ends. Default 10.
+	AuthMaxFailures int `yaml:"auth_max_failures"`
 	// Routes choose the account and live options of a call by its
 	// request-URI user, first match wins; a call no route matches gets 404.
 	Routes []Route `yaml:"routes"`
@@ -105,6 +110,10 @@ type Route struct {
 	// MaxCalls bounds this route's concurrent calls (486 beyond); 0 means
 	// only the door's limit.
 	MaxCalls int `yaml:"max_calls"`
+	// Auth requires SIP digest authentication (username and password or
+	// password_hash, realm) of the route's calls, besides sip.allow and
+	// source (auth.go). Default none.
+	Auth RouteAuth `yaml:"auth"`
 }
 
 // doorFields are the live options the door sets from the SDP.
@@ -133,6 +142,9 @@ func (c *Config) SetDefaults() {
 	if c.TLSHandshakeTimeout == 0 {
 		c.TLSHandshakeTimeout = 10 * time.Second
 	}
+	if c.AuthMaxFailures == 0 {
+		c.AuthMaxFailures = 10
+	}
 	if c.RTPLatching == nil {
 		on := true
 		c.RTPLatching = &on
@@ -157,6 +169,9 @@ func (c Config) Validate() error {
 		add("allow", "list the networks that may place calls (e.g. [10.0.0.0/8])")
 	}
 	errs = append(errs, c.validateTLS()...)
+	if c.AuthMaxFailures < 1 || c.AuthMaxFailures > 10000 {
+		add("auth_max_failures", "must be 1 to 10000, not %d", c.AuthMaxFailures)
+	}
 	lo, hi, err := parsePorts(c.RTPPorts)
 	if err != nil {
 		add("rtp_ports", "%v", err)
@@ -232,6 +247,7 @@ func (c Config) Validate() error {
 		if r.MaxCalls < 0 {
 			add(key+".max_calls", "must be >= 0")
 		}
+		errs = append(errs, r.Auth.validate(key+".auth")...)
 	}
 	return errors.Join(errs...)
 }

@@ -46,6 +46,7 @@ type Server struct {
 	tcp       *tcpGuard     // bounds TCP and TLS connections (conns.go)
 	certs     *certHolder   // the TLS door's certificate; nil without tls_listen (tls.go)
 	tlsStats  *tlsStats
+	auth      *authGate // digest authentication of routes with auth (auth.go)
 	routes    []*route
 	ports     *rtp.Ports
 	advertise netip.Addr
@@ -88,6 +89,7 @@ func New(cfg Config, opener Opener, log *slog.Logger) (*Server, error) {
 	s.filter = newSourceFilter(s.allow, s.log)
 	s.tcp = newTCPGuard(cfg, s.filter, s.log)
 	s.tlsStats = &tlsStats{log: s.log}
+	s.auth = newAuthGate(cfg.AuthMaxFailures, s.log)
 	if cfg.TLSListen != "" {
 		s.certs = &certHolder{certFile: cfg.TLSCert, keyFile: cfg.TLSKey}
 		if err := s.certs.load(); err != nil {

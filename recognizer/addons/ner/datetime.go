@@ -130,9 +130,9 @@ func detectDates(toks []string) []cand {
 		}
 		if e == i {
 			// Card expiry as digits: "expires oh four twenty six".
-			if cueBefore(toks, i, 2, expiryCues...) {
-				if d, de := digitString(toks, i); de > i && len(d) == 4 && d[:2] >= "01" && d[:2] <= "12" {
-					cs = append(cs, cand{typ: CreditCardExpiration, first: i, end: de, value: d[:2] + "/" + d[2:]})
+			if cueBefore(toks, i, 3, expiryCues...) {
+				if v, de := expiryDigits(toks, i); de > i {
+					cs = append(cs, cand{typ: CreditCardExpiration, first: i, end: de, value: v})
 					i = de - 1
 				}
 			}
@@ -241,4 +241,32 @@ func detectTimes(toks []string) []cand {
 		}
 	}
 	return cs
+}
+
+// expiryDigits reads a card's expiry date said as digits at i, month then
+// year: "oh four twenty six" (MMYY), "four twenty six" (MYY), "oh four
+// slash twenty six", "oh four twenty twenty six" (MMYYYY). It returns the
+// date as MM/YY and its end; end == i when there is none.
+func expiryDigits(toks []string, i int) (string, int) {
+	d, e := digitString(toks, i)
+	if e == i {
+		return "", i
+	}
+	if hasAt(toks, e, "slash") || hasAt(toks, e, "dash") {
+		if y, ye := digitString(toks, e+1); ye > e+1 && (len(y) == 2 || len(y) == 4) {
+			d, e = d+y, ye
+		}
+	}
+	switch {
+	case len(d) == 3 && d[0] != '0':
+		d = "0" + d
+	case len(d) == 6 && d[2:4] == "20":
+		d = d[:2] + d[4:]
+	case len(d) != 4:
+		return "", i
+	}
+	if d[:2] < "01" || d[:2] > "12" {
+		return "", i
+	}
+	return d[:2] + "/" + d[2:], e
 }

@@ -7,7 +7,10 @@
 //
 // It is a pattern and gazetteer recogniser, not a statistical model:
 // spoken-number readers (numbers.go) turn digit strings, cardinals,
-// ordinals and years into values; length and checksum rules classify digit
+// ordinals and years into values; numberRun (spoken.go) joins the groups of
+// a number read aloud across "dash" and "uh" and reads a digit heard as a
+// homophone ("for", "to") between them, returning the words it covers so a
+// redaction covers them all; length and checksum rules classify digit
 // runs (Luhn for cards, the SSN shape, 7 to 11 digits for phones); cue
 // phrases announce codes ("account number", "zip code", "cvv"); embedded
 // lists name people (names_given.txt, names_family.txt), places

@@ -40,14 +40,25 @@ func labelText(w string) string {
 	return strings.ReplaceAll(w, "'", "")
 }
 
+// maxLabelWords bounds the words heard for an e-mail domain's first label
+// and for a number said in a mailbox name.
+const maxLabelWords = 3
+
 // domain reads a domain name starting at i: label (dot label)+ ending in a
-// known top-level domain. It returns the written domain and its end.
-func domain(toks []string, i int) (string, int) {
+// known top-level domain; with words, the first label may be heard as up to
+// maxLabelWords words ("g mail dot com", e-mail addresses only). It returns the written domain and its end.
+func domain(toks []string, i int, words bool) (string, int) {
 	if i >= len(toks) || !isLabel(toks[i]) {
 		return "", i
 	}
-	parts := []string{labelText(toks[i])}
+	// A first label heard as words: "g mail", "hot mail", "out look".
+	first := labelText(toks[i])
 	j := i + 1
+	for k := 1; words && k < maxLabelWords && j+1 < len(toks) && isLabel(toks[j]) && !stopwords[toks[j]] && dotWords[toks[j+1]]; k++ {
+		first += labelText(toks[j])
+		j++
+	}
+	parts := []string{first}
 	best, bestEnd := "", i
 	for j+1 < len(toks) && dotWords[toks[j]] && isLabel(toks[j+1]) {
 		parts = append(parts, labelText(toks[j+1]))
@@ -65,16 +76,28 @@ func email(toks []string, at int) (first, end int, addr string) {
 	if at < 1 || at >= len(toks) || toks[at] != "at" {
 		return at, at, ""
 	}
-	dom, e := domain(toks, at+1)
+	dom, e := domain(toks, at+1, true)
 	if e == at+1 {
 		return at, at, ""
 	}
 	j := at - 1
-	if !isLabel(toks[j]) || stopwords[toks[j]] && len(toks[j]) > 1 {
+	if !isLabel(toks[j]) || stopwords[toks[j]] && len(toks[j]) > 1 && !startsDigits(toks[j]) {
 		return at, at, ""
 	}
 	local := []string{labelText(toks[j])}
 	switch {
+	case cardinalBefore(toks, at) < at:
+		// "bob seventy two at ...": a number said as a cardinal.
+		k := cardinalBefore(toks, at)
+		d, e := digitString(toks, k)
+		if e != at {
+			return at, at, ""
+		}
+		local, j = []string{d}, k
+		if j > 0 && isLabel(toks[j-1]) && !stopwords[toks[j-1]] {
+			j--
+			local = append([]string{labelText(toks[j])}, local...)
+		}
 	case len(toks[j]) == 1 || isDigitWord(toks[j]):
 		// Spelled out: "j o h n at ..." or "john one two at".
 		for j > 0 && (len(toks[j-1]) == 1 && toks[j-1] != "a" && toks[j-1] != "i" || isDigitWord(toks[j-1])) {
@@ -94,15 +117,35 @@ func email(toks []string, at int) (first, end int, addr string) {
 			local = append([]string{labelText(toks[j-2]), sep}, local...)
 			j -= 2
 		}
-		// "john smith at ..." for johnsmith@: take a name said before.
+		// "john smith at ..." for johnsmith@: take a name said before;
+		// "j smith at ...": an initial.
 		g := gazetteers()
 		if j >= 1 && (g.given[toks[j-1]] || g.family[toks[j-1]]) && !stopwords[toks[j-1]] &&
 			(g.given[toks[j]] || g.family[toks[j]]) {
 			j--
 			local = append([]string{labelText(toks[j])}, local...)
+		} else if j >= 1 && len(toks[j-1]) == 1 && toks[j-1] >= "b" && toks[j-1] <= "z" && toks[j-1] != "i" {
+			j--
+			local = append([]string{toks[j]}, local...)
 		}
 	}
 	return j, e, strings.Join(local, "") + "@" + dom
+}
+
+// cardinalBefore returns where the number words just before at start
+// when one of them is a teen, a tens word or a multiplier ("seventy two",
+// "nineteen"), at itself when there is no such number.
+func cardinalBefore(toks []string, at int) int {
+	k := at
+	for k > 0 && at-k < maxLabelWords && isNumberWord(toks[k-1]) && toks[k-1] != "o" {
+		k--
+	}
+	for _, w := range toks[k:at] {
+		if !isDigitWord(w) && w != "oh" {
+			return k
+		}
+	}
+	return at
 }
 
 func isDigitWord(w string) bool {
@@ -133,7 +176,7 @@ func detectEmailURL(toks []string) []cand {
 		if i > 0 && toks[i-1] == "at" && prefix == "" {
 			continue
 		}
-		dom, e := domain(toks, i)
+		dom, e := domain(toks, i, false)
 		if e == i {
 			i = start
 			continue

@@ -16,6 +16,8 @@ func FuzzReaders(f *testing.F) {
 		"twenty twenty four", "double triple oh", "at dot com", "h t t p s colon slash slash www dot a dot com",
 		"one nine two dot one six eight dot one dot ten", "nine hundred thousand million billion and",
 		"the third of march nineteen ninety at half past nine", "99999999999999999999 thousand",
+		"for one one one dash one one one one uh one one one one to one one one one", "expires oh four slash twenty six",
+		"bob seventy two at g mail dot com", "c v v one two three",
 	} {
 		f.Add(s)
 	}
@@ -28,6 +30,12 @@ func FuzzReaders(f *testing.F) {
 			d, e := digitString(toks, i)
 			if e < i || e > len(toks) || strings.Trim(d, "0123456789") != "" {
 				t.Fatalf("digitString(%q, %d) = %q, %d", toks, i, d, e)
+			}
+			if d, e := numberRun(toks, i); e < i || e > len(toks) || e-i > maxRunWords+maxRunWords || strings.Trim(d, "0123456789") != "" {
+				t.Fatalf("numberRun(%q, %d) = %q, %d", toks, i, d, e)
+			}
+			if v, e := expiryDigits(toks, i); e < i || e > len(toks) || e > i && len(v) != 5 {
+				t.Fatalf("expiryDigits(%q, %d) = %q, %d", toks, i, v, e)
 			}
 			if _, e := cardinal(toks, i); e < i || e > len(toks) {
 				t.Fatalf("cardinal end %d", e)

@@ -15,7 +15,9 @@ type codeRule struct {
 }
 
 var codeRules = []codeRule{
-	{CVV, []string{"cvv", "cvc", "cvv2", "security code", "verification code", "card code", "three digits on the back"}, 3, 4, false},
+	{CVV, []string{"cvv", "cvc", "cvv2", "c v v", "c v c", "c v v two", "security code", "security number", "verification code",
+		"card code", "digits on the back", "numbers on the back", "code on the back", "three digit code", "four digit code",
+		"back of the card"}, 3, 4, false},
 	{RoutingNumber, []string{"routing", "routing number", "aba", "sort code", "transit number"}, 6, 9, false},
 	{BankAccount, []string{"bank account", "checking account", "savings account", "iban", "bank account number"}, 6, 34, true},
 	{AccountNumber, []string{"account number", "account", "account no", "customer number", "member number", "policy number", "customer id", "reference number", "order number", "invoice number"}, 4, 20, true},
@@ -28,8 +30,8 @@ var codeRules = []codeRule{
 }
 
 // codeFillers may sit between a cue and its number.
-var codeFillers = setOf(`is it's number no was of my the your his her uh um um
-	code id colon ending in`)
+var codeFillers = setOf(`is it's number no was of my the your his her uh um
+	code id colon ending in are that's`)
 
 // phoneCues make a 9-digit run a phone number rather than an SSN.
 var phoneCues = []string{"phone", "number", "call", "cell", "mobile", "telephone", "fax",
@@ -40,7 +42,7 @@ func alnumRun(toks []string, i int, letters bool) (string, int) {
 	var b strings.Builder
 	j := i
 	for j < len(toks) {
-		if d, e := digitString(toks, j); e > j {
+		if d, e := numberRun(toks, j); e > j {
 			b.WriteString(d)
 			j = e
 			continue
@@ -85,10 +87,12 @@ func detectCodes(toks []string) []cand {
 	return cs
 }
 
-// detectNumbers classifies runs of spoken digits by length: payment card
-// numbers (13..19 digits passing the Luhn check), social security numbers
-// (9 digits of a valid SSN shape), phone numbers (7..11 digits, up to 15
-// after "plus").
+// detectNumbers classifies runs of spoken digits (numberRun) by length:
+// payment card numbers (13..19 digits passing the Luhn check), social
+// security numbers (9 digits of a valid SSN shape), phone numbers (7..11
+// digits, up to 15 after "plus"). A homophone just before a run ("for one
+// one one ...") joins it when the run becomes a card or a phone number only
+// with it.
 func detectNumbers(toks []string) []cand {
 	var cs []cand
 	for i := 0; i < len(toks); i++ {
@@ -101,18 +105,21 @@ func detectNumbers(toks []string) []cand {
 			plus = true
 			i++
 		}
-		d, e := digitString(toks, i)
+		d, e := numberRun(toks, i)
 		if e == i {
 			i = start
 			continue
 		}
-		n := len(d)
-		switch {
-		case n >= 13 && n <= 19 && luhn(d):
-			cs = append(cs, cand{typ: CreditCard, first: i, end: e, value: d})
-		case n == 9 && ssnShape(d) && !cueBefore(toks, start, 4, phoneCues...):
-			cs = append(cs, cand{typ: SSN, first: i, end: e, value: d})
-		case n >= 7 && n <= 11, plus && n >= 7 && n <= 15:
+		typ := classify(d, plus, toks, start)
+		if h, ok := homophones[at(toks, start-1)]; ok && !plus && typ != CreditCard {
+			if ht := classify(string(h)+d, false, toks, start-1); ht == CreditCard || ht == PhoneNumber && typ == "" {
+				typ, d, start, i = ht, string(h)+d, start-1, start-1
+			}
+		}
+		switch typ {
+		case CreditCard, SSN:
+			cs = append(cs, cand{typ: typ, first: i, end: e, value: d})
+		case PhoneNumber:
 			if plus {
 				d = "+" + d
 			}
@@ -121,6 +128,30 @@ func detectNumbers(toks []string) []cand {
 		i = e - 1
 	}
 	return cs
+}
+
+// classify names what a run of digits d is by its length and checksum:
+// CREDIT_CARD, SSN, PHONE_NUMBER or "" (start is where the run's words
+// start, for the phone cues before it).
+func classify(d string, plus bool, toks []string, start int) string {
+	n := len(d)
+	switch {
+	case n >= 13 && n <= 19 && luhn(d):
+		return CreditCard
+	case n == 9 && ssnShape(d) && !cueBefore(toks, start, 4, phoneCues...):
+		return SSN
+	case n >= 7 && n <= 11, plus && n >= 7 && n <= 15:
+		return PhoneNumber
+	}
+	return ""
+}
+
+// at returns toks[i], or "" outside toks.
+func at(toks []string, i int) string {
+	if i < 0 || i >= len(toks) {
+		return ""
+	}
+	return toks[i]
 }
 
 // ssnShape reports whether d (9 digits) can be a US social security

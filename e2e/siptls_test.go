@@ -266,9 +266,9 @@ func mustRead(t *testing.T, path string) []byte {
 }
 
 // tlsInvite sends an INVITE to user over c (authorization "" sends none)
-// and returns the final response's status code and its WWW-Authenticate
-// values.
-func tlsInvite(t *testing.T, c net.Conn, r *bufio.Reader, user string, seq int, authorization string) (int, []string) {
+// and returns the final response's status code, its WWW-Authenticate
+// values and its To header.
+func tlsInvite(t *testing.T, c net.Conn, r *bufio.Reader, user string, seq int, authorization string) (int, []string, string) {
 	t.Helper()
 	sdpBody := "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\r\na=rtpmap:0 PCMU/8000\r\n"
 	var auth string
@@ -287,6 +287,7 @@ func tlsInvite(t *testing.T, c net.Conn, r *bufio.Reader, user string, seq int, 
 	for {
 		var code int
 		var chals []string
+		var to string
 		length := 0
 		for first := true; ; first = false {
 			line, err := r.ReadString('\n')
@@ -306,22 +307,27 @@ func tlsInvite(t *testing.T, c net.Conn, r *bufio.Reader, user string, seq int, 
 			if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
 				fmt.Sscan(v, &length)
 			}
+			if v, ok := strings.CutPrefix(line, "To: "); ok {
+				to = v
+			}
 		}
 		io.CopyN(io.Discard, r, int64(length))
 		if code >= 200 {
-			return code, chals
+			return code, chals, to
 		}
 	}
 }
 
 // TestSIPDigestAuth: a route with auth challenges an INVITE without
-// credentials (401, SHA-256 then MD5, a fresh nonce each time), refuses
+// credentials (401, SHA-256 then MD5, a fresh nonce each time), answers
+// the right ones (the call's BYE then comes over its TLS connection), refuses
 // wrong credentials (403) and creates no session; past
 // sip.auth_max_failures a source's INVITEs get 403 unchallenged, logged
 // and counted; the password is in no log line.
 func TestSIPDigestAuth(t *testing.T) {
 	cfg := strings.Replace(sipTLSConfig, "  routes:", "  auth_max_failures: 3\n  routes:", 1)
 	cfg = strings.Replace(cfg, ", algorithms: [MD5]", "", 1) // the default: SHA-256, MD5
+	cfg = strings.Replace(cfg, "  routes:", "  rtp_timeout: 1s\n  routes:", 1)
 	d, _, tlsAddr, certFile := startSIPTLSDaemon(t, cfg)
 	key := createKey(t, d.DataDir, "acme")
 	pool := x509.NewCertPool()
@@ -333,14 +339,46 @@ func TestSIPDigestAuth(t *testing.T) {
 	defer c.Close()
 	r := bufio.NewReader(c)
 
-	code, chals := tlsInvite(t, c, r, "secure", 1, "")
+	code, chals, _ := tlsInvite(t, c, r, "secure", 1, "")
 	if code != 401 || len(chals) != 2 || !strings.Contains(chals[0], "algorithm=SHA-256") || !strings.Contains(chals[1], "algorithm=MD5") {
 		t.Fatalf("INVITE without credentials: %d %q; want 401 with SHA-256 and MD5 challenges", code, chals)
 	}
-	_, again := tlsInvite(t, c, r, "secure", 2, "")
+	_, again, _ := tlsInvite(t, c, r, "secure", 2, "")
 	if len(again) == 0 || again[0] == chals[0] {
 		t.Errorf("the second challenge %q repeats the first: nonces must be fresh", again)
 	}
+
+	// The right password with SHA-256: answered. The call gets no RTP, so
+	// the door ends it after rtp_timeout with a BYE, which must come over
+	// this connection.
+	chal, err := digest.ParseChallenge(again[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds, err := digest.Digest(chal, digest.Options{Method: "INVITE", URI: "sip:secure@127.0.0.1;transport=tls", Username: "phone", Password: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, to := tlsInvite(t, c, r, "secure", 3, creds.String())
+	if code != 200 {
+		t.Fatalf("INVITE with the right SHA-256 credentials: %d, want 200", code)
+	}
+	ack := fmt.Sprintf("ACK sip:earshot@127.0.0.1;transport=tls SIP/2.0\r\nVia: SIP/2.0/TLS %s;branch=z9hG4bK-ack-3\r\nMax-Forwards: 70\r\n"+
+		"From: <sip:phone@127.0.0.1>;tag=f3\r\nTo: %s\r\nCall-ID: tls-invite-3\r\nCSeq: 1 ACK\r\nContent-Length: 0\r\n\r\n", c.LocalAddr(), to)
+	if _, err := c.Write([]byte(ack)); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(15 * time.Second))
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no BYE over the call's TLS connection: %v", err)
+		}
+		if strings.HasPrefix(line, "BYE ") {
+			break
+		}
+	}
+	d.WaitLog(10*time.Second, `"msg":"sip call ended"`, "tls-invite-3")
 	for i, alg := range []string{"SHA-256", "MD5", "SHA-256"} {
 		ch := chals[0]
 		if alg == "MD5" {
@@ -354,12 +392,12 @@ func TestSIPDigestAuth(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if code, _ := tlsInvite(t, c, r, "secure", 10+i, creds.String()); code != 403 {
+		if code, _, _ := tlsInvite(t, c, r, "secure", 10+i, creds.String()); code != 403 {
 			t.Errorf("wrong password (%s): %d, want 403", alg, code)
 		}
 	}
 	d.WaitLog(5*time.Second, "sip source failed authentication too often", `"auth_max_failures":3`)
-	if code, chals := tlsInvite(t, c, r, "secure", 20, ""); code != 403 || len(chals) != 0 {
+	if code, chals, _ := tlsInvite(t, c, r, "secure", 20, ""); code != 403 || len(chals) != 0 {
 		t.Errorf("INVITE from a source past auth_max_failures: %d %q, want 403 unchallenged", code, chals)
 	}
 	if n := d.metric("earshot_sip_auth_failures_total"); n != 3 {
@@ -371,10 +409,10 @@ func TestSIPDigestAuth(t *testing.T) {
 	var page struct {
 		Items []map[string]any `json:"items"`
 	}
-	if status, body := d.do("GET", "/v2/live", key, nil, "", &page); status != 200 || len(page.Items) != 0 {
-		t.Errorf("GET /v2/live: %d, %d sessions (%s); refused calls must create none", status, len(page.Items), body)
+	if status, body := d.do("GET", "/v2/live", key, nil, "", &page); status != 200 || len(page.Items) != 1 {
+		t.Errorf("GET /v2/live: %d, %d sessions (%s); want the authenticated call's only", status, len(page.Items), body)
 	}
-	if code, _ := tlsInvite(t, c, r, "nobody", 30, ""); code != 404 {
+	if code, _, _ := tlsInvite(t, c, r, "nobody", 30, ""); code != 404 {
 		t.Errorf("INVITE to no route: %d, want 404: a source's failures refuse only routes with auth", code)
 	}
 	for _, line := range append(d.linesWith("s3cret"), d.linesWith("guess")...) {

@@ -153,9 +153,33 @@ func isDigitWord(w string) bool {
 	return ok && w != "o" && w != "oh"
 }
 
+// writtenEmail reports whether w is an e-mail address as an engine that
+// formats its output writes it: "john.smith@example.com".
+func writtenEmail(w string) bool {
+	local, dom, ok := strings.Cut(w, "@")
+	if !ok || local == "" || strings.Contains(dom, "@") {
+		return false
+	}
+	labels := strings.Split(dom, ".")
+	if len(labels) < 2 {
+		return false
+	}
+	for _, l := range labels {
+		if l == "" || !isLabel(l) {
+			return false
+		}
+	}
+	return true
+}
+
 // detectEmailURL finds e-mail addresses and web addresses.
 func detectEmailURL(toks []string) []cand {
 	var cs []cand
+	for i, w := range toks {
+		if writtenEmail(w) {
+			cs = append(cs, cand{typ: EmailAddress, first: i, end: i + 1, value: w})
+		}
+	}
 	for i := range toks {
 		if toks[i] == "at" {
 			if f, e, a := email(toks, i); e > f {

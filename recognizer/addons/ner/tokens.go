@@ -47,7 +47,41 @@ func normalize(w string) string {
 	case "a.m", "a.m.":
 		return "am"
 	}
-	return w
+	return writtenNumber(w)
+}
+
+// writtenNumber returns the digits of a number a recogniser wrote in
+// groups, as engines that format their output do: "415-555-2671",
+// "123-45-6789", "4111-1111-1111-1111", "(415)" (its parentheses already
+// trimmed by normalize: "415"), and a card's expiry "04/26" or "4/26".
+// Anything else, an ISO date "2024-03-05" included, is returned unchanged.
+func writtenNumber(w string) string {
+	if len(w) > 2*maxDigitToken || !strings.ContainsAny(w, "-/") {
+		return w
+	}
+	groups := strings.FieldsFunc(w, func(r rune) bool { return r == '-' || r == '/' })
+	if len(groups) < 2 {
+		return w
+	}
+	for _, g := range groups {
+		if !isDigitToken(g) {
+			return w
+		}
+	}
+	if strings.Contains(w, "/") {
+		// Only MM/YY: "12/25/2024" is a date, "3/4" a fraction.
+		if len(groups) != 2 || len(groups[1]) != 2 || len(groups[0]) > 2 {
+			return w
+		}
+	} else if len(groups[0]) == 4 && (len(groups) == 3 && len(groups[1]) == 2 && len(groups[2]) == 2 ||
+		len(groups) == 2 && len(groups[1]) == 4 && (w[:2] == "19" || w[:2] == "20")) {
+		return w // a date, 2024-03-05, or years, 2020-2021
+	}
+	d := strings.Join(groups, "")
+	if len(d) > maxDigitToken {
+		return w
+	}
+	return d
 }
 
 func tokens(ws []recognizer.Word) []string {

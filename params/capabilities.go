@@ -20,6 +20,12 @@ type Capabilities struct {
 	// ["en"]. nil means any language is served (an engine that serves
 	// them all, or a caller that does not check).
 	Languages []string
+	// AddonLanguages maps an add-on, by its envelope's name
+	// ("named_entity_recognition", "summarization"), to the language codes
+	// it reads; an add-on not in it reads any language. A request enabling
+	// an add-on that reads none of its language_config.languages is
+	// refused (addons.go).
+	AddonLanguages map[string][]string
 	// LocalFile reports whether a service-hosted audio_url path
 	// (/v2/files/{id}) names an existing file the caller may read; nil
 	// accepts any id.

@@ -134,9 +134,13 @@ func DecodeLiveOptions(opts map[string]any) (*Live, error) {
 }
 
 // CheckLanguages returns an error wrapping ErrCannotServe when c has no
-// engine for the session's model and languages (DecodeLive's 422).
+// engine for the session's model and languages, or when an add-on it
+// enables reads none of its languages (DecodeLive's 422).
 func (l *Live) CheckLanguages(c Capabilities) error {
-	return c.checkLanguages(l.Model, l.LanguageConfig)
+	if err := c.checkLanguages(l.Model, l.LanguageConfig); err != nil {
+		return err
+	}
+	return c.checkAddonLanguages(l.LanguageConfig, l.addonSwitches())
 }
 
 // SetFormat sets the audio format a door writes, validated as DecodeLive

@@ -206,6 +206,9 @@ func DecodePreRecorded(body []byte, c Capabilities) (*PreRecorded, error) {
 	if err := c.checkLanguages(r.Model, r.LanguageConfig); err != nil {
 		return nil, err
 	}
+	if err := c.checkAddonLanguages(r.LanguageConfig, r.addonSwitches()); err != nil {
+		return nil, err
+	}
 	if err := refusePreRecorded(r); err != nil {
 		return nil, err
 	}

@@ -108,6 +108,11 @@ type Stream struct {
 	Allow []netip.Addr
 	// Remote is the SDP's RTP address and port, named in logs.
 	Remote netip.AddrPort
+	// SRTP, when set, is the stream's keys: every RTP and RTCP packet must
+	// be SRTP (RFC 3711) under Remote, and reports go out as SRTCP under
+	// Local; a packet that does not authenticate, or is replayed, is
+	// dropped and counted (srtp.go).
+	SRTP *SRTP
 }
 
 // StreamStats is what one stream received.
@@ -122,6 +127,12 @@ type StreamStats struct {
 	// Overflow is audio bytes of the call dropped because the session
 	// could not take them (the same for every stream of a call).
 	Overflow int
+	// SRTPAuthFailed is SRTP and SRTCP packets dropped because they did
+	// not authenticate (forged, damaged, plain, unknown MKI); SRTPReplayed
+	// those dropped as replays (RFC 3711 section 3.3.2). Neither is in
+	// Dropped.
+	SRTPAuthFailed int
+	SRTPReplayed   int
 	// Unfilled is samples of timestamp jumps not filled with silence:
 	// they would have run the channel's silence past wall-clock time plus
 	// fillSlack, so each started a new timeline.
@@ -143,6 +154,8 @@ type streamState struct {
 	sdpRTCP  *net.UDPAddr   // RemoteRTCP before the latch
 	flowing  bool           // RTP was taken from an allowed address: no latching
 	warned   bool           // a foreign source was logged
+	srtp     *unprotector   // nil: plain RTP
+	srtpWarn bool           // an SRTP failure was logged
 	jb       *Jitter
 	recv     *reception
 	ssrc     uint32
@@ -199,7 +212,15 @@ func NewReceiver(cfg ReceiverConfig, streams []Stream, log *slog.Logger) (*Recei
 		if s.Pair == nil {
 			return nil, errors.New("rtp: stream without a port pair")
 		}
-		r.streams = append(r.streams, &streamState{Stream: s, ch: len(r.streams), jb: NewJitter(cfg.Jitter)})
+		st := &streamState{Stream: s, ch: len(r.streams), jb: NewJitter(cfg.Jitter)}
+		if s.SRTP != nil {
+			u, err := newUnprotector(s.SRTP)
+			if err != nil {
+				return nil, err
+			}
+			st.srtp = u
+		}
+		r.streams = append(r.streams, st)
 	}
 	return r, nil
 }
@@ -442,6 +463,16 @@ func (r *Receiver) handle(in input) bool {
 	s := r.streams[in.stream]
 	r.now = in.at
 	isRTCP := in.rtcp || (s.Mux && len(in.buf) > 1 && in.buf[1] >= 192 && in.buf[1] <= 223)
+	if s.srtp != nil {
+		// Decrypted before the source is weighed: only the key's holder
+		// can latch a stream.
+		plain, err := s.srtp.unprotect(in.buf, isRTCP)
+		if err != nil {
+			r.srtpFailed(s, in, isRTCP, err)
+			return false
+		}
+		in.buf = plain
+	}
 	if !r.admit(s, in, isRTCP) {
 		s.stats.Dropped++
 		return false
@@ -503,6 +534,9 @@ func (r *Receiver) report(now time.Time) {
 		}
 		rr := rtcp.ReceiverReport{SSRC: r.ssrc + uint32(i), Reports: []rtcp.ReceptionReport{s.recv.block(now)}}
 		b, err := rr.Marshal()
+		if err == nil && s.srtp != nil {
+			b, err = s.srtp.protectRTCP(b)
+		}
 		if err != nil {
 			continue
 		}

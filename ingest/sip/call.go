@@ -42,6 +42,8 @@ type call struct {
 	recv   *rtp.Receiver
 	pairs  []*rtp.Pair
 	codec  codec.Codec
+	keys   []*rtp.SRTPKey // the door's SRTP key of each stream, nil when plain
+	policy mediaPolicy    // the route's SRTP policy over the INVITE's transport
 	labels []string
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -92,7 +94,13 @@ func (s *Server) onInvite(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 	if err == nil {
 		o, err = parseOffer(sdpBody, nil)
 	}
+	if err == nil {
+		err = o.secure(r.policy(req))
+	}
 	if err != nil {
+		if errors.Is(err, ErrMediaSecurity) {
+			s.srtpRefused.Add(1)
+		}
 		code, _ := reply(err)
 		log.Info("sip call refused", "status", code, "error", err)
 		s.respondErr(req, tx, err)
@@ -138,7 +146,7 @@ func (s *Server) setup(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *rout
 		return nil, fmt.Errorf("read invite: %w", err)
 	}
 	c := &call{s: s, id: dlg.ID, callID: callID, log: log, dlg: dlg, route: r, codec: o.streams[0].codec,
-		sessID: rand.Uint64N(1 << 62), offer: o}
+		sessID: rand.Uint64N(1 << 62), offer: o, policy: r.policy(req)}
 	c.version.Store(1)
 	dlg.Respond(100, "Trying", nil)
 	if s.cfg.RingTime > 0 {
@@ -198,7 +206,19 @@ func (s *Server) setup(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *rout
 		if a := st.rtp.Addr(); a.IsValid() && !a.IsUnspecified() {
 			allow = append(allow[:1:1], a)
 		}
-		streams = append(streams, rtp.Stream{Pair: p, Codecs: st.codecs, RemoteRTCP: udpAddr(st.rtcp), Mux: st.mux, Allow: allow, Remote: st.rtp})
+		rs := rtp.Stream{Pair: p, Codecs: st.codecs, RemoteRTCP: udpAddr(st.rtcp), Mux: st.mux, Allow: allow, Remote: st.rtp}
+		var local *rtp.SRTPKey
+		if st.crypto != nil {
+			k, err := rtp.NewSRTPKey(st.crypto.key.Suite)
+			if err != nil {
+				release()
+				return c, err
+			}
+			local = &k
+			rs.SRTP = &rtp.SRTP{Remote: st.crypto.key, Local: k, ReplayWindow: st.crypto.window}
+		}
+		c.keys = append(c.keys, local)
+		streams = append(streams, rs)
 	}
 	rcfg := rtp.ReceiverConfig{Codec: c.codec, Timeout: s.cfg.RTPTimeout, Jitter: s.cfg.Jitter, Latch: s.cfg.latching()}
 	c.recv, err = rtp.NewReceiver(rcfg, streams, s.rtpLog.With("call_id", callID))
@@ -227,7 +247,8 @@ func (s *Server) setup(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *rout
 		release()
 		return c, errShuttingDown
 	}
-	c.log.Info("sip call answered", "channels", len(o.streams), "codec", c.codec.String(), "account_id", r.Account)
+	c.log.Info("sip call answered", "channels", len(o.streams), "codec", c.codec.String(), "account_id", r.Account,
+		"srtp", c.srtpSuites(o), "transport", req.Transport())
 	return c, nil
 }
 
@@ -236,7 +257,7 @@ func (c *call) answerSDP(o *offer) []byte {
 	for i, p := range c.pairs {
 		ports[i] = p.Port
 	}
-	b, err := o.answer(c.s.advertise, ports, c.sessID, c.version.Load())
+	b, err := o.answer(c.s.advertise, ports, c.keys, c.sessID, c.version.Load())
 	if err != nil {
 		c.log.Error("sdp answer", "error", err)
 	}
@@ -305,13 +326,15 @@ func (c *call) run() {
 		c.s.rtpReleased.Add(uint64(s.Jitter.Released))
 		c.s.rtpLost.Add(uint64(s.Jitter.Lost))
 		c.s.rtpForeign.Add(uint64(s.Foreign))
+		c.s.srtpAuth.Add(uint64(s.SRTPAuthFailed))
+		c.s.srtpReplay.Add(uint64(s.SRTPReplayed))
 		if s.Latched.IsValid() {
 			c.s.rtpLatched.Add(1)
 		}
 		packets += s.Packets
 		foreign += s.Foreign
-		attrs = append(attrs, fmt.Sprintf("channel_%d", i), fmt.Sprintf("packets=%d released=%d lost=%d late=%d dup=%d dropped=%d foreign=%d overflow=%d ssrc_changes=%d",
-			s.Packets, s.Jitter.Released, s.Jitter.Lost, s.Jitter.Late, s.Jitter.Duplicate, s.Dropped, s.Foreign, s.Overflow, s.SSRCChanges))
+		attrs = append(attrs, fmt.Sprintf("channel_%d", i), fmt.Sprintf("packets=%d released=%d lost=%d late=%d dup=%d dropped=%d foreign=%d overflow=%d ssrc_changes=%d srtp_auth_failed=%d srtp_replayed=%d",
+			s.Packets, s.Jitter.Released, s.Jitter.Lost, s.Jitter.Late, s.Jitter.Duplicate, s.Dropped, s.Foreign, s.Overflow, s.SSRCChanges, s.SRTPAuthFailed, s.SRTPReplayed))
 	}
 	if packets == 0 {
 		c.s.silentCalls.Add(1)
@@ -355,7 +378,16 @@ func (c *call) reinvite(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 	if err == nil && len(o.streams) != len(c.pairs) {
 		err = fmt.Errorf("%w: %d audio streams, the call has %d", ErrNoCodec, len(o.streams), len(c.pairs))
 	}
+	if err == nil {
+		err = o.secure(c.policy)
+	}
+	if err == nil {
+		err = o.sameKeys(c.offer)
+	}
 	if err != nil {
+		if errors.Is(err, ErrMediaSecurity) {
+			c.s.srtpRefused.Add(1)
+		}
 		c.log.Info("sip re-invite refused", "error", err)
 		c.s.respondErr(req, tx, err)
 		return

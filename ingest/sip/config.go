@@ -114,6 +114,16 @@ type Route struct {
 	// password_hash, realm) of the route's calls, besides sip.allow and
 	// source (auth.go). Default none.
 	Auth RouteAuth `yaml:"auth"`
+	// SRTP is the route's media encryption (SDES, RFC 4568, sdes.go): off
+	// takes plain RTP only (an RTP/SAVP offer gets 488), optional takes
+	// SRTP when offered and plain RTP otherwise, mandatory refuses a plain
+	// offer with 488. Default optional.
+	SRTP string `yaml:"srtp"`
+	// AllowSDESWithoutTLS lets SDES keys travel in SDP over UDP and TCP:
+	// without it a call offering keys must come over TLS (an RTP/SAVP
+	// offer over UDP gets 488; a best-effort RTP/AVP one is answered
+	// plain). For labs; default false.
+	AllowSDESWithoutTLS bool `yaml:"allow_sdes_without_tls"`
 }
 
 // doorFields are the live options the door sets from the SDP.
@@ -150,6 +160,11 @@ func (c *Config) SetDefaults() {
 		c.RTPLatching = &on
 	}
 	c.Jitter.SetDefaults()
+	for i := range c.Routes {
+		if c.Routes[i].SRTP == "" {
+			c.Routes[i].SRTP = srtpOptional
+		}
+	}
 }
 
 // latching reports whether calls latch onto their RTP's source.
@@ -246,6 +261,11 @@ func (c Config) Validate() error {
 		}
 		if r.MaxCalls < 0 {
 			add(key+".max_calls", "must be >= 0")
+		}
+		switch r.SRTP {
+		case "", srtpOff, srtpOptional, srtpMandatory:
+		default:
+			add(key+".srtp", "must be off, optional or mandatory, not %q", r.SRTP)
 		}
 		errs = append(errs, r.Auth.validate(key+".auth")...)
 	}

@@ -31,6 +31,13 @@ var (
 	// ingest.ErrAtCapacity, 503, so a proxy tries another node.
 	ErrBusy = errors.New("sip: call limit reached")
 
+	// ErrMediaSecurity is returned when an offer's SRTP does not fit the
+	// route's srtp policy and transport: plain RTP on a mandatory route,
+	// RTP/SAVP on one with srtp off, SDES keys over a transport other than
+	// TLS, no usable a=crypto, a re-offer that rekeys (488 Not Acceptable
+	// Here; the error names why).
+	ErrMediaSecurity = errors.New("sip: media security refused")
+
 	// ErrUnsupportedMedia is returned for an INVITE body that is neither
 	// application/sdp nor SIPREC multipart/mixed (415).
 	ErrUnsupportedMedia = errors.New("sip: unsupported body")
@@ -40,7 +47,7 @@ var (
 // door's one mapping of the daemon's sentinels.
 func reply(err error) (int, string) {
 	switch {
-	case errors.Is(err, ErrNoCodec):
+	case errors.Is(err, ErrNoCodec), errors.Is(err, ErrMediaSecurity):
 		return 488, "Not Acceptable Here"
 	case errors.Is(err, ErrBadOffer):
 		return 400, "Bad Request"

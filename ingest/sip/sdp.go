@@ -10,6 +10,7 @@ import (
 	"github.com/pion/sdp/v3"
 
 	"github.com/earshot-dev/earshot/ingest/codec"
+	"github.com/earshot-dev/earshot/ingest/rtp"
 )
 
 // maxStreams is how many audio streams one call may carry (SIPREC's
@@ -35,8 +36,15 @@ type offerStream struct {
 	mux    bool                  // a=rtcp-mux
 	dir    string                // sendrecv, sendonly, recvonly, inactive
 	label  string                // a=label (SIPREC stream label)
-	protos []string              // RTP/AVP or RTP/AVPF
-	order  []uint8               // offered types earshot takes, in offer order
+	protos []string              // RTP/AVP, RTP/AVPF, RTP/SAVP or RTP/SAVPF
+	secure bool                  // RTP/SAVP or RTP/SAVPF: SRTP is required
+	// crypto is the offer's first usable a=crypto (sdes.go), nil for plain
+	// RTP; offersKeys says it had any, cryptoErrs why those before it (or
+	// all) are not usable.
+	crypto     *sdesCrypto
+	offersKeys bool
+	cryptoErrs []error
+	order      []uint8 // offered types earshot takes, in offer order
 }
 
 // hold reports whether the peer will send no audio on this stream.
@@ -67,7 +75,12 @@ func parseOffer(body []byte, prefer *codec.Codec) (*offer, error) {
 		if len(lines) == maxStreams || m.MediaName.Media != "audio" || m.MediaName.Port.Value == 0 {
 			continue
 		}
-		if p := strings.Join(m.MediaName.Protos, "/"); p != "RTP/AVP" && p != "RTP/AVPF" {
+		secure := false
+		switch strings.Join(m.MediaName.Protos, "/") {
+		case "RTP/AVP", "RTP/AVPF":
+		case "RTP/SAVP", "RTP/SAVPF":
+			secure = true
+		default:
 			continue
 		}
 		port := m.MediaName.Port.Value
@@ -79,7 +92,8 @@ func parseOffer(body []byte, prefer *codec.Codec) (*offer, error) {
 			continue
 		}
 		wide = wide && s.offers(codec.G722)
-		s.index, s.protos = i, m.MediaName.Protos
+		s.index, s.protos, s.secure = i, m.MediaName.Protos, secure
+		s.crypto, s.offersKeys, s.cryptoErrs = offeredCrypto(m)
 		addr := sessAddr
 		if a := connAddr(m.ConnectionInformation); a.IsValid() {
 			addr = a
@@ -235,8 +249,10 @@ func direction(attrs []sdp.Attribute) string {
 
 // answer builds the SDP answer: every accepted stream on its port with the
 // chosen codec (plus telephone-event when offered), receive-only or inactive;
-// every other m= line declined with port 0 (RFC 3264 section 6).
-func (o *offer) answer(ip netip.Addr, ports []int, sessID, version uint64) ([]byte, error) {
+// every other m= line declined with port 0 (RFC 3264 section 6). keys[k]
+// is the door's SRTP key of stream k, answered in an a=crypto of the
+// offer's tag; nil (or a short keys) answers it plain.
+func (o *offer) answer(ip netip.Addr, ports []int, keys []*rtp.SRTPKey, sessID, version uint64) ([]byte, error) {
 	addrType := "IP4"
 	if ip.Is6() && !ip.Is4In6() {
 		addrType = "IP6"
@@ -266,6 +282,9 @@ func (o *offer) answer(ip netip.Addr, ports []int, sessID, version uint64) ([]by
 			md.Attributes = append(md.Attributes, sdp.NewAttribute("ptime", "20"))
 			if s.mux {
 				md.Attributes = append(md.Attributes, sdp.NewPropertyAttribute("rtcp-mux"))
+			}
+			if k < len(keys) && keys[k] != nil && s.crypto != nil {
+				md.Attributes = append(md.Attributes, cryptoAttr(s.crypto, *keys[k]))
 			}
 			if s.label != "" {
 				md.Attributes = append(md.Attributes, sdp.NewAttribute("label", s.label))

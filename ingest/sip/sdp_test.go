@@ -44,9 +44,6 @@ func TestParseOffer(t *testing.T) {
 		{"g729 and opus only",
 			"v=0\r\no=- 1 1 IN IP4 h\r\ns=-\r\nc=IN IP4 192.0.2.1\r\nt=0 0\r\nm=audio 5000 RTP/AVP 18 111\r\na=rtpmap:18 G729/8000\r\na=rtpmap:111 opus/48000/2\r\n",
 			nil, ErrNoCodec, 0, 0, 0, 0, false, ""},
-		{"srtp is not offered media we take",
-			"v=0\r\no=- 1 1 IN IP4 h\r\ns=-\r\nc=IN IP4 192.0.2.1\r\nt=0 0\r\nm=audio 5000 RTP/SAVP 0\r\n",
-			nil, ErrNoCodec, 0, 0, 0, 0, false, ""},
 		{"g722 preferred whatever its place", hdOffer, nil, nil, 1, codec.G722, 9, 101, false, "192.0.2.10:40001"},
 		{"g722 by static type alone",
 			"v=0\r\no=- 1 1 IN IP4 h\r\ns=-\r\nc=IN IP4 192.0.2.1\r\nt=0 0\r\nm=audio 5000 RTP/AVP 0 9\r\n",
@@ -116,7 +113,7 @@ func TestAnswerG722(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := o.answer(netip.MustParseAddr("192.0.2.1"), []int{20000}, 7, 1)
+	b, err := o.answer(netip.MustParseAddr("192.0.2.1"), []int{20000}, nil, 7, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +128,7 @@ func TestAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := o.answer(netip.MustParseAddr("192.0.2.1"), []int{20000}, 7, 1)
+	b, err := o.answer(netip.MustParseAddr("192.0.2.1"), []int{20000}, nil, 7, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +172,7 @@ func FuzzParseOffer(f *testing.F) {
 			t.Fatalf("%d streams", len(o.streams))
 		}
 		ports := make([]int, len(o.streams))
-		ans, err := o.answer(netip.MustParseAddr("10.0.0.1"), ports, 1, 1)
+		ans, err := o.answer(netip.MustParseAddr("10.0.0.1"), ports, nil, 1, 1)
 		if err != nil {
 			t.Fatalf("answer: %v", err)
 		}

@@ -69,6 +69,9 @@ type Server struct {
 	rtpForeign  atomic.Uint64 // RTP packets dropped for their source
 	rtpLatched  atomic.Uint64 // streams latched onto a source not in their SDP
 	silentCalls atomic.Uint64 // calls that took no RTP at all
+	srtpRefused atomic.Uint64 // INVITEs refused (488) by the route's SRTP policy
+	srtpAuth    atomic.Uint64 // SRTP and SRTCP packets that did not authenticate
+	srtpReplay  atomic.Uint64 // SRTP and SRTCP packets dropped as replays
 }
 
 // New checks cfg (after SetDefaults) and prepares the door; it binds
@@ -274,6 +277,13 @@ func (s *Server) RTPTotals() (released, lost uint64) {
 // SDP's, and calls that took no RTP at all.
 func (s *Server) SourceTotals() (foreign, latched, silent uint64) {
 	return s.rtpForeign.Load(), s.rtpLatched.Load(), s.silentCalls.Load()
+}
+
+// SRTPTotals counts INVITEs refused with 488 by their route's SRTP policy
+// (or a re-offer's keys) and, over every ended call, SRTP and SRTCP
+// packets dropped because they did not authenticate or were replays.
+func (s *Server) SRTPTotals() (refused, authFailed, replayed uint64) {
+	return s.srtpRefused.Load(), s.srtpAuth.Load(), s.srtpReplay.Load()
 }
 
 // Calls is how many calls are being set up or running.

@@ -39,8 +39,10 @@ type cand struct {
 // numbers spelled out. Each word belongs to at most one entity: where
 // candidates overlap, the one covering more words wins, then the type
 // earlier in Supported(). Entities are returned in utterance order, then
-// word order. Type names it does not know are returned in unsupported (in
-// request order, upper case); that is not an error.
+// word order. A number read in groups that the utterances cut apart is
+// found across them (across.go): one entity per utterance it spans. Type
+// names it does not know are returned in unsupported (in request order,
+// upper case); that is not an error.
 //
 // Find is pure and safe for concurrent use; it costs a few microseconds
 // per word.
@@ -50,12 +52,14 @@ func Find(utts []recognizer.Utterance, types []string) (ents []Entity, unsupport
 	for _, t := range set {
 		want[t] = true
 	}
+	edges := make([]edge, len(utts))
 	for ui, u := range utts {
 		ws := Words(u)
 		if len(ws) == 0 {
 			continue
 		}
 		toks := tokens(ws)
+		edges[ui] = edgeOf(u, ws, toks)
 		var keep []cand
 		for _, c := range detect(toks) {
 			if want[c.typ] && c.end > c.first && c.first >= 0 && c.end <= len(toks) {
@@ -80,7 +84,7 @@ func Find(utts []recognizer.Utterance, types []string) (ents []Entity, unsupport
 			})
 		}
 	}
-	return ents, unknown
+	return mergeAcross(ents, across(edges, want)), unknown
 }
 
 // resolve keeps non-overlapping candidates, longest first, then by type

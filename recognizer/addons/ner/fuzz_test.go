@@ -17,7 +17,7 @@ func FuzzReaders(f *testing.F) {
 		"one nine two dot one six eight dot one dot ten", "nine hundred thousand million billion and",
 		"the third of march nineteen ninety at half past nine", "99999999999999999999 thousand",
 		"for one one one dash one one one one uh one one one one to one one one one", "expires oh four slash twenty six",
-		"bob seventy two at g mail dot com", "c v v one two three",
+		"bob seventy two at g mail dot com", "c v v one two three", "four one one one|one one one one|one one one one one one one one",
 	} {
 		f.Add(s)
 	}
@@ -47,10 +47,17 @@ func FuzzReaders(f *testing.F) {
 				t.Fatalf("email(%q, %d) = %d, %d, %q", toks, i, first, e, addr)
 			}
 		}
-		u := recognizer.Utterance{Text: s, End: 10}
-		ents, _ := Find([]recognizer.Utterance{u}, nil)
-		n := len(Words(u))
+		// "|" cuts the text into utterances (numbers are joined across).
+		var us []recognizer.Utterance
+		for k, part := range strings.Split(s, "|") {
+			us = append(us, recognizer.Utterance{Text: part, Start: float64(k), End: float64(k) + 0.9})
+		}
+		ents, _ := Find(us, nil)
 		for _, e := range ents {
+			if e.Utterance < 0 || e.Utterance >= len(us) {
+				t.Fatalf("entity %+v outside %d utterances", e, len(us))
+			}
+			n := len(Words(us[e.Utterance]))
 			if e.FirstWord < 0 || e.LastWord >= n || e.FirstWord > e.LastWord {
 				t.Fatalf("entity %+v outside %d words", e, n)
 			}

@@ -141,3 +141,40 @@ func TestRedactRealTranscript(t *testing.T) {
 	}
 	assertComplete(t, []recognizer.Utterance{u}, out, ents)
 }
+
+// TestRedactAcrossUtterances: a card number the utterances cut into groups
+// (live endpointing at each pause) is redacted in every utterance, unless
+// the pauses are too long for one number.
+func TestRedactAcrossUtterances(t *testing.T) {
+	spaced := func(gap float64, texts ...string) []recognizer.Utterance {
+		var out []recognizer.Utterance
+		at := 0.0
+		for _, text := range texts {
+			u := utt(text)
+			for k := range u.Words {
+				u.Words[k].Start += at
+				u.Words[k].End += at
+			}
+			u.Start, u.End = at, at+float64(len(u.Words))
+			out = append(out, u)
+			at = u.End + gap
+		}
+		return out
+	}
+	texts := []string{"my card is four one one one", "one one one one", "one one one one", "one one one one thanks"}
+	in := spaced(5, texts...)
+	ents, _ := ner.Find(in, []string{"PCI"})
+	if out := Redact(in, ents, Marker); out[0].Text != texts[0] {
+		t.Errorf("groups 5 s apart joined: %q", out[0].Text)
+	}
+	in = spaced(0.5, texts...)
+	ents, _ = ner.Find(in, []string{"PCI"})
+	out := Redact(in, ents, Marker)
+	want := []string{"my card is [CREDIT_CARD]", "[CREDIT_CARD]", "[CREDIT_CARD]", "[CREDIT_CARD] thanks"}
+	for i, w := range want {
+		if out[i].Text != w {
+			t.Errorf("utterance %d: %q, want %q", i, out[i].Text, w)
+		}
+	}
+	assertComplete(t, in, out, ents)
+}

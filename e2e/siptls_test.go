@@ -419,3 +419,65 @@ func TestSIPDigestAuth(t *testing.T) {
 		t.Errorf("a log line holds a password: %s", line)
 	}
 }
+
+// TestSIPMutualTLS: a route with tls_client_ca and tls_client_names takes
+// a call over TLS only from a client certificate of that CA file naming
+// one of those names (an SBC pinned by its certificate): no certificate,
+// a certificate of another CA and one of the CA file with another name
+// each get 403 and no session; the pinned SBC's INVITE is answered.
+func TestSIPMutualTLS(t *testing.T) {
+	dir := t.TempDir()
+	sbcCert, sbcKey := testCert(t, dir, "sbc.example", time.Now().Add(time.Hour))
+	otherCert, otherKey := testCert(t, dir, "other.example", time.Now().Add(time.Hour))
+	strangerCert, strangerKey := testCert(t, dir, "stranger.example", time.Now().Add(time.Hour))
+	caFile := filepath.Join(dir, "sbc-ca.pem")
+	if err := os.WriteFile(caFile, append(mustRead(t, sbcCert), mustRead(t, otherCert)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := sipTLSConfig + "    - user: sbc\n      account: acme\n      live: {custom_metadata: {call: sbc}}\n" +
+		"      tls_client_ca: " + caFile + "\n      tls_client_names: [sbc.example]\n"
+	d, _, tlsAddr, certFile := startSIPTLSDaemon(t, cfg)
+	key := createKey(t, d.DataDir, "acme")
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(mustRead(t, certFile))
+	dial := func(certFile, keyFile string) (net.Conn, *bufio.Reader) {
+		t.Helper()
+		cfg := &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}
+		if certFile != "" {
+			pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Certificates = []tls.Certificate{pair}
+		}
+		c, err := tls.Dial("tcp", tlsAddr, cfg)
+		if err != nil {
+			t.Fatalf("tls dial: %v", err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c, bufio.NewReader(c)
+	}
+	for i, c := range []struct{ name, cert, key string }{
+		{"no certificate", "", ""},
+		{"another CA", strangerCert, strangerKey},
+		{"the CA file, another name", otherCert, otherKey},
+	} {
+		conn, r := dial(c.cert, c.key)
+		if code, _, _ := tlsInvite(t, conn, r, "sbc", 40+i, ""); code != 403 {
+			t.Errorf("%s: %d, want 403", c.name, code)
+		}
+	}
+	var page struct {
+		Items []map[string]any `json:"items"`
+	}
+	if d.do("GET", "/v2/live", key, nil, "", &page); len(page.Items) != 0 {
+		t.Errorf("%d sessions after refused calls, want none", len(page.Items))
+	}
+	conn, r := dial(sbcCert, sbcKey)
+	if code, _, _ := tlsInvite(t, conn, r, "sbc", 50, ""); code != 200 {
+		t.Errorf("the pinned SBC's INVITE: %d, want 200", code)
+	}
+	if n := d.metric("earshot_sip_auth_failures_total"); n != 3 {
+		t.Errorf("earshot_sip_auth_failures_total %v, want 3", n)
+	}
+}

@@ -224,17 +224,27 @@ func (g *authGate) failed(src netip.Addr, now time.Time, user, reason string) {
 	}
 }
 
-// authorize checks req's credentials for route r and, when they do not
-// pass, answers it (401 with a challenge, or 403) and returns false.
+// authorize checks req's client certificate (a route with tls_client_ca,
+// mtls.go) and credentials (a route with auth) for route r and, when they
+// do not pass, answers it (401 with a challenge, or 403) and returns
+// false. Both kinds of failure count against the source.
 func (s *Server) authorize(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *route, log *slog.Logger) bool {
 	a := r.Auth
-	if !a.on() {
+	if !a.on() && r.clientCAs == nil {
 		return true
 	}
 	g, src, now := s.auth, source(req), s.auth.now()
 	if g.blocked(src, now) {
 		s.respond(req, tx, 403, "Forbidden")
 		return false
+	}
+	if reason := s.clientAllowed(req, r); reason != "" {
+		g.failed(src, now, r.User, reason)
+		s.respond(req, tx, 403, "Forbidden")
+		return false
+	}
+	if !a.on() {
+		return true
 	}
 	h := req.GetHeader("Authorization")
 	if h == nil {

@@ -84,9 +84,10 @@ type Config struct {
 	// finished this long after it was accepted; default 10s.
 	TLSHandshakeTimeout time.Duration `yaml:"tls_handshake_timeout"`
 	// AuthMaxFailures bounds the failed digest authentications (wrong
-	// credentials) of one source address a minute; past it the source's
-	// INVITEs to routes with auth get 403 unchallenged until the minute
-	// ends. Default 10.
+	// credentials) and refused client certificates (tls_client_ca) of one
+	// source address a minute; past it the source's INVITEs to routes with
+	// auth or tls_client_ca get 403 unchallenged until the minute ends.
+	// Default 10.
 	AuthMaxFailures int `yaml:"auth_max_failures"`
 	// Routes choose the account and live options of a call by its
 	// request-URI user, first match wins; a call no route matches gets 404.
@@ -114,6 +115,13 @@ type Route struct {
 	// password_hash, realm) of the route's calls, besides sip.allow and
 	// source (auth.go). Default none.
 	Auth RouteAuth `yaml:"auth"`
+	// TLSClientCA, a PEM file of CA certificates, takes the route's calls
+	// only over TLS from a client certificate that chains to one of them
+	// (mutual TLS, mtls.go); TLSClientNames, when set, also requires the
+	// certificate to name one of these (subject CN or DNS SAN). Default
+	// none.
+	TLSClientCA    string   `yaml:"tls_client_ca"`
+	TLSClientNames []string `yaml:"tls_client_names"`
 	// SRTP is the route's media encryption (SDES, RFC 4568, sdes.go): off
 	// takes plain RTP only (an RTP/SAVP offer gets 488), optional takes
 	// SRTP when offered and plain RTP otherwise, mandatory refuses a plain
@@ -262,12 +270,13 @@ func (c Config) Validate() error {
 		if r.MaxCalls < 0 {
 			add(key+".max_calls", "must be >= 0")
 		}
+		errs = append(errs, r.Auth.validate(key+".auth")...)
+		errs = append(errs, r.validateMTLS(key, c.TLSListen != "")...)
 		switch r.SRTP {
 		case "", srtpOff, srtpOptional, srtpMandatory:
 		default:
 			add(key+".srtp", "must be off, optional or mandatory, not %q", r.SRTP)
 		}
-		errs = append(errs, r.Auth.validate(key+".auth")...)
 	}
 	return errors.Join(errs...)
 }

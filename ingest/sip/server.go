@@ -2,6 +2,7 @@ package sip
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -32,6 +33,9 @@ type route struct {
 	nets   []netip.Prefix
 	live   *params.Live // the route's live options, decoded once; the job service does not change them
 	active int          // guarded by Server.mu
+
+	// clientCAs pin the route's callers' TLS certificates; nil: not pinned (mtls.go).
+	clientCAs *x509.CertPool
 }
 
 // Server is the SIP door. New provisions it, Run serves bound sockets
@@ -47,9 +51,14 @@ type Server struct {
 	certs     *certHolder   // the TLS door's certificate; nil without tls_listen (tls.go)
 	tlsStats  *tlsStats
 	auth      *authGate // digest authentication of routes with auth (auth.go)
+	peers     *tlsPeers // client certificates of open TLS connections (mtls.go)
 	routes    []*route
 	ports     *rtp.Ports
 	advertise netip.Addr
+
+	// askClientCert: a route pins its callers' certificates, so TLS
+	// handshakes ask for one.
+	askClientCert bool
 
 	// Set by Run before serving, read-only after.
 	base       context.Context
@@ -93,6 +102,7 @@ func New(cfg Config, opener Opener, log *slog.Logger) (*Server, error) {
 	s.tcp = newTCPGuard(cfg, s.filter, s.log)
 	s.tlsStats = &tlsStats{log: s.log}
 	s.auth = newAuthGate(cfg.AuthMaxFailures, s.log)
+	s.peers = &tlsPeers{certs: map[string][]*x509.Certificate{}}
 	if cfg.TLSListen != "" {
 		s.certs = &certHolder{certFile: cfg.TLSCert, keyFile: cfg.TLSKey}
 		if err := s.certs.load(); err != nil {
@@ -105,7 +115,14 @@ func New(cfg Config, opener Opener, log *slog.Logger) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sip: route %q: %w", r.User, err)
 		}
-		s.routes = append(s.routes, &route{Route: r, nets: nets, live: opts})
+		rt := &route{Route: r, nets: nets, live: opts}
+		if r.TLSClientCA != "" {
+			if rt.clientCAs, err = loadClientCAs(r.TLSClientCA); err != nil {
+				return nil, fmt.Errorf("sip: route %q: tls_client_ca: %w", r.User, err)
+			}
+			s.askClientCert = true
+		}
+		s.routes = append(s.routes, rt)
 	}
 	bind := netip.IPv4Unspecified()
 	if host, _, err := net.SplitHostPort(cfg.Listen); err == nil {
@@ -226,7 +243,7 @@ func (s *Server) Run(ctx context.Context, socks Sockets) error {
 	}
 	if tlsLn != nil {
 		ln := tlsListener{Listener: s.tcp.listener(acceptloop.New(tlsLn, "sip tls", s.log)),
-			cfg: s.certs.tlsConfig(), timeout: s.cfg.TLSHandshakeTimeout, stats: s.tlsStats}
+			cfg: s.certs.tlsConfig(s.askClientCert), timeout: s.cfg.TLSHandshakeTimeout, stats: s.tlsStats, peers: s.peers}
 		serving.Go(func() { srv.ServeTLS(ln) })
 	}
 	attrs := []any{"addr", addrs[0], "addrs", addrs, "advertise", s.advertise.String(), "rtp_ports", s.cfg.RTPPorts}

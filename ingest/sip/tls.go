@@ -73,6 +73,14 @@ func (c Config) CheckTLS(now time.Time) error {
 	}
 	leaf := cert.Leaf
 	var errs []error
+	for i, r := range c.Routes {
+		if r.TLSClientCA == "" {
+			continue
+		}
+		if _, err := loadClientCAs(r.TLSClientCA); err != nil {
+			errs = append(errs, config.Errorf(fmt.Sprintf("routes[%d].tls_client_ca", i), "%v", err))
+		}
+	}
 	switch {
 	case now.After(leaf.NotAfter):
 		errs = append(errs, config.Errorf("tls_cert", "expired %s", leaf.NotAfter.UTC().Format(time.RFC3339)))
@@ -115,14 +123,19 @@ func (h *certHolder) load() error {
 }
 
 // tlsConfig is the door's server configuration: TLS 1.2 and later, the
-// holder's certificate at each handshake.
-func (h *certHolder) tlsConfig() *tls.Config {
-	return &tls.Config{
+// holder's certificate at each handshake; with askClient, the client is
+// asked for its certificate (checked per route, mtls.go).
+func (h *certHolder) tlsConfig(askClient bool) *tls.Config {
+	cfg := &tls.Config{
 		MinVersion: tls.VersionTLS12,
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 			return h.cur.Load(), nil
 		},
 	}
+	if askClient {
+		cfg.ClientAuth = tls.RequestClientCert
+	}
+	return cfg
 }
 
 // ReloadTLS reads the certificate and key files again; handshakes from
@@ -150,6 +163,7 @@ type tlsListener struct {
 	cfg     *tls.Config
 	timeout time.Duration
 	stats   *tlsStats
+	peers   *tlsPeers
 }
 
 func (l tlsListener) Accept() (net.Conn, error) {
@@ -157,7 +171,7 @@ func (l tlsListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &handshakeConn{Conn: tls.Server(c, l.cfg), timeout: l.timeout, stats: l.stats}, nil
+	return &handshakeConn{Conn: tls.Server(c, l.cfg), timeout: l.timeout, stats: l.stats, peers: l.peers}, nil
 }
 
 // handshakeConn runs its handshake, bounded, before its first read. Only
@@ -168,7 +182,9 @@ type handshakeConn struct {
 	*tls.Conn
 	timeout time.Duration
 	stats   *tlsStats
-	done    bool // the handshake succeeded; read by Read only
+	peers   *tlsPeers
+	done    bool        // the handshake succeeded; read by Read only
+	peer    atomic.Bool // its client certificate is in peers
 }
 
 // Read completes the handshake first. A failed one reads as the end of
@@ -185,8 +201,20 @@ func (c *handshakeConn) Read(b []byte) (int, error) {
 		}
 		c.done = true
 		c.stats.completed.Add(1)
+		if certs := c.ConnectionState().PeerCertificates; len(certs) > 0 && c.peers != nil {
+			c.peers.set(c.RemoteAddr(), certs)
+			c.peer.Store(true)
+		}
 	}
 	return c.Conn.Read(b)
+}
+
+// Close forgets the connection's client certificate and closes it.
+func (c *handshakeConn) Close() error {
+	if c.peer.CompareAndSwap(true, false) {
+		c.peers.forget(c.RemoteAddr())
+	}
+	return c.Conn.Close()
 }
 
 // tlsStats counts the door's TLS handshakes and logs failures at most

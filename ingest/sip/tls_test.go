@@ -86,6 +86,8 @@ func TestValidateTLS(t *testing.T) {
 		{"same port as listen", Config{Listen: "0.0.0.0:5060", TLSListen: "0.0.0.0:5060", TLSCert: "c", TLSKey: "k", Allow: []string{"10.0.0.0/8"}}, []string{"tls_listen"}},
 		{"not host:port", Config{TLSListen: "5061", TLSCert: "c", TLSKey: "k", Allow: []string{"10.0.0.0/8"}}, []string{"tls_listen"}},
 		{"handshake timeout", Config{TLSListen: ":5061", TLSCert: "c", TLSKey: "k", Allow: []string{"10.0.0.0/8"}, TLSHandshakeTimeout: time.Hour}, []string{"tls_handshake_timeout"}},
+		{"client ca without tls", Config{Listen: ":5060", Allow: []string{"10.0.0.0/8"}, Routes: []Route{{User: "sbc", Account: "a", TLSClientCA: "ca.pem"}}}, []string{"routes[0].tls_client_ca"}},
+		{"client names without ca", Config{TLSListen: ":5061", TLSCert: "c", TLSKey: "k", Allow: []string{"10.0.0.0/8"}, Routes: []Route{{User: "sbc", Account: "a", TLSClientNames: []string{"sbc.example"}}}}, []string{"routes[0].tls_client_names"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			c.cfg.SetDefaults()

@@ -15,9 +15,9 @@ import (
 // across joins the digit run that ends one utterance with the runs that
 // start the next ones of the same channel and classifies the whole.
 
-// maxAcrossGap is the longest pause, in seconds, between two utterances
-// whose digit runs are read as one number.
-const maxAcrossGap = 4.0
+// MaxAcrossGap is the longest pause, in seconds, between two utterances
+// whose digit runs Find reads as one number.
+const MaxAcrossGap = 4.0
 
 // maxAcrossPieces bounds the utterances one number is joined from (a card
 // read one digit an utterance has 19).
@@ -90,7 +90,7 @@ func across(edges []edge, want map[string]bool) []Entity {
 			if ej.n == 0 || ej.channel != edges[k].channel {
 				continue // another channel's utterance between the pieces
 			}
-			if ej.headEnd <= 0 || ej.start-edges[prev].end > maxAcrossGap {
+			if ej.headEnd <= 0 || ej.start-edges[prev].end > MaxAcrossGap {
 				break
 			}
 			pieces = append(pieces, piece{j, ej.headFirst, ej.headEnd})
@@ -161,4 +161,17 @@ func mergeAcross(ents, joined []Entity) []Entity {
 		return cmp.Compare(a.FirstWord, b.FirstWord)
 	})
 	return out
+}
+
+// TrailingDigits returns the index of the first word of the digit run
+// that ends u (spoken or written digits, as numberRun reads them), and
+// whether there is one: the start of a number the next utterance may go
+// on with. A live redactor holds such an utterance back until it knows.
+func TrailingDigits(u recognizer.Utterance) (first int, ok bool) {
+	ws := Words(u)
+	if len(ws) == 0 {
+		return 0, false
+	}
+	e := edgeOf(u, ws, tokens(ws))
+	return e.tailFirst, e.tailFirst >= 0
 }

@@ -9,4 +9,10 @@
 // replaced (overlapping entities are merged); each utterance's
 // Text is rebuilt from its words, so no redacted word survives in either.
 // Detection is ner's job; this package does no recognition of its own.
+//
+// Stream (stream.go) is the live form: it redacts a session's finals as
+// they go out, holding back a final that ends in digits until the next one
+// shows whether a number read in groups goes on, so no group of a card
+// number leaves unredacted; partials are redacted with their trailing
+// digits masked. Languages (languages.go) lists what it reads.
 package pii

@@ -30,8 +30,15 @@ const maxHeld = 19
 type Stream struct {
 	types []string
 	mode  string
-	held  []recognizer.Utterance // in arrival order, any channel
-	found []ner.Entity           // every entity redacted so far, times as found
+	held  []Final      // in arrival order, any channel
+	found []ner.Entity // every entity redacted so far, times as found
+}
+
+// Final is a final utterance with the caller's ID for it (a live session's
+// utterance number), which it keeps through being held back.
+type Final struct {
+	ID        int
+	Utterance recognizer.Utterance
 }
 
 // NewStream returns a Stream redacting types (single types and presets as
@@ -40,30 +47,30 @@ func NewStream(types []string, mode string) *Stream {
 	return &Stream{types: slices.Clone(types), mode: mode}
 }
 
-// Final takes the channel's next final utterance and returns the finals
-// ready to go out, redacted, in order: none while u is held back.
-func (s *Stream) Final(u recognizer.Utterance) []recognizer.Utterance {
+// Final takes the channel's next final utterance f and returns the finals
+// ready to go out, redacted, in order: none while f is held back.
+func (s *Stream) Final(f Final) []Final {
+	u := f.Utterance
 	group := s.heldOn(u.Channel)
-	var out []recognizer.Utterance
-	if len(group) > 0 && u.Start-group[len(group)-1].End > ner.MaxAcrossGap {
+	var out []Final
+	if len(group) > 0 && u.Start-group[len(group)-1].Utterance.End > ner.MaxAcrossGap {
 		out = s.release(u.Channel)
 		group = nil
 	}
+	s.held = append(s.held, f)
 	if _, ok := ner.TrailingDigits(u); ok && len(group)+1 < maxHeld {
-		s.held = append(s.held, u)
 		return out
 	}
-	s.held = append(s.held, u)
 	return append(out, s.release(u.Channel)...)
 }
 
 // Due releases, redacted, the finals held on every channel whose last
 // held final ended more than MaxAcrossGap before now (seconds of audio):
 // the number did not go on.
-func (s *Stream) Due(now float64) []recognizer.Utterance {
-	var out []recognizer.Utterance
+func (s *Stream) Due(now float64) []Final {
+	var out []Final
 	for _, ch := range s.channels() {
-		if g := s.heldOn(ch); now-g[len(g)-1].End > ner.MaxAcrossGap {
+		if g := s.heldOn(ch); now-g[len(g)-1].Utterance.End > ner.MaxAcrossGap {
 			out = append(out, s.release(ch)...)
 		}
 	}
@@ -71,8 +78,8 @@ func (s *Stream) Due(now float64) []recognizer.Utterance {
 }
 
 // Flush releases every held final, redacted (the session ends).
-func (s *Stream) Flush() []recognizer.Utterance {
-	var out []recognizer.Utterance
+func (s *Stream) Flush() []Final {
+	var out []Final
 	for _, ch := range s.channels() {
 		out = append(out, s.release(ch)...)
 	}
@@ -90,7 +97,7 @@ func (s *Stream) Found() []ner.Entity { return slices.Clone(s.found) }
 // with the finals held on its channel before it, and its trailing digits
 // masked ("*" per character, whatever the mode).
 func (s *Stream) Partial(u recognizer.Utterance) recognizer.Utterance {
-	group := append(s.heldOn(u.Channel), u)
+	group := utterances(append(s.heldOn(u.Channel), Final{Utterance: u}))
 	ents, _ := ner.Find(group, s.types)
 	var mine []ner.Entity
 	for _, e := range ents {
@@ -119,34 +126,46 @@ func (s *Stream) Partial(u recognizer.Utterance) recognizer.Utterance {
 }
 
 // release redacts and returns the finals held on channel ch.
-func (s *Stream) release(ch int) []recognizer.Utterance {
+func (s *Stream) release(ch int) []Final {
 	group := s.heldOn(ch)
 	if len(group) == 0 {
 		return nil
 	}
-	s.held = slices.DeleteFunc(s.held, func(u recognizer.Utterance) bool { return u.Channel == ch })
-	ents, _ := ner.Find(group, s.types)
+	s.held = slices.DeleteFunc(s.held, func(f Final) bool { return f.Utterance.Channel == ch })
+	utts := utterances(group)
+	ents, _ := ner.Find(utts, s.types)
 	s.found = append(s.found, ents...)
-	return Redact(group, ents, s.mode)
+	for i, u := range Redact(utts, ents, s.mode) {
+		group[i].Utterance = u
+	}
+	return group
 }
 
 // heldOn returns a copy of the finals held on channel ch, in order.
-func (s *Stream) heldOn(ch int) []recognizer.Utterance {
-	var g []recognizer.Utterance
-	for _, u := range s.held {
-		if u.Channel == ch {
-			g = append(g, u)
+func (s *Stream) heldOn(ch int) []Final {
+	var g []Final
+	for _, f := range s.held {
+		if f.Utterance.Channel == ch {
+			g = append(g, f)
 		}
 	}
 	return g
 }
 
+func utterances(fs []Final) []recognizer.Utterance {
+	out := make([]recognizer.Utterance, len(fs))
+	for i, f := range fs {
+		out[i] = f.Utterance
+	}
+	return out
+}
+
 // channels lists the channels with held finals, in order of first hold.
 func (s *Stream) channels() []int {
 	var chs []int
-	for _, u := range s.held {
-		if !slices.Contains(chs, u.Channel) {
-			chs = append(chs, u.Channel)
+	for _, f := range s.held {
+		if !slices.Contains(chs, f.Utterance.Channel) {
+			chs = append(chs, f.Utterance.Channel)
 		}
 	}
 	return chs

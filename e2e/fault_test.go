@@ -3,11 +3,8 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -231,79 +228,6 @@ func mustClip(t *testing.T, file string) string {
 	t.Helper()
 	p, _ := clip(t, file)
 	return p
-}
-
-// TestDiskFull: the data dir on a small tmpfs; uploads that do not fit get
-// 507 with the error body, nothing already stored is damaged, and uploads
-// work again once space returns.
-func TestDiskFull(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("mount tmpfs: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
-	dataDir := filepath.Join(dir, "data")
-	d := startDaemon(t, dataDir, "")
-	key := createKey(t, dataDir, "acme")
-	small, _ := clip(t, "pocketsphinx-goforward.wav")
-	big, _ := clip(t, "ljspeech-LJ001-0007-to-0016-long.wav") // 2.1 MB
-	status, first, body := d.upload(key, small)
-	if status != 200 {
-		t.Fatalf("first upload: %d %s", status, body)
-	}
-	var full int
-	for i := range 6 {
-		status, _, body := d.upload(key, big)
-		if status == 200 {
-			continue
-		}
-		var eb errBody
-		if err := json.Unmarshal(body, &eb); err != nil {
-			t.Fatalf("upload %d: %d %q not an error body", i, status, body)
-		}
-		checkError(t, status, eb, 507, fmt.Sprintf("upload %d on a full disk", i))
-		full++
-		break
-	}
-	if full == 0 {
-		t.Fatal("6 uploads of 2.1 MB fit in a 6 MB tmpfs")
-	}
-	// A job on the earlier upload still runs (or fails cleanly with 507).
-	var j struct{ ID string }
-	if status, b := d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": first.AudioURL}, &j); status != 201 && status != 507 && status != 503 {
-		t.Fatalf("create on a full disk: %d %s", status, b)
-	}
-	if status, _ := d.do("GET", "/healthz", "", nil, "", nil); status != 200 {
-		t.Errorf("healthz on a full disk: %d", status)
-	}
-	// Space returns.
-	if out, err := exec.Command("mount", "-o", "remount,size=64m", dir).CombinedOutput(); err != nil {
-		t.Fatalf("remount: %v %s", err, out)
-	}
-	if status, _, body := d.upload(key, big); status != 200 {
-		t.Errorf("upload after space returned: %d %s", status, body)
-	}
-	if j.ID != "" {
-		if rec := d.waitJob(key, j.ID, 2*time.Minute); rec["status"] != "done" {
-			t.Logf("job created on the full disk ended %v %v", rec["status"], rec["error_code"])
-		}
-	}
-	if status, _ := d.do("GET", "/v2/files/"+first.AudioMetadata.ID, key, nil, "", nil); status != 200 {
-		t.Errorf("first upload unreadable after the full disk: %d", status)
-	}
-	// A restart finds a consistent store.
-	d.Stop()
-	d2 := startDaemon(t, dataDir, "")
-	var j2 struct{ ID string }
-	if status, b := d2.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": first.AudioURL}, &j2); status != 201 {
-		t.Fatalf("create after restart: %d %s", status, b)
-	}
-	if rec := d2.waitJob(key, j2.ID, 2*time.Minute); rec["status"] != "done" {
-		t.Errorf("job after restart ended %v", rec["status"])
-	}
 }
 
 // TestCallbackDownFirstN: the receiver fails the first attempts; the

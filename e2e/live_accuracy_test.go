@@ -38,9 +38,21 @@ var accuracyClips = []string{
 // Before, on the wideband model for both (no telephone model configured
 // here), 2026-11-24 morning: pcm16k 31.40% / 29.07%, mulaw8k 68.60% /
 // 66.28%; 2026-11-23, each utterance decoded on its own: pcm16k live
-// 44.19%, mulaw8k 73.26%. The bounds are issue 14's targets: live finals
-// no worse than the pre-recorded job at 16 kHz (as measured since the
-// segments came), and at most 2 points worse at 8 kHz.
+// 44.19%, mulaw8k 73.26%.
+//
+// The bounds are the gaps measured now plus two words (2.33 points),
+// re-derived when the engine changes. Measured 2026-11-29 05:20-05:29 UTC
+// (go test ./e2e -run 'TestLiveFinalsMatchBatch$', two runs, the same in
+// both, on the shared 2-CPU box under other engineers' load):
+//
+//	pcm16k:               pre-recorded 31.40%, live 19.77%: gap -11.63
+//	mulaw8k:              pre-recorded 45.35%, live 36.05%: gap  -9.30
+//	pcm16k-endpointing1s: pre-recorded 31.40%, live 19.77%: gap -11.63
+//
+// Before, the bounds were issue 14's targets (live finals no worse than
+// the pre-recorded job at 16 kHz, at most 2 points worse at 8 kHz): 0 and
+// 2 points, which let live finals lose ten and nine words of 86 unseen.
+// The targets still hold under the tighter bounds.
 //
 // pcm16k-endpointing1s is a session with 1 s endpointing: its finals come
 // from decoder segments as the default's do, and maxEndpointingCost bounds
@@ -51,9 +63,9 @@ var accuracyClips = []string{
 // inside speech), and this session's finals were 31.40%, 11.6 points worse
 // than the default's (docs/live-tuning.md, 2026-11-28 16:00 UTC).
 var maxLiveGap = map[string]float64{
-	"pcm16k":               0,
-	"mulaw8k":              2,
-	"pcm16k-endpointing1s": 0,
+	"pcm16k":               -9.3,
+	"mulaw8k":              -6.9,
+	"pcm16k-endpointing1s": -9.3,
 }
 
 // maxEndpointingCost is how many points a session with a long endpointing

@@ -25,7 +25,9 @@ var codeRules = []codeRule{
 	{DriverLicense, []string{"driver's license", "drivers license", "driver license", "driving licence", "driving license", "license number", "licence number", "dl number"}, 5, 16, true},
 	{HealthcareNumber, []string{"medical record", "medical record number", "mrn", "health card", "health card number", "health insurance number", "insurance number", "insurance id", "medicare", "medicare number", "medicaid", "medicaid number", "member id", "patient id", "patient number", "nhs number", "health number", "ramq"}, 5, 16, true},
 	{LocationZip, []string{"zip", "zip code", "postal code", "postcode", "post code"}, 5, 9, true},
-	{SSN, []string{"social security", "social security number", "social", "ssn", "social insurance number", "sin", "sin number"}, 9, 9, false},
+	{SSN, []string{"social security", "social security number", "social", "ssn", "s s n", "social insurance number", "sin", "sin number"}, 9, 9, false},
+	// UK National Insurance number: two letters, six digits, a letter.
+	{SSN, []string{"national insurance", "national insurance number", "n i number", "ni number"}, 9, 9, true},
 	{CreditCard, []string{"card number", "credit card", "debit card", "card", "visa", "mastercard", "amex", "american express", "discover"}, 13, 19, false},
 }
 

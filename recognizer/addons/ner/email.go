@@ -40,21 +40,31 @@ func labelText(w string) string {
 	return strings.ReplaceAll(w, "'", "")
 }
 
-// maxLabelWords bounds the words heard for an e-mail domain's first label
-// and for a number said in a mailbox name.
+// maxLabelWords bounds the words of a number said in a mailbox name.
 const maxLabelWords = 3
 
+// maxDomainWords bounds the words an e-mail domain's first label is heard
+// as ("g mail", "hot mail").
+const maxDomainWords = 2
+
 // domain reads a domain name starting at i: label (dot label)+ ending in a
-// known top-level domain; with words, the first label may be heard as up to
-// maxLabelWords words ("g mail dot com", e-mail addresses only). It returns the written domain and its end.
-func domain(toks []string, i int, words bool) (string, int) {
+// known top-level domain. It returns the written domain and its end.
+func domain(toks []string, i int) (string, int) { return domainOf(toks, i, 1) }
+
+// mailDomain is domain for an e-mail address, whose first label may be
+// heard as up to maxDomainWords words ("g mail dot com").
+func mailDomain(toks []string, i int) (string, int) { return domainOf(toks, i, maxDomainWords) }
+
+// domainOf reads a domain whose first label is at most firstWords words.
+func domainOf(toks []string, i, firstWords int) (string, int) {
 	if i >= len(toks) || !isLabel(toks[i]) {
 		return "", i
 	}
-	// A first label heard as words: "g mail", "hot mail", "out look".
+	// A first label heard as words: "g mail", "hot mail", "out look"
+	// (each word after the first a label, not an everyday word).
 	first := labelText(toks[i])
 	j := i + 1
-	for k := 1; words && k < maxLabelWords && j+1 < len(toks) && isLabel(toks[j]) && !stopwords[toks[j]] && dotWords[toks[j+1]]; k++ {
+	for k := 1; k < firstWords && j+1 < len(toks) && isLabel(toks[j]) && !stopwords[toks[j]] && dotWords[toks[j+1]]; k++ {
 		first += labelText(toks[j])
 		j++
 	}
@@ -76,7 +86,7 @@ func email(toks []string, at int) (first, end int, addr string) {
 	if at < 1 || at >= len(toks) || toks[at] != "at" {
 		return at, at, ""
 	}
-	dom, e := domain(toks, at+1, true)
+	dom, e := mailDomain(toks, at+1)
 	if e == at+1 {
 		return at, at, ""
 	}
@@ -200,7 +210,7 @@ func detectEmailURL(toks []string) []cand {
 		if i > 0 && toks[i-1] == "at" && prefix == "" {
 			continue
 		}
-		dom, e := domain(toks, i, false)
+		dom, e := domain(toks, i)
 		if e == i {
 			i = start
 			continue

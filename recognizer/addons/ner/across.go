@@ -105,7 +105,7 @@ func across(edges []edge, want map[string]bool) []Entity {
 		}
 		// The longest prefix of pieces that makes a number wins.
 		for len(pieces) >= 2 {
-			typ := classify(digits, false, nil, 0)
+			typ := classify(digits, maxNationalPhone, nil, 0)
 			if typ != "" && want[typ] {
 				for _, p := range pieces {
 					out = append(out, pieceEntity(edges[p.utt], p, typ, digits))

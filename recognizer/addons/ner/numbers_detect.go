@@ -112,9 +112,13 @@ func detectNumbers(toks []string) []cand {
 			i = start
 			continue
 		}
-		typ := classify(d, plus, toks, start)
+		maxPhone := maxNationalPhone
+		if plus {
+			maxPhone = maxInternationalPhone
+		}
+		typ := classify(d, maxPhone, toks, start)
 		if h, ok := homophones[at(toks, start-1)]; ok && !plus && typ != CreditCard {
-			if ht := classify(string(h)+d, false, toks, start-1); ht == CreditCard || ht == PhoneNumber && typ == "" {
+			if ht := classify(string(h)+d, maxNationalPhone, toks, start-1); ht == CreditCard || ht == PhoneNumber && typ == "" {
 				typ, d, start, i = ht, string(h)+d, start-1, start-1
 			}
 		}
@@ -132,17 +136,24 @@ func detectNumbers(toks []string) []cand {
 	return cs
 }
 
+// Phone numbers are 7 digits and more, up to maxNationalPhone, or up to
+// maxInternationalPhone after "plus" (E.164).
+const (
+	maxNationalPhone      = 11
+	maxInternationalPhone = 15
+)
+
 // classify names what a run of digits d is by its length and checksum:
-// CREDIT_CARD, SSN, PHONE_NUMBER or "" (start is where the run's words
-// start, for the phone cues before it).
-func classify(d string, plus bool, toks []string, start int) string {
+// CREDIT_CARD, SSN, PHONE_NUMBER (up to maxPhone digits) or "" (start is
+// where the run's words start, for the phone cues before it).
+func classify(d string, maxPhone int, toks []string, start int) string {
 	n := len(d)
 	switch {
 	case n >= 13 && n <= 19 && luhn(d):
 		return CreditCard
 	case n == 9 && ssnShape(d) && !cueBefore(toks, start, 4, phoneCues...):
 		return SSN
-	case n >= 7 && n <= 11, plus && n >= 7 && n <= 15:
+	case n >= 7 && n <= maxPhone:
 		return PhoneNumber
 	}
 	return ""

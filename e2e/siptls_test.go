@@ -121,6 +121,8 @@ func wordErrors(ref, hyp string) int {
 // baresip answering the 401 with its credentials. Both are answered and
 // transcribed, the TLS call within one word of the UDP call's errors, and
 // the TLS call's INVITE came over the TLS door (its handshake counted).
+// A SIGHUP while the TLS call runs reloads the certificate and the call
+// runs on to the caller's BYE.
 func TestSIPTLSBaresip(t *testing.T) {
 	d, addr, tlsAddr, certFile := startSIPTLSDaemon(t, sipTLSConfig)
 	key := createKey(t, d.DataDir, "acme")
@@ -134,7 +136,22 @@ func TestSIPTLSBaresip(t *testing.T) {
 		{"plain", "sip:plain@" + addr},
 		{"secure", "sip:secure@" + tlsAddr + ";transport=tls"},
 	} {
+		var reloaded chan bool
+		if c.user == "secure" {
+			// SIGHUP (the certificate reloaded) while the TLS call runs.
+			reloaded = make(chan bool, 1)
+			go func() {
+				deadline := time.Now().Add(20 * time.Second)
+				for len(d.linesWith(`"msg":"sip call answered"`)) < 2 && time.Now().Before(deadline) {
+					time.Sleep(50 * time.Millisecond) // polling a real process
+				}
+				reloaded <- d.cmd.Process.Signal(syscall.SIGHUP) == nil
+			}()
+		}
 		baresip(t, c.uri, "PCMU/8000/1", wav8, 8000, 16*time.Second, "sip_cafile "+certFile, "account;auth_pass=s3cret")
+		if reloaded != nil && !<-reloaded {
+			t.Fatal("no SIGHUP sent during the TLS call")
+		}
 		job := liveJobByMetadata(t, d, key, "call", c.user, 60*time.Second)
 		if job["status"] != "done" {
 			t.Fatalf("%s: job %v", c.user, job["status"])
@@ -148,6 +165,24 @@ func TestSIPTLSBaresip(t *testing.T) {
 	}
 	if n := d.metric("earshot_sip_tls_handshakes_total"); n < 1 {
 		t.Errorf("earshot_sip_tls_handshakes_total %v: the TLS call did not come over TLS", n)
+	}
+	// The reload happened while the call was up, and the call still ran
+	// to its end (baresip's BYE: "sip: remote hung up").
+	answered, reload, ended := -1, -1, -1 // the TLS call's lines: answered, reloaded, ended
+	d.mu.Lock()
+	for i, l := range d.lines {
+		switch {
+		case strings.Contains(l, `"msg":"sip call answered"`):
+			answered = i
+		case strings.Contains(l, "sip tls certificate loaded"):
+			reload = i
+		case strings.Contains(l, `"msg":"sip call ended"`) && strings.Contains(l, "remote hung up"):
+			ended = i
+		}
+	}
+	d.mu.Unlock()
+	if !(answered < reload && reload < ended) {
+		t.Errorf("log lines: TLS call answered %d, certificate reloaded %d, call ended by the caller's BYE %d; want the reload while the call ran", answered, reload, ended)
 	}
 }
 

@@ -36,7 +36,7 @@ func (c *mixChan) audio(b []byte) {
 // 1-byte packets each 16000 samples on was 82 minutes of silence).
 func (c *mixChan) fill(n int, limit int64) {
 	d := min(c.debt, n)
-	if c.invented+int64(n-d) > limit {
+	if n > d && c.invented+int64(n-d) > limit { // only new silence can pass the limit
 		c.unfilled += n
 		c.debt = 0 // the new timeline starts where the channel is
 		return

@@ -459,7 +459,8 @@ func TestSIPDigestAuth(t *testing.T) {
 // a call over TLS only from a client certificate of that CA file naming
 // one of those names (an SBC pinned by its certificate): no certificate,
 // a certificate of another CA and one of the CA file with another name
-// each get 403 and no session; the pinned SBC's INVITE is answered.
+// each get 403 and no session; the pinned SBC's INVITE is answered, and
+// refused once a SIGHUP has reloaded the CA file without its CA.
 func TestSIPMutualTLS(t *testing.T) {
 	dir := t.TempDir()
 	sbcCert, sbcKey := testCert(t, dir, "sbc.example", time.Now().Add(time.Hour))
@@ -514,5 +515,19 @@ func TestSIPMutualTLS(t *testing.T) {
 	}
 	if n := d.metric("earshot_sip_auth_failures_total"); n != 3 {
 		t.Errorf("earshot_sip_auth_failures_total %v, want 3", n)
+	}
+
+	// The CA file rewritten without the SBC's certificate and reloaded
+	// (SIGHUP): its next INVITE, on a new connection, is refused.
+	if err := os.WriteFile(caFile, mustRead(t, otherCert), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	d.WaitLog(5*time.Second, "sip tls client CAs loaded", `"route":"sbc"`)
+	conn, r = dial(sbcCert, sbcKey)
+	if code, _, _ := tlsInvite(t, conn, r, "sbc", 51, ""); code != 403 {
+		t.Errorf("the SBC's INVITE after its CA was removed and reloaded: %d, want 403", code)
 	}
 }

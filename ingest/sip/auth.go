@@ -230,7 +230,7 @@ func (g *authGate) failed(src netip.Addr, now time.Time, user, reason string) {
 // false. Both kinds of failure count against the source.
 func (s *Server) authorize(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *route, log *slog.Logger) bool {
 	a := r.Auth
-	if !a.on() && r.clientCAs == nil {
+	if !a.on() && r.clientCAs.Load() == nil {
 		return true
 	}
 	g, src, now := s.auth, source(req), s.auth.now()

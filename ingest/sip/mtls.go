@@ -82,7 +82,8 @@ func (p *tlsPeers) get(src string) []*x509.Certificate {
 // clientAllowed reports why req may not use route r for its client
 // certificate, or "" when it may (or r does not pin one).
 func (s *Server) clientAllowed(req *sipmsg.Request, r *route) string {
-	if r.clientCAs == nil {
+	roots := r.clientCAs.Load()
+	if roots == nil {
 		return ""
 	}
 	if !overTLS(req) {
@@ -97,7 +98,7 @@ func (s *Server) clientAllowed(req *sipmsg.Request, r *route) string {
 		inter.AddCert(c)
 	}
 	leaf := chain[0]
-	if _, err := leaf.Verify(x509.VerifyOptions{Roots: r.clientCAs, Intermediates: inter,
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter,
 		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
 		return "client certificate not of tls_client_ca"
 	}

@@ -34,8 +34,9 @@ type route struct {
 	live   *params.Live // the route's live options, decoded once; the job service does not change them
 	active int          // guarded by Server.mu
 
-	// clientCAs pin the route's callers' TLS certificates; nil: not pinned (mtls.go).
-	clientCAs *x509.CertPool
+	// clientCAs pin the route's callers' TLS certificates; nil: not
+	// pinned (mtls.go). ReloadTLS swaps them.
+	clientCAs atomic.Pointer[x509.CertPool]
 }
 
 // Server is the SIP door. New provisions it, Run serves bound sockets
@@ -117,9 +118,11 @@ func New(cfg Config, opener Opener, log *slog.Logger) (*Server, error) {
 		}
 		rt := &route{Route: r, nets: nets, live: opts}
 		if r.TLSClientCA != "" {
-			if rt.clientCAs, err = loadClientCAs(r.TLSClientCA); err != nil {
+			pool, err := loadClientCAs(r.TLSClientCA)
+			if err != nil {
 				return nil, fmt.Errorf("sip: route %q: tls_client_ca: %w", r.User, err)
 			}
+			rt.clientCAs.Store(pool)
 			s.askClientCert = true
 		}
 		s.routes = append(s.routes, rt)

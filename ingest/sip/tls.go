@@ -138,20 +138,36 @@ func (h *certHolder) tlsConfig(askClient bool) *tls.Config {
 	return cfg
 }
 
-// ReloadTLS reads the certificate and key files again; handshakes from
-// now on present the new certificate, connections already up keep theirs.
-// On error the old certificate stays. Nothing to do without tls_listen.
+// ReloadTLS reads the certificate and key files again, and each route's
+// tls_client_ca; handshakes from now on present the new certificate,
+// connections already up keep theirs, and INVITEs from now on are checked
+// against the new CAs. A file that does not load keeps what it replaced,
+// and is in the joined error. Nothing to do without tls_listen.
 func (s *Server) ReloadTLS() error {
 	if s.certs == nil {
 		return nil
 	}
+	var errs []error
 	if err := s.certs.load(); err != nil {
-		return fmt.Errorf("sip: reload tls: %w", err)
+		errs = append(errs, fmt.Errorf("sip: reload tls: %w", err))
+	} else {
+		leaf := s.certs.cur.Load().Leaf
+		s.log.Info("sip tls certificate loaded", "subject", leaf.Subject.String(),
+			"not_after", leaf.NotAfter.UTC().Format(time.RFC3339))
 	}
-	leaf := s.certs.cur.Load().Leaf
-	s.log.Info("sip tls certificate loaded", "subject", leaf.Subject.String(),
-		"not_after", leaf.NotAfter.UTC().Format(time.RFC3339))
-	return nil
+	for _, r := range s.routes {
+		if r.TLSClientCA == "" {
+			continue
+		}
+		pool, err := loadClientCAs(r.TLSClientCA)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("sip: reload route %q tls_client_ca: %w", r.User, err))
+			continue
+		}
+		r.clientCAs.Store(pool)
+		s.log.Info("sip tls client CAs loaded", "route", r.User, "file", r.TLSClientCA)
+	}
+	return errors.Join(errs...)
 }
 
 // tlsListener turns ln's connections (already admitted by the tcpGuard)

@@ -142,6 +142,7 @@ bench: build test-deps
 	  echo "## Live finals against batch, corpus readers held out, and stock pocketsphinx_batch on them (bench/cmd/livegap -corpus -held-out -stock)"; echo; $(GO) run ./bench/cmd/livegap -corpus $(CORPUS) -every 15 -held-out -stock -renditions pcm16k,mulaw8k,alaw8k; echo; \
 	  echo "## Engine presets, 8 kHz mu-law (bench/cmd/livegap)"; echo; $(GO) run ./bench/cmd/livegap -speech $(SPEECH) -renditions mulaw8k -presets $(BENCH_PRESETS); echo; \
 	  echo "## Live sessions (bench/cmd/livebench)"; echo; $(GO) run ./bench/cmd/livebench -speech $(SPEECH) -presets $(BENCH_NARROW_PRESETS); echo; \
+	  echo "## Live acknowledgments (bench/cmd/ackbench)"; echo; $(GO) run ./bench/cmd/ackbench -speech $(SPEECH); echo; \
 	  echo "## SIP door (bench/cmd/sipbench)"; echo; $(GO) run ./bench/cmd/sipbench -speech $(SPEECH); echo; \
 	  echo "## WebRTC door (bench/cmd/whipbench)"; echo; $(GO) run ./bench/cmd/whipbench -speech $(SPEECH); echo; \
 	  echo "## Call doors by codec (bench/cmd/codecbench)"; echo; $(GO) run ./bench/cmd/codecbench -speech $(SPEECH); echo; \

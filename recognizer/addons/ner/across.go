@@ -110,7 +110,13 @@ func across(edges []edge, want map[string]bool) []Entity {
 				for _, p := range pieces {
 					out = append(out, pieceEntity(edges[p.utt], p, typ, digits))
 				}
-				k = pieces[len(pieces)-1].utt - 1
+				// Go on after the last piece, or from its utterance's
+				// tail when that is another run than its head.
+				last := pieces[len(pieces)-1]
+				k = last.utt
+				if e := edges[last.utt]; e.tailFirst >= e.headEnd {
+					k--
+				}
 				break
 			}
 			last := pieces[len(pieces)-1]

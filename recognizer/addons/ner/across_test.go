@@ -65,3 +65,25 @@ func TestAcrossUtterances(t *testing.T) {
 		})
 	}
 }
+
+// TestAcrossBounded reads a long call of nothing but digit groups, each
+// its own utterance (a number joins at most maxAcrossPieces of them, and
+// each utterance's runs are read once): no two entities overlap, and every
+// group is found as part of a number.
+func TestAcrossBounded(t *testing.T) {
+	const n = 20_000
+	us := utts(strings.Repeat("one one one one | ", n-1)+"one one one one", 0.3)
+	ents, _ := Find(us, []string{CreditCard, PhoneNumber, SSN})
+	covered := make([]bool, n)
+	for i, e := range ents {
+		if i > 0 && ents[i-1].Utterance == e.Utterance && e.FirstWord <= ents[i-1].LastWord {
+			t.Fatalf("entities overlap: %+v and %+v", ents[i-1], e)
+		}
+		covered[e.Utterance] = true
+	}
+	for i, c := range covered {
+		if !c {
+			t.Fatalf("group %d of %d not found", i, n)
+		}
+	}
+}

@@ -28,6 +28,14 @@ import (
 type Live interface {
 	CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (live.Created, error)
 	AttachLive(ctx context.Context, token string, l ingest.Listener) (ingest.Session, error)
+	PauseLive(ctx context.Context, account, id string, pause bool) (live.PauseState, error)
+}
+
+// pauser is a session attachment the WebSocket's pause_recording and
+// resume_recording reach (daemon/live's attachment).
+type pauser interface {
+	Pause(ctx context.Context) error
+	Resume(ctx context.Context) error
 }
 
 // errBadMessage is the kind of a client message that is not one of the
@@ -334,15 +342,41 @@ func (s *Server) liveText(ctx context.Context, att ingest.Session, data []byte) 
 	if err != nil {
 		return false, err
 	}
-	if typ == "stop_recording" {
+	switch typ {
+	case "stop_recording":
 		return true, att.Stop(context.WithoutCancel(ctx))
+	case "pause_recording", "resume_recording":
+		p, ok := att.(pauser)
+		if !ok {
+			return false, badMessage(typ + " is not supported on this session")
+		}
+		if typ == "pause_recording" {
+			return false, p.Pause(ctx)
+		}
+		return false, p.Resume(ctx)
 	}
 	return false, att.Write(ctx, audio)
 }
 
-// decodeClientMessage parses a client text frame: its type (audio_chunk or
-// stop_recording) and, for audio_chunk, the decoded audio. Any other shape
-// is a bad message.
+// pauseLive is POST /v2/live/{id}/pause (pause true) and /resume: the
+// session's pause state, 200 however often it is asked.
+func (s *Server) pauseLive(pause bool) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		st, err := s.svc.PauseLive(ctx, account(ctx), pathID(ctx), pause)
+		if err != nil {
+			s.fail(ctx, err)
+			return
+		}
+		if st.Spans == nil {
+			st.Spans = []live.Span{}
+		}
+		s.writeJSON(ctx, fasthttp.StatusOK, st)
+	}
+}
+
+// decodeClientMessage parses a client text frame: its type (audio_chunk,
+// stop_recording, pause_recording or resume_recording) and, for
+// audio_chunk, the decoded audio. Any other shape is a bad message.
 func decodeClientMessage(data []byte) (string, []byte, error) {
 	var m clientMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -360,10 +394,10 @@ func decodeClientMessage(data []byte) (string, []byte, error) {
 			return "", nil, badMessage("data.chunk is not base64")
 		}
 		return m.Type, audio, nil
-	case "stop_recording":
+	case "stop_recording", "pause_recording", "resume_recording":
 		return m.Type, nil, nil
 	}
-	return "", nil, badMessage("type must be audio_chunk or stop_recording")
+	return "", nil, badMessage("type must be audio_chunk, stop_recording, pause_recording or resume_recording")
 }
 
 func badMessage(text string) error {

@@ -117,6 +117,8 @@ func New(cfg Config, svc Service, logger *slog.Logger) (*Server, error) {
 	r.GET("/v2/live/{id}", s.auth(s.getJob(store.KindLive)))
 	r.DELETE("/v2/live/{id}", s.auth(s.deleteJob(store.KindLive)))
 	r.GET("/v2/live/{id}/file", s.auth(s.getJobFile(store.KindLive)))
+	r.POST("/v2/live/{id}/pause", s.auth(s.pauseLive(true)))
+	r.POST("/v2/live/{id}/resume", s.auth(s.pauseLive(false)))
 	r.POST("/v2/live/{id}/whip", s.whipOffer)
 	r.OPTIONS("/v2/live/{id}/whip", s.whipOptions("POST, OPTIONS"))
 	r.DELETE("/v2/live/{id}/whip/{resource}", s.whipDelete)

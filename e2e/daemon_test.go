@@ -89,18 +89,34 @@ func cliKey(t *testing.T, account string, where ...string) string {
 // --listen wins), and waits for its "api listening" line.
 func startDaemon(t *testing.T, dataDir, configYAML string, extra ...string) *daemonProc {
 	t.Helper()
-	if dataDir == "" {
-		dataDir = t.TempDir()
-	}
-	d := &daemonProc{t: t, DataDir: dataDir, done: make(chan struct{})}
 	// The telephone live pool's lean search for an overloaded box is off:
 	// CI runs other packages' tests beside these, and a call's finals
 	// switching to it under that load would move the accuracy the tests
 	// bound (the lean search has its own tests: recognizer/sphinx
-	// TestLeanSearch, recognizer TestLiveLoadHysteresis); it also spares
-	// every daemon start making one more search per telephone decoder.
-	args := []string{"run", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--decoders", "2", "--log-level", "debug",
-		"--set", "sphinx.overload_max_hmms_per_frame=-1"}
+	// TestLeanSearch, recognizer TestLiveLoadHysteresis, and e2e
+	// TestLiveShippedDefaultsUnderLoad through startShippedDaemon); it also
+	// spares every daemon start making one more search per telephone
+	// decoder.
+	return launchDaemon(t, dataDir, configYAML, append([]string{"--decoders", "2", "--set", "sphinx.overload_max_hmms_per_frame=-1"}, extra...)...)
+}
+
+// startShippedDaemon starts earshotd on a fresh data dir as startDaemon
+// does, but on the shipped engine defaults: the lean search under load on,
+// and the decoder pools sized from the CPUs.
+func startShippedDaemon(t *testing.T, configYAML string, extra ...string) *daemonProc {
+	t.Helper()
+	return launchDaemon(t, "", configYAML, extra...)
+}
+
+// launchDaemon is startDaemon with only extra's flags after the
+// listener's, data dir's and log level's.
+func launchDaemon(t *testing.T, dataDir, configYAML string, extra ...string) *daemonProc {
+	t.Helper()
+	if dataDir == "" {
+		dataDir = t.TempDir()
+	}
+	d := &daemonProc{t: t, DataDir: dataDir, done: make(chan struct{})}
+	args := []string{"run", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-level", "debug"}
 	if configYAML != "" {
 		d.Config = filepath.Join(t.TempDir(), "earshot.yaml")
 		if err := os.WriteFile(d.Config, []byte(configYAML), 0o600); err != nil {

@@ -533,6 +533,20 @@ func liveCases(hookURL string, hook *callbackReceiver) []liveCase {
 					t.Errorf("custom_metadata %v", r.job["custom_metadata"])
 				}
 			}},
+		{name: "pci.start_paused records and recognises silence until a resume (none comes)", fields: []string{"pci", "pci.start_paused"},
+			body: map[string]any{"pci": map[string]any{"start_paused": true}}, compare: map[string]any{},
+			check: func(t *testing.T, r, base liveRun) {
+				spans, _ := r.psm["paused_intervals"].([]any)
+				if len(spans) != 1 || fmt.Sprint(spans[0]) != fmt.Sprintf("map[end:%v start:0]", r.job["file"].(map[string]any)["audio_duration"]) {
+					t.Errorf("paused_intervals %v, want the whole session", r.psm["paused_intervals"])
+				}
+				if n := r.types()["transcript/final"]; n != 0 || len(r.utterances()) != 0 {
+					t.Errorf("%d finals and %d utterances of a session paused throughout", n, len(r.utterances()))
+				}
+				if base.types()["transcript/final"] == 0 || base.psm["paused_intervals"] != nil {
+					t.Errorf("the same audio unpaused: %v, paused_intervals %v", base.types(), base.psm["paused_intervals"])
+				}
+			}},
 	}
 }
 

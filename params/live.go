@@ -64,6 +64,16 @@ type Live struct {
 	// CustomMetadata is free-form; numbers are json.Number; nil when
 	// absent or empty.
 	CustomMetadata jsonobject.Object `json:"custom_metadata,omitempty"`
+	// PCI is this appliance's payment-card option (not in SPEC).
+	PCI PCI `json:"pci,omitzero"`
+}
+
+// PCI is the live pci object: how a session keeps card digits out of its
+// recording and transcript (PROTOCOL.md, Pausing).
+type PCI struct {
+	// StartPaused starts the session paused (an IVR's payment leg): its
+	// audio is stored and recognised as silence until it is resumed.
+	StartPaused bool `json:"start_paused"`
 }
 
 // PreProcessing is the live pre_processing object.
@@ -248,6 +258,10 @@ func decodeLive(body []byte, c *Capabilities) (*Live, error) {
 		requireURL(&p, urlGiven)
 	}
 	l.CustomMetadata = decodeMetadata(o)
+	if po, ok := o.object("pci"); ok {
+		l.PCI.StartPaused = po.boolean("start_paused", false)
+		po.done()
+	}
 	o.done()
 	if err := p.err(); err != nil {
 		return nil, err

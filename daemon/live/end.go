@@ -80,6 +80,9 @@ func (s *session) finish(ctx context.Context, failure string) {
 		j.Result = body
 		j.File = liveFileRecord(s.id, s.format.Channels, dur)
 		s.labelPass(j)
+		if spans := s.pausedSpans(dur); spans != nil {
+			j.PostSessionMetadata["paused_intervals"] = spans
+		}
 		if s.lean > 0 {
 			j.PostSessionMetadata["live_search"] = fmt.Sprintf("lean in %d of %d segments: the box was short of CPU", s.lean, s.segments)
 		}
@@ -170,6 +173,9 @@ func (s *session) failLeft(reason, left string) {
 			j.PostSessionMetadata = map[string]any{}
 		}
 		j.PostSessionMetadata["error"] = reason
+		if spans := s.pausedSpans(s.secondsAt(s.received)); spans != nil {
+			j.PostSessionMetadata["paused_intervals"] = spans
+		}
 		return pending, nil
 	}
 	stored := func() {
@@ -223,6 +229,9 @@ func (s *session) language() string {
 func (s *session) onEvent(ev recognizer.Event) {
 	switch ev.Kind {
 	case recognizer.EventSpeechStart, recognizer.EventSpeechEnd:
+		if s.inPause(ev.Time) {
+			return // heard in silence the session put there: nothing to say
+		}
 		s.send(msg(ev.Kind.String(), s.id, speechData{Time: pipeline.Round3(ev.Time), Channel: ev.Channel}))
 	case recognizer.EventPartial, recognizer.EventFinal:
 		u := ev.Utterance
@@ -231,6 +240,13 @@ func (s *session) onEvent(ev recognizer.Event) {
 		}
 		u = s.spell(u)
 		final := ev.Kind == recognizer.EventFinal
+		if !final && s.paused {
+			return // no partials while paused
+		}
+		var ok bool
+		if u, ok = s.unpaused(u); !ok {
+			return
+		}
 		if final {
 			if len(u.Words) == 0 {
 				return

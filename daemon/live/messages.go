@@ -28,6 +28,10 @@ const (
 	typePostSummarization   = "post_summarization"
 	typePostChapterization  = "post_chapterization"
 	typeError               = "error"
+	typePauseRecording      = "pause_recording"  // the ack of a client's pause_recording
+	typeResumeRecording     = "resume_recording" // the ack of a client's resume_recording
+	typePaused              = "paused"
+	typeResumed             = "resumed"
 	// omittedType is the type of the entry result.messages carries in
 	// place of the messages its budget left out. It is never sent to a
 	// client.
@@ -137,9 +141,9 @@ func errorMsg(session, ackType, text string) *message {
 // callback_config) select message m.
 func switchFor(sw params.MessageSwitches, m *message) bool {
 	switch m.Type {
-	case typeAudioChunk, typeStopRecording:
+	case typeAudioChunk, typeStopRecording, typePauseRecording, typeResumeRecording:
 		return sw.ReceiveAcknowledgments
-	case typeStartSession, typeStartRecording, typeEndRecording, typeEndSession:
+	case typeStartSession, typeStartRecording, typeEndRecording, typeEndSession, typePaused, typeResumed:
 		return sw.ReceiveLifecycleEvents
 	case typeSpeechStart, typeSpeechEnd:
 		return sw.ReceiveSpeechEvents

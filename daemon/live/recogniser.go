@@ -41,6 +41,7 @@ type recogniser struct {
 	live   *recognizer.Live
 	route  *pipeline.LiveRoute
 	in     chan [][]int16
+	flush  chan struct{} // ends the open utterances on what in has handed over (a pause)
 	events chan recEvent
 	closed bool // in is closed; the session's
 
@@ -59,7 +60,7 @@ type recEvent struct {
 // newRecogniser routes the session to its engine and prepares the Live;
 // ctx bounds its engine calls.
 func newRecogniser(ctx context.Context, pl *pipeline.Transcriber, lo pipeline.LiveOptions, cfg recognizer.LiveConfig) (*recogniser, error) {
-	r := &recogniser{ctx: ctx, in: make(chan [][]int16), events: make(chan recEvent, recogniserEvents)}
+	r := &recogniser{ctx: ctx, in: make(chan [][]int16), flush: make(chan struct{}), events: make(chan recEvent, recogniserEvents)}
 	// The engine's notices come from within Live.Write, on the
 	// recogniser's goroutine.
 	lo.Notify = func(m string) { r.events <- recEvent{notice: m} }
@@ -90,15 +91,30 @@ func (r *recogniser) run() {
 		}
 	}()
 	ctx := r.ctx
-	for pcm := range r.in {
-		start := time.Now()
-		err := r.live.Write(ctx, pcm)
-		r.busy += time.Since(start)
-		if err != nil {
-			r.events <- recEvent{err: fmt.Errorf("recognise: %w", err)}
-			for range r.in {
+recognise:
+	for {
+		select {
+		case <-r.flush:
+			// A pause: its silence follows; the utterance in progress
+			// ends on the audio before it.
+			start := time.Now()
+			if err := r.live.Flush(ctx); err != nil {
+				r.events <- recEvent{notice: "recogniser: " + err.Error()}
 			}
-			return
+			r.busy += time.Since(start)
+		case pcm, ok := <-r.in:
+			if !ok {
+				break recognise
+			}
+			start := time.Now()
+			err := r.live.Write(ctx, pcm)
+			r.busy += time.Since(start)
+			if err != nil {
+				r.events <- recEvent{err: fmt.Errorf("recognise: %w", err)}
+				for range r.in {
+				}
+				return
+			}
 		}
 	}
 	start := time.Now()

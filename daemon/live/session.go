@@ -82,6 +82,9 @@ type session struct {
 	started    time.Time           // first attachment
 	addons     *liveAddons         // realtime add-ons, nil until used (addons.go)
 	busy       time.Duration       // time spent in the recogniser (result.metadata.transcription_time)
+	paused     bool                // audio is stored and recognised as silence (pause.go)
+	spans      []Span              // the paused spans, the open one's End -1; at most maxPausedSpans
+	quiet      []byte              // the silence written for paused audio, reused
 	route      *pipeline.LiveRoute // the engine the recogniser runs on (set at start), nil before
 	batchPass  bool                // a batch pass follows the end (batchpass.go)
 	recWG      sync.WaitGroup      // the recogniser goroutine
@@ -102,6 +105,9 @@ func (s *Service) newSession(job *store.Job, p *params.Live, connectBy time.Time
 		done:     make(chan struct{}),
 		messages: newMessageLog(s.cfg.MaxStoredMessageBytes), connectBy: connectBy,
 		opened: job.Status == store.StatusProcessing,
+	}
+	if p.PCI.StartPaused {
+		sess.paused, sess.spans = true, []Span{{Start: 0, End: -1}}
 	}
 	path, err := s.deps.Recordings.RecordingPath(job.Blob)
 	if err != nil {
@@ -269,6 +275,9 @@ func (s *session) start() error {
 	s.recWG.Go(rg.run)
 	s.send(msg(typeStartSession, s.id, nil))
 	s.send(msg(typeStartRecording, s.id, nil))
+	if s.paused {
+		s.send(msg(typePaused, s.id, pauseData{Time: s.spans[len(s.spans)-1].Start}))
+	}
 	return nil
 }
 
@@ -352,6 +361,9 @@ func (s *session) write(gen int, acks bool, audio []byte) error {
 	}
 	pcm, whole := s.framer.Push(audio)
 	if len(whole) > 0 {
+		if s.paused {
+			whole = s.silence(whole, pcm)
+		}
 		if err := s.rec.write(whole); err != nil {
 			return err
 		}

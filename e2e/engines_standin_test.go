@@ -15,8 +15,7 @@ import (
 // transcriptionStandin speaks POST /v1/audio/transcriptions and
 // /v1/audio/translations: it checks and records each request and answers
 // per mode: "ok", "fail" (500), "garbage" (malformed JSON), "slow" (no
-// answer until the client gives up), "french" (as ok, detecting French).
-// A request naming a language is answered in it, as a real server does.
+// answer until the client gives up).
 type transcriptionStandin struct {
 	t    *testing.T
 	mode atomic.Value
@@ -83,12 +82,7 @@ func (s *transcriptionStandin) ServeHTTP(w http.ResponseWriter, r *http.Request)
 			return
 		}
 		lang := "english"
-		switch {
-		case fields["language"] != "":
-			lang = fields["language"]
-		case s.mode.Load() == "french":
-			lang = "french"
-		case s.detections.Add(1) > 1 && s.mode.Load() == "mixed":
+		if fields["language"] == "" && s.detections.Add(1) > 1 && s.mode.Load() == "mixed" {
 			lang = "french"
 		}
 		fmt.Fprintf(w, `{"task":"transcribe","language":"%s","duration":%.3f,"text":" alpha beta",

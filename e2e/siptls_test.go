@@ -355,12 +355,13 @@ func tlsInvite(t *testing.T, c net.Conn, r *bufio.Reader, user string, seq int, 
 
 // TestSIPDigestAuth: a route with auth challenges an INVITE without
 // credentials (401, SHA-256 then MD5, a fresh nonce each time), answers
-// the right ones (the call's BYE then comes over its TLS connection), refuses
+// the right ones once (the call's BYE then comes over its TLS connection;
+// the same Authorization again is a replay: 403), refuses
 // wrong credentials (403) and creates no session; past
 // sip.auth_max_failures a source's INVITEs get 403 unchallenged, logged
 // and counted; the password is in no log line.
 func TestSIPDigestAuth(t *testing.T) {
-	cfg := strings.Replace(sipTLSConfig, "  routes:", "  auth_max_failures: 3\n  routes:", 1)
+	cfg := strings.Replace(sipTLSConfig, "  routes:", "  auth_max_failures: 4\n  routes:", 1)
 	cfg = strings.Replace(cfg, ", algorithms: [MD5]", "", 1) // the default: SHA-256, MD5
 	cfg = strings.Replace(cfg, "  routes:", "  rtp_timeout: 1s\n  routes:", 1)
 	d, _, tlsAddr, certFile := startSIPTLSDaemon(t, cfg)
@@ -414,6 +415,12 @@ func TestSIPDigestAuth(t *testing.T) {
 		}
 	}
 	d.WaitLog(10*time.Second, `"msg":"sip call ended"`, "tls-invite-3")
+
+	// The same Authorization again, in a new INVITE (a captured one
+	// replayed): 403, the first failure.
+	if code, _, _ := tlsInvite(t, c, r, "secure", 4, creds.String()); code != 403 {
+		t.Errorf("replayed credentials: %d, want 403", code)
+	}
 	for i, alg := range []string{"SHA-256", "MD5", "SHA-256"} {
 		ch := chals[0]
 		if alg == "MD5" {
@@ -431,12 +438,12 @@ func TestSIPDigestAuth(t *testing.T) {
 			t.Errorf("wrong password (%s): %d, want 403", alg, code)
 		}
 	}
-	d.WaitLog(5*time.Second, "sip source failed authentication too often", `"auth_max_failures":3`)
+	d.WaitLog(5*time.Second, "sip source failed authentication too often", `"auth_max_failures":4`)
 	if code, chals, _ := tlsInvite(t, c, r, "secure", 20, ""); code != 403 || len(chals) != 0 {
 		t.Errorf("INVITE from a source past auth_max_failures: %d %q, want 403 unchallenged", code, chals)
 	}
-	if n := d.metric("earshot_sip_auth_failures_total"); n != 3 {
-		t.Errorf("earshot_sip_auth_failures_total %v, want 3", n)
+	if n := d.metric("earshot_sip_auth_failures_total"); n != 4 {
+		t.Errorf("earshot_sip_auth_failures_total %v, want 4 (a replay, three wrong passwords)", n)
 	}
 	if n := d.metric("earshot_sip_auth_refused_total"); n != 1 {
 		t.Errorf("earshot_sip_auth_refused_total %v, want 1", n)

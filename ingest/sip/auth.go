@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -20,6 +21,7 @@ import (
 	"github.com/icholy/digest"
 
 	"github.com/earshot-dev/earshot/config"
+	"github.com/earshot-dev/earshot/ingest"
 )
 
 // Digest authentication of a route's calls (RFC 3261 section 22, with the
@@ -34,10 +36,16 @@ import (
 // caller's address under a key of this process, so a challenge costs no
 // memory and a nonce is good only from the address it was sent to.
 // Neither the password nor the Authorization header is logged.
+//
+// Credentials are good once: the nonce, nonce count and client nonce of
+// each accepted Authorization are kept until the nonce is stale (at most
+// maxUsedCredentials of them), and the same again is a replay (403), so a
+// captured INVITE cannot be sent again to place a call.
 const (
-	nonceLifetime = 5 * time.Minute
-	authWindow    = time.Minute
-	defaultRealm  = "earshot"
+	nonceLifetime      = 5 * time.Minute
+	authWindow         = time.Minute
+	defaultRealm       = "earshot"
+	maxUsedCredentials = 65536
 )
 
 // RouteAuth is a route's digest credentials; an empty Username turns
@@ -129,6 +137,7 @@ type authGate struct {
 
 	mu      sync.Mutex
 	sources map[netip.Addr]*authWindowCount // guarded by mu: sources with failures in their window
+	used    map[string]time.Time            // guarded by mu: accepted credentials (nonce, nc, cnonce), when
 
 	failures atomic.Uint64 // wrong credentials
 	refused  atomic.Uint64 // INVITEs refused unchallenged: their source past its failures
@@ -141,7 +150,8 @@ type authWindowCount struct {
 }
 
 func newAuthGate(maxFailures int, log *slog.Logger) *authGate {
-	g := &authGate{maxFailures: maxFailures, log: log, now: time.Now, sources: map[netip.Addr]*authWindowCount{}}
+	g := &authGate{maxFailures: maxFailures, log: log, now: time.Now, sources: map[netip.Addr]*authWindowCount{},
+		used: map[string]time.Time{}}
 	rand.Read(g.key[:])
 	return g
 }
@@ -172,6 +182,35 @@ func (g *authGate) checkNonce(n string, src netip.Addr, now time.Time) (ours, st
 	made := time.Unix(0, int64(binary.BigEndian.Uint64(b[:8])))
 	return true, now.Sub(made) > nonceLifetime || made.After(now.Add(time.Second))
 }
+
+// errCredentialsFull is returned when maxUsedCredentials fresh
+// credentials were accepted within nonceLifetime (503: try again later).
+var errCredentialsFull = fmt.Errorf("%w: %d digest credentials in use", ingest.ErrAtCapacity, maxUsedCredentials)
+
+// use records accepted creds; it reports errReplayed if they were used
+// before, errCredentialsFull when no more can be kept.
+func (g *authGate) use(creds *digest.Credentials, now time.Time) error {
+	key := fmt.Sprintf("%s|%08x|%s", creds.Nonce, creds.Nc, creds.Cnonce)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.used[key]; ok {
+		return errReplayed
+	}
+	if len(g.used) >= maxUsedCredentials {
+		for k, at := range g.used {
+			if now.Sub(at) > nonceLifetime { // its nonce is stale too: made before at
+				delete(g.used, k)
+			}
+		}
+		if len(g.used) >= maxUsedCredentials {
+			return errCredentialsFull
+		}
+	}
+	g.used[key] = now
+	return nil
+}
+
+var errReplayed = errors.New("sip: digest credentials replayed")
 
 // blocked reports whether src is past its failures in its window.
 func (g *authGate) blocked(src netip.Addr, now time.Time) bool {
@@ -271,6 +310,17 @@ func (s *Server) authorize(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *
 		g.failed(src, now, r.User, reason)
 		log.Info("sip call refused", "status", 403, "reason", reason)
 		s.respond(req, tx, 403, "Forbidden")
+		return false
+	}
+	switch err := g.use(creds, now); {
+	case errors.Is(err, errReplayed):
+		g.failed(src, now, r.User, "credentials replayed")
+		log.Info("sip call refused", "status", 403, "reason", "credentials replayed")
+		s.respond(req, tx, 403, "Forbidden")
+		return false
+	case err != nil:
+		log.Warn("sip call refused", "status", 503, "error", err)
+		s.respondErr(req, tx, err)
 		return false
 	}
 	return true

@@ -4,14 +4,17 @@ import (
 	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"net/netip"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/icholy/digest"
 
 	"github.com/earshot-dev/earshot/config"
+	"github.com/earshot-dev/earshot/ingest"
 )
 
 // TestNonce: a nonce is good from the address it was made for, until
@@ -101,5 +104,32 @@ func TestAuthFailuresBlockSource(t *testing.T) {
 	}
 	if f, r := g.failures.Load(), g.refused.Load(); f != 3 || r != 1 {
 		t.Errorf("failures %d refused %d, want 3 and 1", f, r)
+	}
+}
+
+// TestCredentialsOnce: accepted credentials are good once (a captured
+// INVITE sent again is a replay); the next nonce count is fresh; the
+// kept set is bounded, and emptied of credentials whose nonce is stale.
+func TestCredentialsOnce(t *testing.T) {
+	g := newAuthGate(3, slog.New(slog.DiscardHandler))
+	now := time.Now()
+	c := &digest.Credentials{Nonce: "n", Nc: 1, Cnonce: "c"}
+	if err := g.use(c, now); err != nil {
+		t.Fatalf("first use: %v", err)
+	}
+	if err := g.use(c, now); !errors.Is(err, errReplayed) {
+		t.Errorf("second use = %v, want errReplayed", err)
+	}
+	if err := g.use(&digest.Credentials{Nonce: "n", Nc: 2, Cnonce: "c"}, now); err != nil {
+		t.Errorf("next nonce count: %v", err)
+	}
+	for i := len(g.used); i < maxUsedCredentials; i++ {
+		g.used[strconv.Itoa(i)] = now
+	}
+	if err := g.use(&digest.Credentials{Nonce: "m", Nc: 1}, now); !errors.Is(err, ingest.ErrAtCapacity) {
+		t.Errorf("use with %d kept = %v, want ErrAtCapacity", len(g.used), err)
+	}
+	if err := g.use(&digest.Credentials{Nonce: "m", Nc: 1}, now.Add(nonceLifetime+time.Second)); err != nil || len(g.used) != 1 {
+		t.Errorf("use once the kept nonces are stale = %v with %d kept, want nil and 1", err, len(g.used))
 	}
 }

@@ -31,13 +31,9 @@ func (a *Addons) SpellUtterance(u recognizer.Utterance, dict map[string][]string
 }
 
 // EntitiesEnvelope is the named_entity_recognition envelope of utts; its
-// results are []EntityResult. Utterances in a language it does not read
-// fail it (languages.go).
+// results are []EntityResult.
 func (a *Addons) EntitiesEnvelope(utts []recognizer.Utterance) *Envelope {
 	return a.envelope("named_entity_recognition", func() (any, bool, error) {
-		if err := a.readable("named_entity_recognition", transcriptLanguages(utts, "")); err != nil {
-			return nil, true, err
-		}
 		ents, _ := a.Entities.Entities(utts, nil)
 		return entityResults(ents), len(ents) == 0, nil
 	})
@@ -45,13 +41,9 @@ func (a *Addons) EntitiesEnvelope(utts []recognizer.Utterance) *Envelope {
 
 // SentimentEnvelope is the sentiment_analysis envelope of utts as a live
 // message carries it: its results are the []SentimentResult list itself
-// (a pre-recorded result has it as a JSON string). Utterances in a
-// language it does not read fail it.
+// (a pre-recorded result has it as a JSON string).
 func (a *Addons) SentimentEnvelope(utts []recognizer.Utterance) *Envelope {
 	return a.envelope("sentiment_analysis", func() (any, bool, error) {
-		if err := a.readable("sentiment_analysis", transcriptLanguages(utts, "")); err != nil {
-			return nil, true, err
-		}
 		list := sentimentResults(a.Sentiment.Sentiment(utts))
 		return list, len(list) == 0, nil
 	})
@@ -94,16 +86,14 @@ func (a *Addons) TranslateUtterance(ctx context.Context, u recognizer.Utterance,
 	return &res[0], nil
 }
 
-// SummaryEnvelope is the summarization envelope of utts (post_processing),
-// failed when they hold a language it does not read.
+// SummaryEnvelope is the summarization envelope of utts (post_processing).
 func (a *Addons) SummaryEnvelope(ctx context.Context, utts []recognizer.Utterance, typ string) *Envelope {
-	return a.summaryEnvelope(ctx, utts, transcriptLanguages(utts, ""), typ)
+	return a.summaryEnvelope(ctx, utts, typ)
 }
 
-// ChaptersEnvelope is the chapterization envelope of utts (post_processing),
-// failed when they hold a language it does not read.
+// ChaptersEnvelope is the chapterization envelope of utts (post_processing).
 func (a *Addons) ChaptersEnvelope(ctx context.Context, utts []recognizer.Utterance) *Envelope {
-	return a.chaptersEnvelope(ctx, utts, transcriptLanguages(utts, ""))
+	return a.chaptersEnvelope(ctx, utts)
 }
 
 // ErrorOf is the envelope's AddonError of an add-on failure err.

@@ -22,7 +22,6 @@
 //
 // Every sentence in a result is a sentence of the input, capitalised and
 // ended with a full stop when the engine gave none. Words are English
-// (stop words, suffix stripping): Languages says so, and the pipeline runs
-// both on English transcripts only.
+// (stop words, suffix stripping); other languages still work, less well.
 // The abstractive, model-written variants live in the llm package.
 package summarize

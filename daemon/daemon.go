@@ -86,7 +86,7 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 		log:      logger,
 		db:       db,
 		pl:       pl,
-		caps:     params.Capabilities{Languages: pl.Engines.Languages()},
+		caps:     pl.Capabilities(),
 		quota:    quota.New(*cfg.Limits.MaxAccountBytes, db, logger.With("component", "quota")),
 		wake:     make(chan struct{}, 1),
 		running:  make(map[string]runningJob),

@@ -15,7 +15,8 @@ import (
 // transcriptionStandin speaks POST /v1/audio/transcriptions and
 // /v1/audio/translations: it checks and records each request and answers
 // per mode: "ok", "fail" (500), "garbage" (malformed JSON), "slow" (no
-// answer until the client gives up).
+// answer until the client gives up), "french" (as ok, detecting French).
+// A request naming a language is answered in it, as a real server does.
 type transcriptionStandin struct {
 	t    *testing.T
 	mode atomic.Value
@@ -82,7 +83,12 @@ func (s *transcriptionStandin) ServeHTTP(w http.ResponseWriter, r *http.Request)
 			return
 		}
 		lang := "english"
-		if fields["language"] == "" && s.detections.Add(1) > 1 && s.mode.Load() == "mixed" {
+		switch {
+		case fields["language"] != "":
+			lang = fields["language"]
+		case s.mode.Load() == "french":
+			lang = "french"
+		case s.detections.Add(1) > 1 && s.mode.Load() == "mixed":
 			lang = "french"
 		}
 		fmt.Fprintf(w, `{"task":"transcribe","language":"%s","duration":%.3f,"text":" alpha beta",

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	sipmsg "github.com/emiago/sipgo/sip"
-	"github.com/pion/sdp/v3"
 	pionrtp "github.com/pion/rtp"
+	"github.com/pion/sdp/v3"
 	"github.com/pion/srtp/v3"
 
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"

@@ -59,7 +59,7 @@ func cmdTranscribe(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	defer tr.Close()
-	p, err := params.DecodePreRecorded(body, params.Capabilities{Languages: tr.Engines.Languages()})
+	p, err := params.DecodePreRecorded(body, tr.Capabilities())
 	if err != nil {
 		return fmt.Errorf("transcribe: request: %w", err)
 	}

@@ -126,7 +126,7 @@ func New(cfg Config, deps Deps) *Service {
 	}
 	s := &Service{
 		cfg: cfg, deps: deps, db: deps.Store, pl: deps.Pipeline, log: deps.Log,
-		caps: params.Capabilities{Languages: deps.Pipeline.Engines.Languages()},
+		caps: deps.Pipeline.Capabilities(),
 		stop: make(chan struct{}), sessions: map[string]*session{},
 		box: recognizer.NewBoxLoad(),
 		created: prometheus.NewCounter(prometheus.CounterOpts{

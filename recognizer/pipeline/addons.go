@@ -111,6 +111,12 @@ type Addons struct {
 	// Translation and Prompts are nil without a backend.
 	Translation Translator
 	Prompts     PromptAnswerer
+	// Reads maps an add-on (its envelope's name) to the language codes
+	// it reads; one not listed reads any language (languages.go). The
+	// built-ins' come from their packages; with a backend, summarization
+	// is the model's and is not listed. A site that swaps an
+	// implementation sets its entry.
+	Reads map[string][]string
 
 	log    *slog.Logger
 	client *llm.Client // nil without a backend
@@ -133,6 +139,7 @@ func NewAddons(cfg AddonsConfig, logger *slog.Logger) (*Addons, error) {
 		b := &backend{c: c, cfg: cfg.LLM}
 		a.client = c
 		a.Summary, a.Translation, a.Prompts = b, b, b
+		delete(a.Reads, "summarization") // the model's summary reads what the model reads
 	}
 	return a, nil
 }
@@ -143,7 +150,8 @@ func builtinAddons() *Addons {
 	return &Addons{
 		Spelling: b, Punctuation: b, Sentences: b, Subtitles: b, Diarization: b,
 		Entities: b, Redaction: b, Sentiment: b, Summary: b, Chapters: b,
-		log: slog.New(slog.DiscardHandler),
+		Reads: builtinReads(),
+		log:   slog.New(slog.DiscardHandler),
 	}
 }
 
@@ -253,7 +261,10 @@ func (b *backend) Answer(ctx context.Context, model, transcript string, prompts 
 // carry no transcript and no credential (the llm package's errors do not).
 func addonError(err error) *AddonError {
 	var be *llm.BackendError
+	var le *languageError
 	switch {
+	case errors.As(err, &le):
+		return &AddonError{StatusCode: 422, Exception: "UnsupportedLanguage", Message: le.Error()}
 	case errors.Is(err, recognizer.ErrNotConfigured):
 		return &AddonError{StatusCode: 501, Exception: "NotConfigured", Message: err.Error()}
 	// The backend's address, its answers and the network error stay in the

@@ -39,10 +39,13 @@ type addonJob struct {
 // then entities and redaction, then the rest on the resulting text, so each
 // later add-on sees the corrected, punctuated and redacted transcript.
 // Every add-on runs guarded; a failure lands in its envelope (or in
-// post_session_metadata for those without one) and the others go on.
+// post_session_metadata for those without one) and the others go on. An
+// add-on that does not read the transcript's language does not run
+// (languages.go).
 func (a *Addons) apply(ctx context.Context, r *Result, utts []recognizer.Utterance, j addonJob) {
 	p := j.p
 	notes := map[string]any{}
+	langs := transcriptLanguages(utts, j.lang)
 	if p.CustomSpelling && p.CustomSpellingConfig != nil {
 		var err error
 		dict := p.CustomSpellingConfig.SpellingDictionary
@@ -58,8 +61,11 @@ func (a *Addons) apply(ctx context.Context, r *Result, utts []recognizer.Utteran
 			len(p.CustomVocabularyConfig.Vocabulary))
 	}
 	if p.PunctuationEnhanced {
-		var err error
-		if utts, err = a.guard("punctuation_enhanced", utts, a.Punctuation.Punctuate); err != nil {
+		err := a.readable("punctuation_enhanced", langs)
+		if err == nil {
+			utts, err = a.guard("punctuation_enhanced", utts, a.Punctuation.Punctuate)
+		}
+		if err != nil {
 			notes["punctuation_enhanced"] = "not applied: " + addonError(err).Message
 		}
 	}
@@ -86,6 +92,9 @@ func (a *Addons) apply(ctx context.Context, r *Result, utts []recognizer.Utteran
 	var ents []ner.Entity
 	if p.NamedEntityRecognition {
 		r.NamedEntityRecognition = a.envelope("named_entity_recognition", func() (any, bool, error) {
+			if err := a.readable("named_entity_recognition", langs); err != nil {
+				return nil, true, err
+			}
 			found, _ := a.Entities.Entities(utts, nil)
 			ents = found
 			return entityResults(found), len(found) == 0, nil
@@ -94,6 +103,9 @@ func (a *Addons) apply(ctx context.Context, r *Result, utts []recognizer.Utteran
 	if p.PIIRedaction {
 		var redactedEnts []ner.Entity
 		r.PIIRedaction = a.envelope("pii_redaction", func() (any, bool, error) {
+			if err := a.readable("pii_redaction", langs); err != nil {
+				return nil, true, err
+			}
 			c := p.PIIRedactionConfig
 			types, mode := []string{ner.DefaultPreset}, pii.Marker
 			if c != nil {
@@ -126,6 +138,9 @@ func (a *Addons) apply(ctx context.Context, r *Result, utts []recognizer.Utteran
 	}
 	if p.Sentences {
 		env := a.envelope("sentences", func() (any, bool, error) {
+			if err := a.readable("sentences", langs); err != nil {
+				return nil, true, err
+			}
 			s := sentenceTexts(a.Sentences.Sentences(utts))
 			return s, len(s) == 0, nil
 		})
@@ -141,6 +156,9 @@ func (a *Addons) apply(ctx context.Context, r *Result, utts []recognizer.Utteran
 	}
 	if p.SentimentAnalysis {
 		r.SentimentAnalysis = a.envelope("sentiment_analysis", func() (any, bool, error) {
+			if err := a.readable("sentiment_analysis", langs); err != nil {
+				return nil, true, err
+			}
 			list := sentimentResults(a.Sentiment.Sentiment(utts))
 			b, err := json.Marshal(list)
 			if err != nil {
@@ -154,7 +172,7 @@ func (a *Addons) apply(ctx context.Context, r *Result, utts []recognizer.Utteran
 		if p.SummarizationConfig != nil && p.SummarizationConfig.Type != "" {
 			typ = p.SummarizationConfig.Type
 		}
-		r.Summarization = a.summaryEnvelope(ctx, utts, typ)
+		r.Summarization = a.summaryEnvelope(ctx, utts, langs, typ)
 	}
 	if p.Translation {
 		r.Translation = a.translationEnvelope(ctx, utts, speakers, p, j)

@@ -74,9 +74,12 @@ func sentimentResults(rs []sentiment.Result) []SentimentResult {
 }
 
 // summaryEnvelope is the summarization envelope: results is the summary
-// string.
-func (a *Addons) summaryEnvelope(ctx context.Context, utts []recognizer.Utterance, typ string) *Envelope {
+// string; langs are the transcript's languages.
+func (a *Addons) summaryEnvelope(ctx context.Context, utts []recognizer.Utterance, langs []string, typ string) *Envelope {
 	return a.envelope("summarization", func() (any, bool, error) {
+		if err := a.readable("summarization", langs); err != nil {
+			return nil, true, err
+		}
 		s, err := a.Summary.Summarize(ctx, utts, typ)
 		if err != nil {
 			return nil, true, err
@@ -86,9 +89,12 @@ func (a *Addons) summaryEnvelope(ctx context.Context, utts []recognizer.Utteranc
 }
 
 // chaptersEnvelope is the chapterization envelope: results is the list of
-// chapters (PROTOCOL.md).
-func (a *Addons) chaptersEnvelope(ctx context.Context, utts []recognizer.Utterance) *Envelope {
+// chapters (PROTOCOL.md); langs are the transcript's languages.
+func (a *Addons) chaptersEnvelope(ctx context.Context, utts []recognizer.Utterance, langs []string) *Envelope {
 	return a.envelope("chapterization", func() (any, bool, error) {
+		if err := a.readable("chapterization", langs); err != nil {
+			return nil, true, err
+		}
 		cs, err := a.Chapters.Chapters(ctx, utts)
 		if err != nil {
 			return nil, true, err
@@ -159,6 +165,9 @@ func (a *Addons) translationEnvelope(ctx context.Context, utts []recognizer.Utte
 			tr.Utterances, tr.FullTranscript = contractUtterances(out, target, sp)
 			if p.Sentences {
 				tr.Sentences = []*Envelope{a.envelope("sentences", func() (any, bool, error) {
+					if err := a.readable("sentences", []string{target}); err != nil {
+						return nil, true, err
+					}
 					s := sentenceTexts(a.Sentences.Sentences(out))
 					return s, len(s) == 0, nil
 				})}

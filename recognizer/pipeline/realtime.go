@@ -31,9 +31,13 @@ func (a *Addons) SpellUtterance(u recognizer.Utterance, dict map[string][]string
 }
 
 // EntitiesEnvelope is the named_entity_recognition envelope of utts; its
-// results are []EntityResult.
+// results are []EntityResult. Utterances in a language it does not read
+// fail it (languages.go).
 func (a *Addons) EntitiesEnvelope(utts []recognizer.Utterance) *Envelope {
 	return a.envelope("named_entity_recognition", func() (any, bool, error) {
+		if err := a.readable("named_entity_recognition", transcriptLanguages(utts, "")); err != nil {
+			return nil, true, err
+		}
 		ents, _ := a.Entities.Entities(utts, nil)
 		return entityResults(ents), len(ents) == 0, nil
 	})
@@ -41,9 +45,13 @@ func (a *Addons) EntitiesEnvelope(utts []recognizer.Utterance) *Envelope {
 
 // SentimentEnvelope is the sentiment_analysis envelope of utts as a live
 // message carries it: its results are the []SentimentResult list itself
-// (a pre-recorded result has it as a JSON string).
+// (a pre-recorded result has it as a JSON string). Utterances in a
+// language it does not read fail it.
 func (a *Addons) SentimentEnvelope(utts []recognizer.Utterance) *Envelope {
 	return a.envelope("sentiment_analysis", func() (any, bool, error) {
+		if err := a.readable("sentiment_analysis", transcriptLanguages(utts, "")); err != nil {
+			return nil, true, err
+		}
 		list := sentimentResults(a.Sentiment.Sentiment(utts))
 		return list, len(list) == 0, nil
 	})
@@ -86,14 +94,16 @@ func (a *Addons) TranslateUtterance(ctx context.Context, u recognizer.Utterance,
 	return &res[0], nil
 }
 
-// SummaryEnvelope is the summarization envelope of utts (post_processing).
+// SummaryEnvelope is the summarization envelope of utts (post_processing),
+// failed when they hold a language it does not read.
 func (a *Addons) SummaryEnvelope(ctx context.Context, utts []recognizer.Utterance, typ string) *Envelope {
-	return a.summaryEnvelope(ctx, utts, typ)
+	return a.summaryEnvelope(ctx, utts, transcriptLanguages(utts, ""), typ)
 }
 
-// ChaptersEnvelope is the chapterization envelope of utts (post_processing).
+// ChaptersEnvelope is the chapterization envelope of utts (post_processing),
+// failed when they hold a language it does not read.
 func (a *Addons) ChaptersEnvelope(ctx context.Context, utts []recognizer.Utterance) *Envelope {
-	return a.chaptersEnvelope(ctx, utts)
+	return a.chaptersEnvelope(ctx, utts, transcriptLanguages(utts, ""))
 }
 
 // ErrorOf is the envelope's AddonError of an add-on failure err.

@@ -22,6 +22,7 @@
 //
 // Every sentence in a result is a sentence of the input, capitalised and
 // ended with a full stop when the engine gave none. Words are English
-// (stop words, suffix stripping); other languages still work, less well.
+// (stop words, suffix stripping): Languages says so, and the pipeline runs
+// both on English transcripts only.
 // The abstractive, model-written variants live in the llm package.
 package summarize

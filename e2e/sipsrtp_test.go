@@ -83,16 +83,16 @@ func clearCounter(set map[uint64]bool, n *atomic.Int64) func([]byte) {
 // baresipSRTP places one call from baresip to uri offering codecs,
 // playing wav (rate Hz) until it ends or limit passes; mediaenc, when set,
 // is the account's (srtp-mand: RTP/SAVP with SDES). answered says whether
-// the door must answer it; a refused call returns at once. It returns
-// baresip's output. Unlike baresip (codecs_test.go) it loads the srtp
-// module beside the codecs.
-func baresipSRTP(t *testing.T, uri, codecs, mediaenc, wav string, rate int, limit time.Duration, answered bool) string {
+// the door must answer it; a refused call returns at once. extra are more
+// config lines (sip_cafile for TLS). It returns baresip's output. Unlike
+// baresip (codecs_test.go) it loads the srtp module beside the codecs.
+func baresipSRTP(t *testing.T, uri, codecs, mediaenc, wav string, rate int, limit time.Duration, answered bool, extra ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	config := strings.Join([]string{"poll_method poll", "sip_listen 127.0.0.1:0", "audio_source aufile," + wav,
+	config := strings.Join(append([]string{"poll_method poll", "sip_listen 127.0.0.1:0", "audio_source aufile," + wav,
 		"audio_player aufile,/dev/null", "audio_alert aufile,/dev/null", fmt.Sprintf("ausrc_srate %d", rate), fmt.Sprintf("auplay_srate %d", rate),
 		"module_path /usr/lib/baresip/modules", "module g711.so", "module g722.so", "module aufile.so", "module srtp.so",
-		"module_app account.so", "module_app menu.so"}, "\n") + "\n"
+		"module_app account.so", "module_app menu.so"}, extra...), "\n") + "\n"
 	account := "<sip:phone@127.0.0.1>;regint=0;audio_codecs=" + codecs
 	if mediaenc != "" {
 		account += ";mediaenc=" + mediaenc
@@ -202,4 +202,50 @@ func TestSIPSRTPBaresip(t *testing.T) {
 		}
 		d.WaitLog(5*time.Second, `"msg":"sip call refused"`, `"status":488`, "SDES keys over UDP, not TLS")
 	})
+}
+
+// sipSRTPTLSConfig is the production setting: SIP over TLS (certificate
+// and key filled in), a route requiring SRTP without the lab flag.
+const sipSRTPTLSConfig = `
+sip:
+  listen: 127.0.0.1:0
+  tls_listen: 127.0.0.1:0
+  tls_cert: %s
+  tls_key: %s
+  rtp_ports: 31880-31919
+  max_calls: 4
+  allow: [127.0.0.0/8]
+  routes:
+    - user: secure
+      account: acme
+      srtp: mandatory
+      live: {custom_metadata: {call: secure}}
+`
+
+// TestSIPSRTPOverTLSBaresip: on a route with srtp: mandatory and no
+// allow_sdes_without_tls, real baresip's SDES offer is answered when it
+// comes over SIP/TLS (the keys never cross the network in clear) and
+// transcribed, and the same offer over UDP gets 488.
+func TestSIPSRTPOverTLSBaresip(t *testing.T) {
+	d, addr, tlsAddr, certFile := startSIPTLSDaemon(t, sipSRTPTLSConfig)
+	key := createKey(t, d.DataDir, "acme")
+	wav16, ref := clip(t, codecClip)
+	wav8 := filepath.Join(t.TempDir(), "clip8k.wav")
+	if b, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", wav16, "-ar", "8000", "-ac", "1", wav8).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v %s", err, b)
+	}
+	baresipSRTP(t, "sip:secure@"+addr, "PCMU/8000/1", "srtp-mand", wav8, 8000, 6*time.Second, false)
+	d.WaitLog(5*time.Second, `"msg":"sip call refused"`, `"status":488`, "SDES keys over UDP, not TLS")
+	baresipSRTP(t, "sip:secure@"+tlsAddr+";transport=tls", "PCMU/8000/1", "srtp-mand", wav8, 8000, 16*time.Second, true, "sip_cafile "+certFile)
+	d.WaitLog(5*time.Second, `"msg":"sip call answered"`, `"srtp":"AES_CM_128_HMAC_SHA1_80"`, `"transport":"TLS"`)
+	job := liveJobByMetadata(t, d, key, "call", "secure", 60*time.Second)
+	if job["status"] != "done" {
+		t.Fatalf("job %v", job["status"])
+	}
+	got := fullTranscript(job)
+	wer := recognizertest.WER(ref, got)
+	t.Logf("baresip SIP/TLS + SRTP: WER %.3f %q", wer, got)
+	if wer > werBaresipPCMU {
+		t.Errorf("WER %.3f > %.3f", wer, werBaresipPCMU)
+	}
 }

@@ -137,5 +137,5 @@ func detect(toks []string) []cand {
 	cs = append(cs, detectPlaces(toks)...)
 	cs = append(cs, detectOrgs(toks)...)
 	cs = append(cs, detectMedical(toks)...)
-	return cs
+	return withCardContext(toks, cs)
 }

@@ -18,6 +18,7 @@ func FuzzReaders(f *testing.F) {
 		"the third of march nineteen ninety at half past nine", "99999999999999999999 thousand",
 		"for one one one dash one one one one uh one one one one to one one one one", "expires oh four slash twenty six",
 		"bob seventy two at g mail dot com", "c v v one two three", "four one one one|one one one one|one one one one one one one one",
+		"card three seven eight two eight two two four six three one double oh oh five oh four twenty six one two three four",
 	} {
 		f.Add(s)
 	}

@@ -82,6 +82,12 @@ func detectCodes(toks []string) []cand {
 				if r.letters && !strings.ContainsAny(v, "0123456789") {
 					continue
 				}
+				if r.typ == CreditCard && !cardLength(v) {
+					// A card said on into its expiry date and code.
+					if m, cd := cardPrefix(toks, j, e); m > j {
+						v, e = cd, m
+					}
+				}
 				cs = append(cs, cand{typ: r.typ, first: j, end: e, value: v})
 			}
 		}
@@ -117,6 +123,14 @@ func detectNumbers(toks []string) []cand {
 			maxPhone = maxInternationalPhone
 		}
 		typ := classify(d, maxPhone, toks, start)
+		if typ != CreditCard && len(d) > 13 && !plus {
+			// A card said on into its expiry date and code.
+			if m, cd := cardPrefix(toks, i, e); m > i {
+				cs = append(cs, cand{typ: CreditCard, first: i, end: m, value: cd})
+				i = m - 1
+				continue
+			}
+		}
 		if h, ok := homophones[at(toks, start-1)]; ok && !plus && typ != CreditCard {
 			if ht := classify(string(h)+d, maxNationalPhone, toks, start-1); ht == CreditCard || ht == PhoneNumber && typ == "" {
 				typ, d, start, i = ht, string(h)+d, start-1, start-1
@@ -143,13 +157,67 @@ const (
 	maxInternationalPhone = 15
 )
 
+// cardLengths are the lengths to try, most common first, for a card
+// number at the start of a longer run.
+var cardLengths = []int{16, 15, 14, 19, 13, 17, 18}
+
+// cardPrefix finds a card number at the start of the run of words
+// toks[i:e] that goes on with 3 to 8 more digits (an expiry date and a
+// code): the end of its words and its digits, or i when there is none.
+func cardPrefix(toks []string, i, e int) (int, string) {
+	ends := map[int]int{} // digits read -> end of the words read
+	var digits string
+	for m := i + 1; m <= e; m++ {
+		if d, de := numberRun(toks[:m], i); de == m {
+			ends[len(d)] = m
+			if m == e {
+				digits = d
+			}
+		}
+	}
+	for _, n := range cardLengths {
+		m, ok := ends[n]
+		if !ok || len(digits)-n < 3 || len(digits)-n > 8 {
+			continue
+		}
+		if d := digits[:n]; cardNumber(d) {
+			return m, d
+		}
+	}
+	return i, ""
+}
+
+// cardNumber reports whether d is a payment card number: a length its
+// issuer's prefix allows and the Luhn check.
+func cardNumber(d string) bool { return cardLength(d) && luhn(d) }
+
+// cardLength reports whether d has a length its issuer's prefix allows
+// (American Express 15, Visa 13, 16 or 19, Mastercard 16, others 13 to
+// 19). After a card cue a run of such a length is the card, misheard
+// digits and all, not a shorter card followed by its code.
+func cardLength(d string) bool {
+	n := len(d)
+	if n < 13 || n > 19 {
+		return false
+	}
+	switch {
+	case d[:2] == "34" || d[:2] == "37":
+		return n == 15
+	case d[0] == '4':
+		return n == 13 || n == 16 || n == 19
+	case d[:2] >= "51" && d[:2] <= "55":
+		return n == 16
+	}
+	return true
+}
+
 // classify names what a run of digits d is by its length and checksum:
 // CREDIT_CARD, SSN, PHONE_NUMBER (up to maxPhone digits) or "" (start is
 // where the run's words start, for the phone cues before it).
 func classify(d string, maxPhone int, toks []string, start int) string {
 	n := len(d)
 	switch {
-	case n >= 13 && n <= 19 && luhn(d):
+	case cardNumber(d):
 		return CreditCard
 	case n == 9 && ssnShape(d) && !cueBefore(toks, start, 4, phoneCues...):
 		return SSN

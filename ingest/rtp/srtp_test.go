@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pion/rtcp"
 	pionrtp "github.com/pion/rtp"
 	"github.com/pion/srtp/v3"
 )
@@ -71,6 +72,21 @@ func TestUnprotectEverySuite(t *testing.T) {
 					if err := p.Unmarshal(out); err != nil || !bytes.Equal(p.Payload, payload) || p.SequenceNumber != seq {
 						t.Fatalf("seq %d: got %d %x, %v", seq, p.SequenceNumber, p.Payload[:4], err)
 					}
+				}
+				// SRTCP of the same source: a sender report.
+				sr := rtcp.SenderReport{SSRC: 1234, NTPTime: 1 << 40, RTPTime: 99, PacketCount: 16, OctetCount: 2560}
+				plain, _ := sr.Marshal()
+				prot, err := c.EncryptRTCP(nil, plain, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				again := append([]byte(nil), prot...)
+				out, err := u.unprotect(prot, true)
+				if err != nil || !bytes.Equal(out, plain) {
+					t.Fatalf("srtcp: %x, %v", out, err)
+				}
+				if _, err := u.unprotect(again, true); !errors.Is(err, ErrSRTPReplay) {
+					t.Fatalf("srtcp replayed: %v", err)
 				}
 			})
 		}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/emiago/sipgo"
 	sipmsg "github.com/emiago/sipgo/sip"
+	"github.com/pion/srtp/v3"
 )
 
 // ---------------------------------------------------------------- sender side
@@ -61,9 +64,15 @@ func (p *phone) close() {
 	p.conn.Close()
 }
 
-func offerSDP(port int) []byte {
+// offerSDP offers PCMU on port: RTP/AVP, or with key (30 bytes) RTP/SAVP
+// with its a=crypto (SDES, AES_CM_128_HMAC_SHA1_80).
+func offerSDP(port int, key []byte) []byte {
+	proto, crypto := "RTP/AVP", ""
+	if key != nil {
+		proto, crypto = "RTP/SAVP", "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:"+base64.StdEncoding.EncodeToString(key)+"\r\n"
+	}
 	return fmt.Appendf(nil, "v=0\r\no=bench 1 1 IN IP4 127.0.0.1\r\ns=call\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"+
-		"m=audio %d RTP/AVP 0 101\r\na=rtpmap:0 PCMU/8000\r\na=rtpmap:101 telephone-event/8000\r\na=fmtp:101 0-16\r\na=ptime:20\r\na=sendonly\r\n", port)
+		"m=audio %d %s 0 101\r\na=rtpmap:0 PCMU/8000\r\na=rtpmap:101 telephone-event/8000\r\na=fmtp:101 0-16\r\na=ptime:20\r\na=sendonly\r\n%s", port, proto, crypto)
 }
 
 // answerPort is the m=audio port of an SDP answer.
@@ -81,18 +90,29 @@ type call struct {
 	dlg  *sipgo.DialogClientSession
 	conn *net.UDPConn
 	dest *net.UDPAddr
+	srtp *srtp.Context // protects the call's RTP when it offered a key
 }
 
 // place sends an INVITE, waits for the final answer and ACKs it; it returns
-// the time from sending the INVITE to the 200 OK.
-func (p *phone) place(ctx context.Context) (*call, time.Duration, error) {
+// the time from sending the INVITE to the 200 OK. With secure the call
+// offers SRTP (SDES) and its RTP is protected.
+func (p *phone) place(ctx context.Context, secure bool) (*call, time.Duration, error) {
 	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		return nil, 0, err
 	}
 	c := &call{conn: conn}
+	var key []byte
+	if secure {
+		key = make([]byte, 30)
+		rand.Read(key)
+		if c.srtp, err = srtp.CreateContext(key[:16], key[16:], srtp.ProtectionProfileAes128CmHmacSha1_80); err != nil {
+			conn.Close()
+			return nil, 0, err
+		}
+	}
 	t0 := time.Now()
-	c.dlg, err = p.dialogs.Invite(ctx, p.target, offerSDP(conn.LocalAddr().(*net.UDPAddr).Port), sipmsg.NewHeader("Content-Type", "application/sdp"))
+	c.dlg, err = p.dialogs.Invite(ctx, p.target, offerSDP(conn.LocalAddr().(*net.UDPAddr).Port, key), sipmsg.NewHeader("Content-Type", "application/sdp"))
 	if err != nil {
 		conn.Close()
 		return nil, 0, fmt.Errorf("invite: %w", err)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	sipmsg "github.com/emiago/sipgo/sip"
+	"github.com/pion/srtp/v3"
 )
 
 // loadAudio is the first speech clip as 8 kHz mu-law (ffmpeg).
@@ -34,8 +35,9 @@ func loadAudio(dir string) ([]byte, error) {
 
 // stream sends one 20 ms PCMU packet per destination per 20 ms, spread
 // over the period in 10 groups (as calls from a PBX are not in phase),
-// until stop is closed, counting the packets sent in sent.
-func stream(conns []*net.UDPConn, dests []*net.UDPAddr, audio []byte, stop <-chan struct{}, sent *atomic.Int64) {
+// until stop is closed, counting the packets sent in sent. A call with an
+// SRTP context in protect (nil: none) sends its packets protected.
+func stream(conns []*net.UDPConn, dests []*net.UDPAddr, protect []*srtp.Context, audio []byte, stop <-chan struct{}, sent *atomic.Int64) {
 	const frame = 160
 	const groups = 10
 	n := len(conns)
@@ -47,6 +49,7 @@ func stream(conns []*net.UDPConn, dests []*net.UDPAddr, audio []byte, stop <-cha
 		off[i] = (i * 7919 * frame) % (len(audio) - frame)
 	}
 	buf := make([]byte, 12+frame)
+	sealed := make([]byte, 0, 12+frame+16)
 	next := time.Now()
 	for {
 		for g := range groups {
@@ -68,7 +71,14 @@ func stream(conns []*net.UDPConn, dests []*net.UDPAddr, audio []byte, stop <-cha
 				off[i] += frame
 				seq[i]++
 				ts[i] += frame
-				if _, err := conns[i].WriteToUDP(buf, dests[i]); err == nil {
+				pkt := buf
+				if i < len(protect) && protect[i] != nil {
+					var err error
+					if pkt, err = protect[i].EncryptRTP(sealed[:0], buf, nil); err != nil {
+						continue
+					}
+				}
+				if _, err := conns[i].WriteToUDP(pkt, dests[i]); err == nil {
 					sent.Add(1)
 				}
 			}
@@ -99,8 +109,8 @@ func sender(o opts) error {
 			conns = append(conns, c)
 			dests = append(dests, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
 		}
-		return measure(o, conns, dests, true)
-	case "calls", "idle":
+		return measure(o, conns, dests, nil, true)
+	case "calls", "idle", "srtp":
 		p, err := newPhone(o.target)
 		if err != nil {
 			return err
@@ -116,23 +126,25 @@ func sender(o opts) error {
 		}()
 		var conns []*net.UDPConn
 		var dests []*net.UDPAddr
+		var protect []*srtp.Context
 		for range o.calls {
-			c, _, err := p.place(ctx)
+			c, _, err := p.place(ctx, o.mode == "srtp")
 			if err != nil {
 				return err
 			}
 			calls = append(calls, c)
 			conns = append(conns, c.conn)
 			dests = append(dests, c.dest)
+			protect = append(protect, c.srtp)
 		}
-		return measure(o, conns, dests, o.mode == "calls")
+		return measure(o, conns, dests, protect, o.mode != "idle")
 	}
 	return fmt.Errorf("unknown sender mode %q", o.mode)
 }
 
 // measure streams (or not), warms up, then prints the marks around the
 // window and its own CPU and packet count.
-func measure(o opts, conns []*net.UDPConn, dests []*net.UDPAddr, send bool) error {
+func measure(o opts, conns []*net.UDPConn, dests []*net.UDPAddr, protect []*srtp.Context, send bool) error {
 	stop := make(chan struct{})
 	var sent atomic.Int64
 	var wg sync.WaitGroup
@@ -141,7 +153,7 @@ func measure(o opts, conns []*net.UDPConn, dests []*net.UDPAddr, send bool) erro
 		if err != nil {
 			return err
 		}
-		wg.Go(func() { stream(conns, dests, audio, stop, &sent) })
+		wg.Go(func() { stream(conns, dests, protect, audio, stop, &sent) })
 	}
 	time.Sleep(o.warm)
 	fmt.Println("mark start")
@@ -190,7 +202,7 @@ func latency(ctx context.Context, o opts) error {
 					}
 					return
 				}
-				c, lat, err := p.place(ctx)
+				c, lat, err := p.place(ctx, false)
 				if err != nil {
 					report("fail %v", err)
 					return

@@ -103,17 +103,29 @@ lint: deps tools
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
 
-# unit runs every package's tests; -parallel 4 lets the e2e tests that mostly wait run side by side (e2e/doc.go).
-# go test -json goes whole to $(TEST_LOG); internal/testsummary prints each package's ok/FAIL line and every failed
-# test's output, then the slowest tests and each package's time against TEST_TIMEOUT (a package past half of it is
-# flagged: a run twice as slow would fail). TEST_TIMEOUT is 40m so that the e2e package, about 13 min on a 2-core
-# CI machine (2026-11-28 runs: 789 s), stays under half of it while make test as a whole stays under 18 min.
+# unit runs every package's tests in two go test processes side by side, each with its own TEST_TIMEOUT: the e2e
+# tests of the call doors and the cluster (E2E_DOORS: SIP, WHIP/WebRTC, Kamailio, PostgreSQL nodes; they hold fixed
+# port ranges, rtp_ports and udp_ports, and baresip's and Chromium's, so they stay in one process), and every other
+# test of every package (go test -skip E2E_DOORS; internal/archtest checks that no test outside e2e/ matches it).
+# -parallel 4 lets the e2e tests that mostly wait run side by side (e2e/doc.go). Each run's go test -json is kept
+# (bin/test-rest.json, bin/test-doors.json; both in $(TEST_LOG)); internal/testsummary then prints each package's
+# ok/FAIL line and every failed test's output, the slowest tests and each process's time against TEST_TIMEOUT (past
+# half flagged: a run twice as slow would fail). TEST_TIMEOUT is 40m: make test as a whole stays under 18 min on a
+# 2-core CI machine, so no process comes near half of it.
 TEST_LOG    ?= bin/test.log
+E2E_DOORS := ^(TestSIP|TestCluster|TestKamailio|TestWHIP|TestWebRTC|TestConsole|TestOpenAPI$$|TestMetricsSIPDoor$$|TestLivePauseSIP$$)
 unit: test-deps
 	@mkdir -p $(dir $(TEST_LOG)) bin
 	@$(GO) build -o bin/testsummary ./internal/testsummary
-	set -o pipefail; $(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) -parallel 4 ./... 2>&1 | tee $(TEST_LOG) | \
-	  bin/testsummary -timeout $(TEST_TIMEOUT)
+	@echo "go test: the e2e tests of the doors and the cluster in one process, every other test in another, side by side;"
+	@echo "         each package's line, the failures and the slowest tests follow when both have ended (whole logs: bin/test-*.json)"
+	@( $(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) -parallel 4 -run '$(E2E_DOORS)' ./e2e > bin/test-doors.json 2>&1; \
+	   echo $$? > bin/test-doors.rc ) & \
+	$(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) -parallel 4 -skip '$(E2E_DOORS)' ./... > bin/test-rest.json 2>&1; rest=$$?; \
+	wait; doors=$$(cat bin/test-doors.rc); \
+	cat bin/test-rest.json bin/test-doors.json > $(TEST_LOG); \
+	bin/testsummary -timeout $(TEST_TIMEOUT) bin/test-rest.json doors=bin/test-doors.json; summary=$$?; \
+	[ $$rest -eq 0 ] && [ $$doors -eq 0 ] && [ $$summary -eq 0 ]
 
 # openapi validates the API's OpenAPI 3.1 document (api/openapi.json, served at GET /v2/openapi.json).
 openapi: test-deps

@@ -9,4 +9,12 @@
 // fixed port range another parallel test uses and bounds no timing or
 // accuracy that contention could move; the accuracy tests (live against
 // batch, the call doors' WER) stay serial.
+//
+// make test runs the package as two processes side by side (the Makefile's
+// E2E_DOORS): the tests of the call doors and the cluster, which take fixed
+// port ranges (sip.rtp_ports, webrtc.udp_ports) or drive baresip and
+// Chromium, in one, every other test in the other. A new test that takes a
+// fixed port range, or drives baresip or Chromium, is named to match
+// E2E_DOORS (TestSIP..., TestWHIP..., TestCluster..., or added to the list);
+// a test outside this package may not match it (internal/archtest).
 package e2e

@@ -8,10 +8,10 @@ import (
 	"github.com/earshot-dev/earshot/packaging/kamailio"
 )
 
-// TestKamailioCommand: `earshotd kamailio config` prints the shipped file
+// TestCommandKamailio: `earshotd kamailio config` prints the shipped file
 // with no flags and the settings given; `earshotd kamailio dispatcher`
 // prints the node list; bad input is refused with the setting named.
-func TestKamailioCommand(t *testing.T) {
+func TestCommandKamailio(t *testing.T) {
 	cmd := func(args ...string) (string, error) {
 		var out, errOut bytes.Buffer
 		err := run(t.Context(), append([]string{"kamailio"}, args...), &out, &errOut)

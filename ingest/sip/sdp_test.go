@@ -79,9 +79,9 @@ func TestParseOffer(t *testing.T) {
 	}
 }
 
-// TestSIPRECFamilies: one session has one format, so G.722 is chosen only
+// TestSiprecFamilies: one session has one format, so G.722 is chosen only
 // when every stream offers it.
-func TestSIPRECFamilies(t *testing.T) {
+func TestSiprecFamilies(t *testing.T) {
 	head := "v=0\r\no=- 1 1 IN IP4 h\r\ns=-\r\nc=IN IP4 192.0.2.1\r\nt=0 0\r\n"
 	both := head + "m=audio 5000 RTP/AVP 9 0\r\na=label:1\r\nm=audio 5002 RTP/AVP 9 0\r\na=label:2\r\n"
 	mixed := head + "m=audio 5000 RTP/AVP 9 0\r\na=label:1\r\nm=audio 5002 RTP/AVP 8\r\na=label:2\r\n"

@@ -37,11 +37,59 @@ type timing struct {
 	seconds float64
 }
 
+// usage: testsummary [-timeout D] [-slowest N] [[LABEL=]FILE ...]: the
+// files of several go test runs (stdin when none); a labelled file's
+// packages are named "package (LABEL)", as one package run twice with other
+// tests (make test runs the e2e package so) is two test processes.
 func main() {
 	timeout := flag.Duration("timeout", 0, "the -timeout go test ran with: each package's time is shown against it")
 	slowest := flag.Int("slowest", 15, "how many of the slowest tests to list")
 	flag.Parse()
-	os.Exit(run(os.Stdin, os.Stdout, *timeout, *slowest))
+	var in io.Reader = os.Stdin
+	if flag.NArg() > 0 {
+		var inputs []io.Reader
+		for _, arg := range flag.Args() {
+			label, path, ok := strings.Cut(arg, "=")
+			if !ok {
+				label, path = "", arg
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "testsummary:", err)
+				os.Exit(2)
+			}
+			defer f.Close()
+			inputs = append(inputs, labelled(f, label))
+		}
+		in = io.MultiReader(inputs...)
+	}
+	os.Exit(run(in, os.Stdout, *timeout, *slowest))
+}
+
+// labelled is r with " (label)" added to each event's package name; r
+// itself when label is empty.
+func labelled(r io.Reader, label string) io.Reader {
+	if label == "" {
+		return r
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			line := sc.Bytes()
+			var e map[string]any
+			if json.Unmarshal(line, &e) == nil {
+				if p, ok := e["Package"].(string); ok {
+					e["Package"] = p + " (" + label + ")"
+					line, _ = json.Marshal(e)
+				}
+			}
+			pw.Write(append(line, '\n'))
+		}
+		pw.CloseWithError(sc.Err())
+	}()
+	return pr
 }
 
 func run(in io.Reader, out io.Writer, timeout time.Duration, slowest int) int {

@@ -35,3 +35,13 @@ func TestRun(t *testing.T) {
 		t.Errorf("code %d, output:\n%s", code, got)
 	}
 }
+
+// TestLabelled: a labelled run's packages carry the label.
+func TestLabelled(t *testing.T) {
+	in := `{"Action":"pass","Package":"m/e2e","Elapsed":9}` + "\n" + `not json` + "\n"
+	var out strings.Builder
+	run(labelled(strings.NewReader(in), "doors"), &out, time.Minute, 5)
+	if !strings.Contains(out.String(), "m/e2e (doors)") || !strings.Contains(out.String(), "not json") {
+		t.Errorf("output:\n%s", out.String())
+	}
+}

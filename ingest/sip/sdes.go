@@ -78,12 +78,12 @@ func parseCrypto(v string) (sdesCrypto, error) {
 	var c sdesCrypto
 	tag, err := strconv.Atoi(f[0])
 	if err != nil || tag < 0 || len(f[0]) > 9 {
-		return c, fmt.Errorf("%w: tag %q is not 1 to 9 digits", errCrypto, clipText(f[0]))
+		return c, fmt.Errorf("%w: tag %s is not 1 to 9 digits", errCrypto, shown(f[0], digits))
 	}
 	c.tag = tag
 	c.key.Suite = rtp.SuiteByName(f[1])
 	if c.key.Suite == rtp.SuiteNone {
-		return c, fmt.Errorf("%w: unknown suite %q", errCrypto, clipText(f[1]))
+		return c, fmt.Errorf("%w: unknown suite %s", errCrypto, shown(f[1], suiteChars))
 	}
 	if err := parseKeyParams(f[2], &c.key); err != nil {
 		return c, err
@@ -93,18 +93,18 @@ func parseCrypto(v string) (sdesCrypto, error) {
 		switch name {
 		case "KDR":
 			if val != "0" {
-				return c, fmt.Errorf("%w: KDR=%s (key derivation rate) is not supported", errCrypto, clipText(val))
+				return c, fmt.Errorf("%w: KDR=%s (key derivation rate) is not supported", errCrypto, shown(val, digits))
 			}
 		case "WSH":
 			n, err := strconv.Atoi(val)
 			if err != nil || n < 64 {
-				return c, fmt.Errorf("%w: WSH=%q is not a window of at least 64", errCrypto, clipText(val))
+				return c, fmt.Errorf("%w: WSH=%s is not a window of at least 64", errCrypto, shown(val, digits))
 			}
 			c.window = uint(min(n, 1<<16))
 		case "UNENCRYPTED_SRTP", "UNENCRYPTED_SRTCP", "UNAUTHENTICATED_SRTP":
 			return c, fmt.Errorf("%w: %s is not taken", errCrypto, name)
 		default:
-			return c, fmt.Errorf("%w: session parameter %q is not supported", errCrypto, clipText(name))
+			return c, fmt.Errorf("%w: session parameter %s is not supported", errCrypto, shown(name, suiteChars))
 		}
 	}
 	return c, nil
@@ -117,7 +117,7 @@ func parseKeyParams(s string, k *rtp.SRTPKey) error {
 	}
 	method, info, ok := strings.Cut(s, ":")
 	if !ok || method != "inline" {
-		return fmt.Errorf("%w: key method %q, want inline", errCrypto, clipText(method))
+		return fmt.Errorf("%w: key method %s, want inline", errCrypto, shown(method, "abcdefghijklmnopqrstuvwxyz"))
 	}
 	parts := strings.Split(info, "|")
 	if len(parts) > 3 {
@@ -144,7 +144,7 @@ func parseKeyParams(s string, k *rtp.SRTPKey) error {
 			continue
 		}
 		if i != 0 || !lifetime(p) {
-			return fmt.Errorf("%w: lifetime %q is not a number or 2^n up to 2^48", errCrypto, clipText(p))
+			return fmt.Errorf("%w: lifetime %s is not a number or 2^n up to 2^48", errCrypto, shown(p, digits+"^"))
 		}
 	}
 	return nil
@@ -154,11 +154,11 @@ func parseKeyParams(s string, k *rtp.SRTPKey) error {
 func parseMKI(v, l string) ([]byte, error) {
 	n, err := strconv.Atoi(l)
 	if err != nil || n < 1 || n > 4 {
-		return nil, fmt.Errorf("%w: MKI length %q, 1 to 4 bytes taken", errCrypto, clipText(l))
+		return nil, fmt.Errorf("%w: MKI length %s, 1 to 4 bytes taken", errCrypto, shown(l, digits))
 	}
 	val, err := strconv.ParseUint(v, 10, 8*n)
 	if err != nil {
-		return nil, fmt.Errorf("%w: MKI value %q does not fit %d bytes", errCrypto, clipText(v), n)
+		return nil, fmt.Errorf("%w: MKI value %s does not fit %d bytes", errCrypto, shown(v, digits), n)
 	}
 	mki := make([]byte, n)
 	for i := n - 1; i >= 0; i-- {
@@ -180,12 +180,21 @@ func lifetime(s string) bool {
 	return err == nil && n > 0 && n <= 1<<48
 }
 
-// clipText bounds offered text quoted in an error.
-func clipText(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "..."
+// Character sets of the fields an error may quote.
+const (
+	digits     = "0123456789"
+	suiteChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+)
+
+// shown quotes an offered field in an error only when it is short and made
+// of the characters its kind has (a suite name: upper case, digits and
+// underscores); anything else, a key moved into the wrong field among
+// them, is shown as its length.
+func shown(s, chars string) string {
+	if len(s) > 0 && len(s) <= 40 && strings.Trim(s, chars) == "" {
+		return strconv.Quote(s)
 	}
-	return s
+	return fmt.Sprintf("(%d bytes, not shown)", len(s))
 }
 
 // offeredCrypto reads the a=crypto lines of m: the first usable one in

@@ -247,8 +247,16 @@ func TestSIPTLSBoundsAndReload(t *testing.T) {
 		t.Errorf("stalled handshakes closed after %s; tls_handshake_timeout is 1s", e)
 	}
 	d.WaitLog(5*time.Second, "sip tls handshake failed")
+	// Counted once the door's handshake returns, just after it closed the
+	// connection: poll.
+	for deadline := time.Now().Add(5 * time.Second); d.metric("earshot_sip_tls_handshake_failures_total") < 20 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond) // polling a real process
+	}
 	if n := d.metric("earshot_sip_tls_handshake_failures_total"); n != 20 {
 		t.Errorf("earshot_sip_tls_handshake_failures_total %v, want 20", n)
+	}
+	if n := len(d.linesWith("connection pool not clean cleanup")); n > 0 {
+		t.Errorf("%d log lines of the SIP stack for closing the failed connections; want none (one line per connection of a flood)", n)
 	}
 	if n := d.metric("earshot_sip_tcp_connections"); n != 1 {
 		t.Errorf("earshot_sip_tcp_connections %v after the stalled ones closed, want 1 (the good one)", n)

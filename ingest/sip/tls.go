@@ -225,12 +225,18 @@ func (c *handshakeConn) Read(b []byte) (int, error) {
 	return c.Conn.Read(b)
 }
 
-// Close forgets the connection's client certificate and closes it.
+// Close forgets the connection's client certificate and closes it. A
+// connection already closed (a handshake that timed out is closed by
+// crypto/tls) closes without error: the SIP stack logs each error of
+// Close at warn level, a line per connection of a flood.
 func (c *handshakeConn) Close() error {
 	if c.peer.CompareAndSwap(true, false) {
 		c.peers.forget(c.RemoteAddr())
 	}
-	return c.Conn.Close()
+	if err := c.Conn.Close(); !errors.Is(err, net.ErrClosed) {
+		return err
+	}
+	return nil
 }
 
 // tlsStats counts the door's TLS handshakes and logs failures at most

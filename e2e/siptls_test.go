@@ -34,7 +34,7 @@ sip:
   tls_listen: 127.0.0.1:0
   tls_cert: %s
   tls_key: %s
-  rtp_ports: 31700-31779
+  rtp_ports: 31920-31999
   allow: [127.0.0.0/8]
   routes:
     - user: plain

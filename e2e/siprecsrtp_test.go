@@ -93,16 +93,17 @@ func savpOffer(ports []int, crypto []string) []byte {
 // garbage tag (forged).
 type hostile struct{ n int }
 
-// sendSRTP streams audio as SRTP PCMU packets, speedup times real time;
-// with h, each h.n-th tick also carries the four hostile packets. It
-// returns how many of each kind it sent (tampered, replayed, plain,
-// forged).
-func sendSRTP(t *testing.T, conn *net.UDPConn, dst *net.UDPAddr, s *srtpSender, audio []byte, speedup int, ssrc uint32, h hostile) [4]int {
+// sendSRTP streams audio as SRTP PCMU packets, speedup times real time,
+// audio[0] being sample from of the stream (its sequence numbers and
+// timestamps follow from it); with h, each h.n-th tick also carries the
+// four hostile packets. It returns how many of each kind it sent
+// (tampered, replayed, plain, forged).
+func sendSRTP(t *testing.T, conn *net.UDPConn, dst *net.UDPAddr, s *srtpSender, audio []byte, from, speedup int, ssrc uint32, h hostile) [4]int {
 	t.Helper()
 	var sent [4]int
 	var clear, prot [][]byte
-	for i, seq := 0, uint16(65000); i < len(audio); i, seq = i+160, seq+1 { // across the wrap: rollover
-		p := pionrtp.Packet{Header: pionrtp.Header{Version: 2, PayloadType: 0, SequenceNumber: seq, Timestamp: uint32(7000 + i), SSRC: ssrc}, Payload: audio[i:min(i+160, len(audio))]}
+	for i, seq := 0, uint16(65000+from/160); i < len(audio); i, seq = i+160, seq+1 { // from 65000: across the wrap
+		p := pionrtp.Packet{Header: pionrtp.Header{Version: 2, PayloadType: 0, SequenceNumber: seq, Timestamp: uint32(7000 + from + i), SSRC: ssrc}, Payload: audio[i:min(i+160, len(audio))]}
 		b, err := p.Marshal()
 		if err != nil {
 			t.Fatal(err)
@@ -164,8 +165,8 @@ func TestSIPRECSRTP(t *testing.T) {
 	}
 	addrs := checkSRTPAnswer(t, dlg.InviteResponse.Body(), map[int]srtpSuite{0: suite32, 1: suiteGCM}, []int{1, 7})
 	done := make(chan struct{})
-	go func() { defer close(done); sendSRTP(t, connB, addrs[1], sb, b, 8, 0xB, hostile{}) }()
-	sent := sendSRTP(t, connA, addrs[0], sa, a, 8, 0xA, hostile{n: 10})
+	go func() { defer close(done); sendSRTP(t, connB, addrs[1], sb, b, 0, 8, 0xB, hostile{}) }()
+	sent := sendSRTP(t, connA, addrs[0], sa, a, 0, 8, 0xA, hostile{n: 10})
 	<-done
 	if err := dlg.Bye(ctx); err != nil {
 		t.Fatalf("bye: %v", err)
@@ -262,4 +263,57 @@ func checkSRTPAnswer(t *testing.T, body []byte, suites map[int]srtpSuite, tags [
 		}
 	}
 	return addrs
+}
+
+// TestSIPSRTPRekey: a call's caller changes its SRTP key halfway by
+// re-INVITE (RFC 4568 section 7.1.4): answered 200 with an a=crypto, the
+// second half, under the new key, is decrypted too and the whole clip
+// transcribed, no packet failing; a re-INVITE that would turn SRTP off
+// gets 488 and the call goes on.
+func TestSIPSRTPRekey(t *testing.T) {
+	d, addr := startSIPDaemon(t, telephoneModel(t)+sipSRTPLabConfig)
+	key := createKey(t, d.DataDir, "acme")
+	p := newPhone(t, addr)
+	audio, ref := g711(t, codecClip, "mulaw")
+	half := len(audio) / 2 / 160 * 160
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	conn, port := udpPair(t)
+	first, second := newSRTPSender(t, suite32, 0x11), newSRTPSender(t, suite32, 0x22)
+	dlg, code := p.call(ctx, "transcribe", "application/sdp", savpOffer([]int{port}, []string{first.crypto(1)}))
+	if code != 200 {
+		t.Fatalf("INVITE answered %d", code)
+	}
+	addrs := checkSRTPAnswer(t, dlg.InviteResponse.Body(), map[int]srtpSuite{0: suite32}, []int{1})
+	sendSRTP(t, conn, addrs[0], first, audio[:half], 0, 4, 0x5, hostile{})
+	res := reinvite(t, ctx, dlg, savpOffer([]int{port}, []string{second.crypto(2)}))
+	if res.StatusCode != 200 {
+		t.Fatalf("rekeying re-INVITE answered %d", res.StatusCode)
+	}
+	checkSRTPAnswer(t, res.Body(), map[int]srtpSuite{0: suite32}, []int{2})
+	d.WaitLog(5*time.Second, `"msg":"sip re-invite"`, `"srtp_rekeyed":1`)
+	sendSRTP(t, conn, addrs[0], second, audio[half:half+len(audio[half:])/2/160*160], half, 4, 0x5, hostile{})
+	if res := reinvite(t, ctx, dlg, offerSDP([]int{port}, "0", "sendonly", true)); res.StatusCode != 488 {
+		t.Fatalf("a re-INVITE turning SRTP off answered %d, want 488", res.StatusCode)
+	}
+	d.WaitLog(5*time.Second, `"msg":"sip re-invite refused"`, "the route has srtp: mandatory")
+	rest := half + len(audio[half:])/2/160*160
+	sendSRTP(t, conn, addrs[0], second, audio[rest:], rest, 4, 0x5, hostile{})
+	if err := dlg.Bye(ctx); err != nil {
+		t.Fatalf("bye: %v", err)
+	}
+	job := liveJobByCall(t, d, key, dlg.InviteRequest.CallID().Value(), 90*time.Second)
+	if job["status"] != "done" {
+		t.Fatalf("job %v", job["status"])
+	}
+	text := channelText(job, 0)
+	wer := recognizertest.WER(ref, text)
+	t.Logf("WER %.3f: %s", wer, text)
+	if wer > werBaresipPCMU { // the clip's bound through the door in clear
+		t.Errorf("WER %.3f > %.3f", wer, werBaresipPCMU)
+	}
+	ended := d.WaitLog(10*time.Second, `"msg":"sip call ended"`, dlg.InviteRequest.CallID().Value())
+	if !strings.Contains(ended, "srtp_auth_failed=0 srtp_replayed=0") || !strings.Contains(ended, " lost=0 ") {
+		t.Errorf("packets lost or refused across the rekey: %s", ended)
+	}
 }

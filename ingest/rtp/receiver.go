@@ -184,6 +184,7 @@ type Receiver struct {
 	mu     sync.Mutex
 	hold   bool                    // guarded by mu
 	codecs []map[uint8]codec.Codec // guarded by mu: new maps from Update
+	rekeys map[int]*unprotector    // guarded by mu: new keys from Rekey, by stream
 	upd    atomic.Bool
 	// overflow counts audio bytes dropped because the session fell
 	// maxQueued ticks behind.
@@ -431,6 +432,7 @@ func (r *Receiver) takeUpdate() bool {
 		}
 	}
 	r.codecs = nil
+	r.takeRekeys()
 	return r.hold
 }
 

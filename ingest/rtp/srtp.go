@@ -232,6 +232,11 @@ type srtpSource struct {
 // unprotector decrypts one stream's SRTP and SRTCP. It is not safe for
 // concurrent use: the receiver's Run goroutine owns it.
 type unprotector struct {
+	// prev is the stream's key before a Rekey: packets sent under it
+	// before the peer switched may still be on their way. It is tried on a
+	// packet the new key does not authenticate, until one does.
+	prev    *unprotector
+	scratch []byte // a copy of the packet while prev may be tried
 	key     SRTPKey
 	window  uint
 	sources map[uint32]*srtpSource
@@ -273,6 +278,30 @@ func (u *unprotector) unprotect(buf []byte, rtcp bool) ([]byte, error) {
 	}
 	if len(buf) < at+4 {
 		return nil, fmt.Errorf("%w: %d-byte packet", ErrSRTPAuth, len(buf))
+	}
+	if u.prev != nil {
+		u.scratch = append(u.scratch[:0], buf...) // a failed AEAD open clears buf
+		out, err := u.unprotectOwn(buf, rtcp)
+		switch {
+		case err == nil:
+			u.prev, u.scratch = nil, nil // the peer uses the new key
+			return out, nil
+		case errors.Is(err, ErrSRTPReplay):
+			return nil, err
+		}
+		if out, perr := u.prev.unprotect(u.scratch, rtcp); perr == nil {
+			return buf[:copy(buf, out)], nil // the packet keeps its own bytes; scratch is reused
+		}
+		return nil, err
+	}
+	return u.unprotectOwn(buf, rtcp)
+}
+
+// unprotectOwn is unprotect under the stream's current key only.
+func (u *unprotector) unprotectOwn(buf []byte, rtcp bool) ([]byte, error) {
+	at := 8 // an RTP header's SSRC
+	if rtcp {
+		at = 4 // the RTCP sender's
 	}
 	ssrc := binary.BigEndian.Uint32(buf[at:])
 	u.clock++
@@ -351,4 +380,39 @@ func (r *Receiver) srtpFailed(s *streamState, in input, rtcp bool, err error) {
 		r.log.Warn("srtp packet dropped", "channel", s.ch, "source", in.from.String(), "rtcp", rtcp, "replay", replay,
 			"bytes", len(in.buf), "error", err)
 	}
+}
+
+// Rekey gives stream a new key (a re-INVITE's a=crypto, RFC 4568 section
+// 7.1.4); Run applies it at its next packet or tick, keeping the old key
+// for packets already on their way until the first packet under the new
+// one authenticates. It may be called from any goroutine while Run runs.
+func (r *Receiver) Rekey(stream int, s *SRTP) error {
+	if stream < 0 || stream >= len(r.streams) || s == nil {
+		return fmt.Errorf("rtp: no stream %d to rekey", stream)
+	}
+	u, err := newUnprotector(s)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	if r.rekeys == nil {
+		r.rekeys = map[int]*unprotector{}
+	}
+	r.rekeys[stream] = u
+	r.mu.Unlock()
+	r.upd.Store(true)
+	return nil
+}
+
+// takeRekeys applies the pending keys in Run's goroutine; r.mu is held.
+func (r *Receiver) takeRekeys() {
+	for i, u := range r.rekeys {
+		s := r.streams[i]
+		if s.srtp != nil {
+			s.srtp.prev = nil // two rekeys in flight: the oldest key is done
+			u.prev = s.srtp
+		}
+		s.srtp = u
+	}
+	r.rekeys = nil
 }

@@ -197,3 +197,42 @@ func FuzzSRTPUnprotect(f *testing.F) {
 		}
 	})
 }
+
+// TestRekeyKeepsOldKeyInFlight: after a rekey the old key still
+// decrypts packets on their way until the first packet under the new key
+// authenticates; from then on only the new key does.
+func TestRekeyKeepsOldKeyInFlight(t *testing.T) {
+	for _, suite := range []Suite{AESCM128HMACSHA180, AEADAES128GCM} {
+		t.Run(suite.String(), func(t *testing.T) {
+			oldKey, _ := NewSRTPKey(suite)
+			newKey, _ := NewSRTPKey(suite)
+			u, err := newUnprotector(&SRTP{Remote: oldKey})
+			if err != nil {
+				t.Fatal(err)
+			}
+			oldSender, newSender := srtpSender(t, oldKey), srtpSender(t, newKey)
+			payload := bytes.Repeat([]byte{0x3c}, 160)
+			if _, err := u.unprotect(protect(t, oldSender, 7, 1, payload), false); err != nil {
+				t.Fatal(err)
+			}
+			r := &Receiver{streams: []*streamState{{srtp: u}}}
+			if err := r.Rekey(0, &SRTP{Remote: newKey}); err != nil {
+				t.Fatal(err)
+			}
+			r.takeUpdate()
+			u = r.streams[0].srtp
+			late := protect(t, oldSender, 7, 2, payload)
+			out, err := u.unprotect(late, false)
+			var p pionrtp.Packet
+			if err != nil || p.Unmarshal(out) != nil || !bytes.Equal(p.Payload, payload) {
+				t.Fatalf("an old-key packet in flight: %v", err)
+			}
+			if _, err := u.unprotect(protect(t, newSender, 7, 1, payload), false); err != nil {
+				t.Fatalf("the first new-key packet: %v", err)
+			}
+			if _, err := u.unprotect(protect(t, oldSender, 7, 3, payload), false); !errors.Is(err, ErrSRTPAuth) {
+				t.Errorf("an old-key packet after the switch: %v, want ErrSRTPAuth", err)
+			}
+		})
+	}
+}

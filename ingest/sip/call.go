@@ -381,8 +381,12 @@ func (c *call) reinvite(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 	if err == nil {
 		err = o.secure(c.policy)
 	}
+	var rekeyed []int
 	if err == nil {
-		err = o.sameKeys(c.offer)
+		rekeyed, err = o.rekeyed(c.offer)
+	}
+	if err == nil {
+		err = c.rekey(o, rekeyed)
 	}
 	if err != nil {
 		if errors.Is(err, ErrMediaSecurity) {
@@ -401,7 +405,7 @@ func (c *call) reinvite(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 	c.recv.Update(codecs, hold)
 	c.offer = o
 	c.version.Add(1)
-	c.log.Info("sip re-invite", "hold", hold)
+	c.log.Info("sip re-invite", "hold", hold, "srtp_rekeyed", len(rekeyed))
 	c.respondSDP(req, tx, c.answerSDP(o))
 }
 

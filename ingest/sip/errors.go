@@ -34,8 +34,8 @@ var (
 	// ErrMediaSecurity is returned when an offer's SRTP does not fit the
 	// route's srtp policy and transport: plain RTP on a mandatory route,
 	// RTP/SAVP on one with srtp off, SDES keys over a transport other than
-	// TLS, no usable a=crypto, a re-offer that rekeys (488 Not Acceptable
-	// Here; the error names why).
+	// TLS, no usable a=crypto, a re-offer turning SRTP on or off (488 Not
+	// Acceptable Here; the error names why).
 	ErrMediaSecurity = errors.New("sip: media security refused")
 
 	// ErrUnsupportedMedia is returned for an INVITE body that is neither

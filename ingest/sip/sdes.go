@@ -275,17 +275,41 @@ func (o *offer) secure(p mediaPolicy) error {
 	return nil
 }
 
-// sameKeys checks that a re-offer keeps each stream's SRTP as the call
-// has it: the door does not rekey a running call, nor drop or add SRTP.
-func (o *offer) sameKeys(prev *offer) error {
+// rekeyed checks a re-offer against the call's last offer: a stream keeps
+// SRTP or plain RTP as the call began (turning SRTP off would send the
+// rest of the call in clear; turning it on is a new call's business), and
+// it returns the streams whose key changed (RFC 4568 section 7.1.4).
+func (o *offer) rekeyed(prev *offer) ([]int, error) {
+	var changed []int
 	for i, st := range o.streams {
 		was := prev.streams[i].crypto
 		switch {
 		case (st.crypto == nil) != (was == nil):
-			return fmt.Errorf("%w: the re-offer turns SRTP of stream %d on or off", ErrMediaSecurity, i)
+			return nil, fmt.Errorf("%w: the re-offer turns SRTP of stream %d on or off", ErrMediaSecurity, i)
 		case st.crypto != nil && !st.crypto.key.Equal(was.key):
-			return fmt.Errorf("%w: the re-offer changes the SRTP key of stream %d (rekeying a call is not supported)", ErrMediaSecurity, i)
+			changed = append(changed, i)
 		}
+	}
+	return changed, nil
+}
+
+// rekey gives the receiver the re-offer's new keys of streams; the door's
+// own key stays, unless the suite changed. c.mu is held.
+func (c *call) rekey(o *offer, streams []int) error {
+	for _, i := range streams {
+		st := o.streams[i]
+		local := c.keys[i]
+		if local.Suite != st.crypto.key.Suite {
+			k, err := rtp.NewSRTPKey(st.crypto.key.Suite)
+			if err != nil {
+				return err
+			}
+			local = &k
+		}
+		if err := c.recv.Rekey(i, &rtp.SRTP{Remote: st.crypto.key, Local: *local, ReplayWindow: st.crypto.window}); err != nil {
+			return err
+		}
+		c.keys[i] = local
 	}
 	return nil
 }

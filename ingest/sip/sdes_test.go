@@ -179,7 +179,7 @@ func checkAnswerCrypto(t *testing.T, ans []byte, srtp bool, proto string) {
 	}
 }
 
-func TestReofferKeepsKeys(t *testing.T) {
+func TestReofferRekeys(t *testing.T) {
 	good := "1 AES_CM_128_HMAC_SHA1_80 inline:" + key30
 	other := "1 AES_CM_128_HMAC_SHA1_80 inline:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{9}, 30))
 	lab := mediaPolicy{mode: srtpOptional, keys: true, transport: "UDP"}
@@ -194,13 +194,14 @@ func TestReofferKeepsKeys(t *testing.T) {
 		return o
 	}
 	call := parse(savpOffer("RTP/SAVP", good))
-	if err := parse(savpOffer("RTP/SAVP", strings.Replace(good, "1 ", "2 ", 1))).sameKeys(call); err != nil {
-		t.Errorf("same key, another tag: %v", err)
+	if got, err := parse(savpOffer("RTP/SAVP", strings.Replace(good, "1 ", "2 ", 1))).rekeyed(call); err != nil || len(got) != 0 {
+		t.Errorf("same key, another tag: %v %v", got, err)
 	}
-	for name, re := range map[string]string{"rekey": savpOffer("RTP/SAVP", other), "plain": savpOffer("RTP/AVP", "")} {
-		if err := parse(re).sameKeys(call); !errors.Is(err, ErrMediaSecurity) {
-			t.Errorf("%s: %v", name, err)
-		}
+	if got, err := parse(savpOffer("RTP/SAVP", other)).rekeyed(call); err != nil || len(got) != 1 || got[0] != 0 {
+		t.Errorf("a new key: %v %v, want stream 0 rekeyed", got, err)
+	}
+	if _, err := parse(savpOffer("RTP/AVP", "")).rekeyed(call); !errors.Is(err, ErrMediaSecurity) {
+		t.Errorf("plain re-offer: %v", err)
 	}
 }
 

@@ -3,16 +3,20 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/emiago/sipgo"
 	sipmsg "github.com/emiago/sipgo/sip"
 	pionrtp "github.com/pion/rtp"
 	"github.com/pion/sdp/v3"
@@ -315,5 +319,106 @@ func TestSIPSRTPRekey(t *testing.T) {
 	ended := d.WaitLog(10*time.Second, `"msg":"sip call ended"`, dlg.InviteRequest.CallID().Value())
 	if !strings.Contains(ended, "srtp_auth_failed=0 srtp_replayed=0") || !strings.Contains(ended, " lost=0 ") {
 		t.Errorf("packets lost or refused across the rekey: %s", ended)
+	}
+}
+
+// sipSRTPTLSRecConfig: SIP over TLS (certificate and key filled in) and a
+// route requiring SRTP without the lab flag: the production setting.
+const sipSRTPTLSRecConfig = `
+sip:
+  listen: 127.0.0.1:0
+  tls_listen: 127.0.0.1:0
+  tls_cert: %s
+  tls_key: %s
+  rtp_ports: 31920-31959
+  max_calls: 8
+  allow: [127.0.0.0/8]
+  routes:
+    - user: transcribe
+      account: acme
+      srtp: mandatory
+      live:
+        language_config: {languages: [en]}
+`
+
+// TestSIPRECSRTPOverTLS records a SIPREC call as an SBC sends it in
+// production: the INVITE over SIP/TLS, both streams SRTP with keys of
+// their own, on a route requiring SRTP without allow_sdes_without_tls.
+// Both channels are decrypted and transcribed, the labels kept, the call
+// answered over TLS and ended by the caller's BYE over the same
+// connection.
+func TestSIPRECSRTPOverTLS(t *testing.T) {
+	d, _, tlsAddr, certFile := startSIPTLSDaemon(t, sipSRTPTLSRecConfig)
+	key := createKey(t, d.DataDir, "acme")
+	pem, err := os.ReadFile(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pem)
+	ua, err := sipgo.NewUA(sipgo.WithUserAgent("e2e-sbc"), sipgo.WithUserAgenTLSConfig(&tls.Config{RootCAs: roots, ServerName: "127.0.0.1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ua.Close() })
+	cli, err := sipgo.NewClient(ua, sipgo.WithClientHostname("127.0.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := net.SplitHostPort(tlsAddr)
+	var n int
+	fmt.Sscan(port, &n)
+	params := sipmsg.NewParams()
+	params.Add("transport", "tls")
+	dialogs := sipgo.NewDialogClientCache(cli, sipmsg.ContactHeader{Address: sipmsg.Uri{User: "sbc", Host: "127.0.0.1", Port: 5061, UriParams: params}})
+	a, refA := g711(t, "pocketsphinx-goforward.wav", "mulaw")
+	b, refB := g711(t, "ls-test-clean-1089-134691-0001.wav", "mulaw")
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	connA, portA := udpPair(t)
+	connB, portB := udpPair(t)
+	sa, sb := newSRTPSender(t, suiteGCM, 0x52), newSRTPSender(t, suite32, 0x63)
+	body := "--b0undary\r\nContent-Type: application/sdp\r\n\r\n" + string(savpOffer([]int{portA, portB}, []string{sa.crypto(1), sb.crypto(2)})) +
+		"\r\n--b0undary\r\nContent-Type: application/rs-metadata+xml\r\nContent-Disposition: recording-session\r\n\r\n" + siprecMetadata + "\r\n--b0undary--\r\n"
+	dlg, err := dialogs.Invite(ctx, sipmsg.Uri{Scheme: "sip", User: "transcribe", Host: host, Port: n, UriParams: params}, []byte(body),
+		sipmsg.NewHeader("Content-Type", "multipart/mixed;boundary=b0undary"), sipmsg.NewHeader("Require", "siprec"))
+	if err != nil {
+		t.Fatalf("invite: %v", err)
+	}
+	if err := dlg.WaitAnswer(ctx, sipgo.AnswerOptions{}); err != nil {
+		t.Fatalf("SIPREC INVITE over TLS: %v", err)
+	}
+	if err := dlg.Ack(ctx); err != nil {
+		t.Fatalf("ack: %v", err)
+	}
+	addrs := checkSRTPAnswer(t, dlg.InviteResponse.Body(), map[int]srtpSuite{0: suiteGCM, 1: suite32}, []int{1, 2})
+	d.WaitLog(5*time.Second, `"msg":"sip call answered"`, `"srtp":"AEAD_AES_128_GCM,AES_CM_128_HMAC_SHA1_32"`, `"transport":"TLS"`)
+	done := make(chan struct{})
+	go func() { defer close(done); sendSRTP(t, connB, addrs[1], sb, b, 0, 8, 0xB, hostile{}) }()
+	sendSRTP(t, connA, addrs[0], sa, a, 0, 8, 0xA, hostile{})
+	<-done
+	if err := dlg.Bye(ctx); err != nil {
+		t.Fatalf("bye: %v", err)
+	}
+	job := liveJobByCall(t, d, key, dlg.InviteRequest.CallID().Value(), 90*time.Second)
+	if job["status"] != "done" {
+		t.Fatalf("job %v", job["status"])
+	}
+	md, _ := job["custom_metadata"].(map[string]any)
+	mdj, _ := json.Marshal(md)
+	if !strings.Contains(string(mdj), `"siprec_session_id":"ab30317f1a784dc48ff824d0d3715d86`) || !strings.Contains(string(mdj), `"label":"2"`) {
+		t.Errorf("custom_metadata lacks the recording's metadata: %s", mdj)
+	}
+	for ch, ref := range []string{refA, refB} {
+		text := channelText(job, ch)
+		wer := recognizertest.WER(ref, text)
+		t.Logf("channel %d WER %.3f: %s", ch, wer, text)
+		if wer > werSIPAny || text == "" {
+			t.Errorf("channel %d WER %.3f > %.3f", ch, wer, werSIPAny)
+		}
+	}
+	ended := d.WaitLog(10*time.Second, `"msg":"sip call ended"`, dlg.InviteRequest.CallID().Value())
+	if strings.Count(ended, "srtp_auth_failed=0 srtp_replayed=0") != 2 || !strings.Contains(ended, "sip: remote hung up") {
+		t.Errorf("the call's end line: %s", ended)
 	}
 }

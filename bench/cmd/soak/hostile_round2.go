@@ -28,21 +28,22 @@ sip:
 const roundTwoMix = "a job with custom_metadata 1e309 and a live session with -1e400 every 10 s, each followed by the account's lists; " +
 	"a SIP TCP storm every 30 s (100 addresses outside sip.allow at 8 connections each and 100 idle connections of the allowed address, held 10 s); " +
 	"an 8-channel 4 h 1 kHz 8-bit WAV (115 MB) uploaded every 60 s; an audio_url answering a 9.5 MB Content-Disposition filename every 10 s; " +
-	"an 8-channel 16 kHz live session at 4x every 20 s"
+	"an 8-channel 16 kHz live session at 4x every 20 s by account wide"
 
 // roundTwo is the bad-day mix of issue 43 (round two of the hostile
 // probe), run by the hostile account beside the normal traffic.
 type roundTwo struct {
 	h       *hostile
-	pcm8    []byte // the clip on 8 channels
-	bigWAV  []byte // 8 channels, 4 h, 1 kHz, 8-bit silence
+	wide    *client // account wide: the 8-channel live sessions
+	pcm8    []byte  // the clip on 8 channels
+	bigWAV  []byte  // 8 channels, 4 h, 1 kHz, 8-bit silence
 	sipAddr string
 	nameURL string // an audio_url whose answer names a 9.5 MB file
 	stop    func()
 }
 
-func newRoundTwo(h *hostile, pcm []byte, sipAddr string) (*roundTwo, error) {
-	r := &roundTwo{h: h, sipAddr: sipAddr}
+func newRoundTwo(h *hostile, wide *client, pcm []byte, sipAddr string) (*roundTwo, error) {
+	r := &roundTwo{h: h, wide: wide, sipAddr: sipAddr}
 	for i := 0; i+1 < len(pcm); i += 2 {
 		for range 8 {
 			r.pcm8 = append(r.pcm8, pcm[i], pcm[i+1])
@@ -138,7 +139,7 @@ func (r *roundTwo) run(ctx context.Context, wg *sync.WaitGroup) {
 		h.uploadAs("upload 8-channel 4 h WAV", "eight.wav", r.bigWAV)
 	})
 	every(20*time.Second, func() {
-		h.c.liveWith([]byte(`{"encoding":"wav/pcm","sample_rate":16000,"bit_depth":16,"channels":8}`), r.pcm8)
+		r.wide.liveWith([]byte(`{"encoding":"wav/pcm","sample_rate":16000,"bit_depth":16,"channels":8}`), r.pcm8)
 	})
 	every(30*time.Second, func() { r.storm(ctx) })
 }

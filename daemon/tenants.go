@@ -13,17 +13,14 @@ import (
 // account can open live sessions: the accounts of the active API keys,
 // and the accounts the doors open sessions for without a key (SIP routes,
 // AddDoorAccounts). It is checked at start, before each live session is
-// created (at most once a second: a key made a moment ago counts at once)
-// and every tenantCheckEvery (a revoked key's account stops counting).
-const (
-	tenantCheckEvery = 30 * time.Second
-	tenantCheckMin   = time.Second
-)
+// created while the bound is off (a key made a moment ago counts at once;
+// once on, the check costs nothing per session), and every
+// tenantCheckEvery (a revoked key's account stops counting).
+const tenantCheckEvery = 30 * time.Second
 
 type tenants struct {
 	mu    sync.Mutex
 	doors map[string]bool // guarded by mu: accounts doors open sessions for
-	last  time.Time       // guarded by mu: the last check
 	on    *bool           // guarded by mu: the state last set, nil before the first
 }
 
@@ -43,15 +40,14 @@ func (d *Daemon) AddDoorAccounts(accounts ...string) {
 }
 
 // checkTenants turns the live pools' per-account bound on when more than
-// one account can open live sessions, off otherwise; unless force, at
-// most once per tenantCheckMin.
+// one account can open live sessions, off otherwise; unless force, only
+// while it is off (turning it off again is the ticker's).
 func (d *Daemon) checkTenants(force bool) {
 	d.tenants.mu.Lock()
 	defer d.tenants.mu.Unlock()
-	if !force && time.Since(d.tenants.last) < tenantCheckMin {
+	if !force && d.tenants.on != nil && *d.tenants.on {
 		return
 	}
-	d.tenants.last = time.Now()
 	keys, err := d.db.Keys()
 	if err != nil {
 		d.log.Debug("cannot list keys for the live decoder share; left as it is", "error", err)

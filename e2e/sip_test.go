@@ -239,6 +239,28 @@ func udpPair(t *testing.T) (*net.UDPConn, int) {
 	return c, c.LocalAddr().(*net.UDPAddr).Port
 }
 
+// siprecJob hangs up a SIPREC call, waits for its live job to be done and
+// checks that its custom_metadata holds each of wants (the recording's
+// metadata as the door copies it).
+func siprecJob(t *testing.T, ctx context.Context, d *daemonProc, key string, dlg *sipgo.DialogClientSession, wants ...string) map[string]any {
+	t.Helper()
+	if err := dlg.Bye(ctx); err != nil {
+		t.Fatalf("bye: %v", err)
+	}
+	job := liveJobByCall(t, d, key, dlg.InviteRequest.CallID().Value(), 90*time.Second)
+	if job["status"] != "done" {
+		t.Fatalf("job %v", job["status"])
+	}
+	md, _ := job["custom_metadata"].(map[string]any)
+	mdj, _ := json.Marshal(md)
+	for _, want := range wants {
+		if !strings.Contains(string(mdj), want) {
+			t.Errorf("custom_metadata lacks %s: %s", want, mdj)
+		}
+	}
+	return job
+}
+
 // liveJobByCall finds the live job of a call by its Call-ID and waits
 // until it is done or error.
 func liveJobByCall(t *testing.T, d *daemonProc, key, callID string, timeout time.Duration) map[string]any {
@@ -454,20 +476,8 @@ func TestSIPREC(t *testing.T) {
 	go func() { defer close(done); sendRTP(t, connB, addrs[1], 0, b, 8, impair{}, 0xB) }()
 	sendRTP(t, connA, addrs[0], 0, a, 8, impair{}, 0xA)
 	<-done
-	if err := dlg.Bye(ctx); err != nil {
-		t.Fatalf("bye: %v", err)
-	}
-	job := liveJobByCall(t, d, key, dlg.InviteRequest.CallID().Value(), 90*time.Second)
-	if job["status"] != "done" {
-		t.Fatalf("job %v", job["status"])
-	}
-	md, _ := job["custom_metadata"].(map[string]any)
-	mdj, _ := json.Marshal(md)
-	for _, want := range []string{`"siprec_session_id":"ab30317f1a784dc48ff824d0d3715d86`, `"aor":"sip:alice@pbx.example","channel":0`, `"aor":"sip:bob@pbx.example","channel":1`, `"label":"2"`} {
-		if !strings.Contains(string(mdj), want) {
-			t.Errorf("custom_metadata lacks %s: %s", want, mdj)
-		}
-	}
+	job := siprecJob(t, ctx, d, key, dlg, `"siprec_session_id":"ab30317f1a784dc48ff824d0d3715d86`,
+		`"aor":"sip:alice@pbx.example","channel":0`, `"aor":"sip:bob@pbx.example","channel":1`, `"label":"2"`)
 	for ch, ref := range []string{refA, refB} {
 		text := channelText(job, ch)
 		wer := recognizertest.WER(ref, text)

@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -172,20 +171,8 @@ func TestSIPRECSRTP(t *testing.T) {
 	go func() { defer close(done); sendSRTP(t, connB, addrs[1], sb, b, 0, 8, 0xB, hostile{}) }()
 	sent := sendSRTP(t, connA, addrs[0], sa, a, 0, 8, 0xA, hostile{n: 10})
 	<-done
-	if err := dlg.Bye(ctx); err != nil {
-		t.Fatalf("bye: %v", err)
-	}
-	job := liveJobByCall(t, d, key, dlg.InviteRequest.CallID().Value(), 90*time.Second)
-	if job["status"] != "done" {
-		t.Fatalf("job %v", job["status"])
-	}
-	md, _ := job["custom_metadata"].(map[string]any)
-	mdj, _ := json.Marshal(md)
-	for _, want := range []string{`"siprec_session_id":"ab30317f1a784dc48ff824d0d3715d86`, `"aor":"sip:alice@pbx.example","channel":0`, `"label":"2"`} {
-		if !strings.Contains(string(mdj), want) {
-			t.Errorf("custom_metadata lacks %s: %s", want, mdj)
-		}
-	}
+	job := siprecJob(t, ctx, d, key, dlg, `"siprec_session_id":"ab30317f1a784dc48ff824d0d3715d86`,
+		`"aor":"sip:alice@pbx.example","channel":0`, `"label":"2"`)
 	for ch, ref := range []string{refA, refB} {
 		text := channelText(job, ch)
 		wer := recognizertest.WER(ref, text)
@@ -397,18 +384,7 @@ func TestSIPRECSRTPOverTLS(t *testing.T) {
 	go func() { defer close(done); sendSRTP(t, connB, addrs[1], sb, b, 0, 8, 0xB, hostile{}) }()
 	sendSRTP(t, connA, addrs[0], sa, a, 0, 8, 0xA, hostile{})
 	<-done
-	if err := dlg.Bye(ctx); err != nil {
-		t.Fatalf("bye: %v", err)
-	}
-	job := liveJobByCall(t, d, key, dlg.InviteRequest.CallID().Value(), 90*time.Second)
-	if job["status"] != "done" {
-		t.Fatalf("job %v", job["status"])
-	}
-	md, _ := job["custom_metadata"].(map[string]any)
-	mdj, _ := json.Marshal(md)
-	if !strings.Contains(string(mdj), `"siprec_session_id":"ab30317f1a784dc48ff824d0d3715d86`) || !strings.Contains(string(mdj), `"label":"2"`) {
-		t.Errorf("custom_metadata lacks the recording's metadata: %s", mdj)
-	}
+	job := siprecJob(t, ctx, d, key, dlg, `"siprec_session_id":"ab30317f1a784dc48ff824d0d3715d86`, `"label":"2"`)
 	for ch, ref := range []string{refA, refB} {
 		text := channelText(job, ch)
 		wer := recognizertest.WER(ref, text)

@@ -76,6 +76,11 @@ func (s *Server) onInvite(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 		callID = h.Value()
 	}
 	log := s.log.With("call_id", callID, "remote_addr", src.String())
+	if sipsURI(req) && !overTLS(req) {
+		log.Info("sip call refused", "status", 416, "error", ErrInsecureSIPS.Error())
+		s.respondErr(req, tx, ErrInsecureSIPS)
+		return
+	}
 	r := s.match(req.Recipient.User, src)
 	if r == nil {
 		log.Info("sip call refused", "status", 404)

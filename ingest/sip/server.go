@@ -44,6 +44,7 @@ type route struct {
 type Server struct {
 	cfg       Config
 	opener    Opener
+	dtlsID    *dtlsIdentity // the door's DTLS-SRTP certificate
 	log       *slog.Logger
 	rtpLog    *slog.Logger
 	allow     []netip.Prefix
@@ -105,6 +106,11 @@ func New(cfg Config, opener Opener, log *slog.Logger) (*Server, error) {
 	s.tlsStats = &tlsStats{log: s.log}
 	s.auth = newAuthGate(cfg.AuthMaxFailures, s.log)
 	s.peers = &tlsPeers{certs: map[string][]*x509.Certificate{}}
+	id, err := newDTLSIdentity()
+	if err != nil {
+		return nil, err
+	}
+	s.dtlsID = id
 	if cfg.TLSListen != "" {
 		s.certs = &certHolder{certFile: cfg.TLSCert, keyFile: cfg.TLSKey}
 		if err := s.certs.load(); err != nil {

@@ -274,9 +274,9 @@ func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput
 			err = fmt.Errorf("internal error")
 		}
 	}()
-	var p params.PreRecorded
-	if err := json.Unmarshal(job.Params, &p); err != nil {
-		return nil, fmt.Errorf("decode stored params: %w", err)
+	p, err := params.StoredPreRecorded(job.Params)
+	if err != nil {
+		return nil, err
 	}
 	out = &jobOutput{}
 	blob := job.Blob
@@ -300,7 +300,7 @@ func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput
 	}
 	defer release()
 	d.log.Debug("job audio ready; transcribing", "component", "worker", "job_id", job.ID)
-	res, info, err := d.pl.TranscribeFile(ctx, path, &p)
+	res, info, err := d.pl.TranscribeFile(ctx, path, p)
 	if err != nil {
 		return nil, err
 	}

@@ -137,14 +137,14 @@ func (s *Service) batchTranscribe(ctx context.Context, job *store.Job) (res *pip
 			res, err = nil, errors.New("internal error")
 		}
 	}()
-	var lp params.Live
-	if err := json.Unmarshal(job.Params, &lp); err != nil {
-		return nil, fmt.Errorf("decode stored params: %w", err)
+	lp, err := params.StoredLive(job.Params)
+	if err != nil {
+		return nil, err
 	}
 	if job.Blob == "" {
 		return nil, errors.New("no recording")
 	}
-	p := batchParams(&lp)
+	p := batchParams(lp)
 	tr := *s.pl
 	tr.Gate = s.gate.wrap
 	path, release, err := s.deps.Recordings.BlobFile(job.Blob)
@@ -258,9 +258,9 @@ func fillBatchPass(j *store.Job, res *pipeline.Result, cause error, took time.Du
 // session held back, made from the final result (built in the protocol's
 // order; the outbox sends deliveries independently).
 func heldCallbacks(j *store.Job, res *pipeline.Result) ([]*store.Delivery, error) {
-	var lp params.Live
-	if err := json.Unmarshal(j.Params, &lp); err != nil {
-		return nil, fmt.Errorf("decode stored params: %w", err)
+	lp, err := params.StoredLive(j.Params)
+	if err != nil {
+		return nil, err
 	}
 	url, method, ok := lp.CallbackTarget()
 	if !ok {

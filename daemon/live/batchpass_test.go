@@ -49,8 +49,11 @@ func TestBatchParams(t *testing.T) {
 // both queue the callback's held final messages once, in order, from the
 // stored result; a job no longer waiting for a pass is left alone.
 func TestFillBatchPass(t *testing.T) {
-	lp := params.Live{Callback: true, CallbackConfig: params.LiveCallbackConfig{URL: "http://127.0.0.1:1/hook",
-		MessageSwitches: params.MessageSwitches{ReceiveLifecycleEvents: true, ReceivePostProcessingEvents: true}}}
+	lp, err := params.DecodeLiveOptions(map[string]any{"callback": true, "callback_config": map[string]any{"url": "http://127.0.0.1:1/hook",
+		"receive_lifecycle_events": true, "receive_post_processing_events": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	pb, _ := json.Marshal(lp)
 	live := &pipeline.Result{Transcription: pipeline.Transcription{FullTranscript: "live words", Utterances: []pipeline.Utterance{}}, Messages: []string{`{"type":"end_session"}`}}
 	lb, _ := json.Marshal(live)

@@ -1,7 +1,6 @@
 package live
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -130,14 +129,14 @@ func (s *Service) adopt(id string) *session {
 		return nil
 	}
 	log := s.log.With("component", "live", "session_id", id)
-	var p params.Live
-	if err := json.Unmarshal(j.Params, &p); err != nil {
+	p, err := params.StoredLive(j.Params)
+	if err != nil {
 		log.Error("adopt a live session placed here", "error", err)
 		return nil
 	}
 	// The connect timeout runs from the creation, as on the node that
 	// created it.
-	sess, err := s.newSession(j, &p, j.CreatedAt.Add(s.cfg.connectWithin()))
+	sess, err := s.newSession(j, p, j.CreatedAt.Add(s.cfg.connectWithin()))
 	if err != nil {
 		log.Error("adopt a live session placed here", "error", err)
 		return nil
@@ -193,9 +192,11 @@ func (s *Service) EndOrphans() error {
 // length (a recording with no audio is removed).
 func (s *Service) endOrphan(o Orphan) {
 	log := s.log.With("component", "live", "session_id", o.Job.ID)
-	var p params.Live
-	_ = json.Unmarshal(o.Job.Params, &p) // a zero format keeps the header as it is
-	f := liveFormat(&p)
+	p, err := params.StoredLive(o.Job.Params)
+	if err != nil {
+		p = &params.Live{} // a zero format keeps the header as it is
+	}
+	f := liveFormat(p)
 	blob, audio := o.Job.Blob, int64(0)
 	if blob != "" {
 		if size, err := s.deps.Cluster.BlobSize(blob); err == nil {
@@ -215,7 +216,7 @@ func (s *Service) endOrphan(o Orphan) {
 	reason := fmt.Sprintf("the node running this session (%s) stopped; node %s ended it with the %.1f s of audio that had reached the shared store",
 		o.Node, s.deps.NodeID, dur)
 	empty := ""
-	_, err := s.db.UpdateJob(o.Job.ID, func(j *store.Job) ([]*store.Delivery, error) {
+	_, err = s.db.UpdateJob(o.Job.ID, func(j *store.Job) ([]*store.Delivery, error) {
 		if err := checkOpen(j); err != nil {
 			return nil, err // its node came back and ended it first
 		}

@@ -55,11 +55,14 @@ func TestEndOrphans(t *testing.T) {
 	a, b := openPG(t, dsn, "a"), openPG(t, dsn, "b")
 	a.StaleAfter = 300 * time.Millisecond
 	pcm, format := speechPCM(t, "ljspeech-LJ001-0002.wav")
-	var p params.Live
+	p, err := params.DecodeLiveOptions(nil) // every default, as a request's
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := p.SetFormat(params.EncodingPCM, 16, format.SampleRate, 1); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := json.Marshal(&p)
+	raw, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
 	}

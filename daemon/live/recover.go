@@ -23,8 +23,8 @@ func (s *Service) Recover(ctx context.Context, id string) {
 		log.Error("recover live job", "error", err)
 		return
 	}
-	var p params.Live
-	if err := json.Unmarshal(j.Params, &p); err != nil {
+	p, err := params.StoredLive(j.Params)
+	if err != nil {
 		s.endRecovered(log, j, nil, "session interrupted by a restart; its parameters are unreadable")
 		return
 	}
@@ -39,7 +39,7 @@ func (s *Service) Recover(ctx context.Context, id string) {
 		if exp := j.CreatedAt.Add(s.cfg.TokenTTL); connectBy.After(exp) {
 			connectBy = exp
 		}
-		sess, err := s.newSession(j, &p, connectBy)
+		sess, err := s.newSession(j, p, connectBy)
 		if err != nil || !s.start(sess) {
 			if sess != nil {
 				sess.rec.close()

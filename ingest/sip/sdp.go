@@ -72,7 +72,7 @@ func parseOffer(body []byte, prefer *codec.Codec) (*offer, error) {
 	}
 	o := &offer{media: sd.MediaDescriptions}
 	sessAddr := connAddr(sd.ConnectionInformation)
-	sessDir := direction(sd.Attributes)
+	sessDir := codec.Direction(sd.Attributes)
 	var lines []offerStream
 	wide := true // every line with a codec offers G.722
 	for i, m := range sd.MediaDescriptions {
@@ -113,7 +113,7 @@ func parseOffer(body []byte, prefer *codec.Codec) (*offer, error) {
 			s.rtcp = rtcpAttr(v, s.rtcp)
 		}
 		_, s.mux = m.Attribute("rtcp-mux")
-		s.dir = direction(m.Attributes)
+		s.dir = codec.Direction(m.Attributes)
 		if s.dir == "" {
 			s.dir = sessDir
 		}
@@ -244,16 +244,6 @@ func rtcpAttr(v string, def netip.AddrPort) netip.AddrPort {
 		}
 	}
 	return netip.AddrPortFrom(addr, uint16(port))
-}
-
-func direction(attrs []sdp.Attribute) string {
-	for _, a := range attrs {
-		switch a.Key {
-		case "sendrecv", "sendonly", "recvonly", "inactive":
-			return a.Key
-		}
-	}
-	return ""
 }
 
 // answer builds the SDP answer: every accepted stream on its port with the

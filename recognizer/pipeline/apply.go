@@ -135,6 +135,7 @@ func (a *Addons) apply(ctx context.Context, r *Result, utts []recognizer.Utteran
 			// Entities inside redacted spans keep their type, not their text.
 			r.NamedEntityRecognition.Results = redactEntities(ents, redactedEnts)
 		}
+		r.RedactedAudio = redactedAudio(p, j.channels, redactedEnts)
 	}
 	if p.Sentences {
 		env := a.envelope("sentences", func() (any, bool, error) {

@@ -1,0 +1,174 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// piiName is the clip of the PII audio tests and what it holds: Sense and
+// Sensibility 0870 ("and mister john dashwood had then leisure..."), which
+// the embedded engine writes "and mr john ...": "john" is a NAME of the
+// gazetteer, redacted by the default preset (GDPR).
+const (
+	piiClip  = "librivox-sense-and-sensibility-01-0870.wav"
+	piiValue = "john"
+)
+
+// piiGuard is the margin the appliance blanks beside an entity's words
+// (pii.AudioGuard); the checks leave a little more room on each side.
+const piiGuard = 0.08
+
+// getFile downloads a job's audio and returns its content type and body.
+func getFile(t *testing.T, d *daemonProc, key, path string) (string, []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", d.Base+path, nil)
+	req.Header.Set("x-service-key", key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %v %.200s", path, resp.StatusCode, err, b)
+	}
+	return resp.Header.Get("Content-Type"), b
+}
+
+// redactedWords are the marker words of a record's utterances ("[NAME]"
+// ...), with their times: what was redacted, where.
+func redactedWords(t *testing.T, rec map[string]any) []pauseSpan {
+	t.Helper()
+	var out []pauseSpan
+	res, _ := rec["result"].(map[string]any)
+	tr, _ := res["transcription"].(map[string]any)
+	utts, _ := tr["utterances"].([]any)
+	for _, u := range utts {
+		for _, w := range u.(map[string]any)["words"].([]any) {
+			w := w.(map[string]any)
+			if s, _ := w["word"].(string); strings.HasPrefix(s, "[") {
+				out = append(out, pauseSpan{w["start"].(float64), w["end"].(float64)})
+			}
+		}
+	}
+	return out
+}
+
+// checkNoValue fails when what (a record or a callback body) holds the
+// redacted value anywhere.
+func checkNoValue(t *testing.T, where string, what []byte) {
+	t.Helper()
+	if bytes.Contains(bytes.ToLower(what), []byte(piiValue)) {
+		i := bytes.Index(bytes.ToLower(what), []byte(piiValue))
+		t.Errorf("the redacted value %q is in %s: ...%s...", piiValue, where, what[max(0, i-80):min(len(what), i+80)])
+	}
+}
+
+// TestPIIAudioRedactionPreRecorded uploads real speech holding a name
+// (as FLAC: the stored upload is not a WAV) and runs pre-recorded jobs with
+// pii_redaction and a callback_url to a local receiver. With the default
+// audio (silence) the job's file (GET .../file) is a 16-bit PCM WAV at
+// 16 kHz (audio/wav), as long as the clip, digital silence (RMS 0) over
+// the redacted word's span from the record's words, and the clip's own
+// samples outside the guarded span (speech is heard there); the value
+// appears nowhere in the record nor in the callback's body. With audio
+// tone the span holds the 1 kHz tone at -20 dBFS; with audio off the file
+// is the upload, byte for byte.
+func TestPIIAudioRedactionPreRecorded(t *testing.T) {
+	d := startDaemon(t, "", "")
+	key := createKey(t, d.DataDir, "acme")
+	hook, hookURL := startHookReceiver(t)
+	wavPath, _ := clip(t, piiClip)
+	clipSamples := wavSamples(t, mustRead(t, wavPath))
+	flac := filepath.Join(t.TempDir(), "call.flac")
+	if out, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", wavPath, "-c:a", "flac", flac).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v %s", err, out)
+	}
+	status, up, b := d.upload(key, flac)
+	if status != 200 {
+		t.Fatalf("upload: %d %s", status, b)
+	}
+	run := func(audio string) (map[string]any, []byte) {
+		t.Helper()
+		body := map[string]any{"audio_url": up.AudioURL, "pii_redaction": true, "callback_url": hookURL}
+		if audio != "" {
+			body["pii_redaction_config"] = map[string]any{"audio": audio}
+		}
+		var created struct{ ID string }
+		if status, b := d.postJSON("/v2/pre-recorded", key, body, &created); status != 201 {
+			t.Fatalf("POST /v2/pre-recorded: %d %s", status, b)
+		}
+		rec := d.waitJob(key, created.ID, time.Minute)
+		if rec["status"] != "done" {
+			t.Fatalf("job %v: %v", rec["status"], rec)
+		}
+		_, raw := d.do("GET", "/v2/pre-recorded/"+created.ID, key, nil, "", nil)
+		return rec, raw
+	}
+
+	rec, raw := run("")
+	id := rec["id"].(string)
+	checkNoValue(t, "the record", raw)
+	spans := redactedWords(t, rec)
+	if len(spans) != 1 {
+		t.Fatalf("redacted words %v, want the one name (record %s)", spans, raw)
+	}
+	name := spans[0]
+	ctype, wav := getFile(t, d, key, "/v2/pre-recorded/"+id+"/file")
+	if ctype != "audio/wav" || string(wav[:4]) != "RIFF" || string(wav[8:12]) != "WAVE" {
+		t.Fatalf("file: %s %q, want a WAV", ctype, wav[:min(12, len(wav))])
+	}
+	if ch, rate, bits := binary.LittleEndian.Uint16(wav[22:]), binary.LittleEndian.Uint32(wav[24:]), binary.LittleEndian.Uint16(wav[34:]); ch != 1 || rate != 16000 || bits != 16 {
+		t.Fatalf("file: %d channels %d Hz %d bits, want 1, 16000, 16", ch, rate, bits)
+	}
+	got := wavSamples(t, wav)
+	if len(got) != len(clipSamples) {
+		t.Fatalf("file has %d samples, the clip %d", len(got), len(clipSamples))
+	}
+	if r := rmsOver(clipSamples, name.Start, name.End); r < 300 {
+		t.Fatalf("the clip has no speech over the name %v (RMS %.0f): the test would prove nothing", name, r)
+	}
+	if r := rmsOver(got, name.Start-piiGuard+0.005, name.End+piiGuard-0.005); r != 0 {
+		t.Errorf("file RMS %.1f over the name's words %v, want digital silence", r, name)
+	}
+	for i := range got {
+		s := float64(i) / 16000
+		if s > name.Start-piiGuard-0.01 && s < name.End+piiGuard+0.01 {
+			continue
+		}
+		if got[i] != clipSamples[i] {
+			t.Fatalf("file differs from the clip at %.4f s, outside the redacted span %v", s, name)
+		}
+	}
+	if r := rmsOver(got, name.End+0.2, 6.5); r < 300 {
+		t.Errorf("file RMS %.0f after the name: the speech elsewhere was silenced", r)
+	}
+	hook.waitEvent(t, id, "transcription.success", 30*time.Second)
+	hook.mu.Lock()
+	for _, h := range hook.got {
+		checkNoValue(t, "a callback body", h.body)
+	}
+	hook.mu.Unlock()
+
+	rec, _ = run("tone")
+	_, wav = getFile(t, d, key, "/v2/pre-recorded/"+rec["id"].(string)+"/file")
+	if r := rmsOver(wavSamples(t, wav), name.Start-piiGuard+0.005, name.End+piiGuard-0.005); r < 2200 || r > 2440 {
+		t.Errorf("tone: file RMS %.0f over the name, want about %.0f (1 kHz at -20 dBFS)", r, 0.1*32767/1.4142)
+	}
+
+	rec, _ = run("off")
+	ctype, wav = getFile(t, d, key, "/v2/pre-recorded/"+rec["id"].(string)+"/file")
+	if !bytes.Equal(wav, mustRead(t, flac)) || strings.Contains(ctype, "wav") {
+		t.Errorf("audio off: the file (%s, %d bytes) is not the upload", ctype, len(wav))
+	}
+}

@@ -72,3 +72,21 @@ func (d *Daemon) storeRedactedAudio(job *store.Job, ra *pipeline.RedactedAudio) 
 	}
 	return name, nil
 }
+
+// storeBlobFile stores the local file at path, which blobFile gave for the
+// blob name and which was changed in place, as that blob: with the
+// embedded store path is the blob (its change is synced already), with a
+// shared store a copy, written back whole (store.WriteBlob replaces the
+// name's bytes in one transaction).
+func (d *Daemon) storeBlobFile(name, path string) error {
+	if _, ok := d.db.(localBlobs); ok {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = d.db.WriteBlob(name, f, 0)
+	return err
+}

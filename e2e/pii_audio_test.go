@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fasthttp/websocket"
 )
 
 // piiName is the clip of the PII audio tests and what it holds: Sense and
@@ -171,4 +174,135 @@ func TestPIIAudioRedactionPreRecorded(t *testing.T) {
 	if !bytes.Equal(wav, mustRead(t, flac)) || strings.Contains(ctype, "wav") {
 		t.Errorf("audio off: the file (%s, %d bytes) is not the upload", ctype, len(wav))
 	}
+}
+
+// markerSpans are the marker words ("[NAME]" ...) of the final transcript
+// messages, with their times.
+func markerSpans(t *testing.T, msgs []liveMsg) []pauseSpan {
+	t.Helper()
+	var out []pauseSpan
+	for _, m := range msgs {
+		if m.Type != "transcript" {
+			continue
+		}
+		var d struct {
+			IsFinal   bool `json:"is_final"`
+			Utterance struct {
+				Words []struct {
+					Word       string
+					Start, End float64
+				} `json:"words"`
+			} `json:"utterance"`
+		}
+		if err := json.Unmarshal(m.Data, &d); err != nil {
+			t.Fatalf("transcript %s: %v", m.raw, err)
+		}
+		for _, w := range d.Utterance.Words {
+			if d.IsFinal && strings.HasPrefix(w.Word, "[") {
+				out = append(out, pauseSpan{w.Start, w.End})
+			}
+		}
+	}
+	return out
+}
+
+// TestPIIAudioRedactionLive streams real speech holding a name over the
+// WebSocket to a session with pii_redaction (an earshot extension of the
+// live body), partial transcripts on and every message also sent to a
+// callback: no message received (partials included), no entry of the
+// stored record (result.messages, the batch pass's result) and no callback
+// body holds the name, while a final carries its marker; the stored
+// recording (GET /v2/live/{id}/file) is digital silence over the marker's
+// words (those of the live finals and of the stored record) and the clip's
+// speech elsewhere. Once with the batch pass (whose result has its
+// pii_redaction envelope), once without it: the session's end alone
+// blanks the recording.
+func TestPIIAudioRedactionLive(t *testing.T) {
+	for _, batch := range []bool{true, false} {
+		t.Run(map[bool]string{true: "batch pass", false: "live only"}[batch], func(t *testing.T) {
+			config := ""
+			if !batch {
+				config = "live:\n  batch_pass: false\n"
+			}
+			liveRedaction(t, startDaemon(t, "", config), batch, map[string]any{"audio": "silence"})
+		})
+	}
+}
+
+// liveRedaction is TestPIIAudioRedactionLive on daemon d, whose batch
+// pass is on when batch is, the session's pii_redaction_config config.
+func liveRedaction(t *testing.T, d *daemonProc, batch bool, config map[string]any) {
+	key := createKey(t, d.DataDir, "acme")
+	hook, hookURL := startHookReceiver(t)
+	path, _ := clip(t, piiClip)
+	audio := pcmOf(t, path)
+	clipSamples := wavSamples(t, mustRead(t, path))
+
+	all := map[string]any{"receive_partial_transcripts": true, "receive_lifecycle_events": true}
+	cb := map[string]any{"url": hookURL}
+	for k, v := range all {
+		cb[k] = v
+	}
+	s := d.createLive(key, map[string]any{"pii_redaction": true, "pii_redaction_config": config, "messages_config": all, "callback": true, "callback_config": cb})
+	c, err := dial(t, s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := readLive(t, c)
+	for i := 0; i < len(audio); i += 3200 { // 100 ms frames, as fast as the session takes them
+		if err := c.WriteMessage(websocket.BinaryMessage, audio[i:min(i+3200, len(audio))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.waitAcked(t, int64(len(audio)))
+	if err := c.WriteJSON(map[string]any{"type": "stop_recording"}); err != nil {
+		t.Fatal(err)
+	}
+	<-r.done
+	if r.code != 1000 {
+		t.Fatalf("socket closed %d", r.code)
+	}
+	for _, m := range r.all {
+		checkNoValue(t, "a live message", m.raw)
+	}
+	live := markerSpans(t, r.all)
+	if len(live) == 0 {
+		t.Fatalf("no final carries a marker: the live transcript did not hold the name, the test would prove nothing")
+	}
+
+	rec := d.waitLive(key, s.ID, time.Minute)
+	if batch {
+		rec = waitBatchPass(t, d, key, s.ID)
+		if env, _ := rec["result"].(map[string]any)["pii_redaction"].(map[string]any); env["success"] != true {
+			t.Errorf("the batch pass's result has no pii_redaction envelope: %v", env)
+		}
+	}
+	_, raw := d.do("GET", "/v2/live/"+s.ID, key, nil, "", nil)
+	checkNoValue(t, "the record", raw)
+	hook.waitEvent(t, s.ID, "live.end_session", 30*time.Second)
+	hook.mu.Lock()
+	for _, h := range hook.got {
+		checkNoValue(t, "a callback body", h.body)
+	}
+	hook.mu.Unlock()
+
+	_, wav := getFile(t, d, key, "/v2/live/"+s.ID+"/file")
+	got := wavSamples(t, wav)
+	if len(got) != len(clipSamples) {
+		t.Fatalf("recording has %d samples, the clip %d", len(got), len(clipSamples))
+	}
+	spans := append(live, redactedWords(t, rec)...)
+	for _, sp := range spans {
+		if r := rmsOver(clipSamples, sp.Start, sp.End); r < 300 {
+			t.Errorf("the clip has no speech over the marker %v (RMS %.0f)", sp, r)
+		}
+		if r := rmsOver(got, sp.Start-piiGuard+0.005, sp.End+piiGuard-0.005); r != 0 {
+			t.Errorf("recording RMS %.1f over the redacted words %v, want digital silence", r, sp)
+		}
+	}
+	if r := rmsOver(got, 2.0, 6.5); r < 300 {
+		t.Errorf("recording RMS %.0f over 2.0-6.5 s: the speech elsewhere was silenced", r)
+	}
+	t.Logf("redacted spans: live %v, record %v", live, redactedWords(t, rec))
 }

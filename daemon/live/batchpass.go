@@ -65,7 +65,7 @@ func batchParams(lp *params.Live) *params.PreRecorded {
 		sc := lp.PostProcessing.SummarizationConfig
 		p.Summarization, p.SummarizationConfig = true, &sc
 	}
-	return p
+	return piiParams(p, lp)
 }
 
 // labelPass marks the stored live result with the pass that made it and
@@ -155,6 +155,11 @@ func (s *Service) batchTranscribe(ctx context.Context, job *store.Job) (res *pip
 	res, _, err = tr.TranscribeFile(ctx, path, p)
 	if err != nil {
 		return nil, err
+	}
+	// The words the pass redacted leave the recording before its result
+	// is stored (redact.go).
+	if err := s.blankStored(job.Blob, path, res); err != nil {
+		return nil, fmt.Errorf("blank the recording over the redacted entities: %w", err)
 	}
 	if lp.PostProcessing.Chapterization {
 		res.Chapterization = tr.Addons.OrBuiltin().ChaptersEnvelope(ctx, recognizerUtterances(res.Transcription.Utterances))

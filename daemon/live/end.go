@@ -35,6 +35,7 @@ func (s *session) finish(ctx context.Context, failure string) {
 		s.send(errorMsg(s.id, "", fmt.Sprintf("%d trailing bytes do not make a whole sample frame of %d bytes; discarded", n, s.format.FrameSize())))
 	}
 	s.closeRecogniser()
+	s.releaseHeld()
 	dur := s.secondsAt(s.received)
 	if s.started.IsZero() && failure == "" {
 		failure = "session never connected"
@@ -43,6 +44,15 @@ func (s *session) finish(ctx context.Context, failure string) {
 	path, err := s.rec.finalize(s.format)
 	if err != nil {
 		s.log.Error("finalise recording", "error", err)
+	}
+	if path != "" {
+		// Before the recording and the result are stored (redact.go).
+		if blanked, err := s.blankRecording(path); err != nil {
+			s.log.Error("blank the recording over the redacted entities", "error", err)
+			failure = "the recording could not be redacted"
+		} else if blanked {
+			s.shared.rewrite()
+		}
 	}
 	left := "" // the recording the store could not take (outage.go)
 	if path != "" {
@@ -229,6 +239,7 @@ func (s *session) language() string {
 func (s *session) onEvent(ev recognizer.Event) {
 	switch ev.Kind {
 	case recognizer.EventSpeechStart, recognizer.EventSpeechEnd:
+		s.releaseDue(ev.Time)
 		if s.inPause(ev.Time) {
 			return // heard in silence the session put there: nothing to say
 		}
@@ -247,18 +258,11 @@ func (s *session) onEvent(ev recognizer.Event) {
 		if u, ok = s.unpaused(u); !ok {
 			return
 		}
-		if final {
-			if len(u.Words) == 0 {
-				return
-			}
-			s.finals = append(s.finals, u)
+		if final && len(u.Words) == 0 {
+			return
 		}
-		m := msg(typeTranscript, s.id, transcriptData{ID: liveUtteranceID(s.id, ev.ID), IsFinal: final, Utterance: pipeline.ContractUtterance(u, u.Language)})
-		m.final = final
-		s.send(m)
-		if final {
-			s.realtime(ev.ID, u)
-		}
+		s.releaseDue(u.Start)
+		s.onUtterance(ev.ID, u, final)
 	case recognizer.EventError:
 		s.send(errorMsg(s.id, "", "recogniser: "+errcode.Message(ev.Err)+": "+ev.Err.Error()))
 	}

@@ -54,7 +54,10 @@ func (s *Service) Recover(ctx context.Context, id string) {
 		s.endRecovered(log, j, nil, "session interrupted by a restart: "+errcode.Message(err))
 		return
 	}
-	res, info, err := s.pl.TranscribeFile(ctx, path, &params.PreRecorded{LanguageConfig: p.LanguageConfig})
+	res, info, err := s.pl.TranscribeFile(ctx, path, piiParams(&params.PreRecorded{LanguageConfig: p.LanguageConfig}, &p))
+	if err == nil {
+		err = s.blankStored(j.Blob, path, res) // redact.go
+	}
 	release()
 	if err != nil {
 		if errors.Is(err, errcode.ErrBadAudio) {

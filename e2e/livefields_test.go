@@ -536,7 +536,7 @@ func liveCases(hookURL string, hook *callbackReceiver) []liveCase {
 		{name: "pii_redaction masks the asked types in every message and the result",
 			fields: []string{"pii_redaction", "pii_redaction_config", "pii_redaction_config.entity_types", "pii_redaction_config.processed_text_type"},
 			body: map[string]any{"pii_redaction": true, "pii_redaction_config": map[string]any{"entity_types": []string{"LOCATION"}, "processed_text_type": "MASK"},
-				"messages_config": map[string]any{"receive_partial_transcripts": true},
+				"messages_config":     map[string]any{"receive_partial_transcripts": true},
 				"realtime_processing": map[string]any{"custom_spelling": true, "custom_spelling_config": map[string]any{"spelling_dictionary": map[string]any{"London": []string{"forward"}}}}},
 			compare: map[string]any{"messages_config": map[string]any{"receive_partial_transcripts": true},
 				"realtime_processing": map[string]any{"custom_spelling": true, "custom_spelling_config": map[string]any{"spelling_dictionary": map[string]any{"London": []string{"forward"}}}}},

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"io"
 	"net/http"
 	"os/exec"
@@ -52,19 +51,7 @@ func getFile(t *testing.T, d *daemonProc, key, path string) (string, []byte) {
 // ...), with their times: what was redacted, where.
 func redactedWords(t *testing.T, rec map[string]any) []pauseSpan {
 	t.Helper()
-	var out []pauseSpan
-	res, _ := rec["result"].(map[string]any)
-	tr, _ := res["transcription"].(map[string]any)
-	utts, _ := tr["utterances"].([]any)
-	for _, u := range utts {
-		for _, w := range u.(map[string]any)["words"].([]any) {
-			w := w.(map[string]any)
-			if s, _ := w["word"].(string); strings.HasPrefix(s, "[") {
-				out = append(out, pauseSpan{w["start"].(float64), w["end"].(float64)})
-			}
-		}
-	}
-	return out
+	return recordWordsWhere(rec, func(w string) bool { return strings.HasPrefix(w, "[") })
 }
 
 // checkNoValue fails when what (a record or a callback body) holds the
@@ -180,30 +167,7 @@ func TestPIIAudioRedactionPreRecorded(t *testing.T) {
 // messages, with their times.
 func markerSpans(t *testing.T, msgs []liveMsg) []pauseSpan {
 	t.Helper()
-	var out []pauseSpan
-	for _, m := range msgs {
-		if m.Type != "transcript" {
-			continue
-		}
-		var d struct {
-			IsFinal   bool `json:"is_final"`
-			Utterance struct {
-				Words []struct {
-					Word       string
-					Start, End float64
-				} `json:"words"`
-			} `json:"utterance"`
-		}
-		if err := json.Unmarshal(m.Data, &d); err != nil {
-			t.Fatalf("transcript %s: %v", m.raw, err)
-		}
-		for _, w := range d.Utterance.Words {
-			if d.IsFinal && strings.HasPrefix(w.Word, "[") {
-				out = append(out, pauseSpan{w.Start, w.End})
-			}
-		}
-	}
-	return out
+	return messageWordsWhere(t, msgs, func(final bool, w string) bool { return final && strings.HasPrefix(w, "[") })
 }
 
 // TestPIIAudioRedactionLive streams real speech holding a name over the

@@ -29,15 +29,7 @@ func TestBlank(t *testing.T) {
 					audio[i] = byte(i*37 + 11) // loud, never constant
 				}
 				orig := append(AppendWAVHeader(nil, wf, int64(len(audio))), audio...)
-				path := filepath.Join(t.TempDir(), "a.wav")
-				if err := os.WriteFile(path, orig, 0o600); err != nil {
-					t.Fatal(err)
-				}
-				f, err := os.OpenFile(path, os.O_RDWR, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer f.Close()
+				path, f := openTemp(t, orig)
 				if err := Blank(f, []Span{{0.25, 0.5}, {0.9, 3}}, fill); err != nil {
 					t.Fatal(err)
 				}
@@ -89,17 +81,9 @@ func TestBlank(t *testing.T) {
 // a WAV are errors, and the file is left as it was.
 func TestBlankBounds(t *testing.T) {
 	wf := Format{Encoding: LinearPCM, BitDepth: 16, SampleRate: 8000, Channels: 1}
-	path := filepath.Join(t.TempDir(), "a.wav")
 	orig := append(AppendWAVHeader(nil, wf, 1600), make([]byte, 1600)...)
 	orig[WAVHeaderSize+100] = 7
-	if err := os.WriteFile(path, orig, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	path, f := openTemp(t, orig)
 	if err := Blank(f, make([]Span, MaxSpans+1), FillSilence); err == nil {
 		t.Error("too many spans: no error")
 	}
@@ -112,13 +96,26 @@ func TestBlankBounds(t *testing.T) {
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, orig) {
 		t.Error("the file changed")
 	}
-	txt := filepath.Join(t.TempDir(), "a.txt")
-	os.WriteFile(txt, []byte("not a wave file at all"), 0o600)
-	g, _ := os.OpenFile(txt, os.O_RDWR, 0)
-	defer g.Close()
+	_, g := openTemp(t, []byte("not a wave file at all"))
 	if err := Blank(g, []Span{{0, 1}}, FillSilence); err == nil {
 		t.Error("not a WAV: no error")
 	}
+}
+
+// openTemp writes b to a file of the test's and opens it for reading and
+// writing (closed at the test's end).
+func openTemp(t *testing.T, b []byte) (string, *os.File) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "a.wav")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return path, f
 }
 
 // TestWriteWAV: what WriteWAV writes decodes back to the same samples.

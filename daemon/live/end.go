@@ -48,8 +48,9 @@ func (s *session) finish(ctx context.Context, failure string) {
 	if path != "" {
 		// Before the recording and the result are stored (redact.go).
 		if blanked, err := s.blankRecording(path); err != nil {
+			// Not kept unredacted: the failed session drops it.
 			s.log.Error("blank the recording over the redacted entities", "error", err)
-			failure = "the recording could not be redacted"
+			failure, s.unredacted = "the recording could not be redacted; it is not kept", true
 		} else if blanked {
 			s.shared.rewrite()
 		}
@@ -174,9 +175,10 @@ func (s *session) failLeft(reason, left string) {
 		j.CompletedAt = time.Now().UTC()
 		j.ErrorCode = code
 		j.ErrorMessage = reason
-		if s.started.IsZero() {
+		if s.started.IsZero() || s.unredacted {
 			// Never connected: the recording is a bare header, kept by
-			// nothing once the record stops naming it.
+			// nothing once the record stops naming it; or it holds
+			// personal data it could not be cleared of (redact.go).
 			blob, j.Blob = j.Blob, ""
 		}
 		if j.PostSessionMetadata == nil {
@@ -196,7 +198,7 @@ func (s *session) failLeft(reason, left string) {
 		if blob != "" {
 			s.rec.close()
 			if err := s.svc.db.RemoveBlob(blob); err != nil {
-				s.log.Error("remove empty recording", "error", err)
+				s.log.Error("remove the recording", "error", err)
 			}
 		}
 		stored()

@@ -89,6 +89,7 @@ type session struct {
 	route      *pipeline.LiveRoute // the engine the recogniser runs on (set at start), nil before
 	batchPass  bool                // a batch pass follows the end (batchpass.go)
 	pii        *pii.Stream         // redacts the finals and partials (redact.go), nil without pii_redaction
+	unredacted bool                // the recording could not be blanked: the failed session drops it
 	recWG      sync.WaitGroup      // the recogniser goroutine
 
 	// lean of segments decoder segments started on the lean search

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/fasthttp/websocket"
+
+	"github.com/earshot-dev/earshot/store/postgres/pgtest"
 )
 
 // piiName is the clip of the PII audio tests and what it holds: Sense and
@@ -73,94 +76,121 @@ func checkNoValue(t *testing.T, where string, what []byte) {
 // samples outside the guarded span (speech is heard there); the value
 // appears nowhere in the record nor in the callback's body. With audio
 // tone the span holds the 1 kHz tone at -20 dBFS; with audio off the file
-// is the upload, byte for byte.
+// is the upload, byte for byte. On the embedded store and on PostgreSQL.
 func TestPIIAudioRedactionPreRecorded(t *testing.T) {
-	d := startDaemon(t, "", "")
-	key := createKey(t, d.DataDir, "acme")
-	hook, hookURL := startHookReceiver(t)
-	wavPath, _ := clip(t, piiClip)
-	clipSamples := wavSamples(t, mustRead(t, wavPath))
-	flac := filepath.Join(t.TempDir(), "call.flac")
-	if out, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", wavPath, "-c:a", "flac", flac).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v %s", err, out)
-	}
-	status, up, b := d.upload(key, flac)
-	if status != 200 {
-		t.Fatalf("upload: %d %s", status, b)
-	}
-	run := func(audio string) (map[string]any, []byte) {
-		t.Helper()
-		body := map[string]any{"audio_url": up.AudioURL, "pii_redaction": true, "callback_url": hookURL}
-		if audio != "" {
-			body["pii_redaction_config"] = map[string]any{"audio": audio}
-		}
-		var created struct{ ID string }
-		if status, b := d.postJSON("/v2/pre-recorded", key, body, &created); status != 201 {
-			t.Fatalf("POST /v2/pre-recorded: %d %s", status, b)
-		}
-		rec := d.waitJob(key, created.ID, time.Minute)
-		if rec["status"] != "done" {
-			t.Fatalf("job %v: %v", rec["status"], rec)
-		}
-		_, raw := d.do("GET", "/v2/pre-recorded/"+created.ID, key, nil, "", nil)
-		return rec, raw
-	}
+	for _, backend := range []string{"bbolt", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			d, key := piiDaemon(t, backend)
+			hook, hookURL := startHookReceiver(t)
+			wavPath, _ := clip(t, piiClip)
+			clipSamples := wavSamples(t, mustRead(t, wavPath))
+			flac := filepath.Join(t.TempDir(), "call.flac")
+			if out, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", wavPath, "-c:a", "flac", flac).CombinedOutput(); err != nil {
+				t.Fatalf("ffmpeg: %v %s", err, out)
+			}
+			status, up, b := d.upload(key, flac)
+			if status != 200 {
+				t.Fatalf("upload: %d %s", status, b)
+			}
+			run := func(audio string) (map[string]any, []byte) {
+				t.Helper()
+				body := map[string]any{"audio_url": up.AudioURL, "pii_redaction": true, "callback_url": hookURL}
+				if audio != "" {
+					body["pii_redaction_config"] = map[string]any{"audio": audio}
+				}
+				var created struct{ ID string }
+				if status, b := d.postJSON("/v2/pre-recorded", key, body, &created); status != 201 {
+					t.Fatalf("POST /v2/pre-recorded: %d %s", status, b)
+				}
+				rec := d.waitJob(key, created.ID, time.Minute)
+				if rec["status"] != "done" {
+					t.Fatalf("job %v: %v", rec["status"], rec)
+				}
+				_, raw := d.do("GET", "/v2/pre-recorded/"+created.ID, key, nil, "", nil)
+				return rec, raw
+			}
 
-	rec, raw := run("")
-	id := rec["id"].(string)
-	checkNoValue(t, "the record", raw)
-	spans := redactedWords(t, rec)
-	if len(spans) != 1 {
-		t.Fatalf("redacted words %v, want the one name (record %s)", spans, raw)
-	}
-	name := spans[0]
-	ctype, wav := getFile(t, d, key, "/v2/pre-recorded/"+id+"/file")
-	if ctype != "audio/wav" || string(wav[:4]) != "RIFF" || string(wav[8:12]) != "WAVE" {
-		t.Fatalf("file: %s %q, want a WAV", ctype, wav[:min(12, len(wav))])
-	}
-	if ch, rate, bits := binary.LittleEndian.Uint16(wav[22:]), binary.LittleEndian.Uint32(wav[24:]), binary.LittleEndian.Uint16(wav[34:]); ch != 1 || rate != 16000 || bits != 16 {
-		t.Fatalf("file: %d channels %d Hz %d bits, want 1, 16000, 16", ch, rate, bits)
-	}
-	got := wavSamples(t, wav)
-	if len(got) != len(clipSamples) {
-		t.Fatalf("file has %d samples, the clip %d", len(got), len(clipSamples))
-	}
-	if r := rmsOver(clipSamples, name.Start, name.End); r < 300 {
-		t.Fatalf("the clip has no speech over the name %v (RMS %.0f): the test would prove nothing", name, r)
-	}
-	if r := rmsOver(got, name.Start-piiGuard+0.005, name.End+piiGuard-0.005); r != 0 {
-		t.Errorf("file RMS %.1f over the name's words %v, want digital silence", r, name)
-	}
-	for i := range got {
-		s := float64(i) / 16000
-		if s > name.Start-piiGuard-0.01 && s < name.End+piiGuard+0.01 {
-			continue
-		}
-		if got[i] != clipSamples[i] {
-			t.Fatalf("file differs from the clip at %.4f s, outside the redacted span %v", s, name)
-		}
-	}
-	if r := rmsOver(got, name.End+0.2, 6.5); r < 300 {
-		t.Errorf("file RMS %.0f after the name: the speech elsewhere was silenced", r)
-	}
-	hook.waitEvent(t, id, "transcription.success", 30*time.Second)
-	hook.mu.Lock()
-	for _, h := range hook.got {
-		checkNoValue(t, "a callback body", h.body)
-	}
-	hook.mu.Unlock()
+			rec, raw := run("")
+			id := rec["id"].(string)
+			if backend == "bbolt" {
+				// The job's own name for the audio (a link to the upload) is gone.
+				if _, err := os.Stat(filepath.Join(d.DataDir, "blobs", "job-"+id)); !os.IsNotExist(err) {
+					t.Errorf("the job's original audio is still on disk: %v", err)
+				}
+			}
+			checkNoValue(t, "the record", raw)
+			spans := redactedWords(t, rec)
+			if len(spans) != 1 {
+				t.Fatalf("redacted words %v, want the one name (record %s)", spans, raw)
+			}
+			name := spans[0]
+			ctype, wav := getFile(t, d, key, "/v2/pre-recorded/"+id+"/file")
+			if ctype != "audio/wav" || string(wav[:4]) != "RIFF" || string(wav[8:12]) != "WAVE" {
+				t.Fatalf("file: %s %q, want a WAV", ctype, wav[:min(12, len(wav))])
+			}
+			if ch, rate, bits := binary.LittleEndian.Uint16(wav[22:]), binary.LittleEndian.Uint32(wav[24:]), binary.LittleEndian.Uint16(wav[34:]); ch != 1 || rate != 16000 || bits != 16 {
+				t.Fatalf("file: %d channels %d Hz %d bits, want 1, 16000, 16", ch, rate, bits)
+			}
+			got := wavSamples(t, wav)
+			if len(got) != len(clipSamples) {
+				t.Fatalf("file has %d samples, the clip %d", len(got), len(clipSamples))
+			}
+			if r := rmsOver(clipSamples, name.Start, name.End); r < 300 {
+				t.Fatalf("the clip has no speech over the name %v (RMS %.0f): the test would prove nothing", name, r)
+			}
+			if r := rmsOver(got, name.Start-piiGuard+0.005, name.End+piiGuard-0.005); r != 0 {
+				t.Errorf("file RMS %.1f over the name's words %v, want digital silence", r, name)
+			}
+			for i := range got {
+				s := float64(i) / 16000
+				if s > name.Start-piiGuard-0.01 && s < name.End+piiGuard+0.01 {
+					continue
+				}
+				if got[i] != clipSamples[i] {
+					t.Fatalf("file differs from the clip at %.4f s, outside the redacted span %v", s, name)
+				}
+			}
+			if r := rmsOver(got, name.End+0.2, 6.5); r < 300 {
+				t.Errorf("file RMS %.0f after the name: the speech elsewhere was silenced", r)
+			}
+			hook.waitEvent(t, id, "transcription.success", 30*time.Second)
+			hook.mu.Lock()
+			for _, h := range hook.got {
+				checkNoValue(t, "a callback body", h.body)
+			}
+			hook.mu.Unlock()
 
-	rec, _ = run("tone")
-	_, wav = getFile(t, d, key, "/v2/pre-recorded/"+rec["id"].(string)+"/file")
-	if r := rmsOver(wavSamples(t, wav), name.Start-piiGuard+0.005, name.End+piiGuard-0.005); r < 2200 || r > 2440 {
-		t.Errorf("tone: file RMS %.0f over the name, want about %.0f (1 kHz at -20 dBFS)", r, 0.1*32767/1.4142)
-	}
+			rec, _ = run("tone")
+			_, wav = getFile(t, d, key, "/v2/pre-recorded/"+rec["id"].(string)+"/file")
+			if r := rmsOver(wavSamples(t, wav), name.Start-piiGuard+0.005, name.End+piiGuard-0.005); r < 2200 || r > 2440 {
+				t.Errorf("tone: file RMS %.0f over the name, want about %.0f (1 kHz at -20 dBFS)", r, 0.1*32767/1.4142)
+			}
 
-	rec, _ = run("off")
-	ctype, wav = getFile(t, d, key, "/v2/pre-recorded/"+rec["id"].(string)+"/file")
-	if !bytes.Equal(wav, mustRead(t, flac)) || strings.Contains(ctype, "wav") {
-		t.Errorf("audio off: the file (%s, %d bytes) is not the upload", ctype, len(wav))
+			rec, _ = run("off")
+			ctype, wav = getFile(t, d, key, "/v2/pre-recorded/"+rec["id"].(string)+"/file")
+			if !bytes.Equal(wav, mustRead(t, flac)) || strings.Contains(ctype, "wav") {
+				t.Errorf("audio off: the file (%s, %d bytes) is not the upload", ctype, len(wav))
+			}
+		})
 	}
+}
+
+// piiDaemon starts a daemon on the embedded store (bbolt) or on a
+// throwaway PostgreSQL (postgres: one node of a cluster, no fixed ports)
+// and returns it with a key of account acme.
+func piiDaemon(t *testing.T, backend string) (*daemonProc, string) {
+	t.Helper()
+	if backend == "bbolt" {
+		d := startDaemon(t, "", "")
+		return d, createKey(t, d.DataDir, "acme")
+	}
+	d := startDaemon(t, "", clusterConfig(pgtest.StartDatabase(t), "node-a"))
+	admin := createClusterKey(t, d, "admin")
+	var key adminKey
+	if status, body := d.postJSON("/admin/keys", admin, map[string]any{"account": "acme"}, &key); status != 201 {
+		t.Fatalf("POST /admin/keys: %d %s", status, body)
+	}
+	return d, key.Key
 }
 
 // markerSpans are the marker words ("[NAME]" ...) of the final transcript

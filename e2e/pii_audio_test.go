@@ -257,8 +257,10 @@ func liveRedaction(t *testing.T, d *daemonProc, batch bool, config map[string]an
 	if r.code != 1000 {
 		t.Fatalf("socket closed %d", r.code)
 	}
+	a := loadAPIDoc(t, mustRead(t, openAPIFile))
 	for _, m := range r.all {
 		checkNoValue(t, "a live message", m.raw)
+		a.checkMessage(t, "WebSocket", m.raw)
 	}
 	live := markerSpans(t, r.all)
 	if len(live) == 0 {
@@ -268,9 +270,10 @@ func liveRedaction(t *testing.T, d *daemonProc, batch bool, config map[string]an
 	rec := d.waitLive(key, s.ID, time.Minute)
 	if batch {
 		rec = waitBatchPass(t, d, key, s.ID)
-		if env, _ := rec["result"].(map[string]any)["pii_redaction"].(map[string]any); env["success"] != true {
-			t.Errorf("the batch pass's result has no pii_redaction envelope: %v", env)
-		}
+	}
+	env, _ := rec["result"].(map[string]any)["pii_redaction"].(map[string]any)
+	if list, _ := env["results"].([]any); env["success"] != true || !batch && len(list) != len(live) {
+		t.Errorf("the result's pii_redaction envelope %v, live markers %v", env, live)
 	}
 	_, raw := d.do("GET", "/v2/live/"+s.ID, key, nil, "", nil)
 	checkNoValue(t, "the record", raw)

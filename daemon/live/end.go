@@ -67,6 +67,7 @@ func (s *session) finish(ctx context.Context, failure string) {
 	s.messages.close(s.id)
 	s.send(msg(typeEndRecording, s.id, durationData{RecordingDuration: dur}))
 	res := s.result(dur)
+	s.piiEnvelope(res)
 	s.send(msg(typePostTranscript, s.id, res.Transcription))
 	s.postProcess(ctx, res)
 	// Recognising while the audio came, then the end's work up to here.

@@ -32,16 +32,27 @@ func newPIIStream(p *params.Live) *pii.Stream {
 	if !p.PIIRedaction {
 		return nil
 	}
-	types, mode := []string{ner.DefaultPreset}, pii.Marker
-	if c := p.PIIRedactionConfig; c != nil {
-		if len(c.EntityTypes) > 0 {
-			types = c.EntityTypes
-		}
-		if c.ProcessedTextType != "" {
-			mode = c.ProcessedTextType
-		}
+	mode := pii.Marker
+	if c := p.PIIRedactionConfig; c != nil && c.ProcessedTextType != "" {
+		mode = c.ProcessedTextType
 	}
-	return pii.NewStream(types, mode)
+	return pii.NewStream(piiTypes(p), mode)
+}
+
+// piiTypes are the entity types a session asking p redacts.
+func piiTypes(p *params.Live) []string {
+	if c := p.PIIRedactionConfig; c != nil && len(c.EntityTypes) > 0 {
+		return c.EntityTypes
+	}
+	return []string{ner.DefaultPreset}
+}
+
+// piiEnvelope sets the live result's pii_redaction envelope: what the
+// session's stream redacted.
+func (s *session) piiEnvelope(res *pipeline.Result) {
+	if s.pii != nil {
+		res.PIIRedaction = pipeline.LivePIIEnvelope(s.pii.Found(), piiTypes(s.p))
+	}
 }
 
 // onUtterance sends a partial or a final utterance of the recogniser's

@@ -79,6 +79,14 @@ func TestLiveRedaction(t *testing.T) {
 	if !strings.Contains(all, "[CREDIT_CARD]") || !strings.Contains(all, "[NAME]") || !strings.Contains(all, "thank you") {
 		t.Errorf("messages without the markers or the rest: %s", all)
 	}
+	// The envelope: the name, and the card read across two finals (one
+	// entity in each).
+	res := s.result(12)
+	s.piiEnvelope(res)
+	if list, _ := res.PIIRedaction.Results.([]map[string]any); !res.PIIRedaction.Success || len(list) != 3 ||
+		list[0]["entity_type"] != "NAME" || list[1]["entity_type"] != "CREDIT_CARD" || list[2]["entity_type"] != "CREDIT_CARD" {
+		t.Errorf("pii_redaction envelope %+v", res.PIIRedaction)
+	}
 	if len(s.finals) != 4 {
 		t.Fatalf("%d finals kept, want 4", len(s.finals))
 	}

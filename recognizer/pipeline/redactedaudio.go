@@ -1,6 +1,9 @@
 package pipeline
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer/addons/ner"
@@ -40,4 +43,36 @@ func redactedAudio(p *params.PreRecorded, channels [][]int16, found []ner.Entity
 		fill = media.FillTone
 	}
 	return &RedactedAudio{Channels: channels, Spans: pii.AudioSpans(found), Fill: fill}
+}
+
+// piiResults are the pii_redaction envelope's results: what was redacted,
+// {entity_type, start, end, channel}, without the text.
+func piiResults(found []ner.Entity) []map[string]any {
+	res := make([]map[string]any, 0, len(found))
+	for _, e := range found {
+		res = append(res, map[string]any{"entity_type": e.Type, "start": Round3(e.Start), "end": Round3(e.End), "channel": e.Channel})
+	}
+	return res
+}
+
+// unsupportedTypes is the envelope's error for the entity types asked for
+// that the appliance cannot detect (nil when there are none).
+func unsupportedTypes(unsupported []string) error {
+	if len(unsupported) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s (the supported types found were redacted)", errUnsupportedTypes, strings.Join(unsupported, ", "))
+}
+
+// LivePIIEnvelope is the pii_redaction envelope of a live session's
+// result: the entities its stream redacted (found), and an error naming
+// the types asked for (types, as pii_redaction_config.entity_types) that
+// the appliance cannot detect, as a pre-recorded job's envelope.
+func LivePIIEnvelope(found []ner.Entity, types []string) *Envelope {
+	res := piiResults(found)
+	env := &Envelope{Success: true, IsEmpty: len(res) == 0, Results: res}
+	if _, unknown := ner.Expand(types); unknown != nil {
+		env.Success, env.Error = false, addonError(unsupportedTypes(unknown))
+	}
+	return env
 }

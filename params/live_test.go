@@ -293,6 +293,14 @@ func TestDecodeLiveOptions(t *testing.T) {
 	if err := l.CheckLanguages(english); !errors.Is(err, ErrCannotServe) {
 		t.Errorf("languages de on an English appliance: %v, want ErrCannotServe", err)
 	}
+	// A SIP route's live options may ask for PII redaction.
+	if pii, err := DecodeLiveOptions(map[string]any{"pii_redaction": true, "pii_redaction_config": map[string]any{"audio": "tone"}}); err != nil ||
+		!pii.PIIRedaction || pii.PIIRedactionConfig.AudioMode() != AudioTone || pii.PIIRedactionConfig.EntityTypes[0] != PresetGDPR {
+		t.Errorf("pii_redaction options: %+v, %v", pii, err)
+	}
+	if _, err := DecodeLiveOptions(map[string]any{"pii_redaction": true, "language_config": map[string]any{"languages": []string{"de"}}}); err != nil {
+		t.Errorf("pii_redaction with de: %v (languages are checked when the session opens)", err)
+	}
 	if _, err := DecodeLiveOptions(map[string]any{"endpointing": 99}); !strings.Contains(fmt.Sprint(err), "endpointing") {
 		t.Errorf("endpointing 99: %v, want a problem naming it", err)
 	}

@@ -188,3 +188,8 @@ func (r *recordingSync) rewrite() {
 	r.halt()
 	r.broken = true
 }
+
+// unredactedFailure ends a recovered session whose recording could not be
+// blanked over what its transcription redacted: the recording is dropped
+// with it (Recover, endRecovered).
+const unredactedFailure = "session interrupted by a restart; its recording could not be redacted, so it is not kept"

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -188,6 +189,10 @@ func (r *recordingSync) rewrite() {
 	r.halt()
 	r.broken = true
 }
+
+// errUnredacted fails a batch pass that could not blank the recording
+// over what it redacted: the pass's end drops the recording (endBatchPass).
+var errUnredacted = errors.New("live: the recording could not be blanked over the redacted entities; it is not kept")
 
 // unredactedFailure ends a recovered session whose recording could not be
 // blanked over what its transcription redacted: the recording is dropped

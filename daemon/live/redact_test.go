@@ -1,15 +1,20 @@
 package live
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/store"
 )
 
 // redactSession is a session asking for pii_redaction with no recogniser
@@ -148,5 +153,52 @@ func TestLiveRedactionAudioOff(t *testing.T) {
 	}
 	if blanked, err := s.blankRecording(filepath.Join(t.TempDir(), "none.wav")); blanked || err != nil {
 		t.Errorf("audio off: blankRecording = %v, %v", blanked, err)
+	}
+}
+
+// noSignals is a Signals that ignores what it is told.
+type noSignals struct{}
+
+func (noSignals) Queued(bool, bool)           {}
+func (noSignals) Finished(store.Status)       {}
+func (noSignals) AdmitRecording(string) error { return nil }
+
+// TestBatchPassDropsUnredacted: a batch pass that could not blank the
+// recording over what it redacted ends failed, and the recording goes
+// with it (the record stops naming it, then it is removed); a pass that
+// failed otherwise keeps it.
+func TestBatchPassDropsUnredacted(t *testing.T) {
+	db, err := store.Open(t.TempDir(), &store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	pb, _ := json.Marshal(params.Live{})
+	s := &Service{db: db, deps: Deps{Signals: noSignals{}}, log: slog.New(slog.DiscardHandler)}
+	for _, tc := range []struct {
+		id    string
+		cause error
+		kept  bool
+	}{
+		{"unredacted", fmt.Errorf("%w: disk error", errUnredacted), false},
+		{"other", errors.New("engine gone"), true},
+	} {
+		blob := "live-" + tc.id
+		if _, err := db.WriteBlob(blob, strings.NewReader("RIFF recording"), 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.CreateJob(&store.Job{ID: tc.id, Account: "a", Kind: store.KindLive, Status: store.StatusDone, Params: pb,
+			Result: []byte(`{}`), Blob: blob, BatchPass: store.BatchPassRunning, CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		s.endBatchPass(t.Context(), s.log, tc.id, nil, tc.cause, 0)
+		j, err := db.Job(tc.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, berr := db.OpenBlob(blob)
+		if j.PostSessionMetadata["batch_pass"] != batchPassFailed || (j.Blob == blob) != tc.kept || (berr == nil) != tc.kept {
+			t.Errorf("%s: batch_pass %v, blob %q (%v), want kept %v", tc.id, j.PostSessionMetadata["batch_pass"], j.Blob, berr, tc.kept)
+		}
 	}
 }

@@ -65,7 +65,7 @@ func batchParams(lp *params.Live) *params.PreRecorded {
 		sc := lp.PostProcessing.SummarizationConfig
 		p.Summarization, p.SummarizationConfig = true, &sc
 	}
-	return p
+	return piiParams(p, lp)
 }
 
 // labelPass marks the stored live result with the pass that made it and
@@ -156,6 +156,11 @@ func (s *Service) batchTranscribe(ctx context.Context, job *store.Job) (res *pip
 	if err != nil {
 		return nil, err
 	}
+	// The words the pass redacted leave the recording before its result
+	// is stored (redact.go).
+	if err := s.blankStored(job.Blob, path, res); err != nil {
+		return nil, fmt.Errorf("%w: %w", errUnredacted, err)
+	}
 	if lp.PostProcessing.Chapterization {
 		res.Chapterization = tr.Addons.OrBuiltin().ChaptersEnvelope(ctx, recognizerUtterances(res.Transcription.Utterances))
 	}
@@ -185,8 +190,13 @@ func recognizerUtterances(us []pipeline.Utterance) []recognizer.Utterance {
 func (s *Service) endBatchPass(ctx context.Context, log *slog.Logger, id string, res *pipeline.Result, cause error, took time.Duration) {
 	wait := 100 * time.Millisecond
 	for {
+		drop := "" // a recording not cleared of what the pass redacted (redact.go)
 		_, err := s.db.UpdateJob(id, func(j *store.Job) ([]*store.Delivery, error) {
-			return fillBatchPass(j, res, cause, took)
+			d, err := fillBatchPass(j, res, cause, took)
+			if err == nil && errors.Is(cause, errUnredacted) {
+				drop, j.Blob = j.Blob, ""
+			}
+			return d, err
 		})
 		switch {
 		case errors.Is(err, store.ErrNotFound), errors.Is(err, errNoBatchPass):
@@ -204,6 +214,11 @@ func (s *Service) endBatchPass(ctx context.Context, log *slog.Logger, id string,
 			return
 		}
 		s.deps.Signals.Queued(false, true)
+		if drop != "" {
+			if err := s.db.RemoveBlob(drop); err != nil {
+				log.Error("remove the recording", "error", err)
+			}
+		}
 		if cause != nil {
 			log.Warn("batch pass failed; the live result stays", "error", cause)
 		} else {

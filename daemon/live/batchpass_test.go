@@ -39,7 +39,11 @@ func TestBatchParams(t *testing.T) {
 	case !p.Summarization || p.SummarizationConfig == nil || p.SummarizationConfig.Type != "concise":
 		t.Errorf("summarization %v %+v", p.Summarization, p.SummarizationConfig)
 	}
-	if q := batchParams(&params.Live{}); q.CustomVocabulary != nil || q.Translation || q.Summarization || q.SentimentAnalysis {
+	pc := &params.PIIRedactionConfig{EntityTypes: []string{"PCI"}, Audio: params.AudioTone}
+	if q := batchParams(&params.Live{PIIRedaction: true, PIIRedactionConfig: pc}); !q.PIIRedaction || q.PIIRedactionConfig != pc {
+		t.Errorf("pii_redaction not carried over: %v %+v", q.PIIRedaction, q.PIIRedactionConfig)
+	}
+	if q := batchParams(&params.Live{}); q.CustomVocabulary != nil || q.Translation || q.Summarization || q.SentimentAnalysis || q.PIIRedaction {
 		t.Errorf("options the session did not ask for: %+v", q)
 	}
 }

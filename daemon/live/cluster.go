@@ -189,7 +189,8 @@ func (s *Service) EndOrphans() error {
 
 // endOrphan ends one live job taken from a node that stopped: status
 // error, error_code 503, the stored recording's header given its real
-// length (a recording with no audio is removed).
+// length (a recording with no audio is removed, and so is one of a session
+// with pii_redaction, never blanked).
 func (s *Service) endOrphan(o Orphan) {
 	log := s.log.With("component", "live", "session_id", o.Job.ID)
 	p, err := params.StoredLive(o.Job.Params)
@@ -215,6 +216,12 @@ func (s *Service) endOrphan(o Orphan) {
 	}
 	reason := fmt.Sprintf("the node running this session (%s) stopped; node %s ended it with the %.1f s of audio that had reached the shared store",
 		o.Node, s.deps.NodeID, dur)
+	// A session redacting PII never had its recording blanked (its end
+	// does that, redact.go): it is not kept.
+	unredacted := audio > 0 && audioFill(&p) != 0
+	if unredacted {
+		reason += "; its recording is not kept: it could not be redacted (pii_redaction)"
+	}
 	empty := ""
 	_, err = s.db.UpdateJob(o.Job.ID, func(j *store.Job) ([]*store.Delivery, error) {
 		if err := checkOpen(j); err != nil {
@@ -228,7 +235,7 @@ func (s *Service) endOrphan(o Orphan) {
 			j.PostSessionMetadata = map[string]any{}
 		}
 		j.PostSessionMetadata["error"] = reason
-		if audio == 0 {
+		if audio == 0 || unredacted {
 			empty, j.Blob = j.Blob, ""
 		} else {
 			j.File = liveFileRecord(j.ID, max(p.Channels, 1), dur)
@@ -245,7 +252,7 @@ func (s *Service) endOrphan(o Orphan) {
 	}
 	if empty != "" {
 		if err := s.db.RemoveBlob(empty); err != nil && !errors.Is(err, store.ErrNotFound) {
-			log.Error("remove empty recording", "error", err)
+			log.Error("remove the recording", "error", err)
 		}
 	}
 	s.deps.Signals.Finished(store.StatusError)

@@ -136,3 +136,52 @@ func TestEndOrphans(t *testing.T) {
 		t.Errorf("finished %v, want one error", sig.finished)
 	}
 }
+
+// TestEndOrphansDropsUnredacted: the session a stopped node ran with
+// pii_redaction never had its recording blanked (its end would have): the
+// survivor ends it as error 503 without keeping the recording.
+func TestEndOrphansDropsUnredacted(t *testing.T) {
+	dsn := pgtest.StartDatabase(t)
+	a, b := openPG(t, dsn, "a"), openPG(t, dsn, "b")
+	a.StaleAfter = 300 * time.Millisecond
+	pcm, format := speechPCM(t, "ljspeech-LJ001-0002.wav")
+	p := params.Live{PIIRedaction: true}
+	if err := p.SetFormat(params.EncodingPCM, 16, format.SampleRate, 1); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(&p)
+	if err := b.DB.Heartbeat(postgres.Node{LiveCapacity: 1, LiveFree: 1}); err != nil {
+		t.Fatal(err)
+	}
+	id := uuid.NewString()
+	blob := "live-" + id + ".wav"
+	job := &store.Job{ID: id, Account: "acme", Kind: store.KindLive, Status: store.StatusProcessing,
+		CreatedAt: time.Now().UTC(), Blob: blob, Params: raw}
+	if _, err := b.Place(job, 1, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.AppendBlob(blob, 0, media.AppendWAVHeader(nil, format, -1), pcm[:32000]); err != nil {
+		t.Fatal(err)
+	}
+	svc := live.NewClusterService(a.DB, live.Deps{Cluster: a, NodeID: "a", Signals: &finishedSignals{}})
+	var j *store.Job
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if err := svc.EndOrphans(); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if j, err = a.DB.Job(id); err != nil {
+			t.Fatal(err)
+		}
+		if j.Status != store.StatusProcessing {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the session of a stopped node still processing after 30s")
+		}
+		time.Sleep(50 * time.Millisecond) // polling until b counts as stopped
+	}
+	if _, err := a.DB.OpenBlob(blob); j.Status != store.StatusError || j.Blob != "" || !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("ended %s naming %q, the recording %v; want error, no recording kept", j.Status, j.Blob, err)
+	}
+}

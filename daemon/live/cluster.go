@@ -193,8 +193,8 @@ func (s *Service) EndOrphans() error {
 // with pii_redaction, never blanked).
 func (s *Service) endOrphan(o Orphan) {
 	log := s.log.With("component", "live", "session_id", o.Job.ID)
-	p, err := params.StoredLive(o.Job.Params)
-	if err != nil {
+	p, perr := params.StoredLive(o.Job.Params)
+	if perr != nil {
 		p = &params.Live{} // a zero format keeps the header as it is
 	}
 	f := liveFormat(p)
@@ -217,13 +217,14 @@ func (s *Service) endOrphan(o Orphan) {
 	reason := fmt.Sprintf("the node running this session (%s) stopped; node %s ended it with the %.1f s of audio that had reached the shared store",
 		o.Node, s.deps.NodeID, dur)
 	// A session redacting PII never had its recording blanked (its end
-	// does that, redact.go): it is not kept.
-	unredacted := audio > 0 && audioFill(&p) != 0
+	// does that, redact.go): it is not kept; nor is one whose parameters
+	// cannot be read (it may have asked for redaction).
+	unredacted := audio > 0 && (perr != nil || audioFill(p) != 0)
 	if unredacted {
 		reason += "; its recording is not kept: it could not be redacted (pii_redaction)"
 	}
 	empty := ""
-	_, err = s.db.UpdateJob(o.Job.ID, func(j *store.Job) ([]*store.Delivery, error) {
+	_, err := s.db.UpdateJob(o.Job.ID, func(j *store.Job) ([]*store.Delivery, error) {
 		if err := checkOpen(j); err != nil {
 			return nil, err // its node came back and ended it first
 		}

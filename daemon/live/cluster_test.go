@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -142,28 +143,43 @@ func TestEndOrphans(t *testing.T) {
 // survivor ends it as error 503 without keeping the recording.
 func TestEndOrphansDropsUnredacted(t *testing.T) {
 	dsn := pgtest.StartDatabase(t)
-	a, b := openPG(t, dsn, "a"), openPG(t, dsn, "b")
-	a.StaleAfter = 300 * time.Millisecond
+	p, err := params.DecodeLiveOptions(map[string]any{"pii_redaction": true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	pcm, format := speechPCM(t, "ljspeech-LJ001-0002.wav")
-	p := params.Live{PIIRedaction: true}
 	if err := p.SetFormat(params.EncodingPCM, 16, format.SampleRate, 1); err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := json.Marshal(&p)
+	raw, _ := json.Marshal(p)
+	// Parameters that cannot be read may have asked for redaction: that
+	// recording is not kept either.
+	for i, stored := range [][]byte{raw, []byte(`{"sample_rate":22050}`)} {
+		a, b := openPG(t, dsn, fmt.Sprintf("a%d", i)), openPG(t, dsn, fmt.Sprintf("b%d", i))
+		a.StaleAfter = 300 * time.Millisecond
+		endOrphanDropped(t, a, b, fmt.Sprintf("a%d", i), stored, pcm[:32000], format)
+	}
+}
+
+// endOrphanDropped places a live session with stored params on b, with
+// audio in its recording, and checks that a, once b counts as stopped,
+// ends it as error without keeping the recording.
+func endOrphanDropped(t *testing.T, a, b livepg.Cluster, nodeA string, stored, pcm []byte, format media.Format) {
+	t.Helper()
 	if err := b.DB.Heartbeat(postgres.Node{LiveCapacity: 1, LiveFree: 1}); err != nil {
 		t.Fatal(err)
 	}
 	id := uuid.NewString()
 	blob := "live-" + id + ".wav"
 	job := &store.Job{ID: id, Account: "acme", Kind: store.KindLive, Status: store.StatusProcessing,
-		CreatedAt: time.Now().UTC(), Blob: blob, Params: raw}
+		CreatedAt: time.Now().UTC(), Blob: blob, Params: stored}
 	if _, err := b.Place(job, 1, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.AppendBlob(blob, 0, media.AppendWAVHeader(nil, format, -1), pcm[:32000]); err != nil {
+	if _, err := b.AppendBlob(blob, 0, media.AppendWAVHeader(nil, format, -1), pcm); err != nil {
 		t.Fatal(err)
 	}
-	svc := live.NewClusterService(a.DB, live.Deps{Cluster: a, NodeID: "a", Signals: &finishedSignals{}})
+	svc := live.NewClusterService(a.DB, live.Deps{Cluster: a, NodeID: nodeA, Signals: &finishedSignals{}})
 	var j *store.Job
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		if err := svc.EndOrphans(); err != nil {
@@ -182,6 +198,6 @@ func TestEndOrphansDropsUnredacted(t *testing.T) {
 		time.Sleep(50 * time.Millisecond) // polling until b counts as stopped
 	}
 	if _, err := a.DB.OpenBlob(blob); j.Status != store.StatusError || j.Blob != "" || !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("ended %s naming %q, the recording %v; want error, no recording kept", j.Status, j.Blob, err)
+		t.Errorf("params %.40s: ended %s naming %q, the recording %v; want error, no recording kept", stored, j.Status, j.Blob, err)
 	}
 }

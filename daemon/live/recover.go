@@ -54,7 +54,7 @@ func (s *Service) Recover(ctx context.Context, id string) {
 		s.endRecovered(log, j, nil, "session interrupted by a restart: "+errcode.Message(err))
 		return
 	}
-	res, info, err := s.pl.TranscribeFile(ctx, path, piiParams(&params.PreRecorded{LanguageConfig: p.LanguageConfig}, &p))
+	res, info, err := s.pl.TranscribeFile(ctx, path, piiParams(&params.PreRecorded{LanguageConfig: p.LanguageConfig}, p))
 	if err == nil {
 		if berr := s.blankStored(j.Blob, path, res); berr != nil { // redact.go
 			release()

@@ -173,7 +173,11 @@ func TestBatchPassDropsUnredacted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	pb, _ := json.Marshal(params.Live{})
+	lp, err := params.DecodeLiveOptions(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, _ := json.Marshal(lp)
 	s := &Service{db: db, deps: Deps{Signals: noSignals{}}, log: slog.New(slog.DiscardHandler)}
 	for _, tc := range []struct {
 		id    string

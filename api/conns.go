@@ -9,6 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
+
+	"github.com/earshot-dev/earshot/internal/acceptloop"
 )
 
 // connGuard admits the connections of one listener so that clients without
@@ -44,24 +46,15 @@ func newConnGuard(maxConns, maxPending, maxPerIP int, refused *prometheus.Counte
 		perIP: map[netip.Prefix]int{}}
 }
 
-// guardListener admits accepted connections through its guard.
-type guardListener struct {
-	net.Listener
-	g *connGuard
-}
-
-// Accept returns the next admitted connection; refused ones are closed
-// here and never reach the server.
-func (l guardListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
+// listener admits ln's connections through g (acceptloop.Admitting):
+// refused ones are closed there and never reach the server.
+func (g *connGuard) listener(ln net.Listener) net.Listener {
+	return acceptloop.Admitting(ln, func(c net.Conn) net.Conn {
+		if gc := g.admit(c); gc != nil {
+			return gc
 		}
-		if gc := l.g.admit(c); gc != nil {
-			return gc, nil
-		}
-	}
+		return nil // not a nil *guardedConn in an interface
+	})
 }
 
 // guardedConn is an admitted connection. Its element, busy and trusted are

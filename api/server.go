@@ -249,8 +249,7 @@ func (s *Server) readError(ctx *fasthttp.RequestCtx, err error) {
 // an accept loop that waits out accept errors (descriptors exhausted for a
 // moment) instead of ending the server.
 func (s *Server) guard(ln net.Listener) net.Listener {
-	return guardListener{Listener: acceptloop.New(ln, "api", s.log),
-		g: newConnGuard(s.cfg.MaxConns, s.cfg.MaxPendingConns, s.cfg.MaxConnsPerIP, s.refusedConns)}
+	return newConnGuard(s.cfg.MaxConns, s.cfg.MaxPendingConns, s.cfg.MaxConnsPerIP, s.refusedConns).listener(acceptloop.New(ln, "api", s.log))
 }
 
 // Run serves the API on ln (HTTPS when Config.TLSCert is set) until ctx

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/earshot-dev/earshot/internal/acceptloop"
 )
 
 // The door's TCP connections are bounded, so that neither a refused source
@@ -57,27 +59,9 @@ func newTCPGuard(cfg Config, filter *sourceFilter, log *slog.Logger) *tcpGuard {
 		idle: cfg.TCPIdleTimeout, log: log, perSource: map[netip.Addr]int{}}
 }
 
-// listener admits ln's connections through g.
-func (g *tcpGuard) listener(ln net.Listener) net.Listener { return tcpGuardListener{ln, g} }
-
-type tcpGuardListener struct {
-	net.Listener
-	g *tcpGuard
-}
-
-// Accept returns the next admitted connection; the others are closed here
-// and never reach the SIP stack.
-func (l tcpGuardListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		if gc := l.g.admit(c); gc != nil {
-			return gc, nil
-		}
-	}
-}
+// listener admits ln's connections through g (acceptloop.Admitting): the
+// others are closed there and never reach the SIP stack.
+func (g *tcpGuard) listener(ln net.Listener) net.Listener { return acceptloop.Admitting(ln, g.admit) }
 
 // admit registers c, or closes it and returns nil.
 func (g *tcpGuard) admit(c net.Conn) net.Conn {

@@ -70,3 +70,28 @@ func (l *Listener) Accept() (net.Conn, error) {
 		l.sleep(pause)
 	}
 }
+
+// Admitting is ln whose Accept hands each accepted connection to admit and
+// returns the first one admit lets through (admit returns it, or a
+// wrapper); admit closes a connection it refuses and returns nil, and
+// Accept then takes the next. Both doors' connection guards sit on it.
+func Admitting(ln net.Listener, admit func(net.Conn) net.Conn) net.Listener {
+	return admitting{ln, admit}
+}
+
+type admitting struct {
+	net.Listener
+	admit func(net.Conn) net.Conn
+}
+
+func (l admitting) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if ac := l.admit(c); ac != nil {
+			return ac, nil
+		}
+	}
+}

@@ -56,3 +56,37 @@ func TestAcceptRetriesDescriptorExhaustion(t *testing.T) {
 		t.Fatalf("Accept on a closed listener = %v; want net.ErrClosed", err)
 	}
 }
+
+// TestAdmitting: Accept skips the connections admit refuses and returns
+// the first it lets through, as admit returned it.
+func TestAdmitting(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	n := 0
+	type wrapped struct{ net.Conn }
+	al := Admitting(ln, func(c net.Conn) net.Conn {
+		if n++; n < 3 {
+			c.Close()
+			return nil
+		}
+		return wrapped{c}
+	})
+	for range 3 {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	c, err := al.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, ok := c.(wrapped); !ok || n != 3 {
+		t.Errorf("Accept returned %T after %d admits, want the third, wrapped", c, n)
+	}
+}

@@ -79,8 +79,9 @@ type PCI struct {
 	// every message, the record and the logs: a dtmf message says that a
 	// key was pressed, when and how long, never which (PROTOCOL.md, DTMF).
 	// Inverted so that params stored before the field existed, or any PCI
-	// built in code, mask.
-	DTMFInClear bool `json:"-"`
+	// built in code, mask. PCI's MarshalJSON and UnmarshalJSON write and
+	// read it (the tags here name the request's fields, and are not used).
+	DTMFInClear bool `json:"mask_dtmf"`
 	// PauseSequence and ResumeSequence, when set, pause and resume the
 	// session when its keys (any source) spell them: DTMF digits, at most
 	// MaxDTMFSequence of them (PROTOCOL.md, Pausing).

@@ -3,6 +3,8 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/earshot-dev/earshot/errcode"
 )
@@ -39,6 +41,18 @@ func IsDigit(d byte) bool {
 	return d >= '0' && d <= '9' || d == '*' || d == '#' || d >= 'A' && d <= 'D'
 }
 
+// eventDigits maps RFC 4733 event codes 0-15 to their keys (section 3.2).
+const eventDigits = "0123456789*#ABCD"
+
+// EventDigit is the key of RFC 4733 event code code; ok is false for the
+// codes that are no key (16 and up: flash, fax and modem tones).
+func EventDigit(code int) (d byte, ok bool) {
+	if code < 0 || code >= len(eventDigits) {
+		return 0, false
+	}
+	return eventDigits[code], true
+}
+
 // Check reports a key the session cannot take (ErrBadKey), naming neither
 // its digit nor anything else of it.
 func (k Key) Check() error {
@@ -61,4 +75,51 @@ func (k Key) Check() error {
 // and the session's end error once it has ended. Safe for concurrent use.
 type KeySession interface {
 	Key(ctx context.Context, k Key) error
+}
+
+// A door hands a session at most KeyBurst keys at once and KeyRate a
+// second after that (KeyLimiter): a person keys at most about ten a second
+// (RFC 4733's 40 ms tones and gaps), so a flood of thousands is cut to a
+// few a second before it costs the session anything.
+const (
+	KeyRate  = 20
+	KeyBurst = 40
+)
+
+// KeyLimiter is one call's bound on keys (a token bucket of KeyBurst
+// tokens, KeyRate a second). The zero value is full. Safe for concurrent
+// use (SIP INFO requests of a call come on their own goroutines).
+type KeyLimiter struct {
+	mu      sync.Mutex
+	started bool
+	tokens  float64
+	last    time.Time
+	dropped int
+}
+
+// Allow reports whether a key arriving at now may go to the session;
+// first is true for the first key it refuses (the door logs it, once).
+func (l *KeyLimiter) Allow(now time.Time) (ok, first bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.started {
+		l.started, l.tokens, l.last = true, KeyBurst, now
+	}
+	if dt := now.Sub(l.last).Seconds(); dt > 0 {
+		l.tokens = min(KeyBurst, l.tokens+dt*KeyRate)
+		l.last = now
+	}
+	if l.tokens >= 1 {
+		l.tokens--
+		return true, false
+	}
+	l.dropped++
+	return false, l.dropped == 1
+}
+
+// Dropped is the keys Allow refused.
+func (l *KeyLimiter) Dropped() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.dropped
 }

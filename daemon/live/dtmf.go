@@ -96,6 +96,9 @@ func (s *session) key(k ingest.Key, at float64) {
 		at = s.now()
 	}
 	s.keys.count++
+	if s.svc != nil && s.svc.keys != nil {
+		s.svc.keys.WithLabelValues(k.Source).Inc()
+	}
 	if s.keys.count > maxKeyMessages {
 		s.keys.omitted++
 		if s.keys.omitted == 1 {

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -122,4 +123,32 @@ func (l *KeyLimiter) Dropped() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.dropped
+}
+
+// Admit is Allow for a door's key arriving now: false past the bound, the
+// first refusal logged (without the key) as the call's "dtmf flood".
+func (l *KeyLimiter) Admit(now time.Time, log *slog.Logger) bool {
+	ok, first := l.Allow(now)
+	if first {
+		log.Warn("dtmf flood: keys past the call's bound dropped", "rate", KeyRate, "burst", KeyBurst)
+	}
+	return ok
+}
+
+// KeyWait bounds a door's wait for its session to take a key.
+const KeyWait = 2 * time.Second
+
+// SendKey hands k to w when it takes keys (a KeySession: the daemon's
+// sessions do), waiting at most KeyWait; a refusal (the session ended) is
+// logged at debug, without the key.
+func SendKey(ctx context.Context, w any, k Key, log *slog.Logger) {
+	ks, ok := w.(KeySession)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, KeyWait)
+	defer cancel()
+	if err := ks.Key(ctx, k); err != nil {
+		log.Debug("session refused a dtmf key", "error", err)
+	}
 }

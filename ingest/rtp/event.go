@@ -1,7 +1,6 @@
 package rtp
 
 import (
-	"context"
 	"encoding/binary"
 	"time"
 
@@ -124,10 +123,7 @@ type chunk struct {
 // mixed so far (send flushes the mixer's whole frames first), unless the
 // call's bound on keys refuses it: a flood is counted and logged once.
 func (r *Receiver) queueKey(out chan<- chunk, m *mixer, send func([]byte), k ingest.Key) {
-	if ok, first := r.keys.Allow(r.now); !ok {
-		if first {
-			r.log.Warn("dtmf flood: keys past the call's bound dropped", "rate", ingest.KeyRate, "burst", ingest.KeyBurst)
-		}
+	if !r.keys.Admit(r.now, r.log) {
 		return
 	}
 	send(m.take())
@@ -135,17 +131,6 @@ func (r *Receiver) queueKey(out chan<- chunk, m *mixer, send func([]byte), k ing
 	case out <- chunk{key: &k}:
 	default: // the session is maxQueued ticks behind: the key goes as the audio does
 		r.overflow.Add(1)
-	}
-}
-
-// passKey hands a key to the session, on the writer goroutine; a session
-// that takes no keys (a Writer without Key) or has ended drops it.
-func (r *Receiver) passKey(ctx context.Context, keys ingest.KeySession, k ingest.Key) {
-	if keys == nil {
-		return
-	}
-	if err := keys.Key(ctx, k); err != nil {
-		r.log.Debug("session refused a dtmf key", "error", err)
 	}
 }
 

@@ -199,7 +199,7 @@ type Receiver struct {
 	overflow atomic.Int64
 	keys     *ingest.KeyLimiter // the call's bound on keys
 	onKey    func(ingest.Key)   // Run's: queues a key behind the audio before it
-	stats    []StreamStats // guarded by mu: set when Run returns
+	stats    []StreamStats      // guarded by mu: set when Run returns
 }
 
 // NewReceiver prepares a receiver for streams (channel i is streams[i]).
@@ -265,7 +265,7 @@ func (r *Receiver) Stats() []StreamStats {
 // close the pairs.
 func (r *Receiver) Run(ctx context.Context, w Writer) error {
 	r.start = time.Now()
-	keys, _ := w.(ingest.KeySession) // before a G.722 decoder wraps w
+	keys := w // the session, before a G.722 decoder wraps w
 	if r.cfg.Codec.Wideband() {
 		dw, err := newDecodeWriter(w, r.cfg.Codec, len(r.streams))
 		if err != nil {
@@ -315,7 +315,7 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 		wctx := context.WithoutCancel(ctx)
 		for b := range out {
 			if b.key != nil {
-				r.passKey(wctx, keys, *b.key)
+				ingest.SendKey(wctx, keys, *b.key, r.log)
 				continue
 			}
 			if err := w.Write(wctx, b.audio); err != nil {

@@ -2,7 +2,6 @@ package sip
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"mime"
@@ -25,9 +24,6 @@ import (
 
 // maxInfoBody bounds a DTMF INFO body; a larger one is malformed.
 const maxInfoBody = 512
-
-// infoWait bounds the wait for the session to take an INFO's key.
-const infoWait = 2 * time.Second
 
 // ErrBadDTMF is returned for a DTMF INFO body that cannot be read (400).
 var ErrBadDTMF = errors.New("sip: malformed DTMF body")
@@ -144,19 +140,7 @@ func (s *Server) onInfo(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 
 // key hands a key of the call to its session, under the call's bound.
 func (c *call) key(k ingest.Key) {
-	if ok, first := c.keyLimit.Allow(time.Now()); !ok {
-		if first {
-			c.log.Warn("dtmf flood: keys past the call's bound dropped", "rate", ingest.KeyRate, "burst", ingest.KeyBurst)
-		}
-		return
-	}
-	ks, ok := c.sess.(ingest.KeySession)
-	if !ok {
-		return
-	}
-	ctx, cancel := context.WithTimeout(c.ctx, infoWait)
-	defer cancel()
-	if err := ks.Key(ctx, k); err != nil {
-		c.log.Debug("session refused a dtmf key", "error", err)
+	if c.keyLimit.Admit(time.Now(), c.log) {
+		ingest.SendKey(c.ctx, c.sess, k, c.log)
 	}
 }

@@ -368,7 +368,7 @@ func info(t *testing.T, ctx context.Context, dlg *sipgo.DialogClientSession, cty
 func TestSIPDTMFInfo(t *testing.T) {
 	hook, hookURL := startHookReceiver(t)
 	d, addr := startDTMFDaemon(t, map[string]map[string]any{
-		"dtmf": {"callback": true, "callback_config": map[string]any{"url": hookURL}, "messages_config": map[string]any{"receive_dtmf_events": true}},
+		"dtmf":  {"callback": true, "callback_config": map[string]any{"url": hookURL}, "messages_config": map[string]any{"receive_dtmf_events": true}},
 		"clear": {"pci": map[string]any{"mask_dtmf": false}, "callback": true, "callback_config": map[string]any{"url": hookURL, "receive_dtmf_events": false}},
 	})
 	key := createKey(t, d.DataDir, "acme")

@@ -370,6 +370,7 @@ func TestSIPDTMFInfo(t *testing.T) {
 	d, addr := startDTMFDaemon(t, map[string]map[string]any{
 		"dtmf":  {"callback": true, "callback_config": map[string]any{"url": hookURL}, "messages_config": map[string]any{"receive_dtmf_events": true}},
 		"clear": {"pci": map[string]any{"mask_dtmf": false}, "callback": true, "callback_config": map[string]any{"url": hookURL, "receive_dtmf_events": false}},
+		"flood": {},
 	})
 	key := createKey(t, d.DataDir, "acme")
 	p := newPhone(t, addr)
@@ -377,7 +378,9 @@ func TestSIPDTMFInfo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 
-	call := func(user, digits string) map[string]any {
+	// call places a call with speech, keys digits as INFO at a person's
+	// pace, then flood more as fast as the door answers them.
+	call := func(user, digits string, flood int) map[string]any {
 		conn, port := udpPair(t)
 		dlg, code := p.call(ctx, user, "application/sdp", offerSDP([]int{port}, "0 101", "sendrecv", false))
 		if code != 200 {
@@ -412,6 +415,11 @@ func TestSIPDTMFInfo(t *testing.T) {
 		if code := info(t, ctx, dlg, "application/dtmf-relay", ""); code != 200 {
 			t.Errorf("an empty INFO answered %d, want 200", code)
 		}
+		for range flood {
+			if code := info(t, ctx, dlg, "application/dtmf", "5"); code != 200 {
+				t.Fatalf("a flood's INFO answered %d", code)
+			}
+		}
 		<-sent
 		if err := dlg.Bye(ctx); err != nil {
 			t.Fatalf("bye: %v", err)
@@ -426,14 +434,14 @@ func TestSIPDTMFInfo(t *testing.T) {
 		return job
 	}
 
-	job := call("dtmf", testCard)
+	job := call("dtmf", testCard, 0)
 	checkMaskedKeys(t, d, hook, job, "sip_info", len(testCard), testCard)
 	if n := d.metricWith("earshot_dtmf_keys_total", "source", "sip_info"); n != float64(len(testCard)) {
 		t.Errorf("earshot_dtmf_keys_total{source=sip_info} %v, want %d", n, len(testCard))
 	}
 
 	// pci.mask_dtmf false, receive_dtmf_events false on the callback.
-	clear := call("clear", "12#")
+	clear := call("clear", "12#", 0)
 	var got []string
 	for _, k := range recordKeys(t, clear) {
 		if k.Digit == nil || k.Masked {
@@ -453,6 +461,22 @@ func TestSIPDTMFInfo(t *testing.T) {
 		if strings.Contains(string(h.body), clear["id"].(string)) && strings.Contains(string(h.body), `"event":"live.dtmf"`) {
 			t.Errorf("a dtmf callback with receive_dtmf_events false: %s", h.body)
 		}
+	}
+
+	// A flood of 600 INFO keys, answered 200 each: the session takes the
+	// call's bound (40 at once, 20 a second after), the rest are counted
+	// as dropped and logged once.
+	start := time.Now()
+	flooded := call("flood", "", 600)
+	took := time.Since(start).Seconds()
+	kept := len(recordKeys(t, flooded))
+	dropped := d.metric("earshot_sip_dtmf_dropped_total")
+	t.Logf("flood of 600 INFO keys over a %.1f s call: %d kept, %v dropped", took, kept, dropped)
+	if kept < 40 || float64(kept) > 40+20*took+1 || float64(kept)+dropped != 600 {
+		t.Errorf("flood: %d kept, %v dropped of 600 in %.1f s", kept, dropped, took)
+	}
+	if n := d.logCount("dtmf flood"); n != 1 {
+		t.Errorf("%d dtmf flood log lines, want 1", n)
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -50,27 +49,8 @@ type baresipCtl struct {
 	conn   net.Conn
 	events chan string // the type of each event baresip reports
 	cmd    *exec.Cmd
-	out    *syncBuffer
+	out    *tailWriter // the end of its output, for a failing test's message
 	exited chan struct{}
-}
-
-// syncBuffer is baresip's output, written by its process and read by the
-// test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startBaresipCtl starts baresip with an aufile source playing wav (8 kHz
@@ -94,7 +74,7 @@ func startBaresipCtl(t *testing.T, wav string, limit time.Duration) *baresipCtl 
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), limit+10*time.Second)
-	b := &baresipCtl{t: t, events: make(chan string, 64), out: &syncBuffer{}, exited: make(chan struct{})}
+	b := &baresipCtl{t: t, events: make(chan string, 64), out: &tailWriter{max: 16 << 10}, exited: make(chan struct{})}
 	b.cmd = exec.CommandContext(ctx, bin, "-f", dir, "-t", fmt.Sprint(int(limit.Seconds())))
 	b.cmd.Stdout, b.cmd.Stderr = b.out, b.out
 	if err := b.cmd.Start(); err != nil {

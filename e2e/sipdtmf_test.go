@@ -209,10 +209,20 @@ func recordKeys(t *testing.T, job map[string]any) []dtmfKey {
 }
 
 // checkMaskedKeys checks that a call's n keys of source are in its record
+// (as GET /v2/live/{id} answers it, checked against the OpenAPI document)
 // and its callbacks as masked dtmf messages, in order, and that no digit
 // of card is in clear in the record, a callback body or a log line.
-func checkMaskedKeys(t *testing.T, d *daemonProc, hook *callbackReceiver, job map[string]any, source string, n int, card string) {
+func checkMaskedKeys(t *testing.T, d *daemonProc, key string, hook *callbackReceiver, job map[string]any, source string, n int, card string) {
 	t.Helper()
+	a := loadAPIDoc(t, mustRead(t, openAPIFile))
+	if status, b := a.call(t, d, "GET /v2/live/{id}", "/v2/live/"+job["id"].(string), key, nil, ""); status != 200 || json.Unmarshal(b, &job) != nil {
+		t.Fatalf("GET /v2/live/%s: %d", job["id"], status)
+	}
+	for _, m := range job["result"].(map[string]any)["messages"].([]any) {
+		if strings.Contains(m.(string), `"type":"dtmf"`) {
+			a.checkMessage(t, "result.messages", []byte(m.(string)))
+		}
+	}
 	keys := recordKeys(t, job)
 	if len(keys) != n {
 		t.Fatalf("%d dtmf messages in result.messages, want %d", len(keys), n)
@@ -308,7 +318,7 @@ func TestSIPDTMFRFC4733(t *testing.T) {
 	if fullTranscript(job) == "" {
 		t.Error("the call's speech was not transcribed")
 	}
-	checkMaskedKeys(t, d, hook, job, "rfc4733", len(testCard), testCard)
+	checkMaskedKeys(t, d, key, hook, job, "rfc4733", len(testCard), testCard)
 }
 
 // wav8k is a clip resampled by ffmpeg to 8 kHz mono WAV, as a phone's
@@ -415,7 +425,7 @@ func TestSIPDTMFInfo(t *testing.T) {
 	}
 
 	job := call("dtmf", testCard, 0)
-	checkMaskedKeys(t, d, hook, job, "sip_info", len(testCard), testCard)
+	checkMaskedKeys(t, d, key, hook, job, "sip_info", len(testCard), testCard)
 	if n := d.metricWith("earshot_dtmf_keys_total", "source", "sip_info"); n != float64(len(testCard)) {
 		t.Errorf("earshot_dtmf_keys_total{source=sip_info} %v, want %d", n, len(testCard))
 	}

@@ -84,32 +84,6 @@ func TestEventDecoder(t *testing.T) {
 	}
 }
 
-// TestKeyLimiter: a flood of keys within a second passes KeyBurst and the
-// second's KeyRate; keys at a person's pace all pass.
-func TestKeyLimiter(t *testing.T) {
-	var l ingest.KeyLimiter
-	t0 := time.Unix(1000, 0)
-	passed, firsts := 0, 0
-	for i := range 10000 {
-		ok, first := l.Allow(t0.Add(time.Duration(i) * 100 * time.Microsecond))
-		if ok {
-			passed++
-		}
-		if first {
-			firsts++
-		}
-	}
-	if passed > ingest.KeyBurst+ingest.KeyRate+1 || passed < ingest.KeyBurst || firsts != 1 || l.Dropped() != 10000-passed {
-		t.Errorf("flood of 10000 in 1 s: %d passed, %d first refusals, %d dropped", passed, firsts, l.Dropped())
-	}
-	var calm ingest.KeyLimiter
-	for i := range 1000 {
-		if ok, _ := calm.Allow(t0.Add(time.Duration(i) * 100 * time.Millisecond)); !ok {
-			t.Fatalf("key %d at 10 a second refused", i)
-		}
-	}
-}
-
 // keySink is a Writer that takes keys too, as a live session does.
 type keySink struct {
 	sink

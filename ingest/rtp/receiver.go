@@ -193,6 +193,7 @@ type Receiver struct {
 	hold   bool                    // guarded by mu
 	codecs []map[uint8]codec.Codec // guarded by mu: new maps from Update
 	rekeys map[int]*unprotector    // guarded by mu: new keys from Rekey, by stream
+	events []uint8                 // guarded by mu: new telephone-event types from UpdateEvents
 	upd    atomic.Bool
 	// overflow counts audio bytes dropped because the session fell
 	// maxQueued ticks behind.
@@ -462,6 +463,7 @@ func (r *Receiver) takeUpdate() bool {
 	}
 	r.codecs = nil
 	r.takeRekeys()
+	r.takeEvents()
 	return r.hold
 }
 

@@ -208,10 +208,7 @@ func (s *Server) setup(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *rout
 		if a := st.rtp.Addr(); a.IsValid() && !a.IsUnspecified() {
 			allow = append(allow[:1:1], a)
 		}
-		rs := rtp.Stream{Pair: p, Codecs: st.codecs, RemoteRTCP: udpAddr(st.rtcp), Mux: st.mux, Allow: allow, Remote: st.rtp}
-		if st.tePT > 0 && st.tePT < 128 {
-			rs.Events = uint8(st.tePT)
-		}
+		rs := rtp.Stream{Pair: p, Codecs: st.codecs, RemoteRTCP: udpAddr(st.rtcp), Mux: st.mux, Allow: allow, Remote: st.rtp, Events: st.events()}
 		var local *rtp.SRTPKey
 		if st.crypto != nil {
 			k, err := rtp.NewSRTPKey(st.crypto.key.Suite)
@@ -408,6 +405,11 @@ func (c *call) reinvite(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 		codecs[i] = st.codecs
 		hold = hold && st.hold()
 	}
+	events := make([]uint8, len(o.streams))
+	for i, st := range o.streams {
+		events[i] = st.events()
+	}
+	c.recv.UpdateEvents(events)
 	c.recv.Update(codecs, hold)
 	c.offer = o
 	c.version.Add(1)

@@ -78,6 +78,11 @@ func (s *Server) onInvite(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 		callID = h.Value()
 	}
 	log := s.log.With("call_id", callID, "remote_addr", src.String())
+	if sipsURI(req) && !overTLS(req) {
+		log.Info("sip call refused", "status", 416, "error", ErrInsecureSIPS.Error())
+		s.respondErr(req, tx, ErrInsecureSIPS)
+		return
+	}
 	r := s.match(req.Recipient.User, src)
 	if r == nil {
 		log.Info("sip call refused", "status", 404)
@@ -219,6 +224,9 @@ func (s *Server) setup(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *rout
 			local = &k
 			rs.SRTP = &rtp.SRTP{Remote: st.crypto.key, Local: k, ReplayWindow: st.crypto.window}
 		}
+		if st.dtls != nil {
+			rs.DTLS = st.dtls.stream(s.dtlsID.cert)
+		}
 		c.keys = append(c.keys, local)
 		streams = append(streams, rs)
 	}
@@ -259,7 +267,7 @@ func (c *call) answerSDP(o *offer) []byte {
 	for i, p := range c.pairs {
 		ports[i] = p.Port
 	}
-	b, err := o.answer(c.s.advertise, ports, c.keys, c.sessID, c.version.Load())
+	b, err := o.answer(c.s.advertise, ports, c.keys, c.s.dtlsID, c.sessID, c.version.Load())
 	if err != nil {
 		c.log.Error("sdp answer", "error", err)
 	}

@@ -67,11 +67,30 @@ sip:
 // returns baresip's output.
 func baresip(t *testing.T, uri, codecs, wav string, rate int, limit time.Duration, extra ...string) string {
 	t.Helper()
+	bin, dir := baresipConfig(t, codecs, wav, rate, extra...)
+	ctx, cancel := context.WithTimeout(t.Context(), limit+10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-f", dir, "-e", "/dial "+uri, "-t", fmt.Sprint(int(limit.Seconds())))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("baresip: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "Call established") || !strings.Contains(out.String(), "terminated") {
+		t.Fatalf("baresip did not complete a call:\n%s", out.String())
+	}
+	return out.String()
+}
+
+// baresipConfig writes baresip's config and accounts files (as baresip
+// describes them) to a new directory, and returns the binary and it.
+func baresipConfig(t *testing.T, codecs, wav string, rate int, extra ...string) (bin, dir string) {
+	t.Helper()
 	bin, err := exec.LookPath("baresip")
 	if err != nil {
 		t.Fatal("needs baresip (apt-get install baresip-core; make test-deps)")
 	}
-	dir := t.TempDir()
+	dir = t.TempDir()
 	lines := []string{
 		"poll_method poll",
 		"sip_listen 127.0.0.1:0",
@@ -104,18 +123,7 @@ func baresip(t *testing.T, uri, codecs, wav string, rate int, limit time.Duratio
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), limit+10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-f", dir, "-e", "/dial "+uri, "-t", fmt.Sprint(int(limit.Seconds())))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("baresip: %v\n%s", err, out.String())
-	}
-	if !strings.Contains(out.String(), "Call established") || !strings.Contains(out.String(), "terminated") {
-		t.Fatalf("baresip did not complete a call:\n%s", out.String())
-	}
-	return out.String()
+	return bin, dir
 }
 
 // liveJobByMetadata waits for the one live job whose custom_metadata[key]
@@ -214,8 +222,9 @@ func TestSIPCodecsBaresip(t *testing.T) {
 }
 
 // whipBrowser sends wav from Chromium to live session s over WHIP offering
-// only mime, and returns what the page saw.
-func whipBrowser(t *testing.T, d *daemonProc, s liveSession, wav, mime string, seconds float64) map[string]any {
+// only mime (and telephone-event, keying dtmf, when dtmf is not empty), and
+// returns what the page saw.
+func whipBrowser(t *testing.T, d *daemonProc, s liveSession, wav, mime string, seconds float64, dtmf string) map[string]any {
 	t.Helper()
 	browser, node, modules, missing := browserTools()
 	if missing != "" {
@@ -226,7 +235,7 @@ func whipBrowser(t *testing.T, d *daemonProc, s liveSession, wav, mime string, s
 	// A run whose browser process itself fails (start-up on a loaded
 	// machine) is tried once more on a new session by the caller; here
 	// the first failure is reported.
-	cmd := exec.CommandContext(ctx, node, "testdata/whip_browser.cjs", d.Base, s.ID, tokenOf(t, s.URL), wav, mime, fmt.Sprint(seconds))
+	cmd := exec.CommandContext(ctx, node, "testdata/whip_browser.cjs", d.Base, s.ID, tokenOf(t, s.URL), wav, mime, fmt.Sprint(seconds), dtmf)
 	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "CHROMIUM="+browser)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -260,7 +269,7 @@ func TestWHIPCodecsChromium(t *testing.T) {
 	for _, c := range sessions {
 		t.Run(c.codec, func(t *testing.T) {
 			s := d.createLive(key, c.format)
-			seen := whipBrowser(t, d, s, wav, c.mime, 10.44+1.5)
+			seen := whipBrowser(t, d, s, wav, c.mime, 10.44+1.5, "")
 			if seen["status"] != float64(201) || seen["delete_status"] != float64(200) || seen["codec"] != c.codec {
 				t.Fatalf("browser saw %v", seen)
 			}

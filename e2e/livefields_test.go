@@ -533,6 +533,10 @@ func liveCases(hookURL string, hook *callbackReceiver) []liveCase {
 					t.Errorf("custom_metadata %v", r.job["custom_metadata"])
 				}
 			}},
+		{name: "dtmf messages on a call, masked (pci.mask_dtmf) or not, by its switches", fields: []string{"messages_config.receive_dtmf_events", "callback_config.receive_dtmf_events", "pci.mask_dtmf"},
+			provenBy: "e2e/sipdtmf_test.go:TestSIPDTMFInfo"},
+		{name: "pci.pause_sequence and resume_sequence pause a call by its keys", fields: []string{"pci.pause_sequence", "pci.resume_sequence"},
+			provenBy: "e2e/sipdtmf_test.go:TestSIPPauseByDTMF"},
 		{name: "pii_redaction masks the asked types in every message and the result",
 			fields: []string{"pii_redaction", "pii_redaction_config", "pii_redaction_config.entity_types", "pii_redaction_config.processed_text_type"},
 			body: map[string]any{"pii_redaction": true, "pii_redaction_config": map[string]any{"entity_types": []string{"LOCATION"}, "processed_text_type": "MASK"},

@@ -44,9 +44,11 @@ type call struct {
 	codec  codec.Codec
 	keys   []*rtp.SRTPKey // the door's SRTP key of each stream, nil when plain
 	policy mediaPolicy    // the route's SRTP policy over the INVITE's transport
-	labels []string
-	ctx    context.Context
-	cancel context.CancelCauseFunc
+	// keyLimit bounds the call's DTMF keys, RTP events and INFO alike.
+	keyLimit ingest.KeyLimiter
+	labels   []string
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
 
 	sessID  uint64
 	version atomic.Uint64
@@ -211,7 +213,7 @@ func (s *Server) setup(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *rout
 		if a := st.rtp.Addr(); a.IsValid() && !a.IsUnspecified() {
 			allow = append(allow[:1:1], a)
 		}
-		rs := rtp.Stream{Pair: p, Codecs: st.codecs, RemoteRTCP: udpAddr(st.rtcp), Mux: st.mux, Allow: allow, Remote: st.rtp}
+		rs := rtp.Stream{Pair: p, Codecs: st.codecs, RemoteRTCP: udpAddr(st.rtcp), Mux: st.mux, Allow: allow, Remote: st.rtp, Events: st.events()}
 		var local *rtp.SRTPKey
 		if st.crypto != nil {
 			k, err := rtp.NewSRTPKey(st.crypto.key.Suite)
@@ -228,7 +230,7 @@ func (s *Server) setup(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *rout
 		c.keys = append(c.keys, local)
 		streams = append(streams, rs)
 	}
-	rcfg := rtp.ReceiverConfig{Codec: c.codec, Timeout: s.cfg.RTPTimeout, Jitter: s.cfg.Jitter, Latch: s.cfg.latching()}
+	rcfg := rtp.ReceiverConfig{Codec: c.codec, Timeout: s.cfg.RTPTimeout, Jitter: s.cfg.Jitter, Latch: s.cfg.latching(), Keys: &c.keyLimit}
 	c.recv, err = rtp.NewReceiver(rcfg, streams, s.rtpLog.With("call_id", callID))
 	if err != nil {
 		release()
@@ -324,6 +326,7 @@ func (c *call) run() {
 		cancel()
 	}
 	st := c.recv.Stats()
+	c.s.dtmfDropped.Add(uint64(c.keyLimit.Dropped() + c.recv.KeysLost()))
 	level := slog.LevelInfo
 	if errors.Is(cause, rtp.ErrTimeout) {
 		level = slog.LevelWarn
@@ -410,6 +413,11 @@ func (c *call) reinvite(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 		codecs[i] = st.codecs
 		hold = hold && st.hold()
 	}
+	events := make([]uint8, len(o.streams))
+	for i, st := range o.streams {
+		events[i] = st.events()
+	}
+	c.recv.UpdateEvents(events)
 	c.recv.Update(codecs, hold)
 	c.offer = o
 	c.version.Add(1)

@@ -52,6 +52,15 @@ type offerStream struct {
 }
 
 // hold reports whether the peer will send no audio on this stream.
+// events is the stream's telephone-event payload type as rtp.Stream.Events
+// takes it: 0 when none (or not a dynamic RTP type).
+func (s offerStream) events() uint8 {
+	if s.tePT > 0 && s.tePT < 128 {
+		return uint8(s.tePT)
+	}
+	return 0
+}
+
 func (s offerStream) hold() bool {
 	return s.dir == "inactive" || s.dir == "recvonly" || !s.rtp.Addr().IsValid() || s.rtp.Addr().IsUnspecified()
 }

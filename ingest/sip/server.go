@@ -84,6 +84,7 @@ type Server struct {
 	srtpRefused atomic.Uint64 // INVITEs refused (488) by the route's SRTP policy
 	srtpAuth    atomic.Uint64 // SRTP and SRTCP packets that did not authenticate
 	srtpReplay  atomic.Uint64 // SRTP and SRTCP packets dropped as replays
+	dtmfDropped atomic.Uint64 // DTMF keys past their call's bound (floods)
 }
 
 // New checks cfg (after SetDefaults) and prepares the door; it binds
@@ -309,6 +310,10 @@ func (s *Server) SourceTotals() (foreign, latched, silent uint64) {
 	return s.rtpForeign.Load(), s.rtpLatched.Load(), s.silentCalls.Load()
 }
 
+// DTMFDropped counts the DTMF keys (RFC 4733 events, INFO requests) of
+// ended calls dropped past their call's bound (ingest.KeyLimiter).
+func (s *Server) DTMFDropped() uint64 { return s.dtmfDropped.Load() }
+
 // SRTPTotals counts INVITEs refused with 488 by their route's SRTP policy
 // (or a re-offer's keys) and, over every ended call, SRTP and SRTCP
 // packets dropped because they did not authenticate or were replays.
@@ -413,14 +418,6 @@ func (s *Server) onOptions(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 	tx.Respond(res)
 }
 
-func (s *Server) onInfo(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
-	if s.lookup(req) == nil {
-		s.respond(req, tx, 481, "Call/Transaction Does Not Exist")
-		return
-	}
-	s.respond(req, tx, 200, "OK") // SIP INFO DTMF is not recorded
-}
-
 func (s *Server) onCancel(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 	// A CANCEL matching a pending INVITE is answered by the transaction
 	// layer (200, then 487 to the INVITE); one reaching here matched none.
@@ -434,9 +431,8 @@ func (s *Server) onAck(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 }
 
 func (s *Server) onBye(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
-	c := s.lookup(req)
+	c := s.inDialog(req, tx)
 	if c == nil {
-		s.respond(req, tx, 481, "Call/Transaction Does Not Exist")
 		return
 	}
 	if err := c.dlg.ReadBye(req, tx); err != nil {
@@ -449,16 +445,30 @@ func (s *Server) onBye(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 // onUpdate takes session refreshes (RFC 4028) and, with a body, an offer
 // like a re-INVITE's.
 func (s *Server) onUpdate(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
+	if c := s.bodyInDialog(req, tx); c != nil {
+		c.reinvite(req, tx)
+	}
+}
+
+// inDialog is the call of an in-dialog request; nil (answered 481) for an
+// unknown dialog.
+func (s *Server) inDialog(req *sipmsg.Request, tx sipmsg.ServerTransaction) *call {
 	c := s.lookup(req)
 	if c == nil {
 		s.respond(req, tx, 481, "Call/Transaction Does Not Exist")
-		return
 	}
-	if len(req.Body()) == 0 {
+	return c
+}
+
+// bodyInDialog is inDialog for a request whose body is its point (UPDATE,
+// INFO): one without a body is a keep-alive, answered 200, and nil too.
+func (s *Server) bodyInDialog(req *sipmsg.Request, tx sipmsg.ServerTransaction) *call {
+	c := s.inDialog(req, tx)
+	if c != nil && len(req.Body()) == 0 {
 		s.respond(req, tx, 200, "OK")
-		return
+		return nil
 	}
-	c.reinvite(req, tx)
+	return c
 }
 
 func (s *Server) lookup(req *sipmsg.Request) *call {

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -98,10 +97,7 @@ func TestClusterKamailio(t *testing.T) {
 	k.waitNodes(30*time.Second, map[string]string{uriOf[a]: "AP", uriOf[b]: "AP"})
 
 	wav16, ref := clip(t, codecClip)
-	wav8 := filepath.Join(t.TempDir(), "clip8k.wav")
-	if msg, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", wav16, "-ar", "8000", "-ac", "1", wav8).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v %s", err, msg)
-	}
+	wav8 := narrowband(t, wav16)
 	seen := map[*daemonProc]int{}
 	// call places a baresip call through Kamailio and returns the node that
 	// transcribed it, after checking the transcript.
@@ -337,10 +333,7 @@ func TestClusterKamailioTLS(t *testing.T) {
 	k.waitNodes(30*time.Second, map[string]string{nodes[0].uri: "AP", nodes[1].uri: "AP"})
 
 	wav16, ref := clip(t, codecClip)
-	wav8 := filepath.Join(t.TempDir(), "clip8k.wav")
-	if msg, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", wav16, "-ar", "8000", "-ac", "1", wav8).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v %s", err, msg)
-	}
+	wav8 := narrowband(t, wav16)
 	baresipSRTP(t, "sip:transcribe@"+k.TLSAddr+";transport=tls", "PCMU/8000/1", "srtp-mand", wav8, 8000, 16*time.Second, true,
 		"sip_cafile "+kCert, "net_interface "+hostAddr(t))
 	ds := []*daemonProc{nodes[0].d, nodes[1].d}

@@ -184,10 +184,7 @@ func TestSIPCodecsBaresip(t *testing.T) {
 	// 16 to 8 kHz resampler aliases (WER 0.96 through it), so the G.711
 	// calls play an 8 kHz rendition made by ffmpeg; the G.722 call plays
 	// the 16 kHz clip.
-	wav8 := filepath.Join(t.TempDir(), "clip8k.wav")
-	if b, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", wav16, "-ar", "8000", "-ac", "1", wav8).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v %s", err, b)
-	}
+	wav8 := narrowband(t, wav16)
 	calls := []struct {
 		user, codecs string
 		wav          string
@@ -288,4 +285,15 @@ func TestWHIPCodecsChromium(t *testing.T) {
 			}
 		})
 	}
+}
+
+// narrowband writes wav16 resampled to 8 kHz mono (ffmpeg) for a G.711
+// call: baresip's own 16 to 8 kHz resampler aliases badly.
+func narrowband(t *testing.T, wav16 string) string {
+	t.Helper()
+	wav8 := filepath.Join(t.TempDir(), "clip8k.wav")
+	if b, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", wav16, "-ar", "8000", "-ac", "1", wav8).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v %s", err, b)
+	}
+	return wav8
 }

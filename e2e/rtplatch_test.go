@@ -56,10 +56,7 @@ func TestSIPRTPLatching(t *testing.T) {
 	d, addr := startSIPDaemon(t, telephoneModel(t)+rtpLatchConfig)
 	key := createKey(t, d.DataDir, "acme")
 	wav16, ref := clip(t, codecClip)
-	wav8 := filepath.Join(t.TempDir(), "clip8k.wav")
-	if b, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", wav16, "-ar", "8000", "-ac", "1", wav8).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v %s", err, b)
-	}
+	wav8 := narrowband(t, wav16)
 	advertised := hostAddr(t)
 	baresip(t, "sip:latch@"+addr, "PCMU/8000/1", wav8, 8000, 16*time.Second,
 		"sip_listen 127.0.0.2:0", "net_interface "+advertised)

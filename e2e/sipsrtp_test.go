@@ -132,10 +132,7 @@ func TestSIPSRTPBaresip(t *testing.T) {
 	d, addr := startSIPDaemon(t, telephoneModel(t)+sipSRTPConfig)
 	key := createKey(t, d.DataDir, "acme")
 	wav16, ref := clip(t, codecClip)
-	wav8 := filepath.Join(t.TempDir(), "clip8k.wav")
-	if b, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", wav16, "-ar", "8000", "-ac", "1", wav8).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v %s", err, b)
-	}
+	wav8 := narrowband(t, wav16)
 	mulaw, _ := g711(t, codecClip, "mulaw")
 	windows := clearWindows(mulaw)
 	nwords := len(strings.Fields(ref))
@@ -230,10 +227,7 @@ func TestSIPSRTPOverTLSBaresip(t *testing.T) {
 	d, addr, tlsAddr, certFile := startSIPTLSDaemon(t, sipSRTPTLSConfig)
 	key := createKey(t, d.DataDir, "acme")
 	wav16, ref := clip(t, codecClip)
-	wav8 := filepath.Join(t.TempDir(), "clip8k.wav")
-	if b, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", wav16, "-ar", "8000", "-ac", "1", wav8).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v %s", err, b)
-	}
+	wav8 := narrowband(t, wav16)
 	baresipSRTP(t, "sip:secure@"+addr, "PCMU/8000/1", "srtp-mand", wav8, 8000, 6*time.Second, false)
 	d.WaitLog(5*time.Second, `"msg":"sip call refused"`, `"status":488`, "SDES keys over UDP, not TLS")
 	baresipSRTP(t, "sip:secure@"+tlsAddr+";transport=tls", "PCMU/8000/1", "srtp-mand", wav8, 8000, 16*time.Second, true, "sip_cafile "+certFile)
@@ -262,10 +256,7 @@ func TestSIPDTLSSRTPBaresip(t *testing.T) {
 	d, addr, tlsAddr, certFile := startSIPTLSDaemon(t, sipSRTPTLSConfig)
 	key := createKey(t, d.DataDir, "acme")
 	wav16, ref := clip(t, codecClip)
-	wav8 := filepath.Join(t.TempDir(), "clip8k.wav")
-	if b, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", wav16, "-ar", "8000", "-ac", "1", wav8).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v %s", err, b)
-	}
+	wav8 := narrowband(t, wav16)
 	dtlsModule := []string{"module dtls_srtp.so", "rtcp_mux yes"}
 	baresipSRTP(t, "sip:secure@"+addr, "PCMU/8000/1", "dtls_srtp", wav8, 8000, 6*time.Second, false, dtlsModule...)
 	d.WaitLog(5*time.Second, `"msg":"sip call refused"`, `"status":488`, "DTLS-SRTP with its fingerprint over UDP, not TLS")

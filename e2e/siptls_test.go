@@ -14,7 +14,6 @@ import (
 	"math/big"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -135,10 +134,7 @@ func TestSIPTLSBaresip(t *testing.T) {
 	d, addr, tlsAddr, certFile := startSIPTLSDaemon(t, sipTLSConfig)
 	key := createKey(t, d.DataDir, "acme")
 	wav16, ref := clip(t, codecClip)
-	wav8 := filepath.Join(t.TempDir(), "clip8k.wav")
-	if b, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", wav16, "-ar", "8000", "-ac", "1", wav8).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v %s", err, b)
-	}
+	wav8 := narrowband(t, wav16)
 	errs := map[string]int{}
 	for _, c := range []struct{ user, uri string }{
 		{"plain", "sip:plain@" + addr},

@@ -533,6 +533,10 @@ func liveCases(hookURL string, hook *callbackReceiver) []liveCase {
 					t.Errorf("custom_metadata %v", r.job["custom_metadata"])
 				}
 			}},
+		{name: "dtmf messages on a call, masked (pci.mask_dtmf) or not, by its switches", fields: []string{"messages_config.receive_dtmf_events", "callback_config.receive_dtmf_events", "pci.mask_dtmf"},
+			provenBy: "e2e/sipdtmf_test.go:TestSIPDTMFInfo"},
+		{name: "pci.pause_sequence and resume_sequence pause a call by its keys", fields: []string{"pci.pause_sequence", "pci.resume_sequence"},
+			provenBy: "e2e/sipdtmf_test.go:TestSIPPauseByDTMF"},
 		{name: "pci.start_paused records and recognises silence until a resume (none comes)", fields: []string{"pci", "pci.start_paused"},
 			body: map[string]any{"pci": map[string]any{"start_paused": true}}, compare: map[string]any{},
 			check: func(t *testing.T, r, base liveRun) {

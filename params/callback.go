@@ -28,6 +28,9 @@ type MessageSwitches struct {
 	ReceiveAcknowledgments          bool `json:"receive_acknowledgments"`
 	ReceiveErrors                   bool `json:"receive_errors"`
 	ReceiveLifecycleEvents          bool `json:"receive_lifecycle_events"`
+	// ReceiveDTMFEvents (not in SPEC) selects the dtmf messages: a key
+	// pressed on the call (PROTOCOL.md, DTMF). Default true on both.
+	ReceiveDTMFEvents bool `json:"receive_dtmf_events"`
 }
 
 // WebSocketDefaults returns the messages_config defaults (SPEC section 6,
@@ -45,6 +48,7 @@ func WebSocketDefaults() MessageSwitches {
 		ReceiveAcknowledgments:          true,
 		ReceiveErrors:                   true,
 		ReceiveLifecycleEvents:          false,
+		ReceiveDTMFEvents:               true,
 	}
 }
 
@@ -62,6 +66,7 @@ func CallbackDefaults() MessageSwitches {
 		ReceiveAcknowledgments:          false,
 		ReceiveErrors:                   false,
 		ReceiveLifecycleEvents:          true,
+		ReceiveDTMFEvents:               true,
 	}
 }
 
@@ -87,6 +92,7 @@ func decodeSwitches(o *object, s *MessageSwitches) (preProcessingAsked string) {
 	s.ReceiveAcknowledgments = o.boolean("receive_acknowledgments", s.ReceiveAcknowledgments)
 	s.ReceiveErrors = o.boolean("receive_errors", s.ReceiveErrors)
 	s.ReceiveLifecycleEvents = o.boolean("receive_lifecycle_events", s.ReceiveLifecycleEvents)
+	s.ReceiveDTMFEvents = o.boolean("receive_dtmf_events", s.ReceiveDTMFEvents)
 	if given && s.ReceivePreProcessingEvents {
 		return child(o.path, "receive_pre_processing_events")
 	}

@@ -74,7 +74,51 @@ type PCI struct {
 	// StartPaused starts the session paused (an IVR's payment leg): its
 	// audio is stored and recognised as silence until it is resumed.
 	StartPaused bool `json:"start_paused"`
+	// DTMFInClear is pci.mask_dtmf false. Masked (the zero value, and
+	// mask_dtmf's default) keeps the digits of the call's DTMF keys out of
+	// every message, the record and the logs: a dtmf message says that a
+	// key was pressed, when and how long, never which (PROTOCOL.md, DTMF).
+	// Inverted so that params stored before the field existed, or any PCI
+	// built in code, mask. PCI's MarshalJSON and UnmarshalJSON write and
+	// read it (the tags here name the request's fields, and are not used).
+	DTMFInClear bool `json:"mask_dtmf"`
+	// PauseSequence and ResumeSequence, when set, pause and resume the
+	// session when its keys (any source) spell them: DTMF digits, at most
+	// MaxDTMFSequence of them (PROTOCOL.md, Pausing).
+	PauseSequence  string `json:"pause_sequence,omitempty"`
+	ResumeSequence string `json:"resume_sequence,omitempty"`
 }
+
+// pciJSON is PCI as JSON: mask_dtmf is !DTMFInClear, true when absent.
+type pciJSON struct {
+	StartPaused    bool   `json:"start_paused"`
+	MaskDTMF       *bool  `json:"mask_dtmf,omitempty"`
+	PauseSequence  string `json:"pause_sequence,omitempty"`
+	ResumeSequence string `json:"resume_sequence,omitempty"`
+}
+
+// MarshalJSON writes mask_dtmf only when false (request_params of a
+// session that asked for digits in clear).
+func (c PCI) MarshalJSON() ([]byte, error) {
+	v := pciJSON{StartPaused: c.StartPaused, PauseSequence: c.PauseSequence, ResumeSequence: c.ResumeSequence}
+	if c.DTMFInClear {
+		v.MaskDTMF = new(bool)
+	}
+	return json.Marshal(v)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote (stored request_params).
+func (c *PCI) UnmarshalJSON(b []byte) error {
+	var v pciJSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*c = PCI{StartPaused: v.StartPaused, DTMFInClear: v.MaskDTMF != nil && !*v.MaskDTMF, PauseSequence: v.PauseSequence, ResumeSequence: v.ResumeSequence}
+	return nil
+}
+
+// MaxDTMFSequence bounds pci.pause_sequence and pci.resume_sequence.
+const MaxDTMFSequence = 8
 
 // PreProcessing is the live pre_processing object.
 type PreProcessing struct {
@@ -260,6 +304,12 @@ func decodeLive(body []byte, c *Capabilities) (*Live, error) {
 	l.CustomMetadata = decodeMetadata(o)
 	if po, ok := o.object("pci"); ok {
 		l.PCI.StartPaused = po.boolean("start_paused", false)
+		l.PCI.DTMFInClear = !po.boolean("mask_dtmf", true)
+		l.PCI.PauseSequence = dtmfSequence(&p, po, "pause_sequence")
+		l.PCI.ResumeSequence = dtmfSequence(&p, po, "resume_sequence")
+		if l.PCI.PauseSequence != "" && l.PCI.PauseSequence == l.PCI.ResumeSequence {
+			p.addf(child(po.path, "resume_sequence"), "must differ from pause_sequence")
+		}
 		po.done()
 	}
 	o.done()
@@ -331,4 +381,24 @@ func oneOfInt(p *problems, path string, f float64, set []int) bool {
 	}
 	p.addf(path, "must be one of %s", list)
 	return false
+}
+
+// dtmfSequence reads a pci sequence field: 1 to MaxDTMFSequence DTMF
+// digits (0-9, *, #, A-D); "" when absent or malformed.
+func dtmfSequence(p *problems, o *object, name string) string {
+	s, path, ok := o.str(name)
+	if !ok {
+		return ""
+	}
+	if len(s) == 0 || len(s) > MaxDTMFSequence {
+		p.addf(path, "must be 1 to %d DTMF digits", MaxDTMFSequence)
+		return ""
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c == '*' || c == '#' || c >= 'A' && c <= 'D') {
+			p.addf(path, "must be DTMF digits only (0-9, *, #, A-D)")
+			return ""
+		}
+	}
+	return s
 }

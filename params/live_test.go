@@ -31,11 +31,11 @@ func TestDecodeLiveDefaults(t *testing.T) {
 			`"post_processing":{"summarization":false,"summarization_config":{"type":"general"},"chapterization":false},` +
 			`"messages_config":{"receive_partial_transcripts":false,"receive_final_transcripts":true,"receive_speech_events":true,` +
 			`"receive_pre_processing_events":false,"receive_realtime_processing_events":true,"receive_post_processing_events":true,` +
-			`"receive_acknowledgments":true,"receive_errors":true,"receive_lifecycle_events":false},` +
+			`"receive_acknowledgments":true,"receive_errors":true,"receive_lifecycle_events":false,"receive_dtmf_events":true},` +
 			`"callback":false,` +
 			`"callback_config":{"method":"POST","receive_partial_transcripts":false,"receive_final_transcripts":true,"receive_speech_events":false,` +
 			`"receive_pre_processing_events":false,"receive_realtime_processing_events":true,"receive_post_processing_events":true,` +
-			`"receive_acknowledgments":false,"receive_errors":false,"receive_lifecycle_events":true}}`
+			`"receive_acknowledgments":false,"receive_errors":false,"receive_lifecycle_events":true,"receive_dtmf_events":true}}`
 		if string(b) != want {
 			t.Errorf("%q: request_params =\n%s\nwant\n%s", body, b, want)
 		}
@@ -228,6 +228,11 @@ func TestDecodeLiveProblems(t *testing.T) {
 			[]string{"sample_rate must be one of 8000, 16000, 32000, 44100, 48000", "channels must be from 1 to 8",
 				"language_config.languages[0] must be a string", "messages_config.x is not a known field", "y is not a known field"}},
 		{"400 before 422", `{"model":"model-3","channels":0}`, []string{"channels must be from 1 to 8"}},
+		{"pci sequences", `{"pci":{"mask_dtmf":"no","pause_sequence":"*1x","resume_sequence":"123456789"}}`,
+			[]string{"pci.mask_dtmf must be a boolean", "pci.pause_sequence must be DTMF digits only (0-9, *, #, A-D)", "pci.resume_sequence must be 1 to 8 DTMF digits"}},
+		{"pci same sequences", `{"pci":{"pause_sequence":"#9","resume_sequence":"#9"}}`, []string{"pci.resume_sequence must differ from pause_sequence"}},
+		{"pci empty sequence", `{"pci":{"pause_sequence":"","resume_sequence":"*d"}}`,
+			[]string{"pci.pause_sequence must be 1 to 8 DTMF digits", "pci.resume_sequence must be DTMF digits only (0-9, *, #, A-D)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -308,5 +313,36 @@ func TestDecodeLiveOptions(t *testing.T) {
 		if err := l.SetFormat(bad.enc, bad.depth, bad.rate, bad.chans); !errors.As(err, &ve) || !strings.Contains(strings.Join(ve.Problems, ";"), bad.want) {
 			t.Errorf("SetFormat(%s, %d, %d, %d) = %v, want a problem naming %s", bad.enc, bad.depth, bad.rate, bad.chans, err, bad.want)
 		}
+	}
+}
+
+// TestPCIJSON: pci.mask_dtmf is true unless asked false, in a request and
+// in stored request_params (those stored before it existed too), and
+// request_params lists it only when false.
+func TestPCIJSON(t *testing.T) {
+	for body, inClear := range map[string]bool{`{}`: false, `{"pci":{}}`: false, `{"pci":{"mask_dtmf":true}}`: false, `{"pci":{"mask_dtmf":false}}`: true} {
+		l, err := DecodeLive([]byte(body), english)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.PCI.DTMFInClear != inClear {
+			t.Errorf("%s: DTMFInClear %v", body, l.PCI.DTMFInClear)
+		}
+		b, _ := json.Marshal(l)
+		var back Live
+		if err := json.Unmarshal(b, &back); err != nil || back.PCI != l.PCI {
+			t.Errorf("%s: stored %s, read back %+v (%v)", body, b, back.PCI, err)
+		}
+		if strings.Contains(string(b), "mask_dtmf") != inClear {
+			t.Errorf("%s: request_params %s", body, b)
+		}
+	}
+	var old Live
+	if err := json.Unmarshal([]byte(`{"pci":{"start_paused":true}}`), &old); err != nil || old.PCI.DTMFInClear || !old.PCI.StartPaused {
+		t.Errorf("params stored before mask_dtmf: %+v, %v", old.PCI, err)
+	}
+	l, err := DecodeLive([]byte(`{"pci":{"pause_sequence":"*1","resume_sequence":"#ABCD012"}}`), english)
+	if err != nil || l.PCI.PauseSequence != "*1" || l.PCI.ResumeSequence != "#ABCD012" {
+		t.Errorf("sequences %+v, %v", l, err)
 	}
 }

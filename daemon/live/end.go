@@ -83,6 +83,9 @@ func (s *session) finish(ctx context.Context, failure string) {
 		if spans := s.pausedSpans(dur); spans != nil {
 			j.PostSessionMetadata["paused_intervals"] = spans
 		}
+		if keys := s.keysNote(); keys != nil {
+			j.PostSessionMetadata["dtmf"] = keys
+		}
 		if s.lean > 0 {
 			j.PostSessionMetadata["live_search"] = fmt.Sprintf("lean in %d of %d segments: the box was short of CPU", s.lean, s.segments)
 		}

@@ -158,6 +158,8 @@ func switchFor(sw params.MessageSwitches, m *message) bool {
 		return sw.ReceivePostProcessingEvents
 	case typeError:
 		return sw.ReceiveErrors
+	case typeDTMF:
+		return sw.ReceiveDTMFEvents
 	}
 	return false
 }

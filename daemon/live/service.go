@@ -96,6 +96,8 @@ type Service struct {
 	// "full", or "lean" when the box was short of CPU (a session's
 	// post_session_metadata.live_search says the same of one session).
 	segments *prometheus.CounterVec
+	// keys counts the DTMF keys sessions took, by source (dtmf.go).
+	keys *prometheus.CounterVec
 	// box meters the box's CPU use for every session's lean search
 	// (recognizer.BoxLoad).
 	box *recognizer.BoxLoad
@@ -139,6 +141,13 @@ func New(cfg Config, deps Deps) *Service {
 	}
 	for _, search := range []string{"full", "lean"} {
 		s.segments.WithLabelValues(search) // exported at 0 from the start
+	}
+	s.keys = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "earshot_dtmf_keys_total",
+		Help: "DTMF keys live sessions took, by source: rfc4733 (RTP telephone-events), sip_info (SIP INFO), inband (tones in the audio). Floods past a call's bound are not in it (earshot_sip_dtmf_dropped_total).",
+	}, []string{"source"})
+	for _, src := range []string{ingest.KeyRFC4733, ingest.KeySIPInfo, ingest.KeyInband} {
+		s.keys.WithLabelValues(src)
 	}
 	s.halt, s.haltNow = context.WithCancelCause(context.Background())
 	s.gate = newBatchGate(s)
@@ -200,7 +209,7 @@ func (s *Service) shuttingDown() bool {
 // Collectors are the service's own series: sessions created and decoder
 // segments by search since start.
 func (s *Service) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{s.created, s.segments}
+	return []prometheus.Collector{s.created, s.segments, s.keys}
 }
 
 // Sessions is how many sessions exist (created and not ended).

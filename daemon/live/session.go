@@ -85,6 +85,7 @@ type session struct {
 	paused     bool                // audio is stored and recognised as silence (pause.go)
 	spans      []Span              // the paused spans, the open one's End -1; at most maxPausedSpans
 	quiet      []byte              // the silence written for paused audio, reused
+	keys       keyState            // the DTMF keys (dtmf.go)
 	route      *pipeline.LiveRoute // the engine the recogniser runs on (set at start), nil before
 	batchPass  bool                // a batch pass follows the end (batchpass.go)
 	recWG      sync.WaitGroup      // the recogniser goroutine

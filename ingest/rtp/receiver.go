@@ -15,6 +15,7 @@ import (
 	"github.com/pion/rtcp"
 	pionrtp "github.com/pion/rtp"
 
+	"github.com/earshot-dev/earshot/ingest"
 	"github.com/earshot-dev/earshot/ingest/codec"
 )
 
@@ -67,6 +68,9 @@ type ReceiverConfig struct {
 	// LatchWindow is how long after Run starts a stream may latch;
 	// default 10s.
 	LatchWindow time.Duration
+	// Keys bounds the call's DTMF keys (shared with the door's other
+	// sources, SIP INFO); nil: the receiver's own (event.go).
+	Keys *ingest.KeyLimiter
 }
 
 // SetDefaults fills zero fields.
@@ -97,6 +101,9 @@ type Stream struct {
 	// types (telephone-event, comfort noise) take their sequence number
 	// and are skipped.
 	Codecs map[uint8]codec.Codec
+	// Events is the stream's RFC 4733 telephone-event payload type (its
+	// packets become keys: event.go); 0 (PCMU's, never an event's): none.
+	Events uint8
 	// RemoteRTCP is where receiver reports go (the SDP's a=rtcp or
 	// port+1); the source of RTCP received replaces it (symmetric RTCP).
 	RemoteRTCP *net.UDPAddr
@@ -157,6 +164,7 @@ type streamState struct {
 	srtp     *unprotector   // nil: plain RTP
 	srtpWarn bool           // an SRTP failure was logged
 	jb       *Jitter
+	ev       *EventDecoder // nil without Events
 	recv     *reception
 	ssrc     uint32
 	seen     bool
@@ -189,7 +197,9 @@ type Receiver struct {
 	// overflow counts audio bytes dropped because the session fell
 	// maxQueued ticks behind.
 	overflow atomic.Int64
-	stats    []StreamStats // guarded by mu: set when Run returns
+	keys     *ingest.KeyLimiter // the call's bound on keys
+	onKey    func(ingest.Key)   // Run's: queues a key behind the audio before it
+	stats    []StreamStats      // guarded by mu: set when Run returns
 }
 
 // NewReceiver prepares a receiver for streams (channel i is streams[i]).
@@ -208,12 +218,18 @@ func NewReceiver(cfg ReceiverConfig, streams []Stream, log *slog.Logger) (*Recei
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r := &Receiver{cfg: cfg, log: log, in: make(chan input, 256*len(streams)), ssrc: rand.Uint32()}
+	r := &Receiver{cfg: cfg, log: log, in: make(chan input, 256*len(streams)), ssrc: rand.Uint32(), keys: cfg.Keys}
+	if r.keys == nil {
+		r.keys = &ingest.KeyLimiter{}
+	}
 	for _, s := range streams {
 		if s.Pair == nil {
 			return nil, errors.New("rtp: stream without a port pair")
 		}
 		st := &streamState{Stream: s, ch: len(r.streams), jb: NewJitter(cfg.Jitter)}
+		if s.Events != 0 {
+			st.ev = NewEventDecoder(ClockRate)
+		}
 		if s.SRTP != nil {
 			u, err := newUnprotector(s.SRTP)
 			if err != nil {
@@ -249,6 +265,7 @@ func (r *Receiver) Stats() []StreamStats {
 // close the pairs.
 func (r *Receiver) Run(ctx context.Context, w Writer) error {
 	r.start = time.Now()
+	keys := w // the session, before a G.722 decoder wraps w
 	if r.cfg.Codec.Wideband() {
 		dw, err := newDecodeWriter(w, r.cfg.Codec, len(r.streams))
 		if err != nil {
@@ -291,13 +308,17 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 
 	// The writer goroutine keeps a slow session (a decoder busy) from
 	// stalling the packet clock; its queue holds maxQueued ticks.
-	out := make(chan []byte, maxQueued)
+	out := make(chan chunk, maxQueued)
 	werr := make(chan error, 1)
 	var writer sync.WaitGroup
 	writer.Go(func() {
 		wctx := context.WithoutCancel(ctx)
 		for b := range out {
-			if err := w.Write(wctx, b); err != nil {
+			if b.key != nil {
+				ingest.SendKey(wctx, keys, *b.key, r.log)
+				continue
+			}
+			if err := w.Write(wctx, b.audio); err != nil {
 				werr <- err
 				for range out {
 				}
@@ -319,7 +340,7 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 			return
 		}
 		select {
-		case out <- append([]byte(nil), b...):
+		case out <- chunk{audio: append([]byte(nil), b...)}:
 		default:
 			r.overflow.Add(int64(len(b)))
 		}
@@ -327,6 +348,7 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 
 	start := r.start
 	m := newMixer(len(r.streams), r.cfg.Codec.Silence())
+	r.onKey = func(k ingest.Key) { r.queueKey(out, m, send, k) }
 	for i, s := range r.streams {
 		c := m.ch[i]
 		s.last, s.mix = start, c
@@ -350,6 +372,9 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 			r.now = time.Now()
 			for _, s := range r.streams {
 				s.jb.Flush(s.emit)
+				if s.ev != nil {
+					s.ev.Flush(r.onKey)
+				}
 			}
 			most := m.most()
 			for c := range m.ch {
@@ -380,6 +405,9 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 			r.now = now
 			for _, s := range r.streams {
 				s.jb.Pop(now, s.emit)
+				if s.ev != nil {
+					s.ev.Tick(now, r.onKey)
+				}
 			}
 			r.pad(m, start, now)
 			send(m.take())
@@ -506,6 +534,9 @@ func (r *Receiver) handle(in input) bool {
 	ok = ok && r.cfg.Codec.Compatible(c)
 	if ok && c != r.cfg.Codec {
 		transcode(p.Payload, c, r.cfg.Codec)
+	}
+	if s.ev != nil && p.PayloadType == s.Events {
+		s.ev.Packet(p.Timestamp, p.Payload, in.at, r.onKey)
 	}
 	s.jb.Push(Packet{Seq: p.SequenceNumber, Timestamp: p.Timestamp, Payload: p.Payload, Skip: !ok}, in.at, s.emit)
 	s.jb.Pop(in.at, s.emit)

@@ -44,9 +44,11 @@ type call struct {
 	codec  codec.Codec
 	keys   []*rtp.SRTPKey // the door's SRTP key of each stream, nil when plain
 	policy mediaPolicy    // the route's SRTP policy over the INVITE's transport
-	labels []string
-	ctx    context.Context
-	cancel context.CancelCauseFunc
+	// keyLimit bounds the call's DTMF keys, RTP events and INFO alike.
+	keyLimit ingest.KeyLimiter
+	labels   []string
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
 
 	sessID  uint64
 	version atomic.Uint64
@@ -207,6 +209,9 @@ func (s *Server) setup(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *rout
 			allow = append(allow[:1:1], a)
 		}
 		rs := rtp.Stream{Pair: p, Codecs: st.codecs, RemoteRTCP: udpAddr(st.rtcp), Mux: st.mux, Allow: allow, Remote: st.rtp}
+		if st.tePT > 0 && st.tePT < 128 {
+			rs.Events = uint8(st.tePT)
+		}
 		var local *rtp.SRTPKey
 		if st.crypto != nil {
 			k, err := rtp.NewSRTPKey(st.crypto.key.Suite)
@@ -220,7 +225,7 @@ func (s *Server) setup(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *rout
 		c.keys = append(c.keys, local)
 		streams = append(streams, rs)
 	}
-	rcfg := rtp.ReceiverConfig{Codec: c.codec, Timeout: s.cfg.RTPTimeout, Jitter: s.cfg.Jitter, Latch: s.cfg.latching()}
+	rcfg := rtp.ReceiverConfig{Codec: c.codec, Timeout: s.cfg.RTPTimeout, Jitter: s.cfg.Jitter, Latch: s.cfg.latching(), Keys: &c.keyLimit}
 	c.recv, err = rtp.NewReceiver(rcfg, streams, s.rtpLog.With("call_id", callID))
 	if err != nil {
 		release()
@@ -316,6 +321,7 @@ func (c *call) run() {
 		cancel()
 	}
 	st := c.recv.Stats()
+	c.s.dtmfDropped.Add(uint64(c.keyLimit.Dropped()))
 	level := slog.LevelInfo
 	if errors.Is(cause, rtp.ErrTimeout) {
 		level = slog.LevelWarn

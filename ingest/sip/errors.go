@@ -49,7 +49,7 @@ func reply(err error) (int, string) {
 	switch {
 	case errors.Is(err, ErrNoCodec), errors.Is(err, ErrMediaSecurity):
 		return 488, "Not Acceptable Here"
-	case errors.Is(err, ErrBadOffer):
+	case errors.Is(err, ErrBadOffer), errors.Is(err, ErrBadDTMF):
 		return 400, "Bad Request"
 	case errors.Is(err, ErrNoRoute):
 		return 404, "Not Found"

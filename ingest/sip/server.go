@@ -82,6 +82,7 @@ type Server struct {
 	srtpRefused atomic.Uint64 // INVITEs refused (488) by the route's SRTP policy
 	srtpAuth    atomic.Uint64 // SRTP and SRTCP packets that did not authenticate
 	srtpReplay  atomic.Uint64 // SRTP and SRTCP packets dropped as replays
+	dtmfDropped atomic.Uint64 // DTMF keys past their call's bound (floods)
 }
 
 // New checks cfg (after SetDefaults) and prepares the door; it binds
@@ -299,6 +300,10 @@ func (s *Server) SourceTotals() (foreign, latched, silent uint64) {
 	return s.rtpForeign.Load(), s.rtpLatched.Load(), s.silentCalls.Load()
 }
 
+// DTMFDropped counts the DTMF keys (RFC 4733 events, INFO requests) of
+// ended calls dropped past their call's bound (ingest.KeyLimiter).
+func (s *Server) DTMFDropped() uint64 { return s.dtmfDropped.Load() }
+
 // SRTPTotals counts INVITEs refused with 488 by their route's SRTP policy
 // (or a re-offer's keys) and, over every ended call, SRTP and SRTCP
 // packets dropped because they did not authenticate or were replays.
@@ -398,14 +403,6 @@ func (s *Server) onOptions(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 	res.AppendHeader(sipmsg.NewHeader("Allow", "INVITE, ACK, BYE, CANCEL, OPTIONS, UPDATE, INFO"))
 	res.AppendHeader(sipmsg.NewHeader("Accept", "application/sdp, multipart/mixed, application/rs-metadata+xml"))
 	tx.Respond(res)
-}
-
-func (s *Server) onInfo(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
-	if s.lookup(req) == nil {
-		s.respond(req, tx, 481, "Call/Transaction Does Not Exist")
-		return
-	}
-	s.respond(req, tx, 200, "OK") // SIP INFO DTMF is not recorded
 }
 
 func (s *Server) onCancel(req *sipmsg.Request, tx sipmsg.ServerTransaction) {

@@ -99,10 +99,11 @@ func (d *Door) certificate() (pionwebrtc.Certificate, error) {
 }
 
 // newAPI builds the pion API for one peer: a MediaEngine with only Opus,
-// PCMU and PCMA (so nothing else can be negotiated) and the ICE settings.
+// PCMU, PCMA and telephone-event (DTMF, RFC 4733) at 8 and 48 kHz (so
+// nothing else can be negotiated) and the ICE settings.
 func (d *Door) newAPI() (*pionwebrtc.API, error) {
 	me := &pionwebrtc.MediaEngine{}
-	for _, c := range []pionwebrtc.RTPCodecParameters{opusParams, pcmuParams, pcmaParams} {
+	for _, c := range append([]pionwebrtc.RTPCodecParameters{opusParams, pcmuParams, pcmaParams}, eventParams...) {
 		if err := me.RegisterCodec(c, pionwebrtc.RTPCodecTypeAudio); err != nil {
 			return nil, fmt.Errorf("webrtc: register %s: %w", c.MimeType, err)
 		}
@@ -141,6 +142,17 @@ var (
 		PayloadType: codec.OpusPayloadType,
 	}
 )
+
+// mimeTelephoneEvent is RFC 4733's media type.
+const mimeTelephoneEvent = "audio/telephone-event"
+
+// eventParams are telephone-event at the clocks browsers offer it (48 kHz
+// beside Opus, 8 kHz beside G.711); the answer keeps the offer's payload
+// types.
+var eventParams = []pionwebrtc.RTPCodecParameters{
+	{RTPCodecCapability: pionwebrtc.RTPCodecCapability{MimeType: mimeTelephoneEvent, ClockRate: 48000, Channels: 1, SDPFmtpLine: "0-15"}, PayloadType: 126},
+	{RTPCodecCapability: pionwebrtc.RTPCodecCapability{MimeType: mimeTelephoneEvent, ClockRate: 8000, Channels: 1, SDPFmtpLine: "0-15"}, PayloadType: 101},
+}
 
 func g711Params(c codec.Codec, mime string) pionwebrtc.RTPCodecParameters {
 	pt, _ := c.StaticPT()
@@ -236,7 +248,7 @@ func (d *Door) Offer(ctx context.Context, sessionID, token string, offer []byte)
 	}
 	for _, t := range pc.GetTransceivers() {
 		if t.Kind() == pionwebrtc.RTPCodecTypeAudio {
-			if err := t.SetCodecPreferences([]pionwebrtc.RTPCodecParameters{params(want)}); err != nil {
+			if err := setCodecs(t, params(want)); err != nil {
 				return nil, "", refuse(ErrNoCodec, "%v", err)
 			}
 		}
@@ -281,6 +293,18 @@ func (d *Door) Offer(ctx context.Context, sessionID, token string, offer []byte)
 		"elapsed_ms", time.Since(start).Milliseconds())
 	d.log.Debug("whip answer", "session_id", sessionID, "sdp", local.SDP)
 	return []byte(local.SDP), p.resource, nil
+}
+
+// setCodecs has a transceiver answer with c and the telephone-events the
+// offer has beside it (pion refuses a preference the offer lacks).
+func setCodecs(t *pionwebrtc.RTPTransceiver, c pionwebrtc.RTPCodecParameters) error {
+	prefs := []pionwebrtc.RTPCodecParameters{c}
+	for _, e := range eventParams {
+		if t.SetCodecPreferences(append(prefs, e)) == nil {
+			prefs = append(prefs, e)
+		}
+	}
+	return t.SetCodecPreferences(prefs)
 }
 
 func (d *Door) newPeerConnection() (*pionwebrtc.PeerConnection, error) {

@@ -92,8 +92,9 @@ func (s *recSession) waitBytes(t *testing.T, n int) {
 
 // sessions attaches tokens "<id>.<anything>" to registered sessions.
 type sessions struct {
-	mu sync.Mutex
-	m  map[string]*recSession
+	mu    sync.Mutex
+	m     map[string]*recSession
+	keyed *keySession // attached in place of its recSession (events_test.go)
 }
 
 var errUnknownToken = errors.New("unknown token")
@@ -105,6 +106,9 @@ func (a *sessions) AttachAudio(_ context.Context, tok string) (ingest.Session, e
 		return nil, err
 	}
 	id, _, _ := strings.Cut(tok, ".")
+	if a.keyed != nil && a.keyed.id == id {
+		return a.keyed, nil
+	}
 	return a.m[id], nil
 }
 
@@ -163,7 +167,7 @@ func checkNoPeerGoroutines(t *testing.T) {
 // offerer is a pion peer sending one audio track, as a WHIP client does.
 type offerer struct {
 	pc    *pionwebrtc.PeerConnection
-	track *pionwebrtc.TrackLocalStaticRTP
+	track *rawTrack
 	up    chan struct{}
 }
 
@@ -193,10 +197,11 @@ func newOfferer(t *testing.T, codecs ...pionwebrtc.RTPCodecParameters) (*offerer
 			once.Do(func() { close(o.up) })
 		}
 	})
-	o.track, err = pionwebrtc.NewTrackLocalStaticRTP(codecs[0].RTPCodecCapability, "audio", "earshot-test")
+	static, err := pionwebrtc.NewTrackLocalStaticRTP(codecs[0].RTPCodecCapability, "audio", "earshot-test")
 	if err != nil {
 		t.Fatal(err)
 	}
+	o.track = &rawTrack{TrackLocalStaticRTP: static, bound: make(chan struct{})}
 	if _, err := pc.AddTransceiverFromTrack(o.track, pionwebrtc.RTPTransceiverInit{Direction: pionwebrtc.RTPTransceiverDirectionSendonly}); err != nil {
 		t.Fatal(err)
 	}

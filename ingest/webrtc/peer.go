@@ -2,8 +2,10 @@ package webrtc
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,7 +40,7 @@ type peer struct {
 	log      *slog.Logger
 
 	states  chan pionwebrtc.PeerConnectionState // bounded; a full channel drops the state (the latest failed/closed is re-sent by pion's close)
-	tracks  chan *pionwebrtc.TrackRemote        // bounded; extra tracks are dropped
+	tracks  chan remoteTrack                    // bounded; extra tracks are dropped
 	end     chan struct{}                       // closed by requestEnd (DELETE)
 	endOnce sync.Once
 	ended   chan struct{} // closed when supervise has finished
@@ -46,6 +48,14 @@ type peer struct {
 	lastRTP atomic.Int64  // unix nanoseconds of the last audio packet handled (or of the answer)
 	busy    atomic.Bool   // the reader is writing to the session
 	packets atomic.Int64  // audio packets written
+	keys    ingest.KeyLimiter
+}
+
+// remoteTrack is an audio track and the telephone-event payload types
+// negotiated beside its codec (payload type to RTP clock).
+type remoteTrack struct {
+	t      *pionwebrtc.TrackRemote
+	events map[uint8]int
 }
 
 func newPeer(d *Door, sess ingest.Session, pc *pionwebrtc.PeerConnection, c codec.Codec) *peer {
@@ -53,7 +63,7 @@ func newPeer(d *Door, sess ingest.Session, pc *pionwebrtc.PeerConnection, c code
 		d: d, sess: sess, pc: pc, codec: c, resource: newResource(),
 		log:    d.log.With("session_id", sess.ID()),
 		states: make(chan pionwebrtc.PeerConnectionState, 16),
-		tracks: make(chan *pionwebrtc.TrackRemote, 4),
+		tracks: make(chan remoteTrack, 4),
 		end:    make(chan struct{}),
 		ended:  make(chan struct{}),
 	}
@@ -64,12 +74,18 @@ func newPeer(d *Door, sess ingest.Session, pc *pionwebrtc.PeerConnection, c code
 		default:
 		}
 	})
-	pc.OnTrack(func(t *pionwebrtc.TrackRemote, _ *pionwebrtc.RTPReceiver) {
+	pc.OnTrack(func(t *pionwebrtc.TrackRemote, r *pionwebrtc.RTPReceiver) {
 		if t.Kind() != pionwebrtc.RTPCodecTypeAudio {
 			return
 		}
+		rt := remoteTrack{t: t, events: map[uint8]int{}}
+		for _, c := range r.GetParameters().Codecs {
+			if strings.EqualFold(c.MimeType, mimeTelephoneEvent) {
+				rt.events[uint8(c.PayloadType)] = int(c.ClockRate)
+			}
+		}
 		select {
-		case p.tracks <- t:
+		case p.tracks <- rt:
 		default:
 		}
 	})
@@ -149,11 +165,16 @@ loop:
 
 // read passes the track's audio to the session as it comes (RFC 3550
 // §5.1): G.711 payloads as they are, Opus decoded to 16 kHz PCM by a
-// decoder read owns. Packets of another payload type (telephone-event,
-// comfort noise) are skipped, duplicates and late packets dropped, and a
-// timestamp gap (loss, or a sender's silence suppression) up to maxGap is
-// filled with silence so the recording keeps real time.
-func (p *peer) read(t *pionwebrtc.TrackRemote) {
+// decoder read owns. Telephone-events (RFC 4733) of the negotiated types
+// are keys, handed to the session in line with the audio (events.go);
+// packets of another payload type (comfort noise) are skipped, duplicates
+// and late packets dropped, and a timestamp gap (loss, or a sender's
+// silence suppression) up to maxGap is filled with silence so the
+// recording keeps real time.
+func (p *peer) read(rt remoteTrack) {
+	t := rt.t
+	ev := p.newEvents(rt.events)
+	defer ev.flush()
 	defer func() {
 		if r := recover(); r != nil {
 			p.log.Error("webrtc reader panicked", "panic", r, "stack", string(debug.Stack()))
@@ -182,6 +203,9 @@ func (p *peer) read(t *pionwebrtc.TrackRemote) {
 	started := false
 	for {
 		n, _, err := t.Read(buf)
+		if errors.Is(err, pionwebrtc.ErrCodecNotFound) {
+			continue // a payload type the answer did not name: skipped, the track goes on
+		}
 		if err != nil {
 			return
 		}
@@ -189,7 +213,8 @@ func (p *peer) read(t *pionwebrtc.TrackRemote) {
 			p.log.Debug("bad rtp packet", "error", err)
 			continue
 		}
-		if pkt.PayloadType != pt || len(pkt.Payload) == 0 {
+		ev.tick()
+		if ev.packet(&pkt) || pkt.PayloadType != pt || len(pkt.Payload) == 0 {
 			continue
 		}
 		audio, dur := pkt.Payload, uint32(len(pkt.Payload))

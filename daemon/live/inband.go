@@ -1,0 +1,182 @@
+package live
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/earshot-dev/earshot/ingest"
+	"github.com/earshot-dev/earshot/ingest/dtmf"
+	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/zaf/g711"
+)
+
+// In-band DTMF (pci.inband_dtmf; PROTOCOL.md, DTMF keys). A session of
+// telephone audio with the switch on runs each channel's samples, at the
+// session's own rate, through a dtmf.Filter before anything else sees
+// them: the filter delays them by its lookahead (51 ms) and replaces a
+// key's tone with silence from its onset. What it passes on is what the
+// recording stores (encoded again in the session's encoding: G.711 and
+// 16-bit PCM decode and encode back to the same bytes, and a removed tone
+// becomes the encoding's digital silence, the timeline kept, as a pause
+// stores it) and what the recogniser hears (resampled to 16 kHz). Each key
+// goes to the session as an ingest.KeyInband key at its onset. The delay
+// is drained into the recording at the end and before a reconnected
+// client's resend is checked against the stored tail.
+
+// inband is a session's detectors, owned by its goroutine.
+type inband struct {
+	format  media.Format
+	filters []*dtmf.Filter     // one per channel
+	rs      []*media.Resampler // to 16 kHz; nil when the session is at 16 kHz
+	out     [][]int16          // each channel's filtered samples of one write
+	pcm     [][]int16          // the same at 16 kHz, for the recogniser
+	f32     []float32
+	frames  []byte // the same, encoded: what the recording stores
+	keys    []dtmf.Key
+	// base is the samples per channel the filters before the current
+	// ones took (flush starts new ones), written those the current took:
+	// a key's time counts from the session's first sample.
+	base, written int64
+}
+
+// newInband makes the detectors for a session of format f (one the
+// detector takes: params.Live.InbandFormat).
+func newInband(f media.Format) (*inband, error) {
+	ib := &inband{format: f, out: make([][]int16, f.Channels), pcm: make([][]int16, f.Channels)}
+	for range f.Channels {
+		fl, err := dtmf.New(f.SampleRate)
+		if err != nil {
+			return nil, fmt.Errorf("in-band DTMF: %w", err)
+		}
+		ib.filters = append(ib.filters, fl)
+		if f.SampleRate != recognizer.SampleRate {
+			r, err := media.NewResampler(f.SampleRate, recognizer.SampleRate)
+			if err != nil {
+				return nil, fmt.Errorf("in-band DTMF: %w", err)
+			}
+			ib.rs = append(ib.rs, r)
+		}
+	}
+	return ib, nil
+}
+
+// write filters the samples of whole frames (one slice per channel, at the
+// session's rate) and returns the frames to store, the samples for the
+// recogniser (16 kHz) and the keys that ended. Every channel is written
+// the same count, so the filters return the same count. The results are
+// reused by the next call.
+func (ib *inband) write(pcm [][]int16) ([]byte, [][]int16, []dtmf.Key) {
+	ib.keys = ib.keys[:0]
+	for c, fl := range ib.filters {
+		out, keys := fl.Write(pcm[c])
+		ib.out[c] = append(ib.out[c][:0], out...)
+		ib.keep(keys)
+	}
+	ib.written += int64(len(pcm[0]))
+	return ib.pass(false)
+}
+
+// flush passes on what the filters still hold (the session's end, or a
+// reconnect) and starts new ones.
+func (ib *inband) flush() ([]byte, [][]int16, []dtmf.Key) {
+	ib.keys = ib.keys[:0]
+	for c, fl := range ib.filters {
+		out, keys := fl.Flush()
+		ib.out[c] = append(ib.out[c][:0], out...)
+		ib.keep(keys)
+		ib.filters[c], _ = dtmf.New(ib.format.SampleRate) // the rate New took before
+	}
+	ib.base += ib.written
+	ib.written = 0
+	return ib.pass(true)
+}
+
+// keep adds a filter's keys, their start counted from the session's
+// first sample.
+func (ib *inband) keep(keys []dtmf.Key) {
+	for _, k := range keys {
+		k.Start += ib.base
+		ib.keys = append(ib.keys, k)
+	}
+}
+
+// pass encodes ib.out into frames and resamples it for the recogniser
+// (with the resamplers' tail when last).
+func (ib *inband) pass(last bool) ([]byte, [][]int16, []dtmf.Key) {
+	n := len(ib.out[0])
+	ib.frames = ib.frames[:0]
+	for i := range n {
+		for c := range ib.out {
+			ib.frames = encodeSample(ib.frames, ib.format.Encoding, ib.out[c][i])
+		}
+	}
+	for c, x := range ib.out {
+		if ib.rs == nil {
+			ib.pcm[c] = append(ib.pcm[c][:0], x...)
+			continue
+		}
+		ib.f32 = ib.f32[:0]
+		for _, v := range x {
+			ib.f32 = append(ib.f32, float32(v)/32768)
+		}
+		f := ib.rs[c].Process(ib.f32, nil)
+		if last {
+			f = ib.rs[c].Flush(f)
+		}
+		ib.pcm[c] = media.ToInt16(f, ib.pcm[c][:0])
+	}
+	return ib.frames, ib.pcm, ib.keys
+}
+
+// encodeSample appends x in encoding e: G.711 mu-law or A-law, or 16-bit
+// little-endian PCM.
+func encodeSample(b []byte, e media.Encoding, x int16) []byte {
+	switch e {
+	case media.MuLaw:
+		return append(b, g711.EncodeUlawFrame(x))
+	case media.ALaw:
+		return append(b, g711.EncodeAlawFrame(x))
+	}
+	return binary.LittleEndian.AppendUint16(b, uint16(x))
+}
+
+// inbandPass takes the whole frames the session took in and their samples
+// at the session's rate, and, with in-band DTMF on, returns what the
+// filters pass on instead (whole and pcm unchanged when it is off) and
+// hands the session the keys they found.
+func (s *session) inbandPass(whole []byte, pcm [][]int16) ([]byte, [][]int16) {
+	if s.inband == nil {
+		return whole, pcm
+	}
+	frames, out, keys := s.inband.write(pcm)
+	s.inbandKeys(keys)
+	return frames, out
+}
+
+// drainInband stores what the filters hold and hands it to the recogniser
+// (the session's end, a reconnect); nothing when in-band DTMF is off.
+func (s *session) drainInband() error {
+	if s.inband == nil {
+		return nil
+	}
+	frames, out, keys := s.inband.flush()
+	s.inbandKeys(keys)
+	if len(frames) == 0 {
+		return nil
+	}
+	if err := s.rec.write(frames); err != nil {
+		return err
+	}
+	s.shared.wrote(media.WAVHeaderSize + s.rec.audio)
+	s.queue(out)
+	return nil
+}
+
+// inbandKeys hands the session the keys the filters found, at their onset.
+func (s *session) inbandKeys(keys []dtmf.Key) {
+	for _, k := range keys {
+		at, d := k.Seconds(s.format.SampleRate)
+		s.key(ingest.Key{Digit: k.Digit, Duration: d, Source: ingest.KeyInband}, at)
+	}
+}

@@ -537,6 +537,8 @@ func liveCases(hookURL string, hook *callbackReceiver) []liveCase {
 			provenBy: "e2e/sipdtmf_test.go:TestSIPDTMFInfo"},
 		{name: "pci.pause_sequence and resume_sequence pause a call by its keys", fields: []string{"pci.pause_sequence", "pci.resume_sequence"},
 			provenBy: "e2e/sipdtmf_test.go:TestSIPPauseByDTMF"},
+		{name: "pci.inband_dtmf: keys sent as tones in a call's audio are dtmf messages, the tones silenced in the recording (or kept, off)", fields: []string{"pci.inband_dtmf"},
+			provenBy: "e2e/sipinband_test.go:TestSIPInbandDTMFBaresip"},
 		{name: "pci.start_paused records and recognises silence until a resume (none comes)", fields: []string{"pci", "pci.start_paused"},
 			body: map[string]any{"pci": map[string]any{"start_paused": true}}, compare: map[string]any{},
 			check: func(t *testing.T, r, base liveRun) {

@@ -19,7 +19,7 @@ const (
 	reverseTwist = 4.0
 	// relativePeak is how much louder the chosen tone of a group must be
 	// than each other tone of that group (dB).
-	relativePeak = 6.0
+	relativePeak = 8.0
 	// toneFraction is the share of the block's energy the two tones must
 	// carry: 1 for a clean DTMF pair; speech spreads its energy over
 	// harmonics and formants and rarely comes near.

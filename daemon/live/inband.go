@@ -1,8 +1,10 @@
 package live
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/earshot-dev/earshot/ingest"
 	"github.com/earshot-dev/earshot/ingest/dtmf"
@@ -38,6 +40,13 @@ type inband struct {
 	// ones took (flush starts new ones), written those the current took:
 	// a key's time counts from the session's first sample.
 	base, written int64
+	// last is the last key handed on: the same tone found on another
+	// channel (a recorded call's other leg hears it as echo) is dropped.
+	last dtmf.Key
+	// taken is the session's key count after the last in-band key it
+	// took: a count past it means a key came from the door (RFC 4733,
+	// SIP INFO), and from then on in-band keys are not handed on.
+	taken int
 }
 
 // newInband makes the detectors for a session of format f (one the
@@ -173,10 +182,25 @@ func (s *session) drainInband() error {
 	return nil
 }
 
-// inbandKeys hands the session the keys the filters found, at their onset.
+// inbandKeys hands the session the keys the filters found, at their onset,
+// once each: a tone found on two channels at once is one key. A call whose
+// keys come out of band as well (a key from the door since the last
+// in-band one) has its in-band keys dropped from then on: a device that
+// sends both would have every key twice. Their tones are removed all the
+// same.
 func (s *session) inbandKeys(keys []dtmf.Key) {
+	ib := s.inband
+	slices.SortFunc(keys, func(a, b dtmf.Key) int { return cmp.Compare(a.Start, b.Start) })
 	for _, k := range keys {
+		if k.Digit == ib.last.Digit && k.Start < ib.last.Start+ib.last.Duration && ib.last.Start < k.Start+k.Duration {
+			continue // the same tone on another channel
+		}
+		ib.last = k
+		if s.keys.count > ib.taken {
+			continue // the door's keys: these are their tones
+		}
 		at, d := k.Seconds(s.format.SampleRate)
 		s.key(ingest.Key{Digit: k.Digit, Duration: d, Source: ingest.KeyInband}, at)
+		ib.taken = s.keys.count
 	}
 }

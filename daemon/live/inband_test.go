@@ -159,3 +159,69 @@ func readRecording(t *testing.T, path string) []byte {
 	}
 	return b[media.WAVHeaderSize:]
 }
+
+// TestInbandKeysOnce: a tone on both channels of a recorded call (the
+// other leg hearing it as echo, 20 dB down) is one key; once a key came
+// from the door (RFC 4733), the in-band ones are not keys any more (a
+// device sending both would double every key), and their tones are still
+// removed.
+func TestInbandKeysOnce(t *testing.T) {
+	f := media.Format{Encoding: media.MuLaw, BitDepth: 8, SampleRate: 8000, Channels: 2}
+	tones := func(keys string, level float64) []int16 {
+		pcm := make([]int16, 8000*4)
+		dtmftest.Sequence(pcm, 8000, keys, dtmftest.Spec{Samples: 800, Low: level - 2, High: level}, 4000, 8000)
+		return pcm
+	}
+	caller, agent := tones("1234", -5), tones("1234", -25)
+	var in []byte
+	for i := range caller {
+		in = encodeSample(in, f.Encoding, caller[i])
+		in = encodeSample(in, f.Encoding, agent[i])
+	}
+	write := func(s *session, b []byte) {
+		for i := 0; i < len(b); i += 320 {
+			if err := s.write(0, false, b[i:min(i+320, len(b))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s := inbandSession(t, f, true)
+	write(s, in)
+	if err := s.drainInband(); err != nil {
+		t.Fatal(err)
+	}
+	if got := dtmfMessages(t, s); len(got) != 4 {
+		t.Errorf("%d dtmf messages for 4 keys on two channels: %+v", len(got), got)
+	}
+
+	s = inbandSession(t, f, true)
+	write(s, in[:len(in)/2]) // keys 1 and 2
+	s.key(ingest.Key{Digit: '3', Duration: 0.1, Source: ingest.KeyRFC4733}, -1)
+	write(s, in[len(in)/2:]) // keys 3 and 4, also sent out of band
+	if err := s.drainInband(); err != nil {
+		t.Fatal(err)
+	}
+	got := dtmfMessages(t, s)
+	var sources []string
+	for _, d := range got {
+		sources = append(sources, d.Source)
+	}
+	if len(got) != 3 || sources[0] != ingest.KeyInband || sources[1] != ingest.KeyInband || sources[2] != ingest.KeyRFC4733 {
+		t.Errorf("sources %v, want the two in-band keys before the door's, then none", sources)
+	}
+	path, err := s.rec.finalize(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := decode(media.Format{Encoding: media.MuLaw}, readRecording(t, path))
+	for i, at := range []int{4000, 12000, 20000, 28000} {
+		span := make([]int16, 0, 800)
+		for j := at; j < at+800; j++ {
+			span = append(span, stored[2*j])
+		}
+		lo, hi, _ := dtmf.Frequencies("1234"[i])
+		if l, h := dtmftest.Level(span, 8000, lo), dtmftest.Level(span, 8000, hi); max(l, h) > -60 {
+			t.Errorf("the caller's tone at %d is at %.1f and %.1f dBm0 in the recording", at, l, h)
+		}
+	}
+}

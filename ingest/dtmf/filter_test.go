@@ -1,6 +1,7 @@
 package dtmf_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -224,5 +225,26 @@ func TestNewRate(t *testing.T) {
 		if _, err := dtmf.New(r); err == nil {
 			t.Errorf("New(%d) took it", r)
 		}
+	}
+}
+
+// BenchmarkFilter is the cost of a second of audio at each rate, written
+// 20 ms at a time (a call's packets).
+func BenchmarkFilter(b *testing.B) {
+	for _, rate := range []int{8000, 16000} {
+		b.Run(fmt.Sprint(rate), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(3, 4))
+			pcm := make([]int16, rate)
+			for i := range pcm {
+				pcm[i] = int16(rng.IntN(2000) - 1000)
+			}
+			f, _ := dtmf.New(rate)
+			b.ResetTimer()
+			for range b.N {
+				for i := 0; i < len(pcm); i += rate / 50 {
+					f.Write(pcm[i : i+rate/50])
+				}
+			}
+		})
 	}
 }

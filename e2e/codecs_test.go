@@ -67,11 +67,30 @@ sip:
 // returns baresip's output.
 func baresip(t *testing.T, uri, codecs, wav string, rate int, limit time.Duration, extra ...string) string {
 	t.Helper()
+	bin, dir := baresipConfig(t, codecs, wav, rate, extra...)
+	ctx, cancel := context.WithTimeout(t.Context(), limit+10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-f", dir, "-e", "/dial "+uri, "-t", fmt.Sprint(int(limit.Seconds())))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("baresip: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "Call established") || !strings.Contains(out.String(), "terminated") {
+		t.Fatalf("baresip did not complete a call:\n%s", out.String())
+	}
+	return out.String()
+}
+
+// baresipConfig writes baresip's config and accounts files (as baresip
+// describes them) to a new directory, and returns the binary and it.
+func baresipConfig(t *testing.T, codecs, wav string, rate int, extra ...string) (bin, dir string) {
+	t.Helper()
 	bin, err := exec.LookPath("baresip")
 	if err != nil {
 		t.Fatal("needs baresip (apt-get install baresip-core; make test-deps)")
 	}
-	dir := t.TempDir()
+	dir = t.TempDir()
 	lines := []string{
 		"poll_method poll",
 		"sip_listen 127.0.0.1:0",
@@ -104,18 +123,7 @@ func baresip(t *testing.T, uri, codecs, wav string, rate int, limit time.Duratio
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), limit+10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-f", dir, "-e", "/dial "+uri, "-t", fmt.Sprint(int(limit.Seconds())))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("baresip: %v\n%s", err, out.String())
-	}
-	if !strings.Contains(out.String(), "Call established") || !strings.Contains(out.String(), "terminated") {
-		t.Fatalf("baresip did not complete a call:\n%s", out.String())
-	}
-	return out.String()
+	return bin, dir
 }
 
 // liveJobByMetadata waits for the one live job whose custom_metadata[key]

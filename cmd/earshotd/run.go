@@ -154,7 +154,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			Name: "earshot_sip_calls_without_audio_total", Help: "SIP calls that ended having received no RTP audio.",
 		}, func() float64 { _, _, n := sipSrv.SourceTotals(); return float64(n) }))
 		d.Metrics().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "earshot_sip_dtmf_dropped_total", Help: "DTMF keys (RFC 4733 events, SIP INFO) of ended SIP calls dropped past their call's bound (a flood: 40 at once, 20 a second after).",
+			Name: "earshot_sip_dtmf_dropped_total", Help: "DTMF keys (RFC 4733 events, SIP INFO) of ended SIP calls dropped: past their call's bound (a flood: 40 at once, 20 a second after), or with the audio of a session too far behind.",
 		}, func() float64 { return float64(sipSrv.DTMFDropped()) }))
 		d.Metrics().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "earshot_sip_srtp_refused_total", Help: "SIP offers refused with 488 by their route's srtp policy (plain on mandatory, RTP/SAVP on off, SDES keys without TLS, no usable a=crypto, a re-offer turning SRTP on or off).",

@@ -128,3 +128,29 @@ func TestKeySequence(t *testing.T) {
 		t.Errorf("paused_intervals %v, want 2 spans", spans)
 	}
 }
+
+// TestKeyPauseStorm: a caller keying the pause and resume sequences over
+// and over (a storm far past maxPausedSpans, with and without audio between
+// them) leaves the spans bounded and the session paused or not as the last
+// sequence says, every key counted and at most maxKeyMessages sent.
+func TestKeyPauseStorm(t *testing.T) {
+	s := pauseSession(pcm16)
+	s.p.MessagesConfig.ReceiveDTMFEvents = true
+	s.p.PCI.PauseSequence, s.p.PCI.ResumeSequence = "*1", "*2"
+	for i := range 3 * maxPausedSpans {
+		if i%3 == 0 {
+			s.received += 320 // 10 ms of audio
+		}
+		s.key(ingest.Key{Digit: '*', Source: ingest.KeyRFC4733}, -1)
+		s.key(ingest.Key{Digit: "12"[i%2], Source: ingest.KeyRFC4733}, -1)
+		if s.paused != (i%2 == 0) {
+			t.Fatalf("sequence %d: paused %v", i, s.paused)
+		}
+	}
+	if n := len(s.spans); n > maxPausedSpans {
+		t.Errorf("%d spans kept, bound %d", n, maxPausedSpans)
+	}
+	if got := dtmfMessages(t, s); len(got) != maxKeyMessages || s.keys.count != 6*maxPausedSpans {
+		t.Errorf("%d dtmf messages, %d keys", len(got), s.keys.count)
+	}
+}

@@ -130,9 +130,16 @@ func (r *Receiver) queueKey(out chan<- chunk, m *mixer, send func([]byte), k ing
 	select {
 	case out <- chunk{key: &k}:
 	default: // the session is maxQueued ticks behind: the key goes as the audio does
-		r.overflow.Add(1)
+		r.keysLost.Add(1)
 	}
 }
 
-// KeysDropped is the call's keys its bound refused (floods).
-func (r *Receiver) KeysDropped() int { return r.keys.Dropped() }
+// KeysDropped is the call's keys its bound refused (floods), and those
+// lost because the session was maxQueued ticks behind. The bound may be
+// shared with the door's other sources (ReceiverConfig.Keys): its count
+// is theirs too.
+func (r *Receiver) KeysDropped() int { return r.keys.Dropped() + int(r.keysLost.Load()) }
+
+// KeysLost is the keys lost because the session was maxQueued ticks
+// behind (the audio around them was lost too: StreamStats.Overflow).
+func (r *Receiver) KeysLost() int { return int(r.keysLost.Load()) }

@@ -198,6 +198,7 @@ type Receiver struct {
 	// maxQueued ticks behind.
 	overflow atomic.Int64
 	keys     *ingest.KeyLimiter // the call's bound on keys
+	keysLost atomic.Int64       // keys dropped with the audio of a session maxQueued ticks behind
 	onKey    func(ingest.Key)   // Run's: queues a key behind the audio before it
 	stats    []StreamStats      // guarded by mu: set when Run returns
 }

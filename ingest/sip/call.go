@@ -321,7 +321,7 @@ func (c *call) run() {
 		cancel()
 	}
 	st := c.recv.Stats()
-	c.s.dtmfDropped.Add(uint64(c.keyLimit.Dropped()))
+	c.s.dtmfDropped.Add(uint64(c.keyLimit.Dropped() + c.recv.KeysLost()))
 	level := slog.LevelInfo
 	if errors.Is(cause, rtp.ErrTimeout) {
 		level = slog.LevelWarn

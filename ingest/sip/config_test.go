@@ -31,6 +31,11 @@ func TestConfigValidate(t *testing.T) {
 		{"bad live option", func(c *Config) { c.Routes[0].Live["endpointing"] = 99 }, "sip.routes[0].live: endpointing"},
 		{"unknown live option", func(c *Config) { c.Routes[0].Live["languages"] = "en" }, "sip.routes[0].live: languages"},
 		{"repeated user", func(c *Config) { c.Routes = append(c.Routes, c.Routes[0]) }, "sip.routes[1].user"},
+		{"pause by DTMF", func(c *Config) {
+			c.Routes[0].Live["pci"] = map[string]any{"pause_sequence": "*1", "resume_sequence": "#2", "mask_dtmf": true}
+		}, ""},
+		{"pause sequence not DTMF", func(c *Config) { c.Routes[0].Live["pci"] = map[string]any{"pause_sequence": "*1x"} }, "sip.routes[0].live: pci.pause_sequence must be DTMF digits"},
+		{"resume sequence too long", func(c *Config) { c.Routes[0].Live["pci"] = map[string]any{"resume_sequence": "123456789"} }, "sip.routes[0].live: pci.resume_sequence must be 1 to 8"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -115,13 +115,8 @@ func dtmfSignal(s string) (byte, bool) {
 // (200); an empty one is a keep-alive (200); another content type 415, a
 // malformed body 400.
 func (s *Server) onInfo(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
-	c := s.lookup(req)
+	c := s.bodyInDialog(req, tx)
 	if c == nil {
-		s.respond(req, tx, 481, "Call/Transaction Does Not Exist")
-		return
-	}
-	if len(req.Body()) == 0 {
-		s.respond(req, tx, 200, "OK")
 		return
 	}
 	ct := ""

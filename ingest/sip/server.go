@@ -418,9 +418,8 @@ func (s *Server) onAck(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 }
 
 func (s *Server) onBye(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
-	c := s.lookup(req)
+	c := s.inDialog(req, tx)
 	if c == nil {
-		s.respond(req, tx, 481, "Call/Transaction Does Not Exist")
 		return
 	}
 	if err := c.dlg.ReadBye(req, tx); err != nil {
@@ -433,16 +432,30 @@ func (s *Server) onBye(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 // onUpdate takes session refreshes (RFC 4028) and, with a body, an offer
 // like a re-INVITE's.
 func (s *Server) onUpdate(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
+	if c := s.bodyInDialog(req, tx); c != nil {
+		c.reinvite(req, tx)
+	}
+}
+
+// inDialog is the call of an in-dialog request; nil (answered 481) for an
+// unknown dialog.
+func (s *Server) inDialog(req *sipmsg.Request, tx sipmsg.ServerTransaction) *call {
 	c := s.lookup(req)
 	if c == nil {
 		s.respond(req, tx, 481, "Call/Transaction Does Not Exist")
-		return
 	}
-	if len(req.Body()) == 0 {
+	return c
+}
+
+// bodyInDialog is inDialog for a request whose body is its point (UPDATE,
+// INFO): one without a body is a keep-alive, answered 200, and nil too.
+func (s *Server) bodyInDialog(req *sipmsg.Request, tx sipmsg.ServerTransaction) *call {
+	c := s.inDialog(req, tx)
+	if c != nil && len(req.Body()) == 0 {
 		s.respond(req, tx, 200, "OK")
-		return
+		return nil
 	}
-	c.reinvite(req, tx)
+	return c
 }
 
 func (s *Server) lookup(req *sipmsg.Request) *call {

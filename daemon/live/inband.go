@@ -152,14 +152,14 @@ func encodeSample(b []byte, e media.Encoding, x int16) []byte {
 
 // inbandPass takes the whole frames the session took in and their samples
 // at the session's rate, and, with in-band DTMF on, returns what the
-// filters pass on instead (whole and pcm unchanged when it is off) and
-// hands the session the keys they found.
+// filters pass on instead (whole and pcm unchanged when it is off). The
+// keys they found wait for inbandKeys, which write calls once these frames
+// are stored and queued: a key may pause the session (pci.pause_sequence).
 func (s *session) inbandPass(whole []byte, pcm [][]int16) ([]byte, [][]int16) {
 	if s.inband == nil {
 		return whole, pcm
 	}
-	frames, out, keys := s.inband.write(pcm)
-	s.inbandKeys(keys)
+	frames, out, _ := s.inband.write(pcm)
 	return frames, out
 }
 
@@ -169,27 +169,32 @@ func (s *session) drainInband() error {
 	if s.inband == nil {
 		return nil
 	}
-	frames, out, keys := s.inband.flush()
-	s.inbandKeys(keys)
-	if len(frames) == 0 {
-		return nil
+	frames, out, _ := s.inband.flush()
+	if len(frames) > 0 {
+		if err := s.rec.write(frames); err != nil {
+			return err
+		}
+		s.shared.wrote(media.WAVHeaderSize + s.rec.audio)
+		s.queue(out)
 	}
-	if err := s.rec.write(frames); err != nil {
-		return err
-	}
-	s.shared.wrote(media.WAVHeaderSize + s.rec.audio)
-	s.queue(out)
+	s.inbandKeys()
 	return nil
 }
 
-// inbandKeys hands the session the keys the filters found, at their onset,
-// once each: a tone found on two channels at once is one key. A call whose
+// inbandKeys hands the session the keys the filters found in the last
+// write or flush (none when in-band DTMF is off), at their onset, once
+// each: a tone found on two channels at once is one key. A call whose
 // keys come out of band as well (a key from the door since the last
 // in-band one) has its in-band keys dropped from then on: a device that
 // sends both would have every key twice. Their tones are removed all the
 // same.
-func (s *session) inbandKeys(keys []dtmf.Key) {
+func (s *session) inbandKeys() {
 	ib := s.inband
+	if ib == nil {
+		return
+	}
+	keys := ib.keys
+	ib.keys = ib.keys[:0] // handed on once
 	slices.SortFunc(keys, func(a, b dtmf.Key) int { return cmp.Compare(a.Start, b.Start) })
 	for _, k := range keys {
 		if k.Digit == ib.last.Digit && k.Start < ib.last.Start+ib.last.Duration && ib.last.Start < k.Start+k.Duration {

@@ -2,6 +2,7 @@ package live
 
 import (
 	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -223,5 +224,63 @@ func TestInbandKeysOnce(t *testing.T) {
 		if l, h := dtmftest.Level(span, 8000, lo), dtmftest.Level(span, 8000, hi); max(l, h) > -60 {
 			t.Errorf("the caller's tone at %d is at %.1f and %.1f dBm0 in the recording", at, l, h)
 		}
+	}
+}
+
+// TestInbandPauseSequence: keys typed as tones spell pci.pause_sequence:
+// the session pauses once the key that completes it was stored, so what
+// came before it is kept and what follows is silence.
+func TestInbandPauseSequence(t *testing.T) {
+	f := media.Format{Encoding: media.MuLaw, BitDepth: 8, SampleRate: 8000, Channels: 1}
+	s := inbandSession(t, f, true)
+	s.p.PCI.PauseSequence, s.p.PCI.ResumeSequence = "*1", "#1"
+	pcm := make([]int16, 8000*3)
+	for i := range pcm {
+		pcm[i] = int16(3000 * math.Sin(float64(i)*0.3)) // a 382 Hz hum, no key
+	}
+	dtmftest.Sequence(pcm, 8000, "*1", dtmftest.Spec{Samples: 800, Low: -7, High: -5}, 4000, 2400)
+	in := encode(f, pcm)
+	for i := 0; i < len(in); i += 160 {
+		if err := s.write(0, false, in[i:min(i+160, len(in))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.drainInband(); err != nil {
+		t.Fatal(err)
+	}
+	if !s.paused || len(s.spans) != 1 {
+		t.Fatalf("paused %v, spans %v: want paused by the keys", s.paused, s.spans)
+	}
+	// The second key ends at 0.9 s: the pause comes 25 ms later at the
+	// earliest, when the filter knows it ended, and within 0.1 s.
+	if at := s.spans[0].Start; at < 0.9 || at > 1.0 {
+		t.Errorf("paused at %.3f s, the sequence's last tone ended at 0.9 s", at)
+	}
+	path, err := s.rec.finalize(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := decode(f, readRecording(t, path))
+	hum := func(from, to int) int {
+		n := 0
+		for _, x := range stored[from:to] {
+			if x != 0 {
+				n++
+			}
+		}
+		return n
+	}
+	if n := hum(4000, 4800) + hum(6400, 7200); n != 0 {
+		t.Errorf("%d samples of the tones kept", n)
+	}
+	// The hum between the tones' removal (a block past the last) and the
+	// pause is kept.
+	pausedAt := int(s.spans[0].Start * 8000)
+	t.Logf("paused at %.3f s, %d samples after the second tone", s.spans[0].Start, pausedAt-7200)
+	if n := hum(7200+250, pausedAt); n < pausedAt-7200-250-10 {
+		t.Errorf("the hum after the tones, before the pause at %d, lost: %d of %d samples kept", pausedAt, n, pausedAt-7450)
+	}
+	if n := hum(pausedAt, len(stored)); n != 0 {
+		t.Errorf("%d samples of the hum stored after the pause", n)
 	}
 }

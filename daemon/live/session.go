@@ -387,6 +387,7 @@ func (s *session) write(gen int, acks bool, audio []byte) error {
 		}
 		s.shared.wrote(media.WAVHeaderSize + s.rec.audio)
 		s.queue(pcm)
+		s.inbandKeys() // after its frames: a key may pause the session
 	}
 	s.ackAudio(acks, ackFrom, s.received-int64(s.framer.Pending()))
 	return nil

@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -83,7 +82,7 @@ func TestSIPInbandDTMFBaresip(t *testing.T) {
 			// Where the WAV's first sample is in the recording: the
 			// lag that best matches the speech before the first key.
 			lag := align(speech[:placed[0].Start], rec, 8000)
-			keys := inbandMessages(t, job)
+			keys := recordKeys(t, job)
 			t.Logf("%s: recording %d samples, lag %d; keys %+v", c.user, len(rec), lag, keys)
 			if !c.on {
 				if len(keys) != 0 {
@@ -203,36 +202,4 @@ func silentRun(pcm []int16) int {
 		return 0
 	}
 	return longest
-}
-
-// inbandKey is a dtmf message's data.
-type inbandKey struct {
-	Digit    *string `json:"digit"`
-	Masked   bool    `json:"masked"`
-	Index    int     `json:"index"`
-	Time     float64 `json:"time"`
-	Duration float64 `json:"duration"`
-	Source   string  `json:"source"`
-}
-
-// inbandMessages is the dtmf messages a job's record keeps.
-func inbandMessages(t *testing.T, job map[string]any) []inbandKey {
-	t.Helper()
-	res, _ := job["result"].(map[string]any)
-	msgs, _ := res["messages"].([]any)
-	var out []inbandKey
-	for _, m := range msgs {
-		s, _ := m.(string)
-		if !strings.Contains(s, `"type":"dtmf"`) {
-			continue
-		}
-		var v struct {
-			Data inbandKey `json:"data"`
-		}
-		if err := json.Unmarshal([]byte(s), &v); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, v.Data)
-	}
-	return out
 }

@@ -177,12 +177,9 @@ const keypad = "123A456B789C*0#D"
 // clip mixes keys into clip n (16 kHz) at snr, renders it and scores the
 // detector on it.
 func (s *score) clip(c []int16, r rendition, snr float64, every, n int) error {
-	pcm := slices.Clone(c)
-	if r.rate != 16000 {
-		var err error
-		if pcm, err = dtmftest.Resample(pcm, 16000, r.rate); err != nil {
-			return err
-		}
+	pcm, err := render(c, rendition{rate: r.rate}) // mu-law after the mixing
+	if err != nil {
+		return err
 	}
 	// The pair's power is the speech's mean power plus snr; the high tone
 	// 2 dB over the low one.

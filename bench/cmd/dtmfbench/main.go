@@ -6,33 +6,40 @@
 //	go run ./bench/cmd/dtmfbench [-speech DIR] [-corpus DIR] [-snr 20,10,5,0,-5] [-every 10]
 //
 // Every .wav and .flac of -speech and -corpus is decoded by earshot's own
-// decoder (ingest/media: 16 kHz) and measured in three renditions: 16 kHz
-// PCM (a G.722 call's audio, the WebSocket's wideband), 8 kHz PCM (earshot's
-// resampler) and 8 kHz through G.711 mu-law and back (a call's audio, the
-// path that matters). For detection, keys (digits in turn through all 16)
-// of 70 ms with 2 dB twist (the high tone louder, as phones send) are mixed
-// into each clip every -every tenths of a second from 0.5 s, at tone-pair
-// power SNR dB over the clip's mean speech power, then the rendition is made
-// (mu-law after mixing, as a phone's tones reach the network). A key is
+// decoder (ingest/media: 16 kHz) and measured in four renditions: 16 kHz
+// PCM (the WebSocket's wideband), 16 kHz through G.722 (ffmpeg's encoder,
+// earshot's decoder: a G.722 call's audio), 8 kHz PCM (earshot's
+// resampler) and 8 kHz through G.711 mu-law and back (a PCMU call's audio,
+// the path that matters). For detection, keys (digits in turn through all
+// 16) of 70 ms at a phone's level (-9 and -7 dBm0: the pair at -4.9 dBm0)
+// are mixed into each clip every -every tenths of a second from 0.5 s, the
+// clip scaled so that its mean power is SNR dB under the pair's (+20: a
+// quiet talker at -25 dBm0; 0: speech as loud as the keys, its peaks
+// clipped), then the rendition is made (the codec after mixing, as a
+// phone's tones reach the network). A key is
 // found when the first key overlapping it has its digit (misread when
 // not); a further key overlapping it is a split, a key overlapping none is
 // false. The false keys of the first table are listed on stderr (clip and
-// time). Run from
-// the repository root; it takes about a minute (decoding the corpus).
+// time). Run from the repository root; it takes a few minutes (decoding
+// the corpus, a G.722 encoder process per clip and condition).
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/earshot-dev/earshot/ingest/codec/g722"
 	"github.com/earshot-dev/earshot/ingest/dtmf"
 	"github.com/earshot-dev/earshot/ingest/dtmf/dtmftest"
 )
@@ -59,13 +66,15 @@ type clip struct {
 type rendition struct {
 	name  string
 	rate  int
-	mulaw bool
+	mulaw bool // through G.711 mu-law and back
+	g722  bool // through G.722: ffmpeg's encoder, earshot's decoder (ingest/codec/g722)
 }
 
 var renditions = []rendition{
-	{"16 kHz PCM", 16000, false},
-	{"8 kHz PCM", 8000, false},
-	{"8 kHz G.711 mu-law", 8000, true},
+	{name: "16 kHz PCM", rate: 16000},
+	{name: "16 kHz G.722", rate: 16000, g722: true},
+	{name: "8 kHz PCM", rate: 8000},
+	{name: "8 kHz G.711 mu-law", rate: 8000, mulaw: true},
 }
 
 func run(ctx context.Context, w io.Writer, dirs []string, snrList string, every int) error {
@@ -144,10 +153,42 @@ func render(c []int16, r rendition) ([]int16, error) {
 			return nil, err
 		}
 	}
-	if r.mulaw {
+	return code(pcm, r)
+}
+
+// code passes pcm through r's codec, if it has one.
+func code(pcm []int16, r rendition) ([]int16, error) {
+	switch {
+	case r.mulaw:
 		dtmftest.MuLaw(pcm)
+	case r.g722:
+		return g722Trip(pcm)
 	}
 	return pcm, nil
+}
+
+// g722Trip encodes 16 kHz pcm with ffmpeg's G.722 encoder (as
+// ingest/codec/codectest does for the decoder's tests) and decodes it with
+// earshot's decoder, as a G.722 call reaches a session.
+func g722Trip(pcm []int16) ([]int16, error) {
+	in := make([]byte, 0, 2*len(pcm))
+	for _, x := range pcm {
+		in = binary.LittleEndian.AppendUint16(in, uint16(x))
+	}
+	cmd := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-f", "s16le", "-ar", "16000", "-ac", "1", "-i", "-", "-acodec", "g722", "-f", "g722", "-")
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	enc, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("ffmpeg g722: %v: %s", err, stderr.String())
+	}
+	dec, err := g722.NewDecoder()
+	if err != nil {
+		return nil, err
+	}
+	defer dec.Close()
+	return dec.Decode(enc, nil)
 }
 
 // detect runs the filter over pcm in 20 ms writes.
@@ -166,6 +207,10 @@ func detect(pcm []int16, rate int) []dtmf.Key {
 	return append(keys, k...)
 }
 
+// The keys' levels in dBm0: a phone's (Q.23 asks -10 to -4 dBm0 per
+// tone, the high one 1-2 dB louder).
+const toneLow, toneHigh = -9.0, -7.0
+
 // score counts one rendition and SNR over the clips.
 type score struct {
 	keys, found, misread, split, extra int
@@ -177,22 +222,22 @@ const keypad = "123A456B789C*0#D"
 // clip mixes keys into clip n (16 kHz) at snr, renders it and scores the
 // detector on it.
 func (s *score) clip(c []int16, r rendition, snr float64, every, n int) error {
-	pcm, err := render(c, rendition{rate: r.rate}) // mu-law after the mixing
+	pcm, err := render(c, rendition{rate: r.rate}) // the codec after the mixing
 	if err != nil {
 		return err
 	}
-	// The pair's power is the speech's mean power plus snr; the high tone
-	// 2 dB over the low one.
-	pair := dtmftest.RMS(pcm) + snr
-	low := pair - 10*math.Log10(1+math.Pow(10, 0.2))
-	tmpl := dtmftest.Spec{Samples: r.rate * 70 / 1000, Low: low, High: low + 2}
+	// The keys at a phone's level, the speech's mean power snr under the
+	// pair's.
+	pair := 10 * math.Log10(math.Pow(10, toneLow/10)+math.Pow(10, toneHigh/10))
+	dtmftest.Scale(pcm, pair-snr)
+	tmpl := dtmftest.Spec{Samples: r.rate * 70 / 1000, Low: toneLow, High: toneHigh}
 	var digits strings.Builder
 	for i := range len(pcm) / (r.rate * every / 10) {
 		digits.WriteByte(keypad[(n+i)%len(keypad)])
 	}
 	placed := dtmftest.Sequence(pcm, r.rate, digits.String(), tmpl, r.rate/2, r.rate*every/10)
-	if r.mulaw {
-		dtmftest.MuLaw(pcm)
+	if pcm, err = code(pcm, r); err != nil {
+		return err
 	}
 	keys := detect(pcm, r.rate)
 	s.keys += len(placed)

@@ -18,10 +18,10 @@ import (
 // session's own rate, through a dtmf.Filter before anything else sees
 // them: the filter delays them by its lookahead (51 ms) and replaces a
 // key's tone with silence from its onset. What it passes on is what the
-// recording stores (encoded again in the session's encoding: G.711 and
-// 16-bit PCM decode and encode back to the same bytes, and a removed tone
-// becomes the encoding's digital silence, the timeline kept, as a pause
-// stores it) and what the recogniser hears (resampled to 16 kHz). Each key
+// recording stores (the bytes as they came, delayed as much, a removed
+// tone's samples replaced with the encoding's digital silence, the
+// timeline kept, as a pause stores it) and what the recogniser hears
+// (resampled to 16 kHz). Each key
 // goes to the session as an ingest.KeyInband key at its onset. The delay
 // is drained into the recording at the end and before a reconnected
 // client's resend is checked against the stored tail.
@@ -34,7 +34,9 @@ type inband struct {
 	out     [][]int16          // each channel's filtered samples of one write
 	pcm     [][]int16          // the same at 16 kHz, for the recogniser
 	f32     []float32
-	frames  []byte // the same, encoded: what the recording stores
+	held    []byte // the frames taken in and not passed on yet (the lookahead and a write)
+	frames  []byte // the frames passed on: what the recording stores
+	silence []byte // one sample of digital silence in the session's encoding
 	keys    []dtmf.Key
 	// base is the samples per channel the filters before the current
 	// ones took (flush starts new ones), written those the current took:
@@ -52,7 +54,8 @@ type inband struct {
 // newInband makes the detectors for a session of format f (one the
 // detector takes: params.Live.InbandFormat).
 func newInband(f media.Format) (*inband, error) {
-	ib := &inband{format: f, out: make([][]int16, f.Channels), pcm: make([][]int16, f.Channels)}
+	ib := &inband{format: f, out: make([][]int16, f.Channels), pcm: make([][]int16, f.Channels),
+		silence: encodeSample(nil, f.Encoding, 0)}
 	for range f.Channels {
 		fl, err := dtmf.New(f.SampleRate)
 		if err != nil {
@@ -70,12 +73,13 @@ func newInband(f media.Format) (*inband, error) {
 	return ib, nil
 }
 
-// write filters the samples of whole frames (one slice per channel, at the
-// session's rate) and returns the frames to store, the samples for the
-// recogniser (16 kHz) and the keys that ended. Every channel is written
-// the same count, so the filters return the same count. The results are
-// reused by the next call.
-func (ib *inband) write(pcm [][]int16) ([]byte, [][]int16, []dtmf.Key) {
+// write filters whole frames (their bytes, and their samples at the
+// session's rate, one slice per channel) and returns the frames to store,
+// the samples for the recogniser (16 kHz) and the keys that ended. Every
+// channel is written the same count, so the filters return the same
+// count. The results are reused by the next call.
+func (ib *inband) write(whole []byte, pcm [][]int16) ([]byte, [][]int16, []dtmf.Key) {
+	ib.held = append(ib.held, whole...)
 	ib.keys = ib.keys[:0]
 	for c, fl := range ib.filters {
 		out, keys := fl.Write(pcm[c])
@@ -110,14 +114,22 @@ func (ib *inband) keep(keys []dtmf.Key) {
 	}
 }
 
-// pass encodes ib.out into frames and resamples it for the recogniser
-// (with the resamplers' tail when last).
+// pass takes the frames the filters passed on (ib.out) from the held
+// bytes, a removed sample's replaced by silence, and resamples the samples
+// for the recogniser (with the resamplers' tail when last). A sample the
+// filter passed on as 0 was removed unless its bytes already decode to 0
+// (mu-law has two such codes): the stored bytes are those that came.
 func (ib *inband) pass(last bool) ([]byte, [][]int16, []dtmf.Key) {
+	fs := ib.format.FrameSize()
+	bps := len(ib.silence)
 	n := len(ib.out[0])
-	ib.frames = ib.frames[:0]
+	ib.frames = append(ib.frames[:0], ib.held[:n*fs]...)
+	ib.held = ib.held[:copy(ib.held, ib.held[n*fs:])]
 	for i := range n {
 		for c := range ib.out {
-			ib.frames = encodeSample(ib.frames, ib.format.Encoding, ib.out[c][i])
+			if b := ib.frames[i*fs+c*bps : i*fs+(c+1)*bps]; ib.out[c][i] == 0 && !decodesToZero(ib.format.Encoding, b) {
+				copy(b, ib.silence)
+			}
 		}
 	}
 	for c, x := range ib.out {
@@ -136,6 +148,17 @@ func (ib *inband) pass(last bool) ([]byte, [][]int16, []dtmf.Key) {
 		ib.pcm[c] = media.ToInt16(f, ib.pcm[c][:0])
 	}
 	return ib.frames, ib.pcm, ib.keys
+}
+
+// decodesToZero reports whether sample bytes b of encoding e decode to 0.
+func decodesToZero(e media.Encoding, b []byte) bool {
+	switch e {
+	case media.MuLaw:
+		return b[0] == 0xff || b[0] == 0x7f
+	case media.ALaw:
+		return false // its smallest codes are ±8
+	}
+	return b[0] == 0 && b[1] == 0
 }
 
 // encodeSample appends x in encoding e: G.711 mu-law or A-law, or 16-bit
@@ -159,7 +182,7 @@ func (s *session) inbandPass(whole []byte, pcm [][]int16) ([]byte, [][]int16) {
 	if s.inband == nil {
 		return whole, pcm
 	}
-	frames, out, _ := s.inband.write(pcm)
+	frames, out, _ := s.inband.write(whole, pcm)
 	return frames, out
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/earshot-dev/earshot/ingest"
@@ -47,7 +48,8 @@ func inbandSession(t *testing.T, f media.Format, on bool) *session {
 // as a call's door writes them (20 ms at a time, in the session's
 // encoding), are dtmf messages (source inband, masked, at the tone's
 // onset) and are silence in the stored recording, which keeps the
-// timeline and every other byte; with pci.inband_dtmf off the tones are
+// timeline and every other byte as it came (mu-law's second code for 0
+// included); with pci.inband_dtmf off the tones are
 // stored as they came.
 func TestInbandRecording(t *testing.T) {
 	clip := recognizertest.SpeechDir(t) + "/librivox-sense-and-sensibility-01-0870.wav"
@@ -63,6 +65,13 @@ func TestInbandRecording(t *testing.T) {
 		dtmftest.Scale(pcm, -20)
 		placed := dtmftest.Sequence(pcm, f.SampleRate, "4111", dtmftest.Spec{Samples: f.SampleRate / 10, Low: -7, High: -5}, f.SampleRate, f.SampleRate*3/4)
 		in := encode(f, pcm)
+		if f.Encoding == media.MuLaw {
+			// mu-law's other code for 0, which an encoder may write: kept
+			// as it came, so a reconnected client's resend matches.
+			for i := 7; i < len(in); i += 101 {
+				in[i] = 0x7f
+			}
+		}
 		for _, on := range []bool{true, false} {
 			s := inbandSession(t, f, on)
 			step := f.SampleRate / 50 * f.FrameSize()
@@ -109,12 +118,13 @@ func TestInbandRecording(t *testing.T) {
 			}
 			changed := 0
 			for i := range pcm {
-				if !muted[i] && back[i] != decode(f, in[i*f.FrameSize():(i+1)*f.FrameSize()])[0] {
+				at := i * f.FrameSize()
+				if !muted[i] && string(stored[at:at+f.FrameSize()]) != string(in[at:at+f.FrameSize()]) {
 					changed++
 				}
 			}
 			if changed > 0 {
-				t.Errorf("%v: %d samples changed away from the tones", f.Encoding, changed)
+				t.Errorf("%v: %d samples' bytes changed away from the tones", f.Encoding, changed)
 			}
 		}
 	}
@@ -282,5 +292,55 @@ func TestInbandPauseSequence(t *testing.T) {
 	}
 	if n := hum(pausedAt, len(stored)); n != 0 {
 		t.Errorf("%d samples of the hum stored after the pause", n)
+	}
+}
+
+// TestInbandReconnect: a WebSocket client with pci.inband_dtmf that
+// reconnects resends from its last ack; the filter's held audio is stored
+// first, so the resend matches the stored tail and is dropped: the
+// recording is the audio once, byte for byte, and the key before the
+// break is one message.
+func TestInbandReconnect(t *testing.T) {
+	f := media.Format{Encoding: media.MuLaw, BitDepth: 8, SampleRate: 8000, Channels: 1}
+	pcm, err := dtmftest.Speech(t.Context(), recognizertest.SpeechDir(t)+"/librivox-sense-and-sensibility-01-0870.wav", 8000, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dtmftest.Scale(pcm, -20)
+	dtmftest.Sequence(pcm, 8000, "7", dtmftest.Spec{Samples: 800, Low: -7, High: -5}, 8000, 8000)
+	in := encode(f, pcm)
+	s := inbandSession(t, f, true)
+	cut, resend := 3*8000+123, 3*8000-4000 // the break, and the client's last ack
+	for i := 0; i < cut; i += 160 {
+		if err := s.write(0, true, in[i:min(i+160, cut)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gen, err := s.onAttach(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := resend; i < len(in); i += 160 {
+		if err := s.write(gen, true, in[i:min(i+160, len(in))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.drainInband(); err != nil {
+		t.Fatal(err)
+	}
+	path, err := s.rec.finalize(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := readRecording(t, path)
+	if len(stored) != len(in) {
+		t.Fatalf("%d bytes stored for %d sent once (and %d resent)", len(stored), len(in), cut-resend)
+	}
+	tone := string(stored[8000:8800])
+	if tone != strings.Repeat("\xff", 800) || string(stored[:7700]) != string(in[:7700]) || string(stored[9100:]) != string(in[9100:]) {
+		t.Error("the recording is not the audio once, the tone silenced")
+	}
+	if got := dtmfMessages(t, s); len(got) != 1 {
+		t.Errorf("%d dtmf messages for one key", len(got))
 	}
 }

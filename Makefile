@@ -17,7 +17,7 @@ DEB_PKGS    := libpocketsphinx-dev pocketsphinx-en-us pocketsphinx ffmpeg libspe
 # API; debootstrap makes the throwaway Debian root the .deb is installed into; postgresql gives the
 # store tests (store/storetest, store/postgres) the initdb/pg_ctl of a throwaway PostgreSQL 15 server;
 # systemd gives systemd-analyze, which verifies the unit (systemd TestVerify, cmd/earshotd TestServiceInstallRoot).
-TEST_DEB_PKGS := chromium wrk debootstrap baresip-core postgresql kamailio systemd
+TEST_DEB_PKGS := chromium wrk debootstrap baresip-core postgresql kamailio kamailio-tls-modules systemd
 # For `make model` only (adapting the telephone-band acoustic model): sphinxtrain's bw, mllr_solve,
 # map_adapt, mllr_transform and sphinxbase's sphinx_fe.
 MODEL_DEB_PKGS := sphinxtrain sphinxbase-utils

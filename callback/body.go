@@ -2,7 +2,6 @@ package callback
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/store"
@@ -27,9 +26,9 @@ type Body struct {
 // when its request named no callback), to be committed with the job's new
 // state.
 func ForJob(j *store.Job, event string, payload any) ([]*store.Delivery, error) {
-	var p params.PreRecorded
-	if err := json.Unmarshal(j.Params, &p); err != nil {
-		return nil, fmt.Errorf("decode stored params: %w", err)
+	p, err := params.StoredPreRecorded(j.Params)
+	if err != nil {
+		return nil, err
 	}
 	url, method, ok := p.CallbackTarget()
 	if !ok {

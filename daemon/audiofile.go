@@ -91,12 +91,7 @@ func (d *Daemon) commitRecording(path string) error {
 	if _, ok := d.db.(localBlobs); ok {
 		return nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if _, err := d.db.WriteBlob(filepath.Base(path), f, 0); err != nil {
+	if err := d.storeBlobFile(filepath.Base(path), path); err != nil {
 		return err
 	}
 	return os.Remove(path)

@@ -2,9 +2,7 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"time"
@@ -70,9 +68,9 @@ func (d *Daemon) fetchJob(ctx context.Context, id string) {
 // job's own context, which DELETE cancels); failures are recorded under ctx.
 func (d *Daemon) fetchAudio(ctx, jctx context.Context, log *slog.Logger, job *store.Job) {
 	id := job.ID
-	var p params.PreRecorded
-	if err := json.Unmarshal(job.Params, &p); err != nil {
-		d.failJobRetry(ctx, log, job, fmt.Errorf("decode stored params: %w", err))
+	p, err := params.StoredPreRecorded(job.Params)
+	if err != nil {
+		d.failJobRetry(ctx, log, job, err)
 		return
 	}
 	start := time.Now()

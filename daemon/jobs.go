@@ -241,7 +241,7 @@ func (d *Daemon) OpenJobAudio(ctx context.Context, account string, kind store.Ki
 		return nil, "", err
 	}
 	ctype := ""
-	if j.Kind == store.KindLive {
+	if j.Kind == store.KindLive || hasRedactedAudio(j) {
 		ctype = "audio/wav"
 	} else if j.File != nil && j.File.Filename != nil {
 		ctype = mime.TypeByExtension(strings.ToLower(filepath.Ext(*j.File.Filename)))

@@ -57,6 +57,7 @@ func (l liveDeps) CommitRecording(path string) error         { return l.d.commit
 func (l liveDeps) BlobFile(name string) (string, func(), error) {
 	return l.d.blobFile(name)
 }
+func (l liveDeps) StoreBlobFile(name, path string) error { return l.d.storeBlobFile(name, path) }
 
 func (l liveDeps) Queued(batchPass, deliveries bool) {
 	if batchPass {

@@ -161,6 +161,21 @@ func (d *Daemon) runClaim(ctx, jctx context.Context, log *slog.Logger, job *stor
 		d.failJobRetry(ctx, log, job, fmt.Errorf("encode result: %w", err))
 		return
 	}
+	if ra := res.result.RedactedAudio; ra != nil {
+		// The redacted audio is on disk before the job can be done
+		// (redact.go); until the commit names it, it is this run's to
+		// remove.
+		if res.redacted, err = d.storeRedactedAudio(job, ra); err != nil {
+			d.failJobRetry(ctx, log, job, err)
+			return
+		}
+		res.result.RedactedAudio = nil // the decoded audio can go
+		defer func() {
+			if res.redacted != "" {
+				d.removeBlob(log, res.redacted)
+			}
+		}()
+	}
 	waiting := false
 	err = untilStored(ctx, func() error {
 		_, err := d.db.UpdateJob(job.ID, func(j *store.Job) ([]*store.Delivery, error) {
@@ -175,6 +190,12 @@ func (d *Daemon) runClaim(ctx, jctx context.Context, log *slog.Logger, job *stor
 	if errors.Is(err, store.ErrNotFound) {
 		d.removeJobBlob(log, job.ID) // deleted as it finished
 		return
+	}
+	if err == nil && res.redacted != "" {
+		// The record names the redacted audio now: the original goes.
+		res.redacted = ""
+		d.removeJobBlob(log, job.ID)
+		d.quota.Forget(job.Account)
 	}
 	if errors.Is(err, errClaimLost) {
 		log.Warn("job claim lost while it ran (its lease ran out); its result is dropped for the run that holds it now")
@@ -212,6 +233,9 @@ func (d *Daemon) finishJob(j, claim *store.Job, res *jobOutput, body []byte) ([]
 	}
 	if res.blob != "" {
 		j.Blob = res.blob
+	}
+	if res.redacted != "" {
+		j.Blob = res.redacted
 	}
 	j.PostSessionMetadata = map[string]any{"engine": d.pl.Engines.Embedded().Name(), "attempts": j.Attempts}
 	for k, v := range res.result.PostSessionMetadata {
@@ -263,6 +287,9 @@ type jobOutput struct {
 	info     *media.Info
 	blob     string // set when the audio was fetched by this run
 	filename string
+	// redacted is the blob of the job's redacted audio this run wrote
+	// (redact.go), until the commit that names it.
+	redacted string
 }
 
 // processJob gets the job's audio on disk (fetching an external audio_url)
@@ -274,9 +301,9 @@ func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput
 			err = fmt.Errorf("internal error")
 		}
 	}()
-	var p params.PreRecorded
-	if err := json.Unmarshal(job.Params, &p); err != nil {
-		return nil, fmt.Errorf("decode stored params: %w", err)
+	p, err := params.StoredPreRecorded(job.Params)
+	if err != nil {
+		return nil, err
 	}
 	out = &jobOutput{}
 	blob := job.Blob
@@ -300,7 +327,7 @@ func (d *Daemon) processJob(ctx context.Context, job *store.Job) (out *jobOutput
 	}
 	defer release()
 	d.log.Debug("job audio ready; transcribing", "component", "worker", "job_id", job.ID)
-	res, info, err := d.pl.TranscribeFile(ctx, path, &p)
+	res, info, err := d.pl.TranscribeFile(ctx, path, p)
 	if err != nil {
 		return nil, err
 	}
@@ -381,8 +408,11 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) error {
 
 // removeJobBlob removes the blob a pre-recorded job downloads to or links
 // its upload as ("job-" + id), once no record names it.
-func (d *Daemon) removeJobBlob(log *slog.Logger, id string) {
-	if err := d.db.RemoveBlob(jobBlob(id)); err != nil {
+func (d *Daemon) removeJobBlob(log *slog.Logger, id string) { d.removeBlob(log, jobBlob(id)) }
+
+// removeBlob removes a job's audio blob, logging a failure.
+func (d *Daemon) removeBlob(log *slog.Logger, name string) {
+	if err := d.db.RemoveBlob(name); err != nil {
 		log.Error("remove job audio", "error", err)
 	}
 }

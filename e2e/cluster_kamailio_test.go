@@ -3,8 +3,10 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -265,4 +267,94 @@ sip:
 	k.WaitLog(5*time.Second, "earshot: node "+silentURI+" did not answer INVITE")
 	k.WaitLog(5*time.Second, "earshot: node "+silentURI+" is down; taken out")
 	k.waitNodes(5*time.Second, map[string]string{silentURI: "IP", "sip:" + addr: "AX"})
+}
+
+// kamailioTLSNodeConfig is a cluster node behind a Kamailio speaking TLS:
+// its door takes SIP over TLS (certificate and key filled in by fillTLS)
+// from the Kamailio host only, and its route requires SRTP without the lab
+// flag allow_sdes_without_tls, so an answered call proves the SDES keys
+// reached it inside TLS. The route pins Kamailio by its client
+// certificate (tls_client_ca, tls_client_names).
+func kamailioTLSNodeConfig(dsn, id, rtpPorts, kamailioCA string) string {
+	return clusterConfig(dsn, id) + `live:
+  capacity: 1
+  connect_timeout: 5m
+sip:
+  listen: 127.0.0.1:0
+  tls_listen: 127.0.0.1:0
+  tls_cert: %s
+  tls_key: %s
+  rtp_ports: ` + rtpPorts + `
+  max_calls: 4
+  allow: [` + kamailioHost + `/32]
+  routes:
+    - user: transcribe
+      account: acme
+      srtp: mandatory
+      tls_client_ca: ` + kamailioCA + `
+      tls_client_names: [kamailio.example]
+      live:
+        language_config: {languages: [en]}
+`
+}
+
+// TestClusterKamailioTLS: a real Kamailio with TLS on (`earshotd kamailio
+// config --tls-*`) in front of two earshotd nodes that take SIP only over
+// TLS from it (pinned by its client certificate) and require SRTP. Both
+// nodes are probed active over TLS; a baresip call over SIP/TLS to
+// Kamailio with SDES-SRTP (mediaenc=srtp-mand) is relayed over TLS to a
+// node, answered with SRTP (the node logs the suite and TLS), its media
+// decrypted and transcribed within the plain calls' bound.
+func TestClusterKamailioTLS(t *testing.T) {
+	dsn := pgtest.StartDatabase(t)
+	dir := t.TempDir()
+	kCert, kKey := testCertFor(t, dir, "kamailio.example", time.Now().Add(24*time.Hour), kamailioHost)
+	type node struct {
+		d        *daemonProc
+		uri      string
+		certFile string
+	}
+	var nodes []node
+	var caPEM []byte
+	for i, ports := range []string{"31570-31589", "31590-31609"} {
+		certFile, keyFile := testCert(t, dir, fmt.Sprintf("node-%d", i), time.Now().Add(24*time.Hour))
+		d, _ := startSIPDaemon(t, telephoneModel(t)+fillTLS(kamailioTLSNodeConfig(dsn, fmt.Sprintf("node-%d", i), ports, kCert), certFile, keyFile))
+		m := sipTLSAddrRE.FindStringSubmatch(d.WaitLog(5*time.Second, "sip listening"))
+		if m == nil {
+			t.Fatal("no tls_addr in the sip listening line")
+		}
+		nodes = append(nodes, node{d, "sip:" + m[1] + ";transport=tls", certFile})
+		caPEM = append(caPEM, mustRead(t, certFile)...)
+	}
+	caFile := filepath.Join(dir, "nodes-ca.pem")
+	if err := os.WriteFile(caFile, caPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	key := createClusterKey(t, nodes[0].d, "acme")
+	k := startKamailioTLS(t, []string{nodes[0].uri, nodes[1].uri}, time.Second, &kamailioTLS{cert: kCert, key: kKey, ca: caFile})
+	// The OPTIONS probes over TLS, from Kamailio's pinned certificate, are
+	// answered 200 by both nodes.
+	k.waitNodes(30*time.Second, map[string]string{nodes[0].uri: "AP", nodes[1].uri: "AP"})
+
+	wav16, ref := clip(t, codecClip)
+	wav8 := filepath.Join(t.TempDir(), "clip8k.wav")
+	if msg, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", wav16, "-ar", "8000", "-ac", "1", wav8).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v %s", err, msg)
+	}
+	baresipSRTP(t, "sip:transcribe@"+k.TLSAddr+";transport=tls", "PCMU/8000/1", "srtp-mand", wav8, 8000, 16*time.Second, true,
+		"sip_cafile "+kCert, "net_interface "+hostAddr(t))
+	ds := []*daemonProc{nodes[0].d, nodes[1].d}
+	d, id := answeredOn(t, ds, map[*daemonProc]int{}, 30*time.Second)
+	d.WaitLog(5*time.Second, `"msg":"sip call answered"`, `"srtp":"AES_CM_128_HMAC_SHA1_80"`, `"transport":"TLS"`)
+	k.WaitLog(10*time.Second, "earshot: INVITE", ";transport=tls")
+	job := d.waitLive(key, id, 90*time.Second)
+	if job["status"] != "done" {
+		t.Fatalf("job %s is %v", id, job["status"])
+	}
+	got := fullTranscript(job)
+	wer := recognizertest.WER(ref, got)
+	t.Logf("baresip over TLS + SRTP through Kamailio (TLS to the node): WER %.3f %q", wer, got)
+	if wer > werKamailioPCMU {
+		t.Errorf("WER %.3f > %.3f; the node's call:\n%s", wer, werKamailioPCMU, strings.Join(d.linesWith(`"msg":"sip call`), "\n"))
+	}
 }

@@ -222,8 +222,9 @@ func TestSIPCodecsBaresip(t *testing.T) {
 }
 
 // whipBrowser sends wav from Chromium to live session s over WHIP offering
-// only mime, and returns what the page saw.
-func whipBrowser(t *testing.T, d *daemonProc, s liveSession, wav, mime string, seconds float64) map[string]any {
+// only mime (and telephone-event, keying dtmf, when dtmf is not empty), and
+// returns what the page saw.
+func whipBrowser(t *testing.T, d *daemonProc, s liveSession, wav, mime string, seconds float64, dtmf string) map[string]any {
 	t.Helper()
 	browser, node, modules, missing := browserTools()
 	if missing != "" {
@@ -234,7 +235,7 @@ func whipBrowser(t *testing.T, d *daemonProc, s liveSession, wav, mime string, s
 	// A run whose browser process itself fails (start-up on a loaded
 	// machine) is tried once more on a new session by the caller; here
 	// the first failure is reported.
-	cmd := exec.CommandContext(ctx, node, "testdata/whip_browser.cjs", d.Base, s.ID, tokenOf(t, s.URL), wav, mime, fmt.Sprint(seconds))
+	cmd := exec.CommandContext(ctx, node, "testdata/whip_browser.cjs", d.Base, s.ID, tokenOf(t, s.URL), wav, mime, fmt.Sprint(seconds), dtmf)
 	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "CHROMIUM="+browser)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -268,7 +269,7 @@ func TestWHIPCodecsChromium(t *testing.T) {
 	for _, c := range sessions {
 		t.Run(c.codec, func(t *testing.T) {
 			s := d.createLive(key, c.format)
-			seen := whipBrowser(t, d, s, wav, c.mime, 10.44+1.5)
+			seen := whipBrowser(t, d, s, wav, c.mime, 10.44+1.5, "")
 			if seen["status"] != float64(201) || seen["delete_status"] != float64(200) || seen["codec"] != c.codec {
 				t.Fatalf("browser saw %v", seen)
 			}

@@ -507,6 +507,8 @@ func fieldCases(hookURL string, hook *callbackReceiver) []fieldCase {
 					t.Errorf("transcript %q, want the place masked", s)
 				}
 			}},
+		{name: "pii_redaction_config.audio blanks the redacted words in the stored audio", fields: []string{"pii_redaction_config.audio"},
+			provenBy: "e2e/pii_audio_test.go:TestPIIAudioRedactionPreRecorded"},
 		{name: "custom_metadata is attached to the job", fields: []string{"custom_metadata"}, body: map[string]any{"custom_metadata": map[string]any{"ticket": "T-7"}},
 			check: func(t *testing.T, r fieldRun) {
 				if fmt.Sprint(r.job["custom_metadata"]) != "map[ticket:T-7]" {

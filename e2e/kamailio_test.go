@@ -28,9 +28,11 @@ const kamailioHost = "127.0.0.10"
 type kamailioProc struct {
 	t    *testing.T
 	Addr string // host:port, UDP and TCP
-	dir  string
-	cmd  *exec.Cmd
-	done chan struct{}
+	// TLSAddr is host:port of its SIP over TLS, when started with TLS.
+	TLSAddr string
+	dir     string
+	cmd     *exec.Cmd
+	done    chan struct{}
 
 	procLog // its log so far
 }
@@ -40,6 +42,21 @@ type kamailioProc struct {
 // seconds skipped (a loaded node's OPTIONS answer may take a second), and waits until its control socket answers. It is
 // stopped in a cleanup.
 func startKamailio(t *testing.T, nodes []string, ping time.Duration) *kamailioProc {
+	t.Helper()
+	return startKamailioTLS(t, nodes, ping, nil)
+}
+
+// kamailioTLS is what Kamailio's TLS side is started with: its certificate
+// and key, and the CA file the nodes' certificates must chain to (PEM
+// files; copied into Kamailio's directory, readable by it).
+type kamailioTLS struct {
+	cert, key, ca string
+}
+
+// startKamailioTLS is startKamailio with SIP over TLS on as well when tls
+// is not nil (`earshotd kamailio config --tls-*`): k.TLSAddr is then where
+// it takes calls over TLS, and nodes may be sip:host:port;transport=tls.
+func startKamailioTLS(t *testing.T, nodes []string, ping time.Duration, tls *kamailioTLS) *kamailioProc {
 	t.Helper()
 	bin, err := exec.LookPath("kamailio")
 	if err != nil {
@@ -69,6 +86,21 @@ func startKamailio(t *testing.T, nodes []string, ping time.Duration) *kamailioPr
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	var tlsFlags []string
+	if tls != nil {
+		for _, f := range []struct{ flag, from string }{{"--tls-cert", tls.cert}, {"--tls-key", tls.key}, {"--tls-ca", tls.ca}} {
+			to := filepath.Join(dir, strings.TrimPrefix(f.flag, "--")+".pem")
+			if err := os.WriteFile(to, mustRead(t, f.from), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if cred != nil {
+				if err := os.Chown(to, int(cred.Uid), int(cred.Gid)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tlsFlags = append(tlsFlags, f.flag, to)
+		}
+	}
 	list, err := exec.Command(earshotd, append([]string{"kamailio", "dispatcher"}, nodes...)...).Output()
 	if err != nil {
 		t.Fatalf("earshotd kamailio dispatcher: %v", err)
@@ -85,9 +117,18 @@ func startKamailio(t *testing.T, nodes []string, ping time.Duration) *kamailioPr
 			t.Fatal(err)
 		}
 		k := &kamailioProc{t: t, Addr: net.JoinHostPort(kamailioHost, strconv.Itoa(port)), dir: dir, done: make(chan struct{})}
-		cfg, err := exec.Command(earshotd, "kamailio", "config", "--listen", k.Addr,
+		args := []string{"kamailio", "config", "--listen", k.Addr,
 			"--dispatcher-list", filepath.Join(dir, "dispatcher.list"), "--ctl", k.ctl(),
-			"--ping-interval", ping.String(), "--timeout", "2s").Output()
+			"--ping-interval", ping.String(), "--timeout", "2s"}
+		if tls != nil {
+			tlsPort, err := freeSIPPort(kamailioHost)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k.TLSAddr = net.JoinHostPort(kamailioHost, strconv.Itoa(tlsPort))
+			args = append(append(args, "--tls-listen", k.TLSAddr), tlsFlags...)
+		}
+		cfg, err := exec.Command(earshotd, args...).Output()
 		if err != nil {
 			t.Fatalf("earshotd kamailio config: %v", err)
 		}

@@ -146,22 +146,6 @@ func rmsOver(s []int16, from, to float64) float64 {
 	return math.Sqrt(sum / float64(b-a))
 }
 
-// recordWords are the words of a live record's result.
-func recordWords(t *testing.T, rec map[string]any) []pauseSpan {
-	t.Helper()
-	var out []pauseSpan
-	res, _ := rec["result"].(map[string]any)
-	tr, _ := res["transcription"].(map[string]any)
-	utts, _ := tr["utterances"].([]any)
-	for _, u := range utts {
-		for _, w := range u.(map[string]any)["words"].([]any) {
-			w := w.(map[string]any)
-			out = append(out, pauseSpan{w["start"].(float64), w["end"].(float64)})
-		}
-	}
-	return out
-}
-
 // wordsInside lists the words whose time reaches into a paused span by
 // more than slack at either edge (an aligner may stretch a word's edge
 // into the silence beside it by a few frames; a word heard in the span
@@ -174,28 +158,6 @@ func wordsInside(words, spans []pauseSpan, slack float64) []pauseSpan {
 				out = append(out, w)
 			}
 		}
-	}
-	return out
-}
-
-// messageWords are the words of the transcript messages (partial and
-// final) a session sent.
-func messageWords(t *testing.T, msgs []liveMsg) []pauseSpan {
-	t.Helper()
-	var out []pauseSpan
-	for _, m := range msgs {
-		if m.Type != "transcript" {
-			continue
-		}
-		var d struct {
-			Utterance struct {
-				Words []pauseSpan `json:"words"`
-			} `json:"utterance"`
-		}
-		if err := json.Unmarshal(m.Data, &d); err != nil {
-			t.Fatalf("transcript %s: %v", m.raw, err)
-		}
-		out = append(out, d.Utterance.Words...)
 	}
 	return out
 }

@@ -539,6 +539,31 @@ func liveCases(hookURL string, hook *callbackReceiver) []liveCase {
 			provenBy: "e2e/sipdtmf_test.go:TestSIPPauseByDTMF"},
 		{name: "pci.inband_dtmf: keys sent as tones in a call's audio are dtmf messages, the tones silenced in the recording (or kept, off)", fields: []string{"pci.inband_dtmf"},
 			provenBy: "e2e/sipinband_test.go:TestSIPInbandDTMFBaresip"},
+		{name: "pii_redaction masks the asked types in every message and the result",
+			fields: []string{"pii_redaction", "pii_redaction_config", "pii_redaction_config.entity_types", "pii_redaction_config.processed_text_type"},
+			body: map[string]any{"pii_redaction": true, "pii_redaction_config": map[string]any{"entity_types": []string{"LOCATION"}, "processed_text_type": "MASK"},
+				"messages_config":     map[string]any{"receive_partial_transcripts": true},
+				"realtime_processing": map[string]any{"custom_spelling": true, "custom_spelling_config": map[string]any{"spelling_dictionary": map[string]any{"London": []string{"forward"}}}}},
+			compare: map[string]any{"messages_config": map[string]any{"receive_partial_transcripts": true},
+				"realtime_processing": map[string]any{"custom_spelling": true, "custom_spelling_config": map[string]any{"spelling_dictionary": map[string]any{"London": []string{"forward"}}}}},
+			check: func(t *testing.T, r, base liveRun) {
+				res, _ := json.Marshal(r.result) // request_params hold the spelling dictionary
+				if i := strings.Index(string(res), "London"); i >= 0 {
+					t.Errorf("the record holds London: ...%s...", res[max(0, i-200):min(len(res), i+50)])
+				}
+				masked := false
+				for _, m := range r.msgs {
+					if strings.Contains(string(m.raw), "London") {
+						t.Errorf("a %s message holds London: %s", m.Type, m.raw)
+					}
+					masked = masked || m.Type == "transcript" && strings.Contains(string(m.raw), `"******"`)
+				}
+				if b, _ := json.Marshal(base.result); !masked || !strings.Contains(string(b), "London") {
+					t.Errorf("no transcript masks the place (%v), or the same audio without pii_redaction has none", masked)
+				}
+			}},
+		{name: "pii_redaction_config.audio blanks the recording", fields: []string{"pii_redaction_config.audio"},
+			provenBy: "e2e/pii_audio_test.go:TestPIIAudioRedactionLive"},
 		{name: "pci.start_paused records and recognises silence until a resume (none comes)", fields: []string{"pci", "pci.start_paused"},
 			body: map[string]any{"pci": map[string]any{"start_paused": true}}, compare: map[string]any{},
 			check: func(t *testing.T, r, base liveRun) {

@@ -563,3 +563,36 @@ func TestSIPPauseByDTMF(t *testing.T) {
 		t.Errorf("words %v: want some before %.2f and after %.2f s", words, sp.Start, sp.End)
 	}
 }
+
+// TestWHIPDTMFChromium keys the card number from Chromium
+// (RTCDTMFSender.insertDTMF: RFC 4733 beside PCMU) into a WHIP session
+// while its fake microphone plays speech: the answer negotiates
+// telephone-event, and the record has the 16 keys as masked dtmf messages
+// in order, no digit in clear in it.
+func TestWHIPDTMFChromium(t *testing.T) {
+	d := startDaemon(t, "", telephoneModel(t)+webrtcConfig)
+	key := createKey(t, d.DataDir, "acme")
+	wav, _ := clip(t, "pocketsphinx-goforward.wav")
+	s := d.createLive(key, map[string]any{"encoding": "wav/ulaw", "bit_depth": 8, "sample_rate": 8000, "channels": 1})
+	seen := whipBrowser(t, d, s, wav, "audio/pcmu", 6, testCard)
+	if seen["status"] != float64(201) || seen["delete_status"] != float64(200) || seen["dtmf_played"] != testCard {
+		t.Fatalf("browser saw %v", seen)
+	}
+	job := d.waitLive(key, s.ID, time.Minute)
+	if job["status"] != "done" {
+		t.Fatalf("job %v", job["status"])
+	}
+	keys := recordKeys(t, job)
+	if len(keys) != len(testCard) {
+		t.Fatalf("%d dtmf messages, want %d", len(keys), len(testCard))
+	}
+	for i, k := range keys {
+		if k.Digit != nil || !k.Masked || k.Index != i+1 || k.Source != "rfc4733" || k.Duration <= 0 || i > 0 && k.Time < keys[i-1].Time {
+			t.Errorf("dtmf message %d: %+v", i+1, k)
+		}
+	}
+	t.Logf("keys at %v", keys)
+	if rec, _ := json.Marshal(job); strings.Contains(string(rec), `"digit":"`) || strings.Contains(string(rec), testCard) {
+		t.Error("a digit in clear in the record")
+	}
+}

@@ -249,3 +249,49 @@ func TestSIPSRTPOverTLSBaresip(t *testing.T) {
 		t.Errorf("WER %.3f > %.3f", wer, werBaresipPCMU)
 	}
 }
+
+// TestSIPDTLSSRTPBaresip: real baresip with its dtls_srtp module
+// (mediaenc=dtls_srtp, rtcp_mux yes: UDP/TLS/RTP/SAVPF with a=fingerprint
+// and a=setup:actpass) calling over SIP/TLS a route with srtp: mandatory:
+// the door answers passive with its fingerprint, the DTLS handshake on the
+// RTP port agrees the keys, and the call is decrypted and transcribed
+// within the plain calls' bound; a capture of the loopback finds none of
+// the clip's clear G.711. The same offer over UDP is refused 488 (its
+// fingerprint would cross the network unprotected).
+func TestSIPDTLSSRTPBaresip(t *testing.T) {
+	d, addr, tlsAddr, certFile := startSIPTLSDaemon(t, sipSRTPTLSConfig)
+	key := createKey(t, d.DataDir, "acme")
+	wav16, ref := clip(t, codecClip)
+	wav8 := filepath.Join(t.TempDir(), "clip8k.wav")
+	if b, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", wav16, "-ar", "8000", "-ac", "1", wav8).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v %s", err, b)
+	}
+	dtlsModule := []string{"module dtls_srtp.so", "rtcp_mux yes"}
+	baresipSRTP(t, "sip:secure@"+addr, "PCMU/8000/1", "dtls_srtp", wav8, 8000, 6*time.Second, false, dtlsModule...)
+	d.WaitLog(5*time.Second, `"msg":"sip call refused"`, `"status":488`, "DTLS-SRTP with its fingerprint over UDP, not TLS")
+
+	mulaw, _ := g711(t, codecClip, "mulaw")
+	var clear atomic.Int64
+	cap := startLoopCapture(t, 31880, 31919, clearCounter(clearWindows(mulaw), &clear))
+	baresipSRTP(t, "sip:secure@"+tlsAddr+";transport=tls", "PCMU/8000/1", "dtls_srtp", wav8, 8000, 16*time.Second, true,
+		append(dtlsModule, "sip_cafile "+certFile)...)
+	cap.stop()
+	d.WaitLog(5*time.Second, `"msg":"sip call answered"`, `"srtp":"DTLS-SRTP"`, `"transport":"TLS"`)
+	d.WaitLog(5*time.Second, `"msg":"dtls-srtp established"`)
+	job := liveJobByMetadata(t, d, key, "call", "secure", 60*time.Second)
+	if job["status"] != "done" {
+		t.Fatalf("job %v", job["status"])
+	}
+	got := fullTranscript(job)
+	wer := recognizertest.WER(ref, got)
+	t.Logf("baresip SIP/TLS + DTLS-SRTP: WER %.3f, %d of %d captured datagrams hold clear audio: %q", wer, clear.Load(), cap.seen.Load(), got)
+	if wer > werBaresipPCMU {
+		t.Errorf("WER %.3f > %.3f", wer, werBaresipPCMU)
+	}
+	if cap.seen.Load() < 400 {
+		t.Errorf("captured %d datagrams of the call, want its RTP", cap.seen.Load())
+	}
+	if clear.Load() != 0 {
+		t.Errorf("%d datagrams of the DTLS-SRTP call hold the clip's clear audio", clear.Load())
+	}
+}

@@ -35,6 +35,7 @@ func (l *Live) addonSwitches() []addonSwitch {
 	rt, pp := l.RealtimeProcessing, l.PostProcessing
 	return []addonSwitch{
 		{rt.NamedEntityRecognition, "named_entity_recognition", "realtime_processing.named_entity_recognition"},
+		{l.PIIRedaction, "pii_redaction", "pii_redaction"},
 		{rt.SentimentAnalysis, "sentiment_analysis", "realtime_processing.sentiment_analysis"},
 		{rt.CustomSpelling, "custom_spelling", "realtime_processing.custom_spelling"},
 		{rt.Translation, "translation", "realtime_processing.translation"},

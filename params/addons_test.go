@@ -47,6 +47,7 @@ func TestAddonLanguages(t *testing.T) {
 			"realtime_processing.named_entity_recognition"},
 		{"chapterization on fr", `{"post_processing":{"chapterization":true},"language_config":{"languages":["fr"]}}`,
 			"post_processing.chapterization"},
+		{"pii on fr", `{"pii_redaction":true,"language_config":{"languages":["fr"]}}`, "pii_redaction"},
 		{"realtime ner on en", `{"realtime_processing":{"named_entity_recognition":true},"language_config":{"languages":["en"]}}`, ""},
 		{"realtime ner detecting", `{"realtime_processing":{"named_entity_recognition":true}}`, ""},
 	} {

@@ -66,6 +66,13 @@ type Live struct {
 	CustomMetadata jsonobject.Object `json:"custom_metadata,omitempty"`
 	// PCI is this appliance's payment-card option (not in SPEC).
 	PCI PCI `json:"pci,omitzero"`
+	// PIIRedaction redacts personal data from every message, the record
+	// and the recording, as pii_redaction does for a pre-recorded job (an
+	// earshot extension: SPEC 2.3 has none). PIIRedactionConfig is
+	// pre-recorded's pii_redaction_config, defaults filled in when
+	// PIIRedaction is true.
+	PIIRedaction       bool                `json:"pii_redaction,omitempty"`
+	PIIRedactionConfig *PIIRedactionConfig `json:"pii_redaction_config,omitempty"`
 }
 
 // PCI is the live pci object: how a session keeps card digits out of its
@@ -335,6 +342,10 @@ func decodeLive(body []byte, c *Capabilities) (*Live, error) {
 			p.addf(child(po.path, "resume_sequence"), "must differ from pause_sequence")
 		}
 		po.done()
+	}
+	l.PIIRedaction = o.boolean("pii_redaction", false)
+	if l.PIIRedactionConfig = decodePIIRedactionConfig(o); l.PIIRedaction && l.PIIRedactionConfig == nil {
+		l.PIIRedactionConfig = defaultPIIRedactionConfig()
 	}
 	o.done()
 	if err := p.err(); err != nil {

@@ -136,6 +136,9 @@ func TestDecodeLiveGood(t *testing.T) {
 		{"callback url", `{"callback":true,"callback_config":{"url":"https://crm.local/live","method":"PUT"}}`,
 			"callback_config.url", `"https://crm.local/live"`},
 		{"metadata", `{"custom_metadata":{"call_id":"a@b","leg":2}}`, "custom_metadata", `{"call_id":"a@b","leg":2}`},
+		{"pii_redaction", `{"pii_redaction":true}`, "pii_redaction_config", `{"entity_types":["GDPR"],"processed_text_type":"MARKER","audio":"silence"}`},
+		{"pii_redaction_config", `{"pii_redaction":true,"pii_redaction_config":{"entity_types":["pci"],"processed_text_type":"MASK","audio":"tone"}}`,
+			"pii_redaction_config", `{"entity_types":["PCI"],"processed_text_type":"MASK","audio":"tone"}`},
 		{"nulls are absent", `{"encoding":null,"messages_config":null,"callback_config":null,"custom_metadata":null}`, "encoding", `"wav/pcm"`},
 	}
 	for _, tc := range tests {
@@ -191,6 +194,8 @@ func TestDecodeLiveProblems(t *testing.T) {
 		{"bit depth", `{"bit_depth":12}`, []string{"bit_depth must be one of 8, 16, 24, 32"}},
 		{"bit depth for ulaw", `{"encoding":"wav/ulaw","bit_depth":16}`, []string{"bit_depth must be 8 for wav/ulaw"}},
 		{"encoding", `{"encoding":"mp3"}`, []string{"encoding must be one of wav/pcm, wav/alaw, wav/ulaw"}},
+		{"pii_redaction fields", `{"pii_redaction":"yes","pii_redaction_config":{"audio":"bleep","extra":1}}`,
+			[]string{"pii_redaction must be a boolean", "pii_redaction_config.audio must be one of silence, tone, off", "pii_redaction_config.extra is not a known field"}},
 		{"channels low", `{"channels":0}`, []string{"channels must be from 1 to 8"}},
 		{"channels high", `{"channels":9}`, []string{"channels must be from 1 to 8"}},
 		{"channels fraction", `{"channels":1.5}`, []string{"channels must be an integer"}},
@@ -293,6 +298,14 @@ func TestDecodeLiveOptions(t *testing.T) {
 	if err := l.CheckLanguages(english); !errors.Is(err, ErrCannotServe) {
 		t.Errorf("languages de on an English appliance: %v, want ErrCannotServe", err)
 	}
+	// A SIP route's live options may ask for PII redaction.
+	if pii, err := DecodeLiveOptions(map[string]any{"pii_redaction": true, "pii_redaction_config": map[string]any{"audio": "tone"}}); err != nil ||
+		!pii.PIIRedaction || pii.PIIRedactionConfig.AudioMode() != AudioTone || pii.PIIRedactionConfig.EntityTypes[0] != PresetGDPR {
+		t.Errorf("pii_redaction options: %+v, %v", pii, err)
+	}
+	if _, err := DecodeLiveOptions(map[string]any{"pii_redaction": true, "language_config": map[string]any{"languages": []string{"de"}}}); err != nil {
+		t.Errorf("pii_redaction with de: %v (languages are checked when the session opens)", err)
+	}
 	if _, err := DecodeLiveOptions(map[string]any{"endpointing": 99}); !strings.Contains(fmt.Sprint(err), "endpointing") {
 		t.Errorf("endpointing 99: %v, want a problem naming it", err)
 	}
@@ -336,14 +349,21 @@ func TestPCIJSON(t *testing.T) {
 		if strings.Contains(string(b), "mask_dtmf") != inClear {
 			t.Errorf("%s: request_params %s", body, b)
 		}
+		if stored, err := StoredLive(b); err != nil || stored.PCI != l.PCI || stored.MessagesConfig.ReceiveDTMFEvents != l.MessagesConfig.ReceiveDTMFEvents {
+			t.Errorf("%s: StoredLive of %s: %+v, %v", body, b, stored, err)
+		}
 	}
 	var old Live
 	if err := json.Unmarshal([]byte(`{"pci":{"start_paused":true}}`), &old); err != nil || old.PCI.DTMFInClear || !old.PCI.StartPaused {
 		t.Errorf("params stored before mask_dtmf: %+v, %v", old.PCI, err)
 	}
-	l, err := DecodeLive([]byte(`{"pci":{"pause_sequence":"*1","resume_sequence":"#ABCD012"}}`), english)
+	l, err := DecodeLive([]byte(`{"pci":{"pause_sequence":"*1","resume_sequence":"#ABCD012","mask_dtmf":false}}`), english)
 	if err != nil || l.PCI.PauseSequence != "*1" || l.PCI.ResumeSequence != "#ABCD012" {
 		t.Errorf("sequences %+v, %v", l, err)
+	}
+	b, _ := json.Marshal(l)
+	if stored, err := StoredLive(b); err != nil || stored.PCI != l.PCI {
+		t.Errorf("StoredLive of %s: %+v, %v", b, stored, err)
 	}
 }
 

@@ -75,6 +75,12 @@ func (p *PreRecorded) CallbackTarget() (url, method string, ok bool) {
 // the decoded body with its defaults filled in. The body size is the
 // caller's to bound.
 func DecodePreRecorded(body []byte, c Capabilities) (*PreRecorded, error) {
+	return decodePreRecorded(body, &c)
+}
+
+// decodePreRecorded is DecodePreRecorded; a nil c skips the checks of what
+// the appliance can serve (422), as StoredPreRecorded does.
+func decodePreRecorded(body []byte, c *Capabilities) (*PreRecorded, error) {
 	var p problems
 	o, ok := root(&p, body)
 	if !ok {
@@ -195,6 +201,9 @@ func DecodePreRecorded(body []byte, c Capabilities) (*PreRecorded, error) {
 		return nil, err
 	}
 
+	if c == nil {
+		return r, nil
+	}
 	// 422: well-formed, but not something this appliance can serve.
 	if audio.Scheme != "http" && audio.Scheme != "https" {
 		return nil, cannotServe("audio_url scheme %q is not supported (use http, https or a file from /v2/upload)",

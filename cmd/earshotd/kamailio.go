@@ -12,10 +12,12 @@ import (
 const kamailioUsage = `usage:
   earshotd kamailio config [--listen ADDR] [--dispatcher-list FILE] [--ctl SOCKET]
                            [--ping-interval 10s] [--timeout 2s]
-      print kamailio.cfg (the one shipped in /usr/share/earshot/kamailio) with these settings
+                           [--tls-listen ADDR --tls-cert FILE --tls-key FILE --tls-ca FILE]
+      print kamailio.cfg (the one shipped in /usr/share/earshot/kamailio) with these settings;
+      the --tls-* flags, all four together, add SIP over TLS to the callers and to the nodes
   earshotd kamailio dispatcher NODE...
       print the dispatcher list of the nodes' SIP doors; NODE is host[:port]
-      or sip:host[:port][;transport=tcp], port 5060 when left out
+      or sip:host[:port][;transport=tcp|tls], port 5060 when left out (5061 with tls)
 `
 
 // cmdKamailio prints the Kamailio configuration that spreads SIP calls
@@ -36,6 +38,10 @@ func cmdKamailio(_ context.Context, args []string, stdout, stderr io.Writer) err
 		fs.StringVar(&c.Ctl, "ctl", c.Ctl, "control socket for kamcmd")
 		fs.DurationVar(&c.PingInterval, "ping-interval", c.PingInterval, "OPTIONS probe interval per node (whole seconds)")
 		fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "silence after which a node is skipped (and a probe fails)")
+		fs.StringVar(&c.TLSListen, "tls-listen", "", "address Kamailio takes SIP over TLS on (turns TLS on)")
+		fs.StringVar(&c.TLSCert, "tls-cert", "", "Kamailio's certificate, PEM (absolute path)")
+		fs.StringVar(&c.TLSKey, "tls-key", "", "its private key, PEM (absolute path)")
+		fs.StringVar(&c.TLSCA, "tls-ca", "", "CAs the nodes' certificates chain to, PEM (absolute path)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}

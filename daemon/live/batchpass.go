@@ -65,7 +65,7 @@ func batchParams(lp *params.Live) *params.PreRecorded {
 		sc := lp.PostProcessing.SummarizationConfig
 		p.Summarization, p.SummarizationConfig = true, &sc
 	}
-	return p
+	return piiParams(p, lp)
 }
 
 // labelPass marks the stored live result with the pass that made it and
@@ -137,14 +137,14 @@ func (s *Service) batchTranscribe(ctx context.Context, job *store.Job) (res *pip
 			res, err = nil, errors.New("internal error")
 		}
 	}()
-	var lp params.Live
-	if err := json.Unmarshal(job.Params, &lp); err != nil {
-		return nil, fmt.Errorf("decode stored params: %w", err)
+	lp, err := params.StoredLive(job.Params)
+	if err != nil {
+		return nil, err
 	}
 	if job.Blob == "" {
 		return nil, errors.New("no recording")
 	}
-	p := batchParams(&lp)
+	p := batchParams(lp)
 	tr := *s.pl
 	tr.Gate = s.gate.wrap
 	path, release, err := s.deps.Recordings.BlobFile(job.Blob)
@@ -155,6 +155,11 @@ func (s *Service) batchTranscribe(ctx context.Context, job *store.Job) (res *pip
 	res, _, err = tr.TranscribeFile(ctx, path, p)
 	if err != nil {
 		return nil, err
+	}
+	// The words the pass redacted leave the recording before its result
+	// is stored (redact.go).
+	if err := s.blankStored(job.Blob, path, res); err != nil {
+		return nil, fmt.Errorf("%w: %w", errUnredacted, err)
 	}
 	if lp.PostProcessing.Chapterization {
 		res.Chapterization = tr.Addons.OrBuiltin().ChaptersEnvelope(ctx, recognizerUtterances(res.Transcription.Utterances))
@@ -185,8 +190,13 @@ func recognizerUtterances(us []pipeline.Utterance) []recognizer.Utterance {
 func (s *Service) endBatchPass(ctx context.Context, log *slog.Logger, id string, res *pipeline.Result, cause error, took time.Duration) {
 	wait := 100 * time.Millisecond
 	for {
+		drop := "" // a recording not cleared of what the pass redacted (redact.go)
 		_, err := s.db.UpdateJob(id, func(j *store.Job) ([]*store.Delivery, error) {
-			return fillBatchPass(j, res, cause, took)
+			d, err := fillBatchPass(j, res, cause, took)
+			if err == nil && errors.Is(cause, errUnredacted) {
+				drop, j.Blob = j.Blob, ""
+			}
+			return d, err
 		})
 		switch {
 		case errors.Is(err, store.ErrNotFound), errors.Is(err, errNoBatchPass):
@@ -204,6 +214,11 @@ func (s *Service) endBatchPass(ctx context.Context, log *slog.Logger, id string,
 			return
 		}
 		s.deps.Signals.Queued(false, true)
+		if drop != "" {
+			if err := s.db.RemoveBlob(drop); err != nil {
+				log.Error("remove the recording", "error", err)
+			}
+		}
 		if cause != nil {
 			log.Warn("batch pass failed; the live result stays", "error", cause)
 		} else {
@@ -258,9 +273,9 @@ func fillBatchPass(j *store.Job, res *pipeline.Result, cause error, took time.Du
 // session held back, made from the final result (built in the protocol's
 // order; the outbox sends deliveries independently).
 func heldCallbacks(j *store.Job, res *pipeline.Result) ([]*store.Delivery, error) {
-	var lp params.Live
-	if err := json.Unmarshal(j.Params, &lp); err != nil {
-		return nil, fmt.Errorf("decode stored params: %w", err)
+	lp, err := params.StoredLive(j.Params)
+	if err != nil {
+		return nil, err
 	}
 	url, method, ok := lp.CallbackTarget()
 	if !ok {

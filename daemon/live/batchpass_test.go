@@ -39,7 +39,11 @@ func TestBatchParams(t *testing.T) {
 	case !p.Summarization || p.SummarizationConfig == nil || p.SummarizationConfig.Type != "concise":
 		t.Errorf("summarization %v %+v", p.Summarization, p.SummarizationConfig)
 	}
-	if q := batchParams(&params.Live{}); q.CustomVocabulary != nil || q.Translation || q.Summarization || q.SentimentAnalysis {
+	pc := &params.PIIRedactionConfig{EntityTypes: []string{"PCI"}, Audio: params.AudioTone}
+	if q := batchParams(&params.Live{PIIRedaction: true, PIIRedactionConfig: pc}); !q.PIIRedaction || q.PIIRedactionConfig != pc {
+		t.Errorf("pii_redaction not carried over: %v %+v", q.PIIRedaction, q.PIIRedactionConfig)
+	}
+	if q := batchParams(&params.Live{}); q.CustomVocabulary != nil || q.Translation || q.Summarization || q.SentimentAnalysis || q.PIIRedaction {
 		t.Errorf("options the session did not ask for: %+v", q)
 	}
 }
@@ -49,8 +53,11 @@ func TestBatchParams(t *testing.T) {
 // both queue the callback's held final messages once, in order, from the
 // stored result; a job no longer waiting for a pass is left alone.
 func TestFillBatchPass(t *testing.T) {
-	lp := params.Live{Callback: true, CallbackConfig: params.LiveCallbackConfig{URL: "http://127.0.0.1:1/hook",
-		MessageSwitches: params.MessageSwitches{ReceiveLifecycleEvents: true, ReceivePostProcessingEvents: true}}}
+	lp, err := params.DecodeLiveOptions(map[string]any{"callback": true, "callback_config": map[string]any{"url": "http://127.0.0.1:1/hook",
+		"receive_lifecycle_events": true, "receive_post_processing_events": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	pb, _ := json.Marshal(lp)
 	live := &pipeline.Result{Transcription: pipeline.Transcription{FullTranscript: "live words", Utterances: []pipeline.Utterance{}}, Messages: []string{`{"type":"end_session"}`}}
 	lb, _ := json.Marshal(live)

@@ -1,7 +1,6 @@
 package live
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -130,14 +129,14 @@ func (s *Service) adopt(id string) *session {
 		return nil
 	}
 	log := s.log.With("component", "live", "session_id", id)
-	var p params.Live
-	if err := json.Unmarshal(j.Params, &p); err != nil {
+	p, err := params.StoredLive(j.Params)
+	if err != nil {
 		log.Error("adopt a live session placed here", "error", err)
 		return nil
 	}
 	// The connect timeout runs from the creation, as on the node that
 	// created it.
-	sess, err := s.newSession(j, &p, j.CreatedAt.Add(s.cfg.connectWithin()))
+	sess, err := s.newSession(j, p, j.CreatedAt.Add(s.cfg.connectWithin()))
 	if err != nil {
 		log.Error("adopt a live session placed here", "error", err)
 		return nil
@@ -190,12 +189,15 @@ func (s *Service) EndOrphans() error {
 
 // endOrphan ends one live job taken from a node that stopped: status
 // error, error_code 503, the stored recording's header given its real
-// length (a recording with no audio is removed).
+// length (a recording with no audio is removed, and so is one of a session
+// with pii_redaction, never blanked).
 func (s *Service) endOrphan(o Orphan) {
 	log := s.log.With("component", "live", "session_id", o.Job.ID)
-	var p params.Live
-	_ = json.Unmarshal(o.Job.Params, &p) // a zero format keeps the header as it is
-	f := liveFormat(&p)
+	p, perr := params.StoredLive(o.Job.Params)
+	if perr != nil {
+		p = &params.Live{} // a zero format keeps the header as it is
+	}
+	f := liveFormat(p)
 	blob, audio := o.Job.Blob, int64(0)
 	if blob != "" {
 		if size, err := s.deps.Cluster.BlobSize(blob); err == nil {
@@ -214,6 +216,13 @@ func (s *Service) endOrphan(o Orphan) {
 	}
 	reason := fmt.Sprintf("the node running this session (%s) stopped; node %s ended it with the %.1f s of audio that had reached the shared store",
 		o.Node, s.deps.NodeID, dur)
+	// A session redacting PII never had its recording blanked (its end
+	// does that, redact.go): it is not kept; nor is one whose parameters
+	// cannot be read (it may have asked for redaction).
+	unredacted := audio > 0 && (perr != nil || audioFill(p) != 0)
+	if unredacted {
+		reason += "; its recording is not kept: it could not be redacted (pii_redaction)"
+	}
 	empty := ""
 	_, err := s.db.UpdateJob(o.Job.ID, func(j *store.Job) ([]*store.Delivery, error) {
 		if err := checkOpen(j); err != nil {
@@ -227,7 +236,7 @@ func (s *Service) endOrphan(o Orphan) {
 			j.PostSessionMetadata = map[string]any{}
 		}
 		j.PostSessionMetadata["error"] = reason
-		if audio == 0 {
+		if audio == 0 || unredacted {
 			empty, j.Blob = j.Blob, ""
 		} else {
 			j.File = liveFileRecord(j.ID, max(p.Channels, 1), dur)
@@ -244,7 +253,7 @@ func (s *Service) endOrphan(o Orphan) {
 	}
 	if empty != "" {
 		if err := s.db.RemoveBlob(empty); err != nil && !errors.Is(err, store.ErrNotFound) {
-			log.Error("remove empty recording", "error", err)
+			log.Error("remove the recording", "error", err)
 		}
 	}
 	s.deps.Signals.Finished(store.StatusError)

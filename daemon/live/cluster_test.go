@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -55,11 +56,14 @@ func TestEndOrphans(t *testing.T) {
 	a, b := openPG(t, dsn, "a"), openPG(t, dsn, "b")
 	a.StaleAfter = 300 * time.Millisecond
 	pcm, format := speechPCM(t, "ljspeech-LJ001-0002.wav")
-	var p params.Live
+	p, err := params.DecodeLiveOptions(nil) // every default, as a request's
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := p.SetFormat(params.EncodingPCM, 16, format.SampleRate, 1); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := json.Marshal(&p)
+	raw, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,5 +135,69 @@ func TestEndOrphans(t *testing.T) {
 	defer sig.mu.Unlock()
 	if len(sig.finished) != 1 || sig.finished[0] != store.StatusError {
 		t.Errorf("finished %v, want one error", sig.finished)
+	}
+}
+
+// TestEndOrphansDropsUnredacted: the session a stopped node ran with
+// pii_redaction never had its recording blanked (its end would have): the
+// survivor ends it as error 503 without keeping the recording.
+func TestEndOrphansDropsUnredacted(t *testing.T) {
+	dsn := pgtest.StartDatabase(t)
+	p, err := params.DecodeLiveOptions(map[string]any{"pii_redaction": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcm, format := speechPCM(t, "ljspeech-LJ001-0002.wav")
+	if err := p.SetFormat(params.EncodingPCM, 16, format.SampleRate, 1); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(p)
+	// Parameters that cannot be read may have asked for redaction: that
+	// recording is not kept either.
+	for i, stored := range [][]byte{raw, []byte(`{"sample_rate":22050}`)} {
+		a, b := openPG(t, dsn, fmt.Sprintf("a%d", i)), openPG(t, dsn, fmt.Sprintf("b%d", i))
+		a.StaleAfter = 300 * time.Millisecond
+		endOrphanDropped(t, a, b, fmt.Sprintf("a%d", i), stored, pcm[:32000], format)
+	}
+}
+
+// endOrphanDropped places a live session with stored params on b, with
+// audio in its recording, and checks that a, once b counts as stopped,
+// ends it as error without keeping the recording.
+func endOrphanDropped(t *testing.T, a, b livepg.Cluster, nodeA string, stored, pcm []byte, format media.Format) {
+	t.Helper()
+	if err := b.DB.Heartbeat(postgres.Node{LiveCapacity: 1, LiveFree: 1}); err != nil {
+		t.Fatal(err)
+	}
+	id := uuid.NewString()
+	blob := "live-" + id + ".wav"
+	job := &store.Job{ID: id, Account: "acme", Kind: store.KindLive, Status: store.StatusProcessing,
+		CreatedAt: time.Now().UTC(), Blob: blob, Params: stored}
+	if _, err := b.Place(job, 1, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.AppendBlob(blob, 0, media.AppendWAVHeader(nil, format, -1), pcm); err != nil {
+		t.Fatal(err)
+	}
+	svc := live.NewClusterService(a.DB, live.Deps{Cluster: a, NodeID: nodeA, Signals: &finishedSignals{}})
+	var j *store.Job
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if err := svc.EndOrphans(); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if j, err = a.DB.Job(id); err != nil {
+			t.Fatal(err)
+		}
+		if j.Status != store.StatusProcessing {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the session of a stopped node still processing after 30s")
+		}
+		time.Sleep(50 * time.Millisecond) // polling until b counts as stopped
+	}
+	if _, err := a.DB.OpenBlob(blob); j.Status != store.StatusError || j.Blob != "" || !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("params %.40s: ended %s naming %q, the recording %v; want error, no recording kept", stored, j.Status, j.Blob, err)
 	}
 }

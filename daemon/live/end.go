@@ -38,6 +38,7 @@ func (s *session) finish(ctx context.Context, failure string) {
 		s.log.Error("store the in-band DTMF filters' last audio", "error", err)
 	}
 	s.closeRecogniser()
+	s.releaseHeld()
 	dur := s.secondsAt(s.received)
 	if s.started.IsZero() && failure == "" {
 		failure = "session never connected"
@@ -46,6 +47,16 @@ func (s *session) finish(ctx context.Context, failure string) {
 	path, err := s.rec.finalize(s.format)
 	if err != nil {
 		s.log.Error("finalise recording", "error", err)
+	}
+	if path != "" {
+		// Before the recording and the result are stored (redact.go).
+		if blanked, err := s.blankRecording(path); err != nil {
+			// Not kept unredacted: the failed session drops it.
+			s.log.Error("blank the recording over the redacted entities", "error", err)
+			failure, s.unredacted = "the recording could not be redacted; it is not kept", true
+		} else if blanked {
+			s.shared.rewrite()
+		}
 	}
 	left := "" // the recording the store could not take (outage.go)
 	if path != "" {
@@ -59,6 +70,7 @@ func (s *session) finish(ctx context.Context, failure string) {
 	s.messages.close(s.id)
 	s.send(msg(typeEndRecording, s.id, durationData{RecordingDuration: dur}))
 	res := s.result(dur)
+	s.piiEnvelope(res)
 	s.send(msg(typePostTranscript, s.id, res.Transcription))
 	s.postProcess(ctx, res)
 	// Recognising while the audio came, then the end's work up to here.
@@ -170,9 +182,10 @@ func (s *session) failLeft(reason, left string) {
 		j.CompletedAt = time.Now().UTC()
 		j.ErrorCode = code
 		j.ErrorMessage = reason
-		if s.started.IsZero() {
+		if s.started.IsZero() || s.unredacted {
 			// Never connected: the recording is a bare header, kept by
-			// nothing once the record stops naming it.
+			// nothing once the record stops naming it; or it holds
+			// personal data it could not be cleared of (redact.go).
 			blob, j.Blob = j.Blob, ""
 		}
 		if j.PostSessionMetadata == nil {
@@ -192,7 +205,7 @@ func (s *session) failLeft(reason, left string) {
 		if blob != "" {
 			s.rec.close()
 			if err := s.svc.db.RemoveBlob(blob); err != nil {
-				s.log.Error("remove empty recording", "error", err)
+				s.log.Error("remove the recording", "error", err)
 			}
 		}
 		stored()
@@ -235,6 +248,7 @@ func (s *session) language() string {
 func (s *session) onEvent(ev recognizer.Event) {
 	switch ev.Kind {
 	case recognizer.EventSpeechStart, recognizer.EventSpeechEnd:
+		s.releaseDue(ev.Time)
 		if s.inPause(ev.Time) {
 			return // heard in silence the session put there: nothing to say
 		}
@@ -253,18 +267,11 @@ func (s *session) onEvent(ev recognizer.Event) {
 		if u, ok = s.unpaused(u); !ok {
 			return
 		}
-		if final {
-			if len(u.Words) == 0 {
-				return
-			}
-			s.finals = append(s.finals, u)
+		if final && len(u.Words) == 0 {
+			return
 		}
-		m := msg(typeTranscript, s.id, transcriptData{ID: liveUtteranceID(s.id, ev.ID), IsFinal: final, Utterance: pipeline.ContractUtterance(u, u.Language)})
-		m.final = final
-		s.send(m)
-		if final {
-			s.realtime(ev.ID, u)
-		}
+		s.releaseDue(u.Start)
+		s.onUtterance(ev.ID, u, final)
 	case recognizer.EventError:
 		s.send(errorMsg(s.id, "", "recogniser: "+errcode.Message(ev.Err)+": "+ev.Err.Error()))
 	}

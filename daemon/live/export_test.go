@@ -43,3 +43,5 @@ func (r *recordingSync) Wrote(n int64)                           { r.wrote(n) }
 func (r *recordingSync) Halt()                                   { r.halt() }
 func (r *recordingSync) Round() error                            { return r.round() }
 func (r *recordingSync) Finish(f media.Format, audio int64) bool { return r.finish(f, audio) }
+
+func (r *recordingSync) Rewrite() { r.rewrite() }

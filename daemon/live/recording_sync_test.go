@@ -152,3 +152,56 @@ func TestRecordingSync(t *testing.T) {
 		t.Error("finish = true after the sync gave up")
 	}
 }
+
+// TestRecordingSyncRewrite: a recording blanked in place after part of it
+// was synced (PII redaction at the end) is not finished chunk by chunk
+// (the synced chunks hold the original): rewrite halts the sync, finish
+// reports false, and storing the file whole leaves the store with the
+// blanked recording only.
+func TestRecordingSyncRewrite(t *testing.T) {
+	c := openPG(t, pgtest.StartDatabase(t), "a")
+	pcm, format := speechPCM(t, "ljspeech-LJ001-0001.wav")
+	svc := live.NewClusterService(nil, live.Deps{Cluster: c, RecordingSync: time.Hour})
+	path := filepath.Join(t.TempDir(), "live-blank.wav")
+	rec, err := live.CreateRecording(path, format)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := svc.NewRecordingSync("live-blank.wav", path, slog.New(slog.DiscardHandler))
+	go rs.Run()
+	if err := rec.Write(pcm); err != nil {
+		t.Fatal(err)
+	}
+	rs.Wrote(media.WAVHeaderSize + rec.Audio())
+	if err := rs.Round(); err != nil { // the ticker (an hour) never fires: the sync is idle
+		t.Fatal(err)
+	}
+	if got := blobBytes(t, c, "live-blank.wav"); !bytes.Equal(got[media.WAVHeaderSize:], pcm) {
+		t.Fatalf("synced %d bytes, not the recording's %d", len(got), media.WAVHeaderSize+len(pcm))
+	}
+	if _, err := rec.Finalize(format); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := media.Blank(f, []media.Span{{Start: 0, End: 100}}, media.FillSilence); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	rs.Rewrite()
+	if rs.Finish(format, rec.Audio()) {
+		t.Fatal("finish = true after rewrite: the synced original would stay")
+	}
+	local, _ := os.ReadFile(path)
+	lf, _ := os.Open(path)
+	defer lf.Close()
+	if _, err := c.DB.WriteBlob("live-blank.wav", lf, 0); err != nil {
+		t.Fatal(err)
+	}
+	got := blobBytes(t, c, "live-blank.wav")
+	if !bytes.Equal(got, local) || bytes.Contains(got, pcm[1000:1100]) {
+		t.Errorf("stored recording is not the blanked file (%d bytes, local %d)", len(got), len(local))
+	}
+}

@@ -23,8 +23,8 @@ func (s *Service) Recover(ctx context.Context, id string) {
 		log.Error("recover live job", "error", err)
 		return
 	}
-	var p params.Live
-	if err := json.Unmarshal(j.Params, &p); err != nil {
+	p, err := params.StoredLive(j.Params)
+	if err != nil {
 		s.endRecovered(log, j, nil, "session interrupted by a restart; its parameters are unreadable")
 		return
 	}
@@ -39,7 +39,7 @@ func (s *Service) Recover(ctx context.Context, id string) {
 		if exp := j.CreatedAt.Add(s.cfg.TokenTTL); connectBy.After(exp) {
 			connectBy = exp
 		}
-		sess, err := s.newSession(j, &p, connectBy)
+		sess, err := s.newSession(j, p, connectBy)
 		if err != nil || !s.start(sess) {
 			if sess != nil {
 				sess.rec.close()
@@ -54,7 +54,15 @@ func (s *Service) Recover(ctx context.Context, id string) {
 		s.endRecovered(log, j, nil, "session interrupted by a restart: "+errcode.Message(err))
 		return
 	}
-	res, info, err := s.pl.TranscribeFile(ctx, path, &params.PreRecorded{LanguageConfig: p.LanguageConfig})
+	res, info, err := s.pl.TranscribeFile(ctx, path, piiParams(&params.PreRecorded{LanguageConfig: p.LanguageConfig}, p))
+	if err == nil {
+		if berr := s.blankStored(j.Blob, path, res); berr != nil { // redact.go
+			release()
+			log.Error("blank the recording over the redacted entities", "error", berr)
+			s.endRecovered(log, j, nil, unredactedFailure)
+			return
+		}
+	}
 	release()
 	if err != nil {
 		if errors.Is(err, errcode.ErrBadAudio) {
@@ -83,7 +91,7 @@ func (s *Service) Recover(ctx context.Context, id string) {
 
 // endRecovered ends a recovered live job as done (fill != nil) or error.
 func (s *Service) endRecovered(log interface{ Error(string, ...any) }, j *store.Job, fill func(*store.Job), failure string) {
-	empty := "" // the header-only recording of a session never connected
+	empty := "" // the header-only recording of a session never connected, or one not redacted
 	_, err := s.db.UpdateJob(j.ID, func(j *store.Job) ([]*store.Delivery, error) {
 		j.CompletedAt = time.Now().UTC()
 		if j.PostSessionMetadata == nil {
@@ -99,6 +107,9 @@ func (s *Service) endRecovered(log interface{ Error(string, ...any) }, j *store.
 			j.ErrorCode = 408
 			empty, j.Blob = j.Blob, ""
 		}
+		if failure == unredactedFailure {
+			empty, j.Blob = j.Blob, "" // it holds what it should not (redact.go)
+		}
 		j.Status = store.StatusError
 		j.ErrorMessage = failure
 		j.PostSessionMetadata["error"] = failure
@@ -110,7 +121,7 @@ func (s *Service) endRecovered(log interface{ Error(string, ...any) }, j *store.
 	}
 	if empty != "" {
 		if err := s.db.RemoveBlob(empty); err != nil {
-			log.Error("remove empty recording", "error", err)
+			log.Error("remove the recording", "error", err)
 		}
 	}
 }

@@ -43,6 +43,11 @@ type Recordings interface {
 	CommitRecording(path string) error
 	// BlobFile is a local file holding a blob's bytes, and its release.
 	BlobFile(name string) (path string, release func(), err error)
+	// StoreBlobFile stores the file at path, which BlobFile gave for the
+	// blob name and which was changed in place (a recording blanked over
+	// redacted words), as that blob: nothing to do when path is the blob
+	// itself.
+	StoreBlobFile(name, path string) error
 }
 
 // Signals is how the service tells the job service that it has work or

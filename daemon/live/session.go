@@ -14,6 +14,7 @@ import (
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/recognizer/addons/pii"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
 )
@@ -89,6 +90,8 @@ type session struct {
 	inband     *inband             // in-band DTMF detection (inband.go), nil when off
 	route      *pipeline.LiveRoute // the engine the recogniser runs on (set at start), nil before
 	batchPass  bool                // a batch pass follows the end (batchpass.go)
+	pii        *pii.Stream         // redacts the finals and partials (redact.go), nil without pii_redaction
+	unredacted bool                // the recording could not be blanked: the failed session drops it
 	recWG      sync.WaitGroup      // the recogniser goroutine
 
 	// lean of segments decoder segments started on the lean search
@@ -107,6 +110,7 @@ func (s *Service) newSession(job *store.Job, p *params.Live, connectBy time.Time
 		done:     make(chan struct{}),
 		messages: newMessageLog(s.cfg.MaxStoredMessageBytes), connectBy: connectBy,
 		opened: job.Status == store.StatusProcessing,
+		pii:    newPIIStream(p),
 	}
 	if p.PCI.StartPaused {
 		sess.paused, sess.spans = true, []Span{{Start: 0, End: -1}}

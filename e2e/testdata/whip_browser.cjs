@@ -2,16 +2,20 @@
 // session over WHIP (RFC 9725), offering only one codec, then ends the
 // resource. The page is the daemon's own /console (same origin: the WHIP
 // fetches need no CORS preflight beyond what the door answers anyway).
-// Usage: node whip_browser.cjs BASE_URL SESSION_ID TOKEN AUDIO_WAV MIME SECONDS
+// Usage: node whip_browser.cjs BASE_URL SESSION_ID TOKEN AUDIO_WAV MIME SECONDS [DTMF]
 // MIME is audio/opus or audio/pcmu; SECONDS is how long to send (the file
 // plus trailing silence), counted in packets sent after the track is on.
+// DTMF, when given, offers telephone-event too and keys those digits
+// (RTCDTMFSender.insertDTMF, 100 ms tones 70 ms apart) one second after the
+// track is on.
 // Prints one JSON line: {codec (negotiated, from the answer), status,
-// packets_sent, errors}; exits non-zero on failure.
+// packets_sent, dtmf_played (the tones the sender reported), errors}; exits
+// non-zero on failure.
 "use strict";
 const { chromium } = require("playwright-core");
 const launchWithMic = require("./fake_mic.cjs");
 
-const [base, id, token, wav, mime, seconds] = process.argv.slice(2);
+const [base, id, token, wav, mime, seconds, dtmf = ""] = process.argv.slice(2);
 
 (async () => {
   const browser = await launchWithMic(chromium, wav, true);
@@ -23,13 +27,14 @@ const [base, id, token, wav, mime, seconds] = process.argv.slice(2);
     const errors = [];
     page.on("pageerror", (e) => errors.push(String(e)));
     await page.goto(base + "/console");
-    out = await page.evaluate(async ({ id, token, mime, seconds }) => {
+    out = await page.evaluate(async ({ id, token, mime, seconds, dtmf }) => {
       const pc = new RTCPeerConnection();
       // The track is attached once connected: the fake microphone starts
       // playing the file when it is opened, and nothing may be lost to
       // connection set-up on a loaded machine.
       const tr = pc.addTransceiver("audio", { direction: "sendonly" });
-      const caps = RTCRtpReceiver.getCapabilities("audio").codecs.filter((c) => c.mimeType.toLowerCase() === mime);
+      const caps = RTCRtpReceiver.getCapabilities("audio").codecs.filter((c) => c.mimeType.toLowerCase() === mime ||
+        (dtmf !== "" && c.mimeType.toLowerCase() === "audio/telephone-event"));
       tr.setCodecPreferences(caps);
       await pc.setLocalDescription(await pc.createOffer());
       await new Promise((resolve) => {
@@ -58,17 +63,29 @@ const [base, id, token, wav, mime, seconds] = process.argv.slice(2);
       const want = Math.ceil(Number(seconds) * 50);
       const limit = Date.now() + Number(seconds) * 3000 + 10000;
       let packets = 0;
+      let played = "";
+      let keyed = null;
       while (packets < want && Date.now() < limit) {
         await new Promise((r) => setTimeout(r, 100));
         (await pc.getStats()).forEach((s) => { if (s.type === "outbound-rtp" && s.kind === "audio") packets = s.packetsSent; });
+        if (dtmf !== "" && keyed === null && packets >= 50) {
+          const sender = tr.sender.dtmf;
+          if (!sender || !sender.canInsertDTMF) return { status: 0, body: "cannot insert DTMF: telephone-event not negotiated" };
+          keyed = new Promise((resolve) => {
+            const t = setTimeout(resolve, 20000);
+            sender.addEventListener("tonechange", (e) => { if (e.tone === "") { clearTimeout(t); resolve(); } else played += e.tone; });
+          });
+          sender.insertDTMF(dtmf, 100, 70);
+        }
       }
+      if (keyed !== null) await keyed;
       if (packets < want) return { status: 0, body: "sent " + packets + " packets of " + want };
       const del = await fetch(loc, { method: "DELETE", headers: { Authorization: "Bearer " + token } });
       pc.close();
       mic.getTracks().forEach((t) => t.stop());
       const m = answer.match(/a=rtpmap:\d+ ([A-Za-z0-9]+)\//);
-      return { status: 201, delete_status: del.status, codec: m ? m[1] : "", packets_sent: packets };
-    }, { id, token, mime, seconds });
+      return { status: 201, delete_status: del.status, codec: m ? m[1] : "", packets_sent: packets, dtmf_played: played };
+    }, { id, token, mime, seconds, dtmf });
     out.errors = errors;
   } finally {
     await browser.close();

@@ -134,6 +134,31 @@ func (r *Receiver) queueKey(out chan<- chunk, m *mixer, send func([]byte), k ing
 	}
 }
 
+// UpdateEvents applies a re-INVITE's telephone-event payload types, one a
+// stream (0: none); Run takes them with the next Update's.
+func (r *Receiver) UpdateEvents(events []uint8) {
+	r.mu.Lock()
+	r.events = events
+	r.mu.Unlock()
+	r.upd.Store(true)
+}
+
+// takeEvents applies UpdateEvents in Run's goroutine, r.mu held; a stream
+// whose type changed keeps its decoder (an event in progress ends as ever).
+func (r *Receiver) takeEvents() {
+	for i, pt := range r.events {
+		if i >= len(r.streams) {
+			break
+		}
+		s := r.streams[i]
+		s.Events = pt
+		if pt != 0 && s.ev == nil {
+			s.ev = NewEventDecoder(ClockRate)
+		}
+	}
+	r.events = nil
+}
+
 // KeysDropped is the call's keys its bound refused (floods), and those
 // lost because the session was maxQueued ticks behind. The bound may be
 // shared with the door's other sources (ReceiverConfig.Keys): its count

@@ -116,3 +116,14 @@ func (s *streamState) expected() string {
 
 // defaultLatchWindow is how long after Run's start a stream may latch.
 const defaultLatchWindow = 10 * time.Second
+
+// allowed reports whether a is one of list (IPv4-mapped forms alike).
+func allowed(list []netip.Addr, a netip.Addr) bool {
+	a = a.Unmap()
+	for _, b := range list {
+		if b.Unmap() == a {
+			return true
+		}
+	}
+	return false
+}

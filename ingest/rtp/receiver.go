@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pion/rtcp"
 	pionrtp "github.com/pion/rtp"
 
 	"github.com/earshot-dev/earshot/ingest"
@@ -120,6 +119,10 @@ type Stream struct {
 	// Local; a packet that does not authenticate, or is replayed, is
 	// dropped and counted (srtp.go).
 	SRTP *SRTP
+	// DTLS, when set (and SRTP not), is the stream's DTLS-SRTP setup
+	// (dtls.go): the stream takes no media until its handshake on the RTP
+	// port (rtcp-mux) has agreed the keys, then it is SRTP as above.
+	DTLS *DTLS
 }
 
 // StreamStats is what one stream received.
@@ -163,6 +166,7 @@ type streamState struct {
 	warned   bool           // a foreign source was logged
 	srtp     *unprotector   // nil: plain RTP
 	srtpWarn bool           // an SRTP failure was logged
+	dtls     *dtlsLink      // the DTLS-SRTP handshake's, nil without
 	jb       *Jitter
 	ev       *EventDecoder // nil without Events
 	recv     *reception
@@ -193,6 +197,7 @@ type Receiver struct {
 	hold   bool                    // guarded by mu
 	codecs []map[uint8]codec.Codec // guarded by mu: new maps from Update
 	rekeys map[int]*unprotector    // guarded by mu: new keys from Rekey, by stream
+	events []uint8                 // guarded by mu: new telephone-event types from UpdateEvents
 	upd    atomic.Bool
 	// overflow counts audio bytes dropped because the session fell
 	// maxQueued ticks behind.
@@ -237,6 +242,8 @@ func NewReceiver(cfg ReceiverConfig, streams []Stream, log *slog.Logger) (*Recei
 				return nil, err
 			}
 			st.srtp = u
+		} else if s.DTLS != nil {
+			st.dtls = newDTLSLink(*s.DTLS, s.Pair.RTP, s.Remote)
 		}
 		r.streams = append(r.streams, st)
 	}
@@ -281,9 +288,17 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 	for i, s := range r.streams {
 		wg.Go(func() { r.read(rctx, i, s.Pair.RTP, false) })
 		wg.Go(func() { r.read(rctx, i, s.Pair.RTCP, true) })
+		if s.dtls != nil {
+			wg.Go(func() { r.handshake(rctx, i, s.dtls) })
+		}
 	}
 	defer func() {
 		stop()
+		for _, s := range r.streams {
+			if s.dtls != nil {
+				s.dtls.close()
+			}
+		}
 		for _, s := range r.streams {
 			s.Pair.RTP.SetReadDeadline(time.Unix(1, 0))
 			s.Pair.RTCP.SetReadDeadline(time.Unix(1, 0))
@@ -395,6 +410,7 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 		case in := <-r.in:
 			if r.upd.Swap(false) {
 				hold = r.takeUpdate()
+				r.replayHeld()
 			}
 			if r.handle(in) {
 				lastAny = in.at
@@ -402,6 +418,7 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 		case now := <-t.C:
 			if r.upd.Swap(false) {
 				hold = r.takeUpdate()
+				r.replayHeld()
 			}
 			r.now = now
 			for _, s := range r.streams {
@@ -462,6 +479,7 @@ func (r *Receiver) takeUpdate() bool {
 	}
 	r.codecs = nil
 	r.takeRekeys()
+	r.takeEvents()
 	return r.hold
 }
 
@@ -494,6 +512,10 @@ func (r *Receiver) handle(in input) bool {
 	s := r.streams[in.stream]
 	r.now = in.at
 	isRTCP := in.rtcp || (s.Mux && len(in.buf) > 1 && in.buf[1] >= 192 && in.buf[1] <= 223)
+	if s.dtls != nil && s.srtp == nil {
+		s.dtls.hold(in, &s.stats) // media before the handshake agreed its keys
+		return false
+	}
 	if s.srtp != nil {
 		// Decrypted before the source is weighed: only the key's holder
 		// can latch a stream.
@@ -544,19 +566,6 @@ func (r *Receiver) handle(in input) bool {
 	return true
 }
 
-func (r *Receiver) handleRTCP(s *streamState, in input) {
-	pkts, err := rtcp.Unmarshal(in.buf)
-	if err != nil {
-		return // baresip's APP packets before ACK and other noise
-	}
-	s.RemoteRTCP = net.UDPAddrFromAddrPort(in.from)
-	for _, p := range pkts {
-		if sr, ok := p.(*rtcp.SenderReport); ok && s.recv != nil && sr.SSRC == s.ssrc {
-			s.recv.senderReport(sr.NTPTime, in.at)
-		}
-	}
-}
-
 // read feeds one socket's datagrams to Run until ctx ends.
 func (r *Receiver) read(ctx context.Context, stream int, conn *net.UDPConn, isRTCP bool) {
 	buf := make([]byte, 1500)
@@ -576,6 +585,10 @@ func (r *Receiver) read(ctx context.Context, stream int, conn *net.UDPConn, isRT
 			}
 			continue
 		}
+		if s.dtls != nil && !isRTCP && isDTLS(buf[:n]) {
+			s.dtls.deliver(append([]byte(nil), buf[:n]...), from)
+			continue
+		}
 		in := input{stream: stream, rtcp: isRTCP, buf: append([]byte(nil), buf[:n]...), from: from, at: time.Now()}
 		select {
 		case r.in <- in:
@@ -583,14 +596,4 @@ func (r *Receiver) read(ctx context.Context, stream int, conn *net.UDPConn, isRT
 			s.dropped.Add(1)
 		}
 	}
-}
-
-func allowed(list []netip.Addr, a netip.Addr) bool {
-	a = a.Unmap()
-	for _, b := range list {
-		if b.Unmap() == a {
-			return true
-		}
-	}
-	return false
 }

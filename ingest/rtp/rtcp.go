@@ -1,6 +1,7 @@
 package rtp
 
 import (
+	"net"
 	"time"
 
 	"github.com/pion/rtcp"
@@ -92,4 +93,19 @@ func (r *reception) lossRatio() float64 {
 		return 0
 	}
 	return float64(max(expected-r.received, 0)) / float64(expected)
+}
+
+// handleRTCP takes a stream's RTCP: its source becomes where reports go
+// (symmetric RTCP), and a sender report of the stream's SSRC is noted.
+func (r *Receiver) handleRTCP(s *streamState, in input) {
+	pkts, err := rtcp.Unmarshal(in.buf)
+	if err != nil {
+		return // baresip's APP packets before ACK and other noise
+	}
+	s.RemoteRTCP = net.UDPAddrFromAddrPort(in.from)
+	for _, p := range pkts {
+		if sr, ok := p.(*rtcp.SenderReport); ok && s.recv != nil && sr.SSRC == s.ssrc {
+			s.recv.senderReport(sr.NTPTime, in.at)
+		}
+	}
 }

@@ -78,6 +78,11 @@ func (s *Server) onInvite(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 		callID = h.Value()
 	}
 	log := s.log.With("call_id", callID, "remote_addr", src.String())
+	if sipsURI(req) && !overTLS(req) {
+		log.Info("sip call refused", "status", 416, "error", ErrInsecureSIPS.Error())
+		s.respondErr(req, tx, ErrInsecureSIPS)
+		return
+	}
 	r := s.match(req.Recipient.User, src)
 	if r == nil {
 		log.Info("sip call refused", "status", 404)
@@ -208,10 +213,7 @@ func (s *Server) setup(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *rout
 		if a := st.rtp.Addr(); a.IsValid() && !a.IsUnspecified() {
 			allow = append(allow[:1:1], a)
 		}
-		rs := rtp.Stream{Pair: p, Codecs: st.codecs, RemoteRTCP: udpAddr(st.rtcp), Mux: st.mux, Allow: allow, Remote: st.rtp}
-		if st.tePT > 0 && st.tePT < 128 {
-			rs.Events = uint8(st.tePT)
-		}
+		rs := rtp.Stream{Pair: p, Codecs: st.codecs, RemoteRTCP: udpAddr(st.rtcp), Mux: st.mux, Allow: allow, Remote: st.rtp, Events: st.events()}
 		var local *rtp.SRTPKey
 		if st.crypto != nil {
 			k, err := rtp.NewSRTPKey(st.crypto.key.Suite)
@@ -221,6 +223,9 @@ func (s *Server) setup(req *sipmsg.Request, tx sipmsg.ServerTransaction, r *rout
 			}
 			local = &k
 			rs.SRTP = &rtp.SRTP{Remote: st.crypto.key, Local: k, ReplayWindow: st.crypto.window}
+		}
+		if st.dtls != nil {
+			rs.DTLS = st.dtls.stream(s.dtlsID.cert)
 		}
 		c.keys = append(c.keys, local)
 		streams = append(streams, rs)
@@ -262,7 +267,7 @@ func (c *call) answerSDP(o *offer) []byte {
 	for i, p := range c.pairs {
 		ports[i] = p.Port
 	}
-	b, err := o.answer(c.s.advertise, ports, c.keys, c.sessID, c.version.Load())
+	b, err := o.answer(c.s.advertise, ports, c.keys, c.s.dtlsID, c.sessID, c.version.Load())
 	if err != nil {
 		c.log.Error("sdp answer", "error", err)
 	}
@@ -408,6 +413,11 @@ func (c *call) reinvite(req *sipmsg.Request, tx sipmsg.ServerTransaction) {
 		codecs[i] = st.codecs
 		hold = hold && st.hold()
 	}
+	events := make([]uint8, len(o.streams))
+	for i, st := range o.streams {
+		events[i] = st.events()
+	}
+	c.recv.UpdateEvents(events)
 	c.recv.Update(codecs, hold)
 	c.offer = o
 	c.version.Add(1)

@@ -41,6 +41,11 @@ var (
 	// ErrUnsupportedMedia is returned for an INVITE body that is neither
 	// application/sdp nor SIPREC multipart/mixed (415).
 	ErrUnsupportedMedia = errors.New("sip: unsupported body")
+
+	// ErrInsecureSIPS is returned for an INVITE to a sips: URI that came
+	// over a transport other than TLS (RFC 5630: a SIPS request travels
+	// over TLS on every hop): 416 Unsupported URI Scheme.
+	ErrInsecureSIPS = errors.New("sip: sips URI over a transport other than TLS")
 )
 
 // reply maps an error to the SIP final response the caller gets; it is the
@@ -59,6 +64,8 @@ func reply(err error) (int, string) {
 		return 486, "Busy Here"
 	case errors.Is(err, ErrUnsupportedMedia):
 		return 415, "Unsupported Media Type"
+	case errors.Is(err, ErrInsecureSIPS):
+		return 416, "Unsupported URI Scheme"
 	case errors.Is(err, ingest.ErrAtCapacity), errors.Is(err, errcode.ErrLiveQuota):
 		// The account's live limits (live.max_sessions_per_account, from
 		// OpenLive) too: another node may have room for the call, and a

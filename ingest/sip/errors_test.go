@@ -22,6 +22,7 @@ func TestReply(t *testing.T) {
 		{"account live limit", fmt.Errorf("open live session: %w", &errcode.Error{Kind: errcode.ErrLiveQuota, Msg: "limit 1"}), 503, true},
 		{"route busy", ErrBusy, 486, false},
 		{"no codec", ErrNoCodec, 488, false},
+		{"sips over TCP", ErrInsecureSIPS, 416, false},
 		{"unknown", fmt.Errorf("disk on fire"), 500, false},
 	}
 	for _, c := range cases {

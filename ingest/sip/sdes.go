@@ -255,6 +255,16 @@ func (o *offer) secure(p mediaPolicy) error {
 			st.crypto = nil
 			continue
 		}
+		if dtlsProto(proto) {
+			switch {
+			case st.dtlsErr != nil:
+				return fmt.Errorf("stream %d: %w", i, st.dtlsErr)
+			case !p.keys:
+				return fmt.Errorf("%w: stream %d offers DTLS-SRTP with its fingerprint over %s, not TLS (the route's allow_sdes_without_tls is false)",
+					ErrMediaSecurity, i, p.transport)
+			}
+			continue
+		}
 		if st.offersKeys && !p.keys {
 			if st.secure || p.mode == srtpMandatory {
 				return fmt.Errorf("%w: stream %d offers SDES keys over %s, not TLS (the route's allow_sdes_without_tls is false)",
@@ -283,7 +293,10 @@ func (o *offer) rekeyed(prev *offer) ([]int, error) {
 	var changed []int
 	for i, st := range o.streams {
 		was := prev.streams[i].crypto
+		wasDTLS := prev.streams[i].dtls
 		switch {
+		case (st.dtls == nil) != (wasDTLS == nil) || st.dtls != nil && st.dtls.fingerprint != wasDTLS.fingerprint:
+			return nil, fmt.Errorf("%w: the re-offer changes the DTLS-SRTP of stream %d (a new association is not taken)", ErrMediaSecurity, i)
 		case (st.crypto == nil) != (was == nil):
 			return nil, fmt.Errorf("%w: the re-offer turns SRTP of stream %d on or off", ErrMediaSecurity, i)
 		case st.crypto != nil && !st.crypto.key.Equal(was.key):
@@ -327,6 +340,9 @@ func (c *call) srtpSuites(o *offer) string {
 		names[i] = rtp.SuiteNone.String()
 		if st.crypto != nil && i < len(c.keys) && c.keys[i] != nil {
 			names[i] = st.crypto.key.Suite.String()
+		}
+		if st.dtls != nil {
+			names[i] = "DTLS-SRTP"
 		}
 	}
 	return strings.Join(names, ",")

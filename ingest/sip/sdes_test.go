@@ -141,7 +141,7 @@ func TestMediaPolicy(t *testing.T) {
 				k, _ := rtp.NewSRTPKey(o.streams[0].crypto.key.Suite)
 				keys = []*rtp.SRTPKey{&k}
 			}
-			ans, err := o.answer(netip.MustParseAddr("192.0.2.9"), []int{20000}, keys, 1, 1)
+			ans, err := o.answer(netip.MustParseAddr("192.0.2.9"), []int{20000}, keys, nil, 1, 1)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -36,8 +36,12 @@ type offerStream struct {
 	mux    bool                  // a=rtcp-mux
 	dir    string                // sendrecv, sendonly, recvonly, inactive
 	label  string                // a=label (SIPREC stream label)
-	protos []string              // RTP/AVP, RTP/AVPF, RTP/SAVP or RTP/SAVPF
-	secure bool                  // RTP/SAVP or RTP/SAVPF: SRTP is required
+	protos []string              // RTP/AVP, RTP/AVPF, RTP/SAVP, RTP/SAVPF or UDP/TLS/RTP/SAVP(F)
+	secure bool                  // RTP/SAVP, RTP/SAVPF or DTLS-SRTP: SRTP is required
+	// dtls is a DTLS-SRTP line's setup (dtls.go), nil for others;
+	// dtlsErr why a DTLS-SRTP line cannot be taken.
+	dtls    *dtlsOffer
+	dtlsErr error
 	// crypto is the offer's first usable a=crypto (sdes.go), nil for plain
 	// RTP; offersKeys says it had any, cryptoErrs why those before it (or
 	// all) are not usable.
@@ -48,6 +52,15 @@ type offerStream struct {
 }
 
 // hold reports whether the peer will send no audio on this stream.
+// events is the stream's telephone-event payload type as rtp.Stream.Events
+// takes it: 0 when none (or not a dynamic RTP type).
+func (s offerStream) events() uint8 {
+	if s.tePT > 0 && s.tePT < 128 {
+		return uint8(s.tePT)
+	}
+	return 0
+}
+
 func (s offerStream) hold() bool {
 	return s.dir == "inactive" || s.dir == "recvonly" || !s.rtp.Addr().IsValid() || s.rtp.Addr().IsUnspecified()
 }
@@ -68,7 +81,7 @@ func parseOffer(body []byte, prefer *codec.Codec) (*offer, error) {
 	}
 	o := &offer{media: sd.MediaDescriptions}
 	sessAddr := connAddr(sd.ConnectionInformation)
-	sessDir := direction(sd.Attributes)
+	sessDir := codec.Direction(sd.Attributes)
 	var lines []offerStream
 	wide := true // every line with a codec offers G.722
 	for i, m := range sd.MediaDescriptions {
@@ -76,9 +89,10 @@ func parseOffer(body []byte, prefer *codec.Codec) (*offer, error) {
 			continue
 		}
 		secure := false
-		switch strings.Join(m.MediaName.Protos, "/") {
-		case "RTP/AVP", "RTP/AVPF":
-		case "RTP/SAVP", "RTP/SAVPF":
+		proto := strings.Join(m.MediaName.Protos, "/")
+		switch {
+		case proto == "RTP/AVP", proto == "RTP/AVPF":
+		case proto == "RTP/SAVP", proto == "RTP/SAVPF", dtlsProto(proto):
 			secure = true
 		default:
 			continue
@@ -93,7 +107,11 @@ func parseOffer(body []byte, prefer *codec.Codec) (*offer, error) {
 		}
 		wide = wide && s.offers(codec.G722)
 		s.index, s.protos, s.secure = i, m.MediaName.Protos, secure
-		s.crypto, s.offersKeys, s.cryptoErrs = offeredCrypto(m)
+		if dtlsProto(proto) {
+			s.dtls, s.dtlsErr = offeredDTLS(&sd, m)
+		} else {
+			s.crypto, s.offersKeys, s.cryptoErrs = offeredCrypto(m)
+		}
 		addr := sessAddr
 		if a := connAddr(m.ConnectionInformation); a.IsValid() {
 			addr = a
@@ -104,7 +122,7 @@ func parseOffer(body []byte, prefer *codec.Codec) (*offer, error) {
 			s.rtcp = rtcpAttr(v, s.rtcp)
 		}
 		_, s.mux = m.Attribute("rtcp-mux")
-		s.dir = direction(m.Attributes)
+		s.dir = codec.Direction(m.Attributes)
 		if s.dir == "" {
 			s.dir = sessDir
 		}
@@ -237,22 +255,13 @@ func rtcpAttr(v string, def netip.AddrPort) netip.AddrPort {
 	return netip.AddrPortFrom(addr, uint16(port))
 }
 
-func direction(attrs []sdp.Attribute) string {
-	for _, a := range attrs {
-		switch a.Key {
-		case "sendrecv", "sendonly", "recvonly", "inactive":
-			return a.Key
-		}
-	}
-	return ""
-}
-
 // answer builds the SDP answer: every accepted stream on its port with the
 // chosen codec (plus telephone-event when offered), receive-only or inactive;
 // every other m= line declined with port 0 (RFC 3264 section 6). keys[k]
 // is the door's SRTP key of stream k, answered in an a=crypto of the
-// offer's tag; nil (or a short keys) answers it plain.
-func (o *offer) answer(ip netip.Addr, ports []int, keys []*rtp.SRTPKey, sessID, version uint64) ([]byte, error) {
+// offer's tag; nil (or a short keys) answers it plain. A DTLS-SRTP stream
+// is answered with dtlsID's fingerprint (dtls.go).
+func (o *offer) answer(ip netip.Addr, ports []int, keys []*rtp.SRTPKey, dtlsID *dtlsIdentity, sessID, version uint64) ([]byte, error) {
 	addrType := "IP4"
 	if ip.Is6() && !ip.Is4In6() {
 		addrType = "IP6"
@@ -285,6 +294,9 @@ func (o *offer) answer(ip netip.Addr, ports []int, keys []*rtp.SRTPKey, sessID, 
 			}
 			if k < len(keys) && keys[k] != nil && s.crypto != nil {
 				md.Attributes = append(md.Attributes, cryptoAttr(s.crypto, *keys[k]))
+			}
+			if s.dtls != nil && dtlsID != nil {
+				md.Attributes = append(md.Attributes, s.dtls.answer(dtlsID.fingerprint)...)
 			}
 			if s.label != "" {
 				md.Attributes = append(md.Attributes, sdp.NewAttribute("label", s.label))

@@ -113,7 +113,7 @@ func TestAnswerG722(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := o.answer(netip.MustParseAddr("192.0.2.1"), []int{20000}, nil, 7, 1)
+	b, err := o.answer(netip.MustParseAddr("192.0.2.1"), []int{20000}, nil, nil, 7, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := o.answer(netip.MustParseAddr("192.0.2.1"), []int{20000}, nil, 7, 1)
+	b, err := o.answer(netip.MustParseAddr("192.0.2.1"), []int{20000}, nil, nil, 7, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,8 +156,11 @@ func TestAnswer(t *testing.T) {
 
 // FuzzParseOffer: any body parses or fails with ErrBadOffer/ErrNoCodec,
 // never panics, and an accepted offer always yields an answer that parses.
+var fuzzDTLS, _ = newDTLSIdentity()
+
 func FuzzParseOffer(f *testing.F) {
 	f.Add([]byte(baresipOffer))
+	f.Add([]byte(baresipDTLSOffer))
 	f.Add([]byte("v=0\r\nm=audio 1 RTP/AVP 8\r\n"))
 	f.Add([]byte("v=0\r\no=- 1 1 IN IP4 h\r\ns=-\r\nc=IN IP6 ::1\r\nt=0 0\r\nm=audio 9 RTP/AVPF 0 0 0\r\na=rtcp:x\r\na=rtcp-mux\r\na=label:1\r\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -172,7 +175,10 @@ func FuzzParseOffer(f *testing.F) {
 			t.Fatalf("%d streams", len(o.streams))
 		}
 		ports := make([]int, len(o.streams))
-		ans, err := o.answer(netip.MustParseAddr("10.0.0.1"), ports, nil, 1, 1)
+		// Every line's security is weighed (a DTLS-SRTP line's fingerprint
+		// and setup are read), and the answer carries the door's.
+		o.secure(mediaPolicy{mode: srtpOptional, keys: true, transport: "TLS"})
+		ans, err := o.answer(netip.MustParseAddr("10.0.0.1"), ports, nil, fuzzDTLS, 1, 1)
 		if err != nil {
 			t.Fatalf("answer: %v", err)
 		}

@@ -44,6 +44,7 @@ type route struct {
 type Server struct {
 	cfg       Config
 	opener    Opener
+	dtlsID    *dtlsIdentity // the door's DTLS-SRTP certificate
 	log       *slog.Logger
 	rtpLog    *slog.Logger
 	allow     []netip.Prefix
@@ -62,10 +63,11 @@ type Server struct {
 	askClientCert bool
 
 	// Set by Run before serving, read-only after.
-	base       context.Context
-	dialogs    *sipgo.DialogUA
-	tlsDialogs *sipgo.DialogUA // calls over TLS: Contact ;transport=tls, requests over their connection
-	contact    sipmsg.ContactHeader
+	base        context.Context
+	dialogs     *sipgo.DialogUA
+	tlsDialogs  *sipgo.DialogUA // calls over TLS: Contact ;transport=tls, requests over their connection
+	sipsDialogs *sipgo.DialogUA // calls to a sips: URI (over TLS): Contact sips:, requests over their connection
+	contact     sipmsg.ContactHeader
 
 	mu      sync.Mutex
 	calls   map[string]*call // guarded by mu: by dialog id
@@ -105,6 +107,11 @@ func New(cfg Config, opener Opener, log *slog.Logger) (*Server, error) {
 	s.tlsStats = &tlsStats{log: s.log}
 	s.auth = newAuthGate(cfg.AuthMaxFailures, s.log)
 	s.peers = &tlsPeers{certs: map[string][]*x509.Certificate{}}
+	id, err := newDTLSIdentity()
+	if err != nil {
+		return nil, err
+	}
+	s.dtlsID = id
 	if cfg.TLSListen != "" {
 		s.certs = &certHolder{certFile: cfg.TLSCert, keyFile: cfg.TLSKey}
 		if err := s.certs.load(); err != nil {
@@ -229,6 +236,9 @@ func (s *Server) Run(ctx context.Context, socks Sockets) error {
 		// RewriteContact: a TLS call's BYE goes to the INVITE's source, the
 		// connection it came over, not to a new connection to its Contact.
 		s.tlsDialogs = &sipgo.DialogUA{Client: client, ContactHDR: contact, RewriteContact: true}
+		sips := sipmsg.ContactHeader{Address: sipmsg.Uri{Scheme: "sips", User: "earshot", Host: s.advertise.String(),
+			Port: udpPort(tlsLn.Addr())}}
+		s.sipsDialogs = &sipgo.DialogUA{Client: client, ContactHDR: sips, RewriteContact: true}
 	}
 	srv.OnInvite(s.guard(s.onInvite))
 	srv.OnAck(s.guard(s.onAck))
@@ -321,6 +331,9 @@ func (s *Server) Calls() int {
 // dialogsFor is the dialog agent of a call whose INVITE is req.
 func (s *Server) dialogsFor(req *sipmsg.Request) *sipgo.DialogUA {
 	if s.tlsDialogs != nil && overTLS(req) {
+		if sipsURI(req) {
+			return s.sipsDialogs
+		}
 		return s.tlsDialogs
 	}
 	return s.dialogs

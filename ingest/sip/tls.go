@@ -34,6 +34,12 @@ func overTLS(req *sipmsg.Request) bool {
 	return strings.EqualFold(req.MessageData.Transport(), "TLS")
 }
 
+// sipsURI reports whether req is addressed to a sips: URI (RFC 5630): it
+// must have come over TLS, and the call's Contact is sips: too.
+func sipsURI(req *sipmsg.Request) bool {
+	return strings.EqualFold(req.Recipient.Scheme, "sips")
+}
+
 // validateTLS checks the TLS keys without I/O.
 func (c Config) validateTLS() []error {
 	var errs []error

@@ -42,13 +42,13 @@ func checkOffer(b []byte) (offerCodecs, error) {
 	if err := sd.Unmarshal(b); err != nil {
 		return o, badOffer("%v", err)
 	}
-	sessionDir := direction(sd.Attributes)
+	sessionDir := codec.Direction(sd.Attributes)
 	audio := 0
 	for _, m := range sd.MediaDescriptions {
 		if m == nil || !strings.EqualFold(m.MediaName.Media, "audio") || m.MediaName.Port.Value == 0 {
 			continue
 		}
-		dir := direction(m.Attributes)
+		dir := codec.Direction(m.Attributes)
 		if dir == "" {
 			dir = sessionDir
 		}
@@ -84,15 +84,4 @@ func checkOffer(b []byte) (offerCodecs, error) {
 		return o, refuse(ErrNoCodec, "the offer's audio has none of opus, PCMU and PCMA")
 	}
 	return o, nil
-}
-
-// direction is the direction attribute among attrs, "" when none.
-func direction(attrs []sdp.Attribute) string {
-	for _, a := range attrs {
-		switch a.Key {
-		case "sendrecv", "sendonly", "recvonly", "inactive":
-			return a.Key
-		}
-	}
-	return ""
 }

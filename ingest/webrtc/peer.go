@@ -203,10 +203,11 @@ func (p *peer) read(rt remoteTrack) {
 	started := false
 	for {
 		n, _, err := t.Read(buf)
-		if errors.Is(err, pionwebrtc.ErrCodecNotFound) {
-			continue // a payload type the answer did not name: skipped, the track goes on
-		}
-		if err != nil {
+		// ErrCodecNotFound comes with the packet read all the same: a
+		// payload type pion's media engine does not map (the answer did
+		// not name it; or Chromium's telephone-event, which the engine
+		// matched only partly). Its type decides below; the track goes on.
+		if err != nil && !errors.Is(err, pionwebrtc.ErrCodecNotFound) {
 			return
 		}
 		if err := pkt.Unmarshal(buf[:n]); err != nil {

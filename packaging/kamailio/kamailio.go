@@ -48,6 +48,13 @@ type Config struct {
 	// the call goes to the next node and the probe counts as failed;
 	// whole milliseconds, default 2s.
 	Timeout time.Duration
+	// TLSListen, when set, is where Kamailio also takes calls over SIP/TLS
+	// (host:port, 5061 by convention); it turns TLS on, to the callers and
+	// to the nodes listed with ;transport=tls. TLSCert and TLSKey (PEM) are
+	// Kamailio's certificate, shown to both; TLSCA (PEM) holds the CAs a
+	// node's certificate (and a caller's, when it shows one) must chain to.
+	// All four are set together or not at all.
+	TLSListen, TLSCert, TLSKey, TLSCA string
 }
 
 // SetDefaults fills zero fields.
@@ -89,6 +96,16 @@ func (c Config) Validate() error {
 	}
 	if c.Timeout < 100*time.Millisecond || c.Timeout > time.Minute || c.Timeout%time.Millisecond != 0 {
 		add("timeout", "must be whole milliseconds from 100ms to 1m, not %s", c.Timeout)
+	}
+	if c.TLSListen != "" || c.TLSCert != "" || c.TLSKey != "" || c.TLSCA != "" {
+		if _, err := listenAddr(c.TLSListen); err != nil {
+			add("tls-listen", "%v (TLS needs --tls-listen with --tls-cert, --tls-key and --tls-ca)", err)
+		}
+		for _, f := range []struct{ key, path string }{{"tls-cert", c.TLSCert}, {"tls-key", c.TLSKey}, {"tls-ca", c.TLSCA}} {
+			if !plainValue(f.path) || !strings.HasPrefix(f.path, "/") {
+				add(f.key, "%q is not an absolute path without quotes or control characters (TLS needs all of --tls-listen, --tls-cert, --tls-key and --tls-ca)", f.path)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -138,7 +155,7 @@ func Render(c Config) ([]byte, error) {
 		}
 	}
 	out := Shipped()
-	for _, d := range []struct{ name, value string }{
+	defines := []struct{ name, value string }{
 		{"EARSHOT_LISTEN_UDP", "udp:" + listen},
 		{"EARSHOT_LISTEN_TCP", "tcp:" + listen},
 		{"EARSHOT_TCP_SOURCE_IPV4", src4},
@@ -147,7 +164,22 @@ func Render(c Config) ([]byte, error) {
 		{"EARSHOT_CTL", strconv.Quote(c.Ctl)},
 		{"EARSHOT_PING_INTERVAL", strconv.Itoa(int(c.PingInterval / time.Second))},
 		{"EARSHOT_FR_TIMER", strconv.Itoa(int(c.Timeout / time.Millisecond))},
-	} {
+	}
+	if c.TLSListen != "" {
+		tlsListen, _ := listenAddr(c.TLSListen)
+		defines = append(defines, []struct{ name, value string }{
+			{"EARSHOT_LISTEN_TLS", "tls:" + tlsListen},
+			{"EARSHOT_TLS_CERT", strconv.Quote(c.TLSCert)},
+			{"EARSHOT_TLS_KEY", strconv.Quote(c.TLSKey)},
+			{"EARSHOT_TLS_CA", strconv.Quote(c.TLSCA)},
+		}...)
+		const off, on = "\n##!define EARSHOT_WITH_TLS\n", "\n#!define EARSHOT_WITH_TLS\n"
+		if bytes.Count(out, []byte(off)) != 1 {
+			return nil, errors.New("kamailio: kamailio.cfg has no single ##!define EARSHOT_WITH_TLS line")
+		}
+		out = bytes.Replace(out, []byte(off), []byte(on), 1)
+	}
+	for _, d := range defines {
 		re := regexp.MustCompile(`(?m)^#!define ` + d.name + ` .*$`)
 		if len(re.FindAllIndex(out, -1)) != 1 {
 			return nil, fmt.Errorf("kamailio: kamailio.cfg has no single #!define %s line", d.name)
@@ -161,20 +193,23 @@ func Render(c Config) ([]byte, error) {
 var hostRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*\.?$`)
 
 // nodeURI parses one node as the operator writes it: HOST, HOST:PORT or
-// sip:HOST[:PORT][;transport=udp|tcp] (port 5060 when left out); HOST is
-// an IP address or a DNS name.
+// sip:HOST[:PORT][;transport=udp|tcp|tls] (port 5060 when left out, 5061
+// with tls); HOST is an IP address or a DNS name.
 func nodeURI(s string) (string, error) {
 	rest := strings.TrimPrefix(strings.TrimSpace(s), "sip:")
 	rest, params, _ := strings.Cut(rest, ";")
 	transport := ""
 	if params != "" {
 		k, v, _ := strings.Cut(params, "=")
-		if k != "transport" || (v != "udp" && v != "tcp") {
-			return "", fmt.Errorf("node %q: the only parameter is transport=udp or transport=tcp", s)
+		if k != "transport" || (v != "udp" && v != "tcp" && v != "tls") {
+			return "", fmt.Errorf("node %q: the only parameter is transport=udp, tcp or tls", s)
 		}
 		transport = ";transport=" + v
 	}
 	host, port := rest, "5060"
+	if transport == ";transport=tls" {
+		port = "5061"
+	}
 	if h, p, err := net.SplitHostPort(rest); err == nil {
 		host, port = h, p
 	} else if strings.HasPrefix(rest, "[") && strings.HasSuffix(rest, "]") {

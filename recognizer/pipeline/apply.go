@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
@@ -122,19 +121,14 @@ func (a *Addons) apply(ctx context.Context, r *Result, utts []recognizer.Utteran
 				return nil, true, err
 			}
 			utts, redactedEnts = out, found
-			res := make([]map[string]any, 0, len(found))
-			for _, e := range found {
-				res = append(res, map[string]any{"entity_type": e.Type, "start": Round3(e.Start), "end": Round3(e.End), "channel": e.Channel})
-			}
-			if len(unsupported) > 0 {
-				return res, len(res) == 0, fmt.Errorf("%w: %s (the supported types found were redacted)", errUnsupportedTypes, strings.Join(unsupported, ", "))
-			}
-			return res, len(res) == 0, nil
+			res := piiResults(found)
+			return res, len(res) == 0, unsupportedTypes(unsupported)
 		})
 		if r.NamedEntityRecognition != nil && r.NamedEntityRecognition.Success {
 			// Entities inside redacted spans keep their type, not their text.
 			r.NamedEntityRecognition.Results = redactEntities(ents, redactedEnts)
 		}
+		r.RedactedAudio = redactedAudio(p, j.channels, redactedEnts)
 	}
 	if p.Sentences {
 		env := a.envelope("sentences", func() (any, bool, error) {

@@ -48,10 +48,7 @@ type PoolInfo struct {
 func (e *Engines) poolInfo() []PoolInfo {
 	var out []PoolInfo
 	var seen []recognizer.Engine
-	for _, p := range []struct {
-		name string
-		en   recognizer.Engine
-	}{{PoolWideband, e.embedded}, {PoolLive, e.pools.Live}, {PoolTelephone, e.pools.Telephone}, {PoolTelephoneBatch, e.pools.TelephoneBatch}} {
+	for _, p := range e.pools.named(e.embedded) {
 		if p.en == nil || slices.Contains(seen, p.en) {
 			continue
 		}
@@ -66,6 +63,20 @@ func (e *Engines) poolInfo() []PoolInfo {
 		out = append(out, info)
 	}
 	return out
+}
+
+// poolEngine is one pool by its metric name.
+type poolEngine struct {
+	name string
+	en   recognizer.Engine // nil when not loaded
+}
+
+// named is the one list of the embedded engine's pools by their metric
+// names, own (the engine's own, wideband whole recordings) first: GET
+// /v2/engines and earshot_decoders (poolInfo), and the Transcriber's
+// per-pool settings and Close, go through it.
+func (p Pools) named(own recognizer.Engine) []poolEngine {
+	return []poolEngine{{PoolWideband, own}, {PoolLive, p.Live}, {PoolTelephone, p.Telephone}, {PoolTelephoneBatch, p.TelephoneBatch}}
 }
 
 // stater is an engine that counts its decoders (the sphinx pools) or

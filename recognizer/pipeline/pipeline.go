@@ -63,11 +63,16 @@ func New(cfg Config, logger *slog.Logger) (*Transcriber, error) {
 	if t.Engines, err = NewEngines(t.embedded, cfg.Engines, rlog); err != nil {
 		return fail("load engines", err)
 	}
-	t.Engines.SetPools(Pools{Live: engine(t.live), Telephone: engine(t.tel), TelephoneBatch: engine(t.telBatch)})
+	t.Engines.SetPools(t.poolSet())
 	if t.Addons, err = NewAddons(cfg.Addons, logger.With("component", "addons")); err != nil {
 		return fail("wire add-ons", err)
 	}
 	return t, nil
+}
+
+// poolSet is the embedded engine's pools beside its own, as loaded.
+func (t *Transcriber) poolSet() Pools {
+	return Pools{Live: engine(t.live), Telephone: engine(t.tel), TelephoneBatch: engine(t.telBatch)}
 }
 
 // engine is e as a recognizer.Engine: a nil interface for a nil pool, not
@@ -87,23 +92,24 @@ func (t *Transcriber) Close() error {
 	if t.Engines != nil {
 		errs = append(errs, t.Engines.Close())
 	}
-	for _, p := range t.pools() {
-		errs = append(errs, p.e.Close())
+	for _, e := range t.pools() {
+		errs = append(errs, e.Close())
 	}
 	return errors.Join(append(errs, t.Addons.Close())...)
 }
 
-// namedPool is one of the embedded engine's pools, as metrics name it.
-type namedPool struct {
-	name string
-	e    *sphinx.Engine // nil when not loaded
-}
-
-// pools are the embedded engine's pools: "wideband" (whole recordings),
-// "live" (wideband live streams), "telephone" (live calls) and
-// "telephone_batch" (whole telephone-band recordings).
-func (t *Transcriber) pools() []namedPool {
-	return []namedPool{{PoolWideband, t.embedded}, {PoolLive, t.live}, {PoolTelephone, t.tel}, {PoolTelephoneBatch, t.telBatch}}
+// pools are the embedded engine's loaded pools (Pools.named, the one
+// list): "wideband" (whole recordings), "live" (wideband live streams),
+// "telephone" (live calls) and "telephone_batch" (whole telephone-band
+// recordings).
+func (t *Transcriber) pools() []*sphinx.Engine {
+	var out []*sphinx.Engine
+	for _, n := range t.poolSet().named(engine(t.embedded)) {
+		if e, ok := n.en.(*sphinx.Engine); ok {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // Stats is the embedded engine's decoder pool: decoders loaded and busy.
@@ -121,8 +127,8 @@ func (t *Transcriber) EachPool(fn func(pool string, total, busy int)) {
 // SetTenantShare turns each pool's per-account bound (live.decoder_share)
 // on or off (sphinx.Engine.SetTenantShare).
 func (t *Transcriber) SetTenantShare(on bool) {
-	for _, p := range t.pools() {
-		p.e.SetTenantShare(on)
+	for _, e := range t.pools() {
+		e.SetTenantShare(on)
 	}
 }
 
@@ -130,8 +136,8 @@ func (t *Transcriber) SetTenantShare(on bool) {
 // load in the background after New (sphinx.Engine.Loading).
 func (t *Transcriber) Loading() int {
 	n := 0
-	for _, p := range t.pools() {
-		n += p.e.Loading()
+	for _, e := range t.pools() {
+		n += e.Loading()
 	}
 	return n
 }

@@ -2,11 +2,14 @@ package pipeline
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/recognizer/addons/pii"
 	"github.com/earshot-dev/earshot/recognizer/pipeline/pipelinetest"
 )
 
@@ -114,5 +117,48 @@ func TestRedactionReachesEverySurface(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestRedactedAudio: a job with pii_redaction gets the audio spans of
+// every entity it redacted (its words' times widened by pii.AudioGuard),
+// with the fill pii_redaction_config.audio asks for (silence by default);
+// audio off, or no pii_redaction, gets none.
+func TestRedactedAudio(t *testing.T) {
+	m := withCall(buildMixture(t, 1.0, twoVoices))
+	for _, tc := range []struct {
+		audio string
+		want  media.Fill
+	}{{"", media.FillSilence}, {params.AudioSilence, media.FillSilence}, {params.AudioTone, media.FillTone}, {params.AudioOff, 0}} {
+		t.Run("audio "+tc.audio, func(t *testing.T) {
+			p := &params.PreRecorded{PIIRedaction: true, PIIRedactionConfig: &params.PIIRedactionConfig{EntityTypes: []string{"GDPR", "PCI"}, Audio: tc.audio}}
+			r, _ := runAddons(t, builtinAddons(), m, false, [][]int16{m.pcm}, p)
+			ra := r.RedactedAudio
+			if tc.want == 0 {
+				if ra != nil {
+					t.Fatalf("audio off: %+v", ra)
+				}
+				return
+			}
+			if ra == nil || ra.Fill != tc.want || len(ra.Channels) != 1 || len(ra.Spans) == 0 {
+				t.Fatalf("RedactedAudio %+v", ra)
+			}
+			// Every word of the call that is a secret lies inside a span.
+			for _, w := range m.utts[0].Words {
+				secret := slices.ContainsFunc(secrets, func(s string) bool { return !strings.Contains(s, " ") && s == w.Word })
+				if !secret {
+					continue
+				}
+				if !slices.ContainsFunc(ra.Spans, func(s media.Span) bool {
+					return s.Start <= w.Start-pii.AudioGuard+1e-9 && w.End+pii.AudioGuard-1e-9 <= s.End
+				}) {
+					t.Errorf("word %q (%.2f-%.2f) in no span: %v", w.Word, w.Start, w.End, ra.Spans)
+				}
+			}
+		})
+	}
+	r, _ := runAddons(t, builtinAddons(), m, false, [][]int16{m.pcm}, &params.PreRecorded{})
+	if r.RedactedAudio != nil {
+		t.Errorf("no pii_redaction: %+v", r.RedactedAudio)
 	}
 }

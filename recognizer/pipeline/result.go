@@ -32,6 +32,10 @@ type Result struct {
 	// PostSessionMetadata is merged into the job's post_session_metadata
 	// (notes such as an add-on that was not applied); not part of result.
 	PostSessionMetadata map[string]any `json:"-"`
+	// RedactedAudio is set when the job asked for pii_redaction with
+	// pii_redaction_config.audio silence or tone: what its stored audio
+	// must become (redactedaudio.go). Not part of result.
+	RedactedAudio *RedactedAudio `json:"-"`
 }
 
 // ResultMetadata is result.metadata; all four fields are required.

@@ -40,18 +40,20 @@ func FuzzAcceptedRoundTrip(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		if pr, err := params.DecodePreRecorded(body, roundTripCaps); err == nil {
 			n++
-			roundTrip(t, db, fmt.Sprintf("pr-%d", n), store.KindPreRecorded, pr.CustomMetadata, pr, new(params.PreRecorded))
+			roundTrip(t, db, fmt.Sprintf("pr-%d", n), store.KindPreRecorded, pr.CustomMetadata, pr,
+				func(b []byte) (any, error) { return params.StoredPreRecorded(b) })
 		}
 		if lv, err := params.DecodeLive(body, roundTripCaps); err == nil {
 			n++
-			roundTrip(t, db, fmt.Sprintf("live-%d", n), store.KindLive, lv.CustomMetadata, lv, new(params.Live))
+			roundTrip(t, db, fmt.Sprintf("live-%d", n), store.KindLive, lv.CustomMetadata, lv,
+				func(b []byte) (any, error) { return params.StoredLive(b) })
 		}
 	})
 }
 
 // roundTrip stores a job of kind with md and request p, reads it back and
-// decodes its params into fresh (a new value of p's type).
-func roundTrip(t *testing.T, db *store.DB, id string, kind store.Kind, md store.Metadata, p, fresh any) {
+// decodes its params as every reader does (params.Stored*: decode).
+func roundTrip(t *testing.T, db *store.DB, id string, kind store.Kind, md store.Metadata, p any, decode func([]byte) (any, error)) {
 	t.Helper()
 	raw, err := json.Marshal(p)
 	if err != nil {
@@ -73,7 +75,8 @@ func roundTrip(t *testing.T, db *store.DB, id string, kind store.Kind, md store.
 	if err != nil || len(list) != 1 {
 		t.Fatalf("list after storing: %v, %v", list, err)
 	}
-	if err := json.Unmarshal(got.Params, fresh); err != nil {
+	fresh, err := decode(got.Params)
+	if err != nil {
 		t.Fatalf("stored params do not decode as the worker decodes them: %v\n%s", err, got.Params)
 	}
 	again, err := json.Marshal(fresh)

@@ -211,7 +211,15 @@ func DecodeLiveOptions(opts map[string]any) (*Live, error) {
 	if err != nil {
 		return nil, &ValidationError{Problems: []string{"body is not valid JSON: " + err.Error()}}
 	}
-	return decodeLive(body, nil)
+	l, err := decodeLive(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	// A call's in-band DTMF is on unless its route turns it off.
+	if pci, _ := opts["pci"].(map[string]any); pci == nil || pci["inband_dtmf"] == nil {
+		l.PCI.InbandDTMF = true
+	}
+	return l, nil
 }
 
 // CheckLanguages returns an error wrapping ErrCannotServe when c has no
@@ -329,12 +337,10 @@ func decodeLive(body []byte, c *Capabilities) (*Live, error) {
 		requireURL(&p, urlGiven)
 	}
 	l.CustomMetadata = decodeMetadata(o)
-	// In-band DTMF is on by default for a door's calls (c nil: a SIP
-	// route's options), off for POST /v2/live.
-	l.PCI.InbandDTMF = c == nil
 	if po, ok := o.object("pci"); ok {
 		l.PCI.StartPaused = po.boolean("start_paused", false)
-		l.PCI.InbandDTMF = po.boolean("inband_dtmf", c == nil)
+		// Off unless asked; a SIP route's default is on (DecodeLiveOptions).
+		l.PCI.InbandDTMF = po.boolean("inband_dtmf", false)
 		l.PCI.DTMFInClear = !po.boolean("mask_dtmf", true)
 		l.PCI.PauseSequence = dtmfSequence(&p, po, "pause_sequence")
 		l.PCI.ResumeSequence = dtmfSequence(&p, po, "resume_sequence")

@@ -394,6 +394,18 @@ func TestInbandDTMF(t *testing.T) {
 			t.Errorf("route options %s: inband_dtmf %v, %v", opts, l != nil && l.PCI.InbandDTMF, err)
 		}
 	}
+	// Stored params read back as written: a session that did not ask
+	// stays off, a call's default stays on.
+	for body, want := range map[string]bool{`{"pci":{"start_paused":true}}`: false, `{}`: false, `{"pci":{"inband_dtmf":true}}`: true} {
+		if l, err := StoredLive([]byte(body)); err != nil || l.PCI.InbandDTMF != want {
+			t.Errorf("stored %s: inband_dtmf %v, %v", body, l != nil && l.PCI.InbandDTMF, err)
+		}
+	}
+	call, _ := DecodeLiveOptions(nil)
+	b, _ := json.Marshal(call)
+	if l, err := StoredLive(b); err != nil || !l.PCI.InbandDTMF {
+		t.Errorf("a call's stored params %s: %+v, %v", b, l, err)
+	}
 	for _, body := range []string{`{"sample_rate":44100,"pci":{"inband_dtmf":true}}`, `{"bit_depth":24,"pci":{"inband_dtmf":true}}`, `{"encoding":"wav/ulaw","bit_depth":8,"sample_rate":16000,"pci":{"inband_dtmf":true}}`} {
 		if _, err := DecodeLive([]byte(body), english); !errors.Is(err, ErrCannotServe) {
 			t.Errorf("%s: %v, want a 422", body, err)

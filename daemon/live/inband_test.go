@@ -74,20 +74,8 @@ func TestInbandRecording(t *testing.T) {
 		}
 		for _, on := range []bool{true, false} {
 			s := inbandSession(t, f, on)
-			step := f.SampleRate / 50 * f.FrameSize()
-			for i := 0; i < len(in); i += step {
-				if err := s.write(0, false, in[i:min(i+step, len(in))]); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := s.drainInband(); err != nil {
-				t.Fatal(err)
-			}
-			path, err := s.rec.finalize(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			stored := readRecording(t, path)
+			feed(t, s, 0, in, f.SampleRate/50*f.FrameSize())
+			stored := endRecording(t, s)
 			if len(stored) != len(in) {
 				t.Fatalf("%v: %d bytes stored of %d", f.Encoding, len(stored), len(in))
 			}
@@ -131,6 +119,30 @@ func TestInbandRecording(t *testing.T) {
 }
 
 func abs(x float64) float64 { return max(x, -x) }
+
+// feed writes in to the session's attachment gen, step bytes at a time.
+func feed(t *testing.T, s *session, gen int, in []byte, step int) {
+	t.Helper()
+	for i := 0; i < len(in); i += step {
+		if err := s.write(gen, false, in[i:min(i+step, len(in))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// endRecording drains the filters, finalises the recording and returns its
+// audio bytes.
+func endRecording(t *testing.T, s *session) []byte {
+	t.Helper()
+	if err := s.drainInband(); err != nil {
+		t.Fatal(err)
+	}
+	path, err := s.rec.finalize(s.format)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return readRecording(t, path)
+}
 
 // encode is pcm in f's encoding (mono).
 func encode(f media.Format, pcm []int16) []byte {
@@ -189,29 +201,18 @@ func TestInbandKeysOnce(t *testing.T) {
 		in = encodeSample(in, f.Encoding, caller[i])
 		in = encodeSample(in, f.Encoding, agent[i])
 	}
-	write := func(s *session, b []byte) {
-		for i := 0; i < len(b); i += 320 {
-			if err := s.write(0, false, b[i:min(i+320, len(b))]); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	s := inbandSession(t, f, true)
-	write(s, in)
-	if err := s.drainInband(); err != nil {
-		t.Fatal(err)
-	}
+	feed(t, s, 0, in, 320)
+	endRecording(t, s)
 	if got := dtmfMessages(t, s); len(got) != 4 {
 		t.Errorf("%d dtmf messages for 4 keys on two channels: %+v", len(got), got)
 	}
 
 	s = inbandSession(t, f, true)
-	write(s, in[:len(in)/2]) // keys 1 and 2
+	feed(t, s, 0, in[:len(in)/2], 320) // keys 1 and 2
 	s.key(ingest.Key{Digit: '3', Duration: 0.1, Source: ingest.KeyRFC4733}, -1)
-	write(s, in[len(in)/2:]) // keys 3 and 4, also sent out of band
-	if err := s.drainInband(); err != nil {
-		t.Fatal(err)
-	}
+	feed(t, s, 0, in[len(in)/2:], 320) // keys 3 and 4, also sent out of band
+	stored := decode(media.Format{Encoding: media.MuLaw}, endRecording(t, s))
 	got := dtmfMessages(t, s)
 	var sources []string
 	for _, d := range got {
@@ -220,11 +221,6 @@ func TestInbandKeysOnce(t *testing.T) {
 	if len(got) != 3 || sources[0] != ingest.KeyInband || sources[1] != ingest.KeyInband || sources[2] != ingest.KeyRFC4733 {
 		t.Errorf("sources %v, want the two in-band keys before the door's, then none", sources)
 	}
-	path, err := s.rec.finalize(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stored := decode(media.Format{Encoding: media.MuLaw}, readRecording(t, path))
 	for i, at := range []int{4000, 12000, 20000, 28000} {
 		span := make([]int16, 0, 800)
 		for j := at; j < at+800; j++ {
@@ -249,15 +245,8 @@ func TestInbandPauseSequence(t *testing.T) {
 		pcm[i] = int16(3000 * math.Sin(float64(i)*0.3)) // a 382 Hz hum, no key
 	}
 	dtmftest.Sequence(pcm, 8000, "*1", dtmftest.Spec{Samples: 800, Low: -7, High: -5}, 4000, 2400)
-	in := encode(f, pcm)
-	for i := 0; i < len(in); i += 160 {
-		if err := s.write(0, false, in[i:min(i+160, len(in))]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.drainInband(); err != nil {
-		t.Fatal(err)
-	}
+	feed(t, s, 0, encode(f, pcm), 160)
+	stored := decode(f, endRecording(t, s))
 	if !s.paused || len(s.spans) != 1 {
 		t.Fatalf("paused %v, spans %v: want paused by the keys", s.paused, s.spans)
 	}
@@ -266,11 +255,6 @@ func TestInbandPauseSequence(t *testing.T) {
 	if at := s.spans[0].Start; at < 0.9 || at > 1.0 {
 		t.Errorf("paused at %.3f s, the sequence's last tone ended at 0.9 s", at)
 	}
-	path, err := s.rec.finalize(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stored := decode(f, readRecording(t, path))
 	hum := func(from, to int) int {
 		n := 0
 		for _, x := range stored[from:to] {
@@ -311,28 +295,13 @@ func TestInbandReconnect(t *testing.T) {
 	in := encode(f, pcm)
 	s := inbandSession(t, f, true)
 	cut, resend := 3*8000+123, 3*8000-4000 // the break, and the client's last ack
-	for i := 0; i < cut; i += 160 {
-		if err := s.write(0, true, in[i:min(i+160, cut)]); err != nil {
-			t.Fatal(err)
-		}
-	}
+	feed(t, s, 0, in[:cut], 160)
 	gen, err := s.onAttach(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := resend; i < len(in); i += 160 {
-		if err := s.write(gen, true, in[i:min(i+160, len(in))]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.drainInband(); err != nil {
-		t.Fatal(err)
-	}
-	path, err := s.rec.finalize(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stored := readRecording(t, path)
+	feed(t, s, gen, in[resend:], 160)
+	stored := endRecording(t, s)
 	if len(stored) != len(in) {
 		t.Fatalf("%d bytes stored for %d sent once (and %d resent)", len(stored), len(in), cut-resend)
 	}

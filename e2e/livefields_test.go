@@ -537,6 +537,8 @@ func liveCases(hookURL string, hook *callbackReceiver) []liveCase {
 			provenBy: "e2e/sipdtmf_test.go:TestSIPDTMFInfo"},
 		{name: "pci.pause_sequence and resume_sequence pause a call by its keys", fields: []string{"pci.pause_sequence", "pci.resume_sequence"},
 			provenBy: "e2e/sipdtmf_test.go:TestSIPPauseByDTMF"},
+		{name: "pci.inband_dtmf: keys sent as tones in a call's audio are dtmf messages, the tones silenced in the recording (or kept, off)", fields: []string{"pci.inband_dtmf"},
+			provenBy: "e2e/sipinband_test.go:TestSIPInbandDTMFBaresip"},
 		{name: "pii_redaction masks the asked types in every message and the result",
 			fields: []string{"pii_redaction", "pii_redaction_config", "pii_redaction_config.entity_types", "pii_redaction_config.processed_text_type"},
 			body: map[string]any{"pii_redaction": true, "pii_redaction_config": map[string]any{"entity_types": []string{"LOCATION"}, "processed_text_type": "MASK"},

@@ -94,6 +94,25 @@ type PCI struct {
 	// MaxDTMFSequence of them (PROTOCOL.md, Pausing).
 	PauseSequence  string `json:"pause_sequence,omitempty"`
 	ResumeSequence string `json:"resume_sequence,omitempty"`
+	// InbandDTMF detects DTMF keys sent as tones in the session's audio,
+	// and removes them (silence) from the audio the recogniser hears and
+	// the recording stores (PROTOCOL.md, DTMF keys). pci.inband_dtmf:
+	// default true for a door's sessions (a SIP route's options), false
+	// for POST /v2/live; only for telephone audio (InbandFormat).
+	InbandDTMF bool `json:"inband_dtmf"`
+}
+
+// InbandFormat reports whether the session's audio format is one the
+// in-band DTMF detector takes: 8 kHz mu-law or A-law (G.711), 16-bit PCM
+// at 8 or 16 kHz (G.722 once decoded).
+func (l *Live) InbandFormat() bool {
+	switch l.Encoding {
+	case EncodingULaw, EncodingALaw:
+		return l.SampleRate == 8000
+	case EncodingPCM:
+		return l.BitDepth == 16 && (l.SampleRate == 8000 || l.SampleRate == 16000)
+	}
+	return false
 }
 
 // pciJSON is PCI as JSON: mask_dtmf is !DTMFInClear, true when absent.
@@ -102,12 +121,13 @@ type pciJSON struct {
 	MaskDTMF       *bool  `json:"mask_dtmf,omitempty"`
 	PauseSequence  string `json:"pause_sequence,omitempty"`
 	ResumeSequence string `json:"resume_sequence,omitempty"`
+	InbandDTMF     bool   `json:"inband_dtmf,omitempty"`
 }
 
 // MarshalJSON writes mask_dtmf only when false (request_params of a
 // session that asked for digits in clear).
 func (c PCI) MarshalJSON() ([]byte, error) {
-	v := pciJSON{StartPaused: c.StartPaused, PauseSequence: c.PauseSequence, ResumeSequence: c.ResumeSequence}
+	v := pciJSON{StartPaused: c.StartPaused, PauseSequence: c.PauseSequence, ResumeSequence: c.ResumeSequence, InbandDTMF: c.InbandDTMF}
 	if c.DTMFInClear {
 		v.MaskDTMF = new(bool)
 	}
@@ -120,7 +140,7 @@ func (c *PCI) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*c = PCI{StartPaused: v.StartPaused, DTMFInClear: v.MaskDTMF != nil && !*v.MaskDTMF, PauseSequence: v.PauseSequence, ResumeSequence: v.ResumeSequence}
+	*c = PCI{StartPaused: v.StartPaused, DTMFInClear: v.MaskDTMF != nil && !*v.MaskDTMF, PauseSequence: v.PauseSequence, ResumeSequence: v.ResumeSequence, InbandDTMF: v.InbandDTMF}
 	return nil
 }
 
@@ -191,7 +211,15 @@ func DecodeLiveOptions(opts map[string]any) (*Live, error) {
 	if err != nil {
 		return nil, &ValidationError{Problems: []string{"body is not valid JSON: " + err.Error()}}
 	}
-	return decodeLive(body, nil)
+	l, err := decodeLive(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	// A call's in-band DTMF is on unless its route turns it off.
+	if pci, _ := opts["pci"].(map[string]any); pci == nil || pci["inband_dtmf"] == nil {
+		l.PCI.InbandDTMF = true
+	}
+	return l, nil
 }
 
 // CheckLanguages returns an error wrapping ErrCannotServe when c has no
@@ -311,6 +339,8 @@ func decodeLive(body []byte, c *Capabilities) (*Live, error) {
 	l.CustomMetadata = decodeMetadata(o)
 	if po, ok := o.object("pci"); ok {
 		l.PCI.StartPaused = po.boolean("start_paused", false)
+		// Off unless asked; a SIP route's default is on (DecodeLiveOptions).
+		l.PCI.InbandDTMF = po.boolean("inband_dtmf", false)
 		l.PCI.DTMFInClear = !po.boolean("mask_dtmf", true)
 		l.PCI.PauseSequence = dtmfSequence(&p, po, "pause_sequence")
 		l.PCI.ResumeSequence = dtmfSequence(&p, po, "resume_sequence")
@@ -335,6 +365,9 @@ func decodeLive(body []byte, c *Capabilities) (*Live, error) {
 	if c != nil {
 		if err := l.CheckLanguages(*c); err != nil {
 			return nil, err
+		}
+		if l.PCI.InbandDTMF && !l.InbandFormat() {
+			return nil, cannotServe("pci.inband_dtmf needs telephone audio: wav/ulaw or wav/alaw at 8000 Hz, or 16-bit wav/pcm at 8000 or 16000 Hz")
 		}
 	}
 	if err := refuseTranslation("realtime_processing.translation_config", l.RealtimeProcessing.TranslationConfig); err != nil {

@@ -366,3 +366,49 @@ func TestPCIJSON(t *testing.T) {
 		t.Errorf("StoredLive of %s: %+v, %v", b, stored, err)
 	}
 }
+
+// TestInbandDTMF: pci.inband_dtmf is on by default for a door's calls (a
+// SIP route's options), off for POST /v2/live, either way when asked; it
+// needs telephone audio (422 otherwise), and request_params keeps it.
+func TestInbandDTMF(t *testing.T) {
+	for body, want := range map[string]bool{`{}`: false, `{"pci":{}}`: false, `{"pci":{"inband_dtmf":true}}`: true,
+		`{"encoding":"wav/ulaw","bit_depth":8,"sample_rate":8000,"pci":{"inband_dtmf":true}}`: true} {
+		l, err := DecodeLive([]byte(body), english)
+		if err != nil || l.PCI.InbandDTMF != want {
+			t.Errorf("POST /v2/live %s: inband_dtmf %v, %v", body, l != nil && l.PCI.InbandDTMF, err)
+			continue
+		}
+		b, _ := json.Marshal(l)
+		var back Live
+		if err := json.Unmarshal(b, &back); err != nil || back.PCI != l.PCI || strings.Contains(string(b), "inband_dtmf") != want {
+			t.Errorf("%s: stored %s, read back %+v (%v)", body, b, back.PCI, err)
+		}
+	}
+	for opts, want := range map[string]bool{`{}`: true, `{"pci":{"start_paused":true}}`: true, `{"pci":{"inband_dtmf":false}}`: false} {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(opts), &m); err != nil {
+			t.Fatal(err)
+		}
+		l, err := DecodeLiveOptions(m)
+		if err != nil || l.PCI.InbandDTMF != want {
+			t.Errorf("route options %s: inband_dtmf %v, %v", opts, l != nil && l.PCI.InbandDTMF, err)
+		}
+	}
+	// Stored params read back as written: a session that did not ask
+	// stays off, a call's default stays on.
+	for body, want := range map[string]bool{`{"pci":{"start_paused":true}}`: false, `{}`: false, `{"pci":{"inband_dtmf":true}}`: true} {
+		if l, err := StoredLive([]byte(body)); err != nil || l.PCI.InbandDTMF != want {
+			t.Errorf("stored %s: inband_dtmf %v, %v", body, l != nil && l.PCI.InbandDTMF, err)
+		}
+	}
+	call, _ := DecodeLiveOptions(nil)
+	b, _ := json.Marshal(call)
+	if l, err := StoredLive(b); err != nil || !l.PCI.InbandDTMF {
+		t.Errorf("a call's stored params %s: %+v, %v", b, l, err)
+	}
+	for _, body := range []string{`{"sample_rate":44100,"pci":{"inband_dtmf":true}}`, `{"bit_depth":24,"pci":{"inband_dtmf":true}}`, `{"encoding":"wav/ulaw","bit_depth":8,"sample_rate":16000,"pci":{"inband_dtmf":true}}`} {
+		if _, err := DecodeLive([]byte(body), english); !errors.Is(err, ErrCannotServe) {
+			t.Errorf("%s: %v, want a 422", body, err)
+		}
+	}
+}

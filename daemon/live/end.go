@@ -34,6 +34,9 @@ func (s *session) finish(ctx context.Context, failure string) {
 	if n := s.pendingBytes(); n > 0 {
 		s.send(errorMsg(s.id, "", fmt.Sprintf("%d trailing bytes do not make a whole sample frame of %d bytes; discarded", n, s.format.FrameSize())))
 	}
+	if err := s.drainInband(); err != nil {
+		s.log.Error("store the in-band DTMF filters' last audio", "error", err)
+	}
 	s.closeRecogniser()
 	s.releaseHeld()
 	dur := s.secondsAt(s.received)

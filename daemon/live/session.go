@@ -87,6 +87,7 @@ type session struct {
 	spans      []Span              // the paused spans, the open one's End -1; at most maxPausedSpans
 	quiet      []byte              // the silence written for paused audio, reused
 	keys       keyState            // the DTMF keys (dtmf.go)
+	inband     *inband             // in-band DTMF detection (inband.go), nil when off
 	route      *pipeline.LiveRoute // the engine the recogniser runs on (set at start), nil before
 	batchPass  bool                // a batch pass follows the end (batchpass.go)
 	pii        *pii.Stream         // redacts the finals and partials (redact.go), nil without pii_redaction
@@ -226,6 +227,11 @@ func (s *session) onAttach(l ingest.Listener) (int, error) {
 		s.received -= int64(s.framer.Pending())
 		s.framer.Drop()
 	}
+	// The resend is checked against the stored tail: the in-band filters
+	// pass on what they hold first.
+	if err := s.drainInband(); err != nil {
+		return 0, err
+	}
 	// A reconnecting client resends from the last ack it saw, which may be
 	// behind the last one sent: the first frames are checked against what
 	// was taken in, and the overlap is dropped.
@@ -268,7 +274,17 @@ func (s *session) start() error {
 	if rp := s.p.RealtimeProcessing; rp.CustomVocabulary {
 		lo.Vocabulary = rp.CustomVocabularyConfig
 	}
-	framer, err := media.NewFramer(s.format, recognizer.SampleRate)
+	// With in-band DTMF the framer keeps the session's rate: the filters
+	// work on it and resample what they pass on (inband.go).
+	rate := recognizer.SampleRate
+	if s.p.PCI.InbandDTMF && s.p.InbandFormat() {
+		var err error
+		if s.inband, err = newInband(s.format); err != nil {
+			return err
+		}
+		rate = s.format.SampleRate
+	}
+	framer, err := media.NewFramer(s.format, rate)
 	if err != nil {
 		return err
 	}
@@ -369,11 +385,13 @@ func (s *session) write(gen int, acks bool, audio []byte) error {
 		if s.paused {
 			whole = s.silence(whole, pcm)
 		}
+		whole, pcm = s.inbandPass(whole, pcm)
 		if err := s.rec.write(whole); err != nil {
 			return err
 		}
 		s.shared.wrote(media.WAVHeaderSize + s.rec.audio)
 		s.queue(pcm)
+		s.inbandKeys() // after its frames: a key may pause the session
 	}
 	s.ackAudio(acks, ackFrom, s.received-int64(s.framer.Pending()))
 	return nil

@@ -129,6 +129,7 @@ func (d *Daemon) DeleteJob(ctx context.Context, account string, kind store.Kind,
 		r.cancel()
 	}
 	d.mu.Unlock()
+	d.ends.ended()
 	d.log.Info("job deleted", "job_id", id, "account_id", account)
 	return nil
 }

@@ -12,10 +12,12 @@ import (
 	"github.com/earshot-dev/earshot/store"
 )
 
-// JobWaiter is what the /v1 door needs beside Jobs: to wait for a job to
-// end (daemon.Daemon.WaitJob).
-type JobWaiter interface {
+// OpenAIJobs is what the /v1 door needs beside Jobs and Uploads: to wait
+// for a job to end, and to drop the upload a job was made from without
+// recounting the account's storage (daemon.Daemon.WaitJob, DropUpload).
+type OpenAIJobs interface {
 	WaitJob(ctx context.Context, account, id string) (*store.Job, error)
+	DropUpload(ctx context.Context, account, id string) error
 }
 
 // The OpenAI-compatible door (README.md, docs/PROTOCOL.md): the audio
@@ -58,18 +60,18 @@ func (s *Server) v1Audio(ctx *fasthttp.RequestCtx, task oaiTask) {
 		s.failOpenAI(ctx, err)
 		return
 	}
-	// The upload's record only: the job links the audio itself.
-	defer s.svc.DeleteUpload(context.WithoutCancel(ctx), acct, up.ID)
 	body, err := req.preRecordedBody(s.baseURL(ctx) + "/v2/files/" + up.ID)
+	var job *store.Job
+	if err == nil {
+		job, err = s.svc.CreatePreRecorded(ctx, acct, requestID(ctx), body)
+	}
 	if err != nil {
+		s.svc.DeleteUpload(context.WithoutCancel(ctx), acct, up.ID)
 		s.failOpenAI(ctx, err)
 		return
 	}
-	job, err := s.svc.CreatePreRecorded(ctx, acct, requestID(ctx), body)
-	if err != nil {
-		s.failOpenAI(ctx, err)
-		return
-	}
+	// The upload's record only: the job links the audio itself.
+	s.svc.DropUpload(context.WithoutCancel(ctx), acct, up.ID)
 	if s.cfg.OpenAI.keepJobs() {
 		ctx.Response.Header.Set("earshot-job-id", job.ID)
 	} else {

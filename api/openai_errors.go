@@ -19,6 +19,9 @@ var errJobTimeout = errcode.ErrUnavailable.Sub("api: openai job not done within 
 // fieldError is a /v1 request field that is wrong: its status is its
 // Kind's (400 unless said otherwise), and OpenAI's error body names the
 // field as param.
+//
+// A failed job (jobFailure, api/openai_format.go) answers the status and
+// message it stored.
 type fieldError struct {
 	Kind  error  // an errcode kind; nil is errcode.ErrInvalid
 	Param string // the multipart field, as OpenAI names it
@@ -65,7 +68,13 @@ func openAIError(err error) (int, oaiErrorDetail) {
 	var param, code string
 	var fe *fieldError
 	var ve *errcode.ValidationError
+	var jf *jobFailure
 	switch {
+	case errors.As(err, &jf):
+		st, msg = jf.status, jf.msg
+		if st < 400 { // not an error status: a record that lost it
+			st = fasthttp.StatusInternalServerError
+		}
 	case errors.As(err, &fe):
 		param, code, msg = fe.Param, fe.Code, fe.Msg
 	case errors.As(err, &ve):

@@ -60,7 +60,7 @@ type Service interface {
 	Live
 	Metrics
 	Nodes
-	JobWaiter
+	OpenAIJobs
 }
 
 // Server serves the /v2 API over fasthttp, and the operations endpoints

@@ -295,7 +295,8 @@ func checkRefusal(t *testing.T, what string, r oaiRefusal, status int, class, pa
 // a file over the upload limit, an empty file, a file that is not audio,
 // an unknown response_format, a wrong key. Each answer is OpenAI's error
 // shape naming the field, documented in api/openapi.json, and none leaves
-// a job or a stored file behind. Then a daemon with openai.keep_jobs
+// a job or a stored file behind. A translation without an LLM backend is
+// the translation add-on's 501. Then a daemon with openai.keep_jobs
 // false answers a transcription and keeps neither its job nor its audio.
 func TestOpenAIBadInput(t *testing.T) {
 	raw, err := os.ReadFile(openAPIFile)
@@ -339,6 +340,15 @@ func TestOpenAIBadInput(t *testing.T) {
 	if files := blobFiles(t, d.DataDir); len(files) != 0 {
 		t.Errorf("refused requests left files: %v", files)
 	}
+
+	t.Run("translation without a backend", func(t *testing.T) {
+		st, ctype, b := postOpenAI(t, d, "/v1/audio/translations", key, audio, map[string]string{"model": "whisper-1"})
+		doc.check(t, "POST /v1/audio/translations", st, ctype, b)
+		var e struct{ Error oaiErrorObject }
+		if json.Unmarshal(b, &e) != nil || st != 501 || e.Error.Type != "server_error" || !strings.Contains(e.Error.Message, "addons.llm") {
+			t.Errorf("%d %s, want 501 naming addons.llm", st, b)
+		}
+	})
 
 	t.Run("keep_jobs false", func(t *testing.T) {
 		d := startDaemon(t, "", "openai:\n  keep_jobs: false\n")

@@ -353,11 +353,21 @@ func TestOpenAIBadInput(t *testing.T) {
 	t.Run("keep_jobs false", func(t *testing.T) {
 		d := startDaemon(t, "", "openai:\n  keep_jobs: false\n")
 		key := createKey(t, d.DataDir, "acme")
-		st, ctype, b := postOpenAI(t, d, "/v1/audio/transcriptions", key, audio, map[string]string{"model": "whisper-1"})
-		doc.check(t, "POST /v1/audio/transcriptions", st, ctype, b)
-		var res struct{ Text string }
-		if json.Unmarshal(b, &res) != nil || st != 200 || !strings.Contains(res.Text, "forward") {
-			t.Fatalf("%d %s", st, b)
+		for _, format := range []string{"json", "verbose_json"} {
+			st, ctype, b := postOpenAI(t, d, "/v1/audio/transcriptions", key, audio, map[string]string{"model": "whisper-1", "response_format": format, "timestamp_granularities[]": "word"})
+			doc.check(t, "POST /v1/audio/transcriptions", st, ctype, b)
+			var res struct{ Text string }
+			if json.Unmarshal(b, &res) != nil || st != 200 || !strings.Contains(res.Text, "forward") {
+				t.Fatalf("%s: %d %s", format, st, b)
+			}
+		}
+		for _, c := range []struct {
+			route, path string
+			want        int
+		}{{"GET /v1/models", "/v1/models", 200}, {"GET /v1/models/{model}", "/v1/models/whisper-1", 200}, {"GET /v1/models/{model}", "/v1/models/nope", 404}} {
+			if got, _ := doc.call(t, d, c.route, c.path, key, nil, ""); got != c.want {
+				t.Errorf("%s: %d, want %d", c.path, got, c.want)
+			}
 		}
 		if n := storedJobs(t, d, key); n != 0 {
 			t.Errorf("openai.keep_jobs false kept %d jobs", n)

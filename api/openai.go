@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -66,18 +67,21 @@ func (s *Server) v1Audio(ctx *fasthttp.RequestCtx, task oaiTask) {
 		job, err = s.svc.CreatePreRecorded(ctx, acct, requestID(ctx), body)
 	}
 	if err != nil {
-		s.svc.DeleteUpload(context.WithoutCancel(ctx), acct, up.ID)
+		s.discardUpload(ctx, up.ID)
 		s.failOpenAI(ctx, err)
 		return
 	}
 	// The upload's record only: the job links the audio itself.
-	s.svc.DropUpload(context.WithoutCancel(ctx), acct, up.ID)
+	if err := s.svc.DropUpload(context.WithoutCancel(ctx), acct, up.ID); err != nil {
+		s.log.Error("drop the upload record of a /v1 job", "file_id", up.ID, "job_id", job.ID, "error", err)
+	}
 	if s.cfg.OpenAI.keepJobs() {
 		ctx.Response.Header.Set("earshot-job-id", job.ID)
 	} else {
 		defer func() {
-			if err := s.svc.DeleteJob(context.WithoutCancel(ctx), acct, store.KindPreRecorded, job.ID); err != nil {
-				s.log.Error("delete /v1 job (openai.keep_jobs false)", "job_id", job.ID, "error", err)
+			err := s.svc.DeleteJob(context.WithoutCancel(ctx), acct, store.KindPreRecorded, job.ID)
+			if err != nil && !errors.Is(err, daemon.ErrNotFound) {
+				s.log.Error("delete a /v1 job (openai.keep_jobs false)", "job_id", job.ID, "error", err)
 			}
 		}()
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -92,7 +93,7 @@ func (s *Server) readOpenAIRequest(ctx *fasthttp.RequestCtx, task oaiTask) (*oai
 	}
 	mt, mp, err := mime.ParseMediaType(string(ctx.Request.Header.ContentType()))
 	if err != nil || mt != "multipart/form-data" || mp["boundary"] == "" {
-		return nil, nil, badField("file", "invalid_request", "body: Content-Type must be multipart/form-data with a boundary")
+		return nil, nil, badField("", "invalid_request", "body: Content-Type must be multipart/form-data with a boundary")
 	}
 	body := s.newClientBody(ctx)
 	mr := multipart.NewReader(body, mp["boundary"])
@@ -101,7 +102,7 @@ func (s *Server) readOpenAIRequest(ctx *fasthttp.RequestCtx, task oaiTask) (*oai
 	var up *store.Upload
 	fail := func(err error) (*oaiRequest, *store.Upload, error) {
 		if up != nil {
-			s.svc.DeleteUpload(ctx, account(ctx), up.ID)
+			s.discardUpload(ctx, up.ID)
 		}
 		return nil, nil, err
 	}
@@ -111,7 +112,7 @@ func (s *Server) readOpenAIRequest(ctx *fasthttp.RequestCtx, task oaiTask) (*oai
 			break
 		}
 		if err != nil {
-			return fail(body.blame(badField("file", "invalid_request", "body: malformed multipart body")))
+			return fail(body.blame(badField("", "invalid_request", "body: malformed multipart body")))
 		}
 		if n == maxOpenAIParts {
 			part.Close()
@@ -138,9 +139,9 @@ func (s *Server) readOpenAIRequest(ctx *fasthttp.RequestCtx, task oaiTask) (*oai
 		part.Close()
 		switch {
 		case err != nil:
-			return fail(body.blame(badField(name, "invalid_request", "body: malformed multipart body")))
+			return fail(body.blame(badField(truncateName(name), "invalid_request", "body: malformed multipart body")))
 		case len(v) > maxOpenAIFieldBytes:
-			return fail(badField(name, "invalid_value", fmt.Sprintf("%q: must be at most %d bytes", truncateName(name), maxOpenAIFieldBytes)))
+			return fail(badField(truncateName(name), "invalid_value", fmt.Sprintf("%q: must be at most %d bytes", truncateName(name), maxOpenAIFieldBytes)))
 		}
 		switch name {
 		case "timestamp_granularities[]", "timestamp_granularities":
@@ -160,6 +161,13 @@ func (s *Server) readOpenAIRequest(ctx *fasthttp.RequestCtx, task oaiTask) (*oai
 		return fail(err)
 	}
 	return req, up, nil
+}
+
+// discardUpload deletes the file of a refused /v1 request.
+func (s *Server) discardUpload(ctx *fasthttp.RequestCtx, id string) {
+	if err := s.svc.DeleteUpload(context.WithoutCancel(ctx), account(ctx), id); err != nil {
+		s.log.Error("delete the file of a refused /v1 request", "file_id", id, "error", err)
+	}
 }
 
 // truncateName keeps a client's field name short enough to quote.

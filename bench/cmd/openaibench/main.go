@@ -182,38 +182,9 @@ func viaV1(d *benchd.Daemon, name string, audio []byte) (string, error) {
 // viaV2 transcribes as a /v2 client without callbacks and returns the
 // job.
 func viaV2(d *benchd.Daemon, name string, audio []byte, poll time.Duration) (string, error) {
-	audioURL, err := d.Upload(name, audio)
-	if err != nil {
-		return "", err
+	id, text, err := d.PreRecorded(name, audio, poll, time.Minute)
+	if err == nil && text == "" {
+		err = fmt.Errorf("/v2: job %s: empty transcript", id)
 	}
-	b, _ := json.Marshal(map[string]string{"audio_url": audioURL})
-	var job struct{ ID string }
-	if err := d.Call("POST", "/v2/pre-recorded", d.Key, string(b), http.StatusCreated, &job); err != nil {
-		return "", err
-	}
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		var rec struct {
-			Status string
-			Result struct {
-				Transcription struct {
-					FullTranscript string `json:"full_transcript"`
-				}
-			}
-		}
-		if err := d.Call("GET", "/v2/pre-recorded/"+job.ID, d.Key, "", http.StatusOK, &rec); err != nil {
-			return "", err
-		}
-		switch rec.Status {
-		case "done":
-			if rec.Result.Transcription.FullTranscript == "" {
-				return "", fmt.Errorf("/v2: empty transcript")
-			}
-			return job.ID, nil
-		case "error":
-			return "", fmt.Errorf("/v2: job %s failed", job.ID)
-		}
-		time.Sleep(poll) // the client's polling interval
-	}
-	return "", fmt.Errorf("/v2: job %s not done in a minute", job.ID)
+	return id, err
 }

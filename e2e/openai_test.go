@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
+	"github.com/earshot-dev/earshot/recognizer/sphinx/telmodel"
 )
 
 // openAIModules is where the official openai npm package is installed
@@ -98,7 +99,7 @@ type oaiErrorObject struct {
 func TestOpenAIClient(t *testing.T) {
 	node, modules := openAIModules(t)
 	chat := newChatStandIn(t)
-	d := startDaemon(t, "", fmt.Sprintf("limits:\n  max_upload_bytes: 400000\naddons:\n  llm:\n    url: %s/v1\n    model: stand-in-model\n    timeout: 10s\n    retries: -1\n", chat.srv.URL))
+	d := startDaemon(t, "", telephoneModel(t)+fmt.Sprintf("limits:\n  max_upload_bytes: 400000\naddons:\n  llm:\n    url: %s/v1\n    model: stand-in-model\n    timeout: 10s\n    retries: -1\n", chat.srv.URL))
 	key := createKey(t, d.DataDir, "acme")
 	long, ref := clip(t, "ls-test-clean-1089-134686-0000.wav")
 	short, shortRef := clip(t, "pocketsphinx-goforward.wav")
@@ -250,6 +251,31 @@ func TestOpenAIClient(t *testing.T) {
 	if byEndpoint["/v1/audio/transcriptions"] != 6 || byEndpoint["/v1/audio/translations"] != 2 || len(list.Items) != 9 {
 		t.Errorf("jobs by endpoint %v of %d, want 6 transcriptions, 2 translations and the /v2 job", byEndpoint, len(list.Items))
 	}
+
+	// A telephone-band recording goes to the telephone model, as a /v2
+	// job's would; its job is named by earshot-job-id.
+	t.Run("telephone band", func(t *testing.T) {
+		call := filepath.Join(t.TempDir(), "call.wav")
+		if _, err := telmodel.Render(t.Context(), long, call, telmodel.MuLaw); err != nil {
+			t.Fatal(err)
+		}
+		audio, err := os.ReadFile(call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, h, b := postOpenAI(t, d, "/v1/audio/transcriptions", key, audio, map[string]string{"model": "whisper-1"})
+		var res struct{ Text string }
+		if json.Unmarshal(b, &res) != nil || st != 200 {
+			t.Fatalf("%d %s", st, b)
+		}
+		job := d.waitJob(key, h.Get("earshot-job-id"), 10*time.Second)
+		psm, _ := job["post_session_metadata"].(map[string]any)
+		band, _ := psm["audio_band"].(map[string]any)
+		if psm["acoustic_model"] != "en-us-telephone" || band["band"] != "telephone" || res.Text != transcriptionOf(job)["full_transcript"] {
+			t.Errorf("post_session_metadata %v, text %q", psm, res.Text)
+		}
+		t.Logf("telephone band: WER %.3f %q", recognizertest.WER(ref, res.Text), res.Text)
+	})
 }
 
 // checkSubtitleFile checks a subtitle file of response_format srt or vtt:
@@ -324,8 +350,8 @@ func TestOpenAIBadInput(t *testing.T) {
 		{"wrong key", "sk-wrong", "", audio, 401, "", "invalid_api_key"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			st, ctype, b := postOpenAI(t, d, "/v1/audio/transcriptions", c.key, c.file, map[string]string{"model": "whisper-1", "response_format": c.format})
-			doc.check(t, "POST /v1/audio/transcriptions", st, ctype, b)
+			st, h, b := postOpenAI(t, d, "/v1/audio/transcriptions", c.key, c.file, map[string]string{"model": "whisper-1", "response_format": c.format})
+			doc.check(t, "POST /v1/audio/transcriptions", st, h.Get("Content-Type"), b)
 			var e struct{ Error oaiErrorObject }
 			if err := json.Unmarshal(b, &e); err != nil || st != c.status || e.Error.Message == "" ||
 				(c.param == "") != (e.Error.Param == nil) || e.Error.Param != nil && *e.Error.Param != c.param ||
@@ -342,8 +368,8 @@ func TestOpenAIBadInput(t *testing.T) {
 	}
 
 	t.Run("translation without a backend", func(t *testing.T) {
-		st, ctype, b := postOpenAI(t, d, "/v1/audio/translations", key, audio, map[string]string{"model": "whisper-1"})
-		doc.check(t, "POST /v1/audio/translations", st, ctype, b)
+		st, h, b := postOpenAI(t, d, "/v1/audio/translations", key, audio, map[string]string{"model": "whisper-1"})
+		doc.check(t, "POST /v1/audio/translations", st, h.Get("Content-Type"), b)
 		var e struct{ Error oaiErrorObject }
 		if json.Unmarshal(b, &e) != nil || st != 501 || e.Error.Type != "server_error" || !strings.Contains(e.Error.Message, "addons.llm") {
 			t.Errorf("%d %s, want 501 naming addons.llm", st, b)
@@ -354,8 +380,11 @@ func TestOpenAIBadInput(t *testing.T) {
 		d := startDaemon(t, "", "openai:\n  keep_jobs: false\n")
 		key := createKey(t, d.DataDir, "acme")
 		for _, format := range []string{"json", "verbose_json"} {
-			st, ctype, b := postOpenAI(t, d, "/v1/audio/transcriptions", key, audio, map[string]string{"model": "whisper-1", "response_format": format, "timestamp_granularities[]": "word"})
-			doc.check(t, "POST /v1/audio/transcriptions", st, ctype, b)
+			st, h, b := postOpenAI(t, d, "/v1/audio/transcriptions", key, audio, map[string]string{"model": "whisper-1", "response_format": format, "timestamp_granularities[]": "word"})
+			doc.check(t, "POST /v1/audio/transcriptions", st, h.Get("Content-Type"), b)
+			if h.Get("earshot-job-id") != "" {
+				t.Errorf("earshot-job-id %q of a job not kept", h.Get("earshot-job-id"))
+			}
 			var res struct{ Text string }
 			if json.Unmarshal(b, &res) != nil || st != 200 || !strings.Contains(res.Text, "forward") {
 				t.Fatalf("%s: %d %s", format, st, b)
@@ -380,7 +409,7 @@ func TestOpenAIBadInput(t *testing.T) {
 
 // postOpenAI posts a /v1/audio multipart body (file and fields) with the
 // key as a bearer token.
-func postOpenAI(t *testing.T, d *daemonProc, path, key string, file []byte, fields map[string]string) (int, string, []byte) {
+func postOpenAI(t *testing.T, d *daemonProc, path, key string, file []byte, fields map[string]string) (int, http.Header, []byte) {
 	t.Helper()
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
@@ -406,7 +435,7 @@ func postOpenAI(t *testing.T, d *daemonProc, path, key string, file []byte, fiel
 	defer resp.Body.Close()
 	var b bytes.Buffer
 	b.ReadFrom(resp.Body)
-	return resp.StatusCode, resp.Header.Get("Content-Type"), b.Bytes()
+	return resp.StatusCode, resp.Header, b.Bytes()
 }
 
 // storedJobs counts the account's pre-recorded jobs.

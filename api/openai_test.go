@@ -122,3 +122,43 @@ func TestPromptVocabulary(t *testing.T) {
 		t.Errorf("empty prompt: %q", got)
 	}
 }
+
+// FuzzOpenAIFields: any /v1 fields are either refused naming a field, or
+// give a /v2 body params takes as well formed (never its 400: the
+// prompt's vocabulary, the translation's context and the language within
+// the contract's bounds); nothing panics.
+func FuzzOpenAIFields(f *testing.F) {
+	f.Add("whisper-1", "en", "json", "0", "false", "segment", "Kubernetes, Prometheus", true)
+	f.Add("model-3", "FR", "verbose_json", "1", "true", "word", strings.Repeat("a ", 2048), false)
+	f.Add("gpt-4o-transcribe", "", "srt", "", "", "", "\"\";;..!?\n", true)
+	f.Add("whisper-1", "xx", "xml", "-1", "yes", "sentence", "", false)
+	f.Fuzz(func(t *testing.T, model, lang, format, temp, stream, grain, prompt string, translate bool) {
+		task := taskTranscribe
+		if translate {
+			task = taskTranslate
+		}
+		if len(prompt) > maxOpenAIFieldBytes {
+			return // refused while the part is read
+		}
+		fields := map[string]string{"model": model, "language": lang, "response_format": format, "temperature": temp, "stream": stream, "prompt": prompt}
+		var grains []string
+		if grain != "" {
+			grains = []string{grain}
+		}
+		r, err := checkOpenAIFields(task, fields, grains)
+		if err != nil {
+			var fe *fieldError
+			if !errors.As(err, &fe) || fe.Param == "" || fe.Msg == "" {
+				t.Fatalf("refusal without a field: %v", err)
+			}
+			return
+		}
+		body, err := r.preRecordedBody("http://earshot.invalid/v2/files/00000000-0000-4000-8000-000000000000")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := params.DecodePreRecorded(body, params.Capabilities{}); errcode.Status(err) == 400 {
+			t.Fatalf("the /v2 body of accepted fields is malformed: %v\n%s", err, body)
+		}
+	})
+}

@@ -25,6 +25,8 @@ E2E_NODE    := bin/e2e-node
 PLAYWRIGHT  := playwright-core@1.65.1
 # Validates api/openapi.json as OpenAPI 3.1 (also the daemon's GET /v2/openapi.json, in e2e/openapi_test.go).
 OPENAPI_VALIDATOR := @seriousme/openapi-schema-validator@2.11.0
+# The official OpenAI client, unchanged, drives the /v1 door (e2e/openai_test.go).
+OPENAI_NODE := openai@7.59.0
 BIN         := bin/earshotd
 DATA        ?= $(CURDIR)/.data
 LISTEN      ?= 127.0.0.1:8080
@@ -42,6 +44,7 @@ test-deps: deps
 	@$(MAKE) --no-print-directory apt PKGS="$(TEST_DEB_PKGS)"
 	@[ -d $(E2E_NODE)/node_modules/playwright-core ] || npm install --silent --no-audit --no-fund --prefix $(E2E_NODE) $(PLAYWRIGHT)
 	@[ -d $(E2E_NODE)/node_modules/@seriousme/openapi-schema-validator ] || npm install --silent --no-audit --no-fund --prefix $(E2E_NODE) $(OPENAPI_VALIDATOR)
+	@grep -qs '"version": "$(OPENAI_NODE:openai@%=%)"' $(E2E_NODE)/node_modules/openai/package.json || npm install --silent --no-audit --no-fund --prefix $(E2E_NODE) $(OPENAI_NODE)
 
 # apt installs the Debian packages of PKGS that are missing. Another apt or dpkg run holding a lock
 # (unattended-upgrades, a second make) is waited for, up to APT_LOCK_TIMEOUT seconds, instead of failing:
@@ -148,6 +151,7 @@ bench: build test-deps
 	  echo "$$(date -u '+%Y-%m-%d %H:%M UTC'), $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $$(nproc) CPUs, $$($(GO) env GOVERSION)"; echo; \
 	  echo "## Speech recognition (bench/cmd/asrbench)"; echo; $(GO) run ./bench/cmd/asrbench -serial -speech $(SPEECH); echo; \
 	  echo "## HTTP (bench/cmd/httpbench)"; echo; $(GO) run ./bench/cmd/httpbench -speech $(SPEECH)/pocketsphinx-goforward.wav; echo; \
+	  echo "## OpenAI-compatible door against /v2 (bench/cmd/openaibench)"; echo; $(GO) run ./bench/cmd/openaibench -speech $(SPEECH)/pocketsphinx-goforward.wav; echo; \
 	  echo "## Stores: bbolt and PostgreSQL (bench/cmd/storebench)"; echo; $(GO) run ./bench/cmd/storebench; echo; \
 	  echo "## Live finals against batch (bench/cmd/livegap)"; echo; $(GO) run ./bench/cmd/livegap -speech $(SPEECH) -renditions pcm16k,mulaw8k,alaw8k,mulaw8k-mag,alaw8k-mag; echo; \
 	  echo "## Live finals against batch, corpus tuning subset (bench/cmd/livegap -corpus)"; echo; $(GO) run ./bench/cmd/livegap -corpus $(CORPUS) -every 15 -renditions pcm16k,mulaw8k; echo; \

@@ -71,6 +71,8 @@ type Config struct {
 	// SeparateOps serves /healthz, /readyz and /metrics only through
 	// RunOps (ops_listen set), not on the main listener.
 	SeparateOps bool `yaml:"-"`
+	// OpenAI configures the /v1 door (the file's openai: section, joined in).
+	OpenAI OpenAIConfig `yaml:"-"`
 	// ShutdownTimeout bounds how long Run and RunOps wait, once their
 	// context ends, for the requests in flight (shutdown.doors); default
 	// 10s.
@@ -124,6 +126,7 @@ func (c *Config) SetDefaults() {
 	if c.Live.IdleTimeout == 0 {
 		c.Live.IdleTimeout = time.Minute
 	}
+	c.OpenAI.SetDefaults()
 	if c.RequestsPerSecond > 0 && c.Burst == 0 {
 		c.Burst = max(1, int(math.Ceil(2*c.RequestsPerSecond)))
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -59,6 +60,7 @@ type Service interface {
 	Live
 	Metrics
 	Nodes
+	OpenAIJobs
 }
 
 // Server serves the /v2 API over fasthttp, and the operations endpoints
@@ -124,6 +126,10 @@ func New(cfg Config, svc Service, logger *slog.Logger) (*Server, error) {
 	r.DELETE("/v2/live/{id}/whip/{resource}", s.whipDelete)
 	r.PATCH("/v2/live/{id}/whip/{resource}", s.whipPatch)
 	r.OPTIONS("/v2/live/{id}/whip/{resource}", s.whipOptions("DELETE, PATCH, OPTIONS"))
+	r.POST("/v1/audio/transcriptions", s.openAIAuth(s.v1Transcriptions))
+	r.POST("/v1/audio/translations", s.openAIAuth(s.v1Translations))
+	r.GET("/v1/models", s.openAIAuth(s.v1Models))
+	r.GET("/v1/models/{model}", s.openAIAuth(s.v1Model))
 	r.GET("/console", s.console)
 	r.GET("/console/{file}", s.console)
 	r.POST("/admin/keys", s.auth(s.admin(s.createKey)))
@@ -205,7 +211,7 @@ func (s *Server) bodyLimits(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 	const preRead = 8 << 10
 	read := min(s.bodyTimeout(h), bodyRateGrace+time.Duration(preRead*float64(time.Second)/float64(s.cfg.MinBodyBytesPerSecond)))
 	write := s.cfg.HeaderTimeout
-	if len(h.Peek(HeaderKey)) > 0 {
+	if keyed(h) {
 		write = s.cfg.WriteTimeout
 	}
 	return fasthttp.RequestConfig{ReadTimeout: read, WriteTimeout: write}
@@ -217,10 +223,17 @@ func (s *Server) bodyLimits(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 // Config.HeaderTimeout, so a client without a key cannot hold a
 // connection by trickling a body.
 func (s *Server) bodyTimeout(h *fasthttp.RequestHeader) time.Duration {
-	if len(h.Peek(HeaderKey)) > 0 {
+	if keyed(h) {
 		return s.cfg.ReadTimeout
 	}
 	return s.cfg.HeaderTimeout
+}
+
+// keyed reports whether a request carries an API key: x-service-key, or
+// on the /v1 door Authorization (openAIKey).
+func keyed(h *fasthttp.RequestHeader) bool {
+	return len(h.Peek(HeaderKey)) > 0 ||
+		bytes.HasPrefix(h.RequestURI(), []byte("/v1/")) && len(h.Peek(fasthttp.HeaderAuthorization)) > 0
 }
 
 // readError answers a request fasthttp could not read, with the
@@ -356,10 +369,23 @@ type ctxAPIKey struct{}
 // auth checks x-service-key, then the key's request rate, and records the
 // key for the handler.
 func (s *Server) auth(h fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return s.authenticate(h, func(h *fasthttp.RequestHeader) string { return string(h.Peek(HeaderKey)) }, s.fail)
+}
+
+// openAIAuth is auth for the /v1 door: the key from Authorization: Bearer
+// or x-service-key (openAIKey), refusals in OpenAI's error shape.
+func (s *Server) openAIAuth(h fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return s.authenticate(h, openAIKey, s.failOpenAI)
+}
+
+// authenticate checks the key key reads from the request, then the key's
+// request rate, and records the key for the handler; fail answers a
+// refusal.
+func (s *Server) authenticate(h fasthttp.RequestHandler, key func(*fasthttp.RequestHeader) string, fail func(*fasthttp.RequestCtx, error)) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		k, err := s.svc.AuthenticateKey(string(ctx.Request.Header.Peek(HeaderKey)))
+		k, err := s.svc.AuthenticateKey(key(&ctx.Request.Header))
 		if err != nil {
-			s.fail(ctx, err)
+			fail(ctx, err)
 			// A body sent with a wrong key is not read for ReadTimeout.
 			refuseBody(ctx)
 			return
@@ -368,7 +394,7 @@ func (s *Server) auth(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 		ctx.SetUserValue(ctxAPIKey{}, k)
 		if ok, wait := s.limit.allow(k.ID); !ok {
 			ctx.Response.Header.Set("Retry-After", strconv.FormatInt(int64(math.Ceil(wait.Seconds())), 10))
-			s.fail(ctx, fmt.Errorf("key %s: %w", k.ID, ErrRateLimited))
+			fail(ctx, fmt.Errorf("key %s: %w", k.ID, ErrRateLimited))
 			return
 		}
 		h(ctx)

@@ -42,6 +42,8 @@ type Config struct {
 	// API configures the HTTP server of the /v2 API. Body and upload sizes
 	// stay in limits:, the WebSocket bounds in live:; HTTP joins them in.
 	API api.Config `yaml:"api"`
+	// OpenAI configures the OpenAI-compatible door (/v1/audio/...).
+	OpenAI api.OpenAIConfig `yaml:"openai"`
 }
 
 // Type is the root type the walker maps keys onto.
@@ -62,6 +64,7 @@ func (c *Config) SetDefaults() {
 	}
 	c.WebRTC.SetDefaults()
 	c.API.SetDefaults()
+	c.OpenAI.SetDefaults()
 }
 
 // Validate checks every section without I/O and joins every problem, each
@@ -89,6 +92,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, config.Under("sip", c.SIP.Validate()))
 	errs = append(errs, config.Under("webrtc", c.WebRTC.Validate()))
 	errs = append(errs, config.Under("api", c.API.Validate()))
+	errs = append(errs, config.Under("openai", c.OpenAI.Validate()))
 	return errors.Join(errs...)
 }
 
@@ -105,6 +109,7 @@ func (c *Config) HTTP() api.Config {
 	a.Burst = c.Limits.Burst
 	a.SeparateOps = c.OpsListen != ""
 	a.ShutdownTimeout = c.Shutdown.Doors
+	a.OpenAI = c.OpenAI
 	a.Live = api.LiveLimits{MaxFrameBytes: c.Live.MaxFrameBytes, MaxMessagesPerSecond: c.Live.MaxMessagesPerSecond, IdleTimeout: c.Live.IdleTimeout}
 	return a
 }

@@ -36,6 +36,7 @@ type Daemon struct {
 	quota   *quota.Quota // limits.max_account_bytes
 
 	wake chan struct{} // cap 1: a pre-recorded job was queued
+	ends jobEnds       // a pre-recorded job ended: WaitJob's waiters read theirs again
 
 	mu      sync.Mutex
 	running map[string]runningJob // guarded by mu: job id → its worker's cancel and claim

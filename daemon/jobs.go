@@ -129,6 +129,7 @@ func (d *Daemon) DeleteJob(ctx context.Context, account string, kind store.Kind,
 		r.cancel()
 	}
 	d.mu.Unlock()
+	d.ends.ended()
 	d.log.Info("job deleted", "job_id", id, "account_id", account)
 	return nil
 }
@@ -204,6 +205,24 @@ func (d *Daemon) OpenUpload(ctx context.Context, account, id string) (store.Blob
 // its bytes. Jobs already made from it keep their own link to the audio; a
 // later job naming it gets the 422 of an unknown file.
 func (d *Daemon) DeleteUpload(ctx context.Context, account, id string) error {
+	if err := d.removeUpload(account, id); err != nil {
+		return err
+	}
+	d.quota.Forget(account)
+	d.log.Info("file deleted", "file_id", id, "account_id", account)
+	return nil
+}
+
+// DropUpload deletes an uploaded file a job was just made from (the /v1
+// door's file): as DeleteUpload, but the account's storage count is kept,
+// since the job links the same bytes (store.AccountBytes counts them
+// once), so the next upload is not charged a recount of the account.
+func (d *Daemon) DropUpload(ctx context.Context, account, id string) error {
+	return d.removeUpload(account, id)
+}
+
+// removeUpload deletes account's upload id: its record, then its bytes.
+func (d *Daemon) removeUpload(account, id string) error {
 	if !ValidID(id) {
 		return fmt.Errorf("file %q: %w", id, ErrNotFound)
 	}
@@ -219,12 +238,7 @@ func (d *Daemon) DeleteUpload(ctx context.Context, account, id string) error {
 	if err := d.db.DeleteUpload(id); err != nil {
 		return err
 	}
-	if err := d.db.RemoveBlob(up.Blob); err != nil {
-		return err
-	}
-	d.quota.Forget(account)
-	d.log.Info("file deleted", "file_id", id, "account_id", account)
-	return nil
+	return d.db.RemoveBlob(up.Blob)
 }
 
 // OpenJobAudio opens a job's audio file and returns its content type.

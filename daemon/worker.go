@@ -207,6 +207,7 @@ func (d *Daemon) runClaim(ctx, jctx context.Context, log *slog.Logger, job *stor
 		return
 	}
 	d.outbox.Wake()
+	d.ends.ended()
 	d.metrics.jobsFinished.WithLabelValues(string(job.Kind), string(store.StatusDone)).Inc()
 	if res.info.Duration > 0 {
 		d.metrics.rtf.Observe(time.Since(start).Seconds() / res.info.Duration)
@@ -403,6 +404,7 @@ func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) error {
 	d.quota.Forget(job.Account)
 	d.metrics.jobsFinished.WithLabelValues(string(job.Kind), string(store.StatusError)).Inc()
 	d.outbox.Wake()
+	d.ends.ended()
 	return nil
 }
 

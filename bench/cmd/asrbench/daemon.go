@@ -126,37 +126,8 @@ func runDaemon(clips []clip) ([]row, error) {
 // prerecorded uploads wav, runs a pre-recorded job and returns its
 // full_transcript.
 func prerecorded(d *benchd.Daemon, wav []byte, name string) (string, error) {
-	audioURL, err := d.Upload(filepath.Base(name), wav)
-	if err != nil {
-		return "", err
-	}
-	var job struct{ ID string }
-	body, _ := json.Marshal(map[string]any{"audio_url": audioURL})
-	if err := d.Call("POST", "/v2/pre-recorded", d.Key, string(body), http.StatusCreated, &job); err != nil {
-		return "", err
-	}
-	deadline := time.Now().Add(10 * time.Minute)
-	for time.Now().Before(deadline) {
-		var rec struct {
-			Status string
-			Result struct {
-				Transcription struct {
-					FullTranscript string `json:"full_transcript"`
-				}
-			}
-		}
-		if err := d.Call("GET", "/v2/pre-recorded/"+job.ID, d.Key, "", http.StatusOK, &rec); err != nil {
-			return "", err
-		}
-		switch rec.Status {
-		case "done":
-			return rec.Result.Transcription.FullTranscript, nil
-		case "error":
-			return "", fmt.Errorf("job %s failed", job.ID)
-		}
-		time.Sleep(200 * time.Millisecond) // polling a real process
-	}
-	return "", fmt.Errorf("job %s did not finish", job.ID)
+	_, text, err := d.PreRecorded(filepath.Base(name), wav, 200*time.Millisecond, 10*time.Minute)
+	return text, err
 }
 
 // storedRecord waits for a live session's batch pass and returns the

@@ -75,3 +75,42 @@ func (d *Daemon) Upload(name string, audio []byte) (string, error) {
 	}
 	return up.AudioURL, nil
 }
+
+// PreRecorded transcribes audio as a /v2 client without callbacks does:
+// it uploads it as a file named name, creates a pre-recorded job of it and
+// reads the job every poll until it is done (an error after timeout, or
+// when the job ends as error). It returns the job's id and its
+// full_transcript.
+func (d *Daemon) PreRecorded(name string, audio []byte, poll, timeout time.Duration) (id, transcript string, err error) {
+	audioURL, err := d.Upload(name, audio)
+	if err != nil {
+		return "", "", err
+	}
+	var job struct{ ID string }
+	body, _ := json.Marshal(map[string]any{"audio_url": audioURL})
+	if err := d.Call("POST", "/v2/pre-recorded", d.Key, string(body), http.StatusCreated, &job); err != nil {
+		return "", "", err
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		var rec struct {
+			Status string
+			Result struct {
+				Transcription struct {
+					FullTranscript string `json:"full_transcript"`
+				}
+			}
+		}
+		if err := d.Call("GET", "/v2/pre-recorded/"+job.ID, d.Key, "", http.StatusOK, &rec); err != nil {
+			return "", "", err
+		}
+		switch rec.Status {
+		case "done":
+			return job.ID, rec.Result.Transcription.FullTranscript, nil
+		case "error":
+			return "", "", fmt.Errorf("job %s failed", job.ID)
+		}
+		time.Sleep(poll) // the client's polling interval, against a real process
+	}
+	return "", "", fmt.Errorf("job %s did not finish in %s", job.ID, timeout)
+}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/store"
 )
 
 // consoleFiles is the operator console: a plain HTML/CSS/JS page that
@@ -44,7 +44,7 @@ func (s *Server) console(ctx *fasthttp.RequestCtx) {
 		b, err = fs.ReadFile(consoleFiles, "console/"+name)
 	}
 	if !ok || b == nil || err != nil {
-		s.fail(ctx, daemon.ErrNotFound)
+		s.fail(ctx, store.ErrNotFound)
 		return
 	}
 	h := &ctx.Response.Header

@@ -6,8 +6,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/earshot-dev/earshot/daemon"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
+	"github.com/earshot-dev/earshot/store"
 )
 
 // EngineLister is the part of the service GET /v2/engines reads.
@@ -28,7 +28,7 @@ type enginesResponse struct {
 func (s *Server) listEngines(ctx *fasthttp.RequestCtx) {
 	l, ok := s.svc.(EngineLister)
 	if !ok {
-		s.fail(ctx, fmt.Errorf("route %s: %w", ctx.Path(), daemon.ErrNotFound))
+		s.fail(ctx, fmt.Errorf("route %s: %w", ctx.Path(), store.ErrNotFound))
 		return
 	}
 	resp := enginesResponse{Engines: l.Engines(), Languages: []string{}}

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/errcode"
+	"github.com/earshot-dev/earshot/store"
 )
 
 // TestStatus: this door's errors map to 403 and 429 even when wrapped, and
@@ -19,9 +20,9 @@ func TestStatus(t *testing.T) {
 		{"not admin", fmt.Errorf("key k1: %w", ErrNotAdmin), 403, "admin key required"},
 		{"rate limited", fmt.Errorf("key k1: %w", ErrRateLimited), 429, "too many requests for this API key, retry later"},
 		{"body timeout", fmt.Errorf("upload body: %w: %w", ErrBodyTimeout, fmt.Errorf("i/o timeout")), 408, "request body not received in time"},
-		{"unauthorized", fmt.Errorf("x: %w", daemon.ErrUnauthorized), 401, "missing or invalid API key (x-service-key)"},
-		{"invalid id", daemon.ErrInvalidID, 403, "invalid id"},
-		{"not found", daemon.ErrNotFound, 404, "not found"},
+		{"unauthorized", fmt.Errorf("x: %w", store.ErrUnauthorized), 401, "missing or invalid API key (x-service-key)"},
+		{"invalid id", errcode.ErrInvalidID, 403, "invalid id"},
+		{"not found", store.ErrNotFound, 404, "not found"},
 		{"other", fmt.Errorf("boom"), 500, "internal error"},
 	}
 	for _, tt := range tests {

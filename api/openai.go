@@ -9,7 +9,6 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/earshot-dev/earshot/daemon"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -80,7 +79,7 @@ func (s *Server) v1Audio(ctx *fasthttp.RequestCtx, task oaiTask) {
 	} else {
 		defer func() {
 			err := s.svc.DeleteJob(context.WithoutCancel(ctx), acct, store.KindPreRecorded, job.ID)
-			if err != nil && !errors.Is(err, daemon.ErrNotFound) {
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
 				s.log.Error("delete a /v1 job (openai.keep_jobs false)", "job_id", job.ID, "error", err)
 			}
 		}()
@@ -133,7 +132,7 @@ func (s *Server) v1Models(ctx *fasthttp.RequestCtx) {
 func (s *Server) v1Model(ctx *fasthttp.RequestCtx) {
 	name, _ := ctx.UserValue("model").(string)
 	if _, ok := v2Model(name); !ok {
-		s.failOpenAI(ctx, &fieldError{Kind: daemon.ErrNotFound, Param: "model", Code: "model_not_found",
+		s.failOpenAI(ctx, &fieldError{Kind: store.ErrNotFound, Param: "model", Code: "model_not_found",
 			Msg: fmt.Sprintf("model: %q is not served here (see GET /v1/models)", truncateName(name))})
 		return
 	}

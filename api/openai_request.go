@@ -14,7 +14,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/store"
 )
@@ -88,7 +88,7 @@ type oaiRequest struct {
 // upload already made is deleted.
 func (s *Server) readOpenAIRequest(ctx *fasthttp.RequestCtx, task oaiTask) (*oaiRequest, *store.Upload, error) {
 	if n := ctx.Request.Header.ContentLength(); n > int(s.cfg.MaxUploadBytes)+64<<10 {
-		return nil, nil, &fieldError{Kind: daemon.ErrTooLarge, Param: "file", Code: "file_too_large",
+		return nil, nil, &fieldError{Kind: errcode.ErrTooLarge, Param: "file", Code: "file_too_large",
 			Msg: fmt.Sprintf("file: request of %d bytes > limit %d", n, s.cfg.MaxUploadBytes)}
 	}
 	mt, mp, err := mime.ParseMediaType(string(ctx.Request.Header.ContentType()))

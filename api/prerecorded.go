@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -26,7 +27,7 @@ func (s *Server) readBody(ctx *fasthttp.RequestCtx) ([]byte, error) {
 	limit := s.cfg.MaxBodyBytes
 	if n := ctx.Request.Header.ContentLength(); n > int(limit) {
 		refuseBody(ctx)
-		return nil, fmt.Errorf("%w: body of %d bytes > limit %d", daemon.ErrTooLarge, n, limit)
+		return nil, fmt.Errorf("%w: body of %d bytes > limit %d", errcode.ErrTooLarge, n, limit)
 	}
 	var buf bytes.Buffer
 	body := s.newClientBody(ctx)
@@ -36,7 +37,7 @@ func (s *Server) readBody(ctx *fasthttp.RequestCtx) ([]byte, error) {
 	}
 	if n > limit {
 		refuseBody(ctx)
-		return nil, fmt.Errorf("%w: body over limit %d", daemon.ErrTooLarge, limit)
+		return nil, fmt.Errorf("%w: body over limit %d", errcode.ErrTooLarge, limit)
 	}
 	return buf.Bytes(), nil
 }
@@ -113,7 +114,7 @@ func (s *Server) deleteJob(kind store.Kind) fasthttp.RequestHandler {
 func (s *Server) deleteTranscription(ctx *fasthttp.RequestCtx) {
 	id := pathID(ctx)
 	if !daemon.ValidID(id) {
-		s.fail(ctx, fmt.Errorf("id %q: %w", id, daemon.ErrInvalidID))
+		s.fail(ctx, fmt.Errorf("id %q: %w", id, errcode.ErrInvalidID))
 		return
 	}
 	if err := s.svc.DeleteJob(ctx, account(ctx), "", id); err != nil {

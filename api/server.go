@@ -19,7 +19,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
-	"github.com/earshot-dev/earshot/daemon"
 	"github.com/earshot-dev/earshot/internal/acceptloop"
 	"github.com/earshot-dev/earshot/store"
 )
@@ -147,7 +146,7 @@ func (s *Server) newRouter() *router.Router {
 	r.RedirectFixedPath = false
 	r.SaveMatchedRoutePath = true
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
-		s.fail(ctx, fmt.Errorf("route %s: %w", ctx.Path(), daemon.ErrNotFound))
+		s.fail(ctx, fmt.Errorf("route %s: %w", ctx.Path(), store.ErrNotFound))
 	}
 	r.MethodNotAllowed = func(ctx *fasthttp.RequestCtx) {
 		s.writeJSON(ctx, fasthttp.StatusMethodNotAllowed, errorBody{

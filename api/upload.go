@@ -9,7 +9,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -39,7 +39,7 @@ func (s *Server) upload(ctx *fasthttp.RequestCtx) {
 		}
 	}()
 	if n := ctx.Request.Header.ContentLength(); n > int(s.cfg.MaxUploadBytes)+64<<10 {
-		s.fail(ctx, fmt.Errorf("%w: upload of %d bytes > limit %d", daemon.ErrTooLarge, n, s.cfg.MaxUploadBytes))
+		s.fail(ctx, fmt.Errorf("%w: upload of %d bytes > limit %d", errcode.ErrTooLarge, n, s.cfg.MaxUploadBytes))
 		return
 	}
 	mt, mp, err := mime.ParseMediaType(string(ctx.Request.Header.ContentType()))

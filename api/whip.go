@@ -8,8 +8,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/earshot-dev/earshot/daemon"
 	"github.com/earshot-dev/earshot/errcode"
+	"github.com/earshot-dev/earshot/store"
 )
 
 // WHIP is the browser door (ingest/webrtc.Door) as the API calls it.
@@ -28,7 +28,7 @@ func (s *Server) SetWHIP(w WHIP) { s.whip = w }
 func (s *Server) whipOffer(ctx *fasthttp.RequestCtx) {
 	whipCORS(ctx)
 	if s.whip == nil {
-		s.fail(ctx, daemon.ErrNotFound)
+		s.fail(ctx, store.ErrNotFound)
 		return
 	}
 	mt, _, err := mime.ParseMediaType(string(ctx.Request.Header.ContentType()))
@@ -65,7 +65,7 @@ func (s *Server) whipOffer(ctx *fasthttp.RequestCtx) {
 func (s *Server) whipDelete(ctx *fasthttp.RequestCtx) {
 	whipCORS(ctx)
 	if s.whip == nil {
-		s.fail(ctx, daemon.ErrNotFound)
+		s.fail(ctx, store.ErrNotFound)
 		return
 	}
 	res, _ := ctx.UserValue("resource").(string)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/ingest/fetch"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/quota"
@@ -30,7 +31,7 @@ func (c quotaCharger) Charge(account string, r io.Reader) (io.Reader, func(error
 	return quotaError{qr, c.q}, qr.Settle
 }
 
-// quotaError passes reads through, turning ErrQuota into the client's
+// quotaError passes reads through, turning errcode.ErrQuota into the client's
 // message with the limit.
 type quotaError struct {
 	r io.Reader
@@ -39,8 +40,8 @@ type quotaError struct {
 
 func (e quotaError) Read(p []byte) (int, error) {
 	n, err := e.r.Read(p)
-	if errors.Is(err, ErrQuota) {
-		err = newError(ErrQuota, err, reasonQuota, e.q.Limit())
+	if errors.Is(err, errcode.ErrQuota) {
+		err = newError(errcode.ErrQuota, err, reasonQuota, e.q.Limit())
 	}
 	return n, err
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/earshot-dev/earshot/errcode"
+	"github.com/earshot-dev/earshot/ingest"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/store"
 )
@@ -43,7 +45,7 @@ func (d *Daemon) CreatePreRecorded(ctx context.Context, account, requestID strin
 		return nil, err
 	}
 	if n >= d.cfg.Limits.MaxQueued {
-		return nil, newError(ErrAtCapacity, nil, "%d pre-recorded jobs queued, limit %d", n, d.cfg.Limits.MaxQueued)
+		return nil, newError(ingest.ErrAtCapacity, nil, "%d pre-recorded jobs queued, limit %d", n, d.cfg.Limits.MaxQueued)
 	}
 	id := uuid.NewString()
 	job := &store.Job{
@@ -54,7 +56,7 @@ func (d *Daemon) CreatePreRecorded(ctx context.Context, account, requestID strin
 	if fileID, ok := params.FileID(p.AudioURL); ok {
 		up, err := d.db.Upload(fileID)
 		if err != nil || up.Account != account {
-			return nil, newError(ErrCannotServe, nil, "audio_url: no uploaded file with id %s", fileID)
+			return nil, newError(params.ErrCannotServe, nil, "audio_url: no uploaded file with id %s", fileID)
 		}
 		job.Blob = jobBlob(id)
 		if err := d.db.LinkBlob(up.Blob, job.Blob); err != nil {
@@ -87,17 +89,17 @@ func (d *Daemon) CreatePreRecorded(ctx context.Context, account, requestID strin
 // Job reads a job of the given kind owned by account.
 func (d *Daemon) Job(ctx context.Context, account string, kind store.Kind, id string) (*store.Job, error) {
 	if !ValidID(id) {
-		return nil, fmt.Errorf("job %q: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("job %q: %w", id, store.ErrNotFound)
 	}
 	j, err := d.db.Job(id)
 	if err != nil {
 		return nil, err
 	}
 	if j.Kind != kind && kind != "" {
-		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("job %s: %w", id, store.ErrNotFound)
 	}
 	if j.Account != account {
-		return nil, fmt.Errorf("job %s: %w", id, ErrNotOwner)
+		return nil, fmt.Errorf("job %s: %w", id, errcode.ErrNotOwner)
 	}
 	return j, nil
 }
@@ -144,10 +146,10 @@ func (d *Daemon) Upload(ctx context.Context, account, filename string, r io.Read
 	size, err := d.db.WriteBlob(blob, qr, d.cfg.Limits.MaxUploadBytes)
 	qr.Settle(err)
 	switch {
-	case errors.Is(err, ErrQuota):
-		return nil, newError(ErrQuota, err, reasonQuota, d.quota.Limit())
+	case errors.Is(err, errcode.ErrQuota):
+		return nil, newError(errcode.ErrQuota, err, reasonQuota, d.quota.Limit())
 	case errors.Is(err, store.ErrTooLarge):
-		return nil, newError(ErrTooLarge, nil, "audio: upload exceeds %d bytes", d.cfg.Limits.MaxUploadBytes)
+		return nil, newError(errcode.ErrTooLarge, nil, "audio: upload exceeds %d bytes", d.cfg.Limits.MaxUploadBytes)
 	case err != nil:
 		return nil, err
 	}
@@ -188,14 +190,14 @@ func (d *Daemon) Upload(ctx context.Context, account, filename string, r io.Read
 // OpenUpload opens an uploaded file owned by account.
 func (d *Daemon) OpenUpload(ctx context.Context, account, id string) (store.BlobReader, *store.Upload, error) {
 	if !ValidID(id) {
-		return nil, nil, fmt.Errorf("file %q: %w", id, ErrNotFound)
+		return nil, nil, fmt.Errorf("file %q: %w", id, store.ErrNotFound)
 	}
 	up, err := d.db.Upload(id)
 	if err != nil {
 		return nil, nil, err
 	}
 	if up.Account != account {
-		return nil, nil, fmt.Errorf("file %s: %w", id, ErrNotOwner)
+		return nil, nil, fmt.Errorf("file %s: %w", id, errcode.ErrNotOwner)
 	}
 	f, err := d.db.OpenBlob(up.Blob)
 	return f, up, err
@@ -224,14 +226,14 @@ func (d *Daemon) DropUpload(ctx context.Context, account, id string) error {
 // removeUpload deletes account's upload id: its record, then its bytes.
 func (d *Daemon) removeUpload(account, id string) error {
 	if !ValidID(id) {
-		return fmt.Errorf("file %q: %w", id, ErrNotFound)
+		return fmt.Errorf("file %q: %w", id, store.ErrNotFound)
 	}
 	up, err := d.db.Upload(id)
 	if err != nil {
 		return err
 	}
 	if up.Account != account {
-		return fmt.Errorf("file %s: %w", id, ErrNotOwner)
+		return fmt.Errorf("file %s: %w", id, errcode.ErrNotOwner)
 	}
 	// Record first: a crash between the two leaves a file no record names,
 	// which the next start removes.
@@ -248,7 +250,7 @@ func (d *Daemon) OpenJobAudio(ctx context.Context, account string, kind store.Ki
 		return nil, "", err
 	}
 	if j.Blob == "" {
-		return nil, "", fmt.Errorf("job %s has no audio yet: %w", id, ErrNotFound)
+		return nil, "", fmt.Errorf("job %s has no audio yet: %w", id, store.ErrNotFound)
 	}
 	f, err := d.db.OpenBlob(j.Blob)
 	if err != nil {

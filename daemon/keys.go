@@ -17,10 +17,10 @@ const AdminAccount = "admin"
 func IsAdmin(k store.Key) bool { return k.Account == AdminAccount }
 
 // AuthenticateKey returns the active key whose secret this is;
-// ErrUnauthorized for a missing, unknown or revoked one.
+// store.ErrUnauthorized for a missing, unknown or revoked one.
 func (d *Daemon) AuthenticateKey(secret string) (store.Key, error) {
 	if secret == "" {
-		return store.Key{}, fmt.Errorf("%w: missing key", ErrUnauthorized)
+		return store.Key{}, fmt.Errorf("%w: missing key", store.ErrUnauthorized)
 	}
 	return d.db.Authenticate(secret)
 }
@@ -37,7 +37,7 @@ func (d *Daemon) Keys(ctx context.Context) ([]store.Key, error) { return d.db.Ke
 
 // RevokeKey revokes the key with this id; its secret stops authenticating
 // at once and the live sessions it created end (close 4401). An unknown id
-// is ErrNotFound.
+// is store.ErrNotFound.
 func (d *Daemon) RevokeKey(ctx context.Context, id string) error {
 	if err := d.db.RevokeKey(id); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/earshot-dev/earshot/daemon/live"
+	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/ingest"
 	"github.com/earshot-dev/earshot/store"
 )
@@ -74,8 +75,8 @@ func (l liveDeps) Finished(status store.Status) {
 
 func (l liveDeps) AdmitRecording(account string) error {
 	if err := l.d.quota.Admit(account); err != nil {
-		// Also ErrAtCapacity, for a door with no 507 of its own (SIP: 503).
-		return newError(ErrQuota, fmt.Errorf("%w: %w", ingest.ErrAtCapacity, err), reasonQuota, l.d.quota.Limit())
+		// Also ingest.ErrAtCapacity, for a door with no 507 of its own (SIP: 503).
+		return newError(errcode.ErrQuota, fmt.Errorf("%w: %w", ingest.ErrAtCapacity, err), reasonQuota, l.d.quota.Limit())
 	}
 	return nil
 }

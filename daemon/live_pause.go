@@ -16,8 +16,8 @@ import (
 // learn that a session exists. An ended session is a conflict (409).
 func (d *Daemon) PauseLive(ctx context.Context, account, id string, pause bool) (live.PauseState, error) {
 	j, err := d.Job(ctx, account, store.KindLive, id)
-	if errors.Is(err, ErrNotOwner) {
-		err = fmt.Errorf("job %s: %w", id, ErrNotFound)
+	if errors.Is(err, errcode.ErrNotOwner) {
+		err = fmt.Errorf("job %s: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
 		return live.PauseState{}, err

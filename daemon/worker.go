@@ -11,6 +11,7 @@ import (
 
 	"github.com/earshot-dev/earshot/callback"
 	"github.com/earshot-dev/earshot/daemon/live"
+	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
@@ -358,15 +359,15 @@ func (d *Daemon) failJobRetry(ctx context.Context, log *slog.Logger, job *store.
 }
 
 // failJob ends a job as error with the contract status of err. It returns
-// the store's error when that could not be recorded (ErrNotFound, a job
+// the store's error when that could not be recorded (store.ErrNotFound, a job
 // deleted meanwhile, is not an error).
 func (d *Daemon) failJob(log *slog.Logger, job *store.Job, cause error) error {
-	code := Status(cause)
+	code := errcode.Status(cause)
 	if code < 400 {
 		code = 500
 	}
-	msg := Message(cause)
-	if code >= 500 && !errors.Is(cause, ErrQuota) {
+	msg := errcode.Message(cause)
+	if code >= 500 && !errors.Is(cause, errcode.ErrQuota) {
 		log.Error("job failed", "error", cause)
 	} else {
 		log.Info("job failed", "status", code, "error", cause)

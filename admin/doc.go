@@ -5,7 +5,7 @@
 // so the CLI runs the same operations itself when no daemon runs.
 //
 // It does not own the keys (package store) nor decide which keys are admin
-// keys (daemon.IsAdmin); the daemon binds the socket (Listen) and runs the
+// keys (store.Key.Admin); the daemon binds the socket (Listen) and runs the
 // Server until its context ends.
 //
 // Invariants: only the data directory's owner can connect (the socket is

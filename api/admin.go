@@ -23,10 +23,10 @@ type Keys interface {
 	RevokeKey(ctx context.Context, id string) error
 }
 
-// admin lets only admin keys (daemon.IsAdmin) through; it runs after auth.
+// admin lets only admin keys (store.Key.Admin) through; it runs after auth.
 func (s *Server) admin(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		if k := authKey(ctx); !daemon.IsAdmin(k) {
+		if k := authKey(ctx); !k.Admin() {
 			s.fail(ctx, fmt.Errorf("key %s of account %s: %w", k.ID, k.Account, ErrNotAdmin))
 			return
 		}
@@ -45,7 +45,7 @@ type keyJSON struct {
 }
 
 func newKeyJSON(k store.Key) keyJSON {
-	j := keyJSON{ID: k.ID, Account: k.Account, Prefix: k.Prefix, Admin: daemon.IsAdmin(k), CreatedAt: formatTime(k.CreatedAt)}
+	j := keyJSON{ID: k.ID, Account: k.Account, Prefix: k.Prefix, Admin: k.Admin(), CreatedAt: formatTime(k.CreatedAt)}
 	if !k.Active() {
 		t := formatTime(k.RevokedAt)
 		j.RevokedAt = &t

@@ -8,8 +8,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/earshot-dev/earshot/daemon"
 	"github.com/earshot-dev/earshot/errcode"
+	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -113,7 +113,7 @@ func (s *Server) deleteJob(kind store.Kind) fasthttp.RequestHandler {
 // kind; 403 for an id that cannot be one (SPEC.md 4.4).
 func (s *Server) deleteTranscription(ctx *fasthttp.RequestCtx) {
 	id := pathID(ctx)
-	if !daemon.ValidID(id) {
+	if !params.ValidID(id) {
 		s.fail(ctx, fmt.Errorf("id %q: %w", id, errcode.ErrInvalidID))
 		return
 	}

@@ -19,12 +19,6 @@ import (
 	"github.com/earshot-dev/earshot/store"
 )
 
-// ValidID reports whether id has the form of a job or file id.
-func ValidID(id string) bool {
-	_, err := uuid.Parse(id)
-	return err == nil && len(id) == 36
-}
-
 // CreatePreRecorded validates a POST /v2/pre-recorded body and commits a
 // queued job. The returned job is on disk.
 func (d *Daemon) CreatePreRecorded(ctx context.Context, account, requestID string, body []byte) (*store.Job, error) {
@@ -88,7 +82,7 @@ func (d *Daemon) CreatePreRecorded(ctx context.Context, account, requestID strin
 
 // Job reads a job of the given kind owned by account.
 func (d *Daemon) Job(ctx context.Context, account string, kind store.Kind, id string) (*store.Job, error) {
-	if !ValidID(id) {
+	if !params.ValidID(id) {
 		return nil, fmt.Errorf("job %q: %w", id, store.ErrNotFound)
 	}
 	j, err := d.db.Job(id)
@@ -189,7 +183,7 @@ func (d *Daemon) Upload(ctx context.Context, account, filename string, r io.Read
 
 // OpenUpload opens an uploaded file owned by account.
 func (d *Daemon) OpenUpload(ctx context.Context, account, id string) (store.BlobReader, *store.Upload, error) {
-	if !ValidID(id) {
+	if !params.ValidID(id) {
 		return nil, nil, fmt.Errorf("file %q: %w", id, store.ErrNotFound)
 	}
 	up, err := d.db.Upload(id)
@@ -225,7 +219,7 @@ func (d *Daemon) DropUpload(ctx context.Context, account, id string) error {
 
 // removeUpload deletes account's upload id: its record, then its bytes.
 func (d *Daemon) removeUpload(account, id string) error {
-	if !ValidID(id) {
+	if !params.ValidID(id) {
 		return fmt.Errorf("file %q: %w", id, store.ErrNotFound)
 	}
 	up, err := d.db.Upload(id)

@@ -8,14 +8,6 @@ import (
 	"github.com/earshot-dev/earshot/store"
 )
 
-// AdminAccount is the account whose keys are admin keys: besides the /v2
-// API they may manage keys over HTTP (/admin/keys). `earshotd keys create
-// --account admin` makes one; the .deb's postinst makes the first.
-const AdminAccount = "admin"
-
-// IsAdmin reports whether k is an admin key (a key of AdminAccount).
-func IsAdmin(k store.Key) bool { return k.Account == AdminAccount }
-
 // AuthenticateKey returns the active key whose secret this is;
 // store.ErrUnauthorized for a missing, unknown or revoked one.
 func (d *Daemon) AuthenticateKey(secret string) (store.Key, error) {

@@ -31,6 +31,14 @@ type Key struct {
 // Active reports whether the key has not been revoked.
 func (k Key) Active() bool { return k.RevokedAt.IsZero() }
 
+// AdminAccount is the account whose keys are admin keys: besides the /v2
+// API they may manage keys over HTTP (/admin/keys). `earshotd keys create
+// --account admin` makes one; the .deb's postinst makes the first.
+const AdminAccount = "admin"
+
+// Admin reports whether k is an admin key (a key of AdminAccount).
+func (k Key) Admin() bool { return k.Account == AdminAccount }
+
 type keyRecord struct {
 	Key
 	Hash []byte `json:"hash"` // sha256 of the secret

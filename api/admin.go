@@ -10,7 +10,6 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/earshot-dev/earshot/daemon"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -130,7 +129,7 @@ func (s *Server) revokeKey(ctx *fasthttp.RequestCtx) {
 
 // Nodes is what the API needs to list the nodes of a cluster.
 type Nodes interface {
-	Nodes(ctx context.Context) ([]daemon.NodeStatus, error)
+	Nodes(ctx context.Context) ([]store.NodeStatus, error)
 }
 
 // listNodes is GET /admin/nodes: every node sharing the store, by id, with
@@ -143,7 +142,7 @@ func (s *Server) listNodes(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	type nodeJSON struct {
-		daemon.NodeStatus
+		store.NodeStatus
 		LastSeen string `json:"last_seen"`
 	}
 	out := struct {

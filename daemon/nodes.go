@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/earshot-dev/earshot/store"
 	"github.com/earshot-dev/earshot/store/postgres"
 )
 
@@ -22,17 +23,6 @@ const (
 type nodeRegistry interface {
 	Heartbeat(n postgres.Node) error
 	Nodes() ([]postgres.Node, error)
-}
-
-// NodeStatus is one node as GET /admin/nodes lists it.
-type NodeStatus struct {
-	NodeID       string    `json:"node_id"`
-	AdvertiseURL string    `json:"advertise_url"`
-	LastSeen     time.Time `json:"last_seen"`
-	Alive        bool      `json:"alive"`
-	LiveCapacity int       `json:"live_capacity"`
-	LiveFree     int       `json:"live_free"`
-	RunningJobs  int       `json:"running_jobs"`
 }
 
 // state is this node's load now.
@@ -84,20 +74,20 @@ func (d *Daemon) runHeartbeat(ctx context.Context, r nodeRegistry) error {
 
 // Nodes lists the nodes sharing the store with their last heartbeat; on
 // the embedded store it is this node alone, as it is now.
-func (d *Daemon) Nodes(ctx context.Context) ([]NodeStatus, error) {
+func (d *Daemon) Nodes(ctx context.Context) ([]store.NodeStatus, error) {
 	r, ok := d.db.(nodeRegistry)
 	if !ok {
 		n := d.state()
-		return []NodeStatus{{NodeID: n.ID, AdvertiseURL: n.AdvertiseURL, LastSeen: time.Now().UTC(), Alive: true,
+		return []store.NodeStatus{{NodeID: n.ID, AdvertiseURL: n.AdvertiseURL, LastSeen: time.Now().UTC(), Alive: true,
 			LiveCapacity: n.LiveCapacity, LiveFree: n.LiveFree, RunningJobs: n.RunningJobs}}, nil
 	}
 	ns, err := r.Nodes()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]NodeStatus, 0, len(ns))
+	out := make([]store.NodeStatus, 0, len(ns))
 	for _, n := range ns {
-		out = append(out, NodeStatus{NodeID: n.ID, AdvertiseURL: n.AdvertiseURL, LastSeen: n.LastSeen, Alive: n.Age < nodeStaleAfter,
+		out = append(out, store.NodeStatus{NodeID: n.ID, AdvertiseURL: n.AdvertiseURL, LastSeen: n.LastSeen, Alive: n.Age < nodeStaleAfter,
 			LiveCapacity: n.LiveCapacity, LiveFree: n.LiveFree, RunningJobs: n.RunningJobs})
 	}
 	return out, nil

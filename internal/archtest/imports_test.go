@@ -22,6 +22,8 @@ var importRules = []struct {
 		"the daemon imports no door: cmd/earshotd joins them (daemon/doc.go)"},
 	{[]string{"quota", "admin", "metrics", "retention", "callback", "ingest/fetch"}, []string{"daemon"},
 		"a module the daemon runs declares what it needs of it as an interface"},
+	{[]string{"api"}, []string{"daemon"},
+		"the HTTP door reaches the job service only through the interfaces it declares (api/server.go, issue 39)"},
 	{[]string{"daemon/live"}, []string{"daemon", "store/postgres"},
 		"daemon/live declares what it needs as Store, Recordings, Signals and Cluster; daemon/livepg adapts the shared store (daemon/live/doc.go)"},
 }

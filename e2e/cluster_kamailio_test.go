@@ -163,8 +163,7 @@ func TestClusterKamailio(t *testing.T) {
 	ch0, _ := g711(t, "pocketsphinx-goforward.wav", "mulaw")
 	connA, portA := udpPair(t)
 	connB, portB := udpPair(t)
-	body := "--b0undary\r\nContent-Type: application/sdp\r\n\r\n" + string(offerSDP([]int{portA, portB}, "0 101", "sendonly", true)) +
-		"\r\n--b0undary\r\nContent-Type: application/rs-metadata+xml\r\nContent-Disposition: recording-session\r\n\r\n" + siprecMetadata + "\r\n--b0undary--\r\n"
+	body := siprecBody(offerSDP([]int{portA, portB}, "0 101", "sendonly", true))
 	dlg, code := p.call(ctx, "transcribe", "multipart/mixed;boundary=b0undary", []byte(body), sipmsg.NewHeader("Require", "siprec"))
 	if code != 200 {
 		t.Fatalf("SIPREC INVITE through Kamailio answered %d", code)

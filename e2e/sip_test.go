@@ -451,6 +451,13 @@ const siprecMetadata = `<?xml version="1.0" encoding="UTF-8"?>
   <participantstreamassoc participant_id="p-bob"><send>s-2</send><recv>s-1</recv></participantstreamassoc>
 </recording>`
 
+// siprecBody is a SIPREC INVITE's multipart/mixed body (boundary
+// b0undary): the SDP offer sdp and siprecMetadata.
+func siprecBody(sdp []byte) string {
+	return "--b0undary\r\nContent-Type: application/sdp\r\n\r\n" + string(sdp) +
+		"\r\n--b0undary\r\nContent-Type: application/rs-metadata+xml\r\nContent-Disposition: recording-session\r\n\r\n" + siprecMetadata + "\r\n--b0undary--\r\n"
+}
+
 func TestSIPREC(t *testing.T) {
 	d, addr := startSIPDaemon(t, fmt.Sprintf(sipConfig, "30s", "0s"))
 	key := createKey(t, d.DataDir, "acme")
@@ -462,8 +469,7 @@ func TestSIPREC(t *testing.T) {
 	defer cancel()
 	connA, portA := udpPair(t)
 	connB, portB := udpPair(t)
-	body := "--b0undary\r\nContent-Type: application/sdp\r\n\r\n" + string(offerSDP([]int{portA, portB}, "0 101", "sendonly", true)) +
-		"\r\n--b0undary\r\nContent-Type: application/rs-metadata+xml\r\nContent-Disposition: recording-session\r\n\r\n" + siprecMetadata + "\r\n--b0undary--\r\n"
+	body := siprecBody(offerSDP([]int{portA, portB}, "0 101", "sendonly", true))
 	dlg, code := p.call(ctx, "transcribe", "multipart/mixed;boundary=b0undary", []byte(body), sipmsg.NewHeader("Require", "siprec"))
 	if code != 200 {
 		t.Fatalf("SIPREC INVITE answered %d", code)

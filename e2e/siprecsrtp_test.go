@@ -160,8 +160,7 @@ func TestSIPRECSRTP(t *testing.T) {
 	connA, portA := udpPair(t)
 	connB, portB := udpPair(t)
 	sa, sb := newSRTPSender(t, suite32, 0x31), newSRTPSender(t, suiteGCM, 0x47)
-	body := "--b0undary\r\nContent-Type: application/sdp\r\n\r\n" + string(savpOffer([]int{portA, portB}, []string{sa.crypto(1), sb.crypto(7)})) +
-		"\r\n--b0undary\r\nContent-Type: application/rs-metadata+xml\r\nContent-Disposition: recording-session\r\n\r\n" + siprecMetadata + "\r\n--b0undary--\r\n"
+	body := siprecBody(savpOffer([]int{portA, portB}, []string{sa.crypto(1), sb.crypto(7)}))
 	dlg, code := p.call(ctx, "transcribe", "multipart/mixed;boundary=b0undary", []byte(body), sipmsg.NewHeader("Require", "siprec"))
 	if code != 200 {
 		t.Fatalf("SIPREC INVITE answered %d", code)
@@ -365,8 +364,7 @@ func TestSIPRECSRTPOverTLS(t *testing.T) {
 	connA, portA := udpPair(t)
 	connB, portB := udpPair(t)
 	sa, sb := newSRTPSender(t, suiteGCM, 0x52), newSRTPSender(t, suite32, 0x63)
-	body := "--b0undary\r\nContent-Type: application/sdp\r\n\r\n" + string(savpOffer([]int{portA, portB}, []string{sa.crypto(1), sb.crypto(2)})) +
-		"\r\n--b0undary\r\nContent-Type: application/rs-metadata+xml\r\nContent-Disposition: recording-session\r\n\r\n" + siprecMetadata + "\r\n--b0undary--\r\n"
+	body := siprecBody(savpOffer([]int{portA, portB}, []string{sa.crypto(1), sb.crypto(2)}))
 	dlg, err := dialogs.Invite(ctx, sipmsg.Uri{Scheme: "sip", User: "transcribe", Host: host, Port: n, UriParams: params}, []byte(body),
 		sipmsg.NewHeader("Content-Type", "multipart/mixed;boundary=b0undary"), sipmsg.NewHeader("Require", "siprec"))
 	if err != nil {

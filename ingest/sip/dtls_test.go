@@ -48,22 +48,9 @@ func TestDTLSOffer(t *testing.T) {
 		{"unknown setup", badSetup, tls(srtpOptional), "a=setup", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			o, err := parseOffer([]byte(c.offer), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = o.secure(c.policy)
-			if c.refuse != "" {
-				if !errors.Is(err, ErrMediaSecurity) || !strings.Contains(err.Error(), c.refuse) {
-					t.Fatalf("err %v, want ErrMediaSecurity naming %q", err, c.refuse)
-				}
-				if code, _ := reply(err); code != 488 {
-					t.Fatalf("status %d", code)
-				}
+			o := securedOffer(t, c.offer, c.policy, c.refuse)
+			if o == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			ans, err := o.answer(netip.MustParseAddr("192.0.2.9"), []int{20000}, nil, id, 1, 1)
 			if err != nil {

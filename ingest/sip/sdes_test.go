@@ -116,22 +116,9 @@ func TestMediaPolicy(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			o, err := parseOffer([]byte(c.offer), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = o.secure(c.policy)
-			if c.refuse != "" {
-				if !errors.Is(err, ErrMediaSecurity) || !strings.Contains(err.Error(), c.refuse) {
-					t.Fatalf("err %v, want ErrMediaSecurity naming %q", err, c.refuse)
-				}
-				if code, _ := reply(err); code != 488 {
-					t.Fatalf("status %d", code)
-				}
+			o := securedOffer(t, c.offer, c.policy, c.refuse)
+			if o == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got := o.streams[0].crypto != nil; got != c.srtp {
 				t.Fatalf("srtp %v, want %v", got, c.srtp)
@@ -234,4 +221,29 @@ func FuzzParseCrypto(f *testing.F) {
 			}
 		}
 	})
+}
+
+// securedOffer parses body and applies policy (offer.secure): when refuse
+// is set, the offer must be refused 488 with ErrMediaSecurity naming it,
+// and securedOffer returns nil; otherwise it must be taken.
+func securedOffer(t *testing.T, body string, policy mediaPolicy, refuse string) *offer {
+	t.Helper()
+	o, err := parseOffer([]byte(body), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = o.secure(policy)
+	if refuse != "" {
+		if !errors.Is(err, ErrMediaSecurity) || !strings.Contains(err.Error(), refuse) {
+			t.Fatalf("err %v, want ErrMediaSecurity naming %q", err, refuse)
+		}
+		if code, _ := reply(err); code != 488 {
+			t.Fatalf("status %d", code)
+		}
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
 }

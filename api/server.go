@@ -378,7 +378,8 @@ func (s *Server) openAIAuth(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 }
 
 // authenticate checks the key key reads from the request, then the key's
-// request rate, and records the key for the handler; fail answers a
+// request rate, then that the key holds the scopes of the route
+// (routeScopes), and records the key for the handler; fail answers a
 // refusal.
 func (s *Server) authenticate(h fasthttp.RequestHandler, key func(*fasthttp.RequestHeader) string, fail func(*fasthttp.RequestCtx, error)) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
@@ -394,6 +395,11 @@ func (s *Server) authenticate(h fasthttp.RequestHandler, key func(*fasthttp.Requ
 		if ok, wait := s.limit.allow(k.ID); !ok {
 			ctx.Response.Header.Set("Retry-After", strconv.FormatInt(int64(math.Ceil(wait.Seconds())), 10))
 			fail(ctx, fmt.Errorf("key %s: %w", k.ID, ErrRateLimited))
+			return
+		}
+		if err := needScopes(ctx, k); err != nil {
+			fail(ctx, err)
+			refuseBody(ctx)
 			return
 		}
 		h(ctx)

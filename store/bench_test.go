@@ -83,7 +83,7 @@ func BenchmarkCreateJob(b *testing.B) {
 // BenchmarkAuthenticate measures the key check on every request.
 func BenchmarkAuthenticate(b *testing.B) {
 	db := storetest.Open(b)
-	secret, _, err := db.CreateKey("acme")
+	secret, _, err := db.CreateKey("acme", store.KeyGrant{})
 	if err != nil {
 		b.Fatal(err)
 	}

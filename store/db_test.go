@@ -97,7 +97,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustCreate(t, db, newJob("j1", "acme", store.KindPreRecorded, store.StatusQueued, t0))
-	secret, _, err := db.CreateKey("acme")
+	secret, _, err := db.CreateKey("acme", store.KeyGrant{})
 	if err != nil {
 		t.Fatal(err)
 	}

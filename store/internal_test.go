@@ -130,7 +130,7 @@ func TestCheckDetectsCorruption(t *testing.T) {
 			if err := db.EnqueueDelivery(&Delivery{JobID: "d", URL: "http://x/"}); err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := db.CreateKey("a"); err != nil {
+			if _, _, err := db.CreateKey("a", KeyGrant{}); err != nil {
 				t.Fatal(err)
 			}
 			if err := db.Check(); err != nil {

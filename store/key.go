@@ -26,6 +26,11 @@ type Key struct {
 	Prefix    string    `json:"prefix"`  // first 8 characters of the secret, for display
 	CreatedAt time.Time `json:"created_at"`
 	RevokedAt time.Time `json:"revoked_at,omitzero"` // zero while active
+	// Scopes are the key's rights (store/scope.go); nil holds every scope,
+	// as every key made before scopes existed does.
+	Scopes []Scope `json:"scopes,omitempty"`
+	// ExpiresAt is when the key stops authenticating; zero never.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
 }
 
 // Active reports whether the key has not been revoked.
@@ -74,12 +79,16 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// CreateKey makes a new API key for account and returns its secret, which is
-// "es_" followed by 32 random bytes in unpadded base64url. The secret is
-// returned only here. An account outside [A-Za-z0-9._-]{1,64} is ErrInvalid.
-func (db *DB) CreateKey(account string) (secret string, k Key, err error) {
+// CreateKey makes a new API key for account with the scopes and expiry of
+// g and returns its secret, which is "es_" followed by 32 random bytes in
+// unpadded base64url. The secret is returned only here. An account outside
+// [A-Za-z0-9._-]{1,64}, or scopes g.ValidFor refuses, is ErrInvalid.
+func (db *DB) CreateKey(account string, g KeyGrant) (secret string, k Key, err error) {
 	if !ValidAccount(account) {
 		return "", Key{}, fmt.Errorf("store: create key: account %q: %w", account, ErrInvalid)
+	}
+	if !g.ValidFor(account) {
+		return "", Key{}, fmt.Errorf("store: create key: scopes %q for account %q: %w", g.Scopes, account, ErrInvalid)
 	}
 	raw := make([]byte, 32)
 	_, _ = rand.Read(raw)
@@ -89,6 +98,8 @@ func (db *DB) CreateKey(account string) (secret string, k Key, err error) {
 			Account:   account,
 			Prefix:    secret[:8],
 			CreatedAt: time.Now().UTC(),
+			Scopes:    g.Normal(),
+			ExpiresAt: g.ExpiresAt.UTC(),
 		},
 		Hash: hashSecret(secret),
 	}
@@ -184,8 +195,8 @@ func (db *DB) RevokeKey(id string) error {
 }
 
 // Authenticate returns the active key whose secret this is, looked up by
-// the secret's SHA-256 (two bucket reads). An unknown or revoked secret is
-// ErrUnauthorized.
+// the secret's SHA-256 (two bucket reads). An unknown, revoked or expired
+// secret is ErrUnauthorized.
 func (db *DB) Authenticate(secret string) (Key, error) {
 	if !strings.HasPrefix(secret, SecretPrefix) {
 		return Key{}, fmt.Errorf("store: authenticate: %w", ErrUnauthorized)
@@ -208,6 +219,9 @@ func (db *DB) Authenticate(secret string) (Key, error) {
 	}
 	if !rec.RevokedAt.IsZero() {
 		return Key{}, fmt.Errorf("store: authenticate: key %s revoked: %w", rec.ID, ErrUnauthorized)
+	}
+	if rec.Expired(time.Now()) {
+		return Key{}, fmt.Errorf("store: authenticate: key %s expired: %w", rec.ID, ErrUnauthorized)
 	}
 	return rec.Key, nil
 }

@@ -20,7 +20,7 @@ func TestSecretNotOnDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret, _, err := db.CreateKey("acme")
+	secret, _, err := db.CreateKey("acme", store.KeyGrant{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ type Store interface {
 	// Check verifies the backend's cross-references (tests, diagnostics).
 	Check() error
 
-	CreateKey(account string) (secret string, k Key, err error)
+	CreateKey(account string, g KeyGrant) (secret string, k Key, err error)
 	Keys() ([]Key, error)
 	Key(id string) (Key, error)
 	RevokeKey(id string) error

@@ -45,7 +45,7 @@ type Store interface {
 	ListJobs(q ListQuery) ([]*Job, error)
 	EachJob(q ListQuery, fn func(*Job) bool) error
 	CountJobs(kind Kind, status Status) (int, error)
-	ExpireJobs(kind Kind, before time.Time, limit int) ([]string, error)
+	ExpireJobs(kind Kind, cut Cutoff, limit int) ([]string, error)
 
 	ClaimNext(kind Kind) (*Job, error)
 	ClaimNextAfter(kind Kind, after string) (*Job, error)
@@ -58,7 +58,7 @@ type Store interface {
 	PutUpload(u *Upload) error
 	Upload(id string) (*Upload, error)
 	DeleteUpload(id string) error
-	ExpireUploads(before time.Time, limit int) ([]string, error)
+	ExpireUploads(cut Cutoff, limit int) ([]string, error)
 
 	EnqueueDelivery(d *Delivery) error
 	DueDeliveries(now time.Time, limit int) ([]*Delivery, error)

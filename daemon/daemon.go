@@ -65,6 +65,13 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newDaemon(cfg, logger, db)
+}
+
+// newDaemon is New on a store opened already (the daemon's unit tests
+// pass an in-memory one): it loads the engine and takes db over, closing
+// it on error.
+func newDaemon(cfg Config, logger *slog.Logger, db store.Store) (*Daemon, error) {
 	// Before any door can write a blob: remove what no record names (a
 	// failed job's download left by an older version, a crash between a
 	// write and its record).

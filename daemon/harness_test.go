@@ -45,4 +45,3 @@ func newTestDaemon(t *testing.T, edit func(*Config)) (*Daemon, *memstore.Store) 
 	t.Cleanup(func() { d.Close() })
 	return d, db
 }
-

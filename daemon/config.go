@@ -85,6 +85,14 @@ type ShutdownConfig struct {
 	Outbox time.Duration `yaml:"outbox"`
 }
 
+// ServicePipeline is Pipeline with the live pools the doors' sessions
+// use: the pipeline the composition root builds for New.
+func (c Config) ServicePipeline() pipeline.Config {
+	pc := c.Pipeline()
+	pc.Live = true
+	return pc
+}
+
 // SetDefaults fills zero fields.
 func (c *ShutdownConfig) SetDefaults() {
 	for _, f := range []struct {
@@ -148,7 +156,8 @@ type Limits struct {
 
 // Pipeline is the part of c the recognition pipeline loads
 // (pipeline.New): the embedded engine, the remote engines and routes, the
-// add-ons and the media limits.
+// add-ons and the media limits. The job service's own pipeline
+// (ServicePipeline) has the live pools too.
 func (c Config) Pipeline() pipeline.Config {
 	sp := c.Sphinx
 	sp.TenantShare = c.Live.DecoderShare // each account's share of the live pools

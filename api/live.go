@@ -41,13 +41,6 @@ type pauser interface {
 // protocol's (close 4400).
 var errBadMessage = errors.New("api: bad message")
 
-// LiveLimits bound the WebSocket door.
-type LiveLimits struct {
-	MaxFrameBytes        int           // largest audio frame
-	MaxMessagesPerSecond int           // client frames per second (messageBucket: burst of one second's)
-	IdleTimeout          time.Duration // read deadline between frames
-}
-
 // WebSocket close codes (PROTOCOL.md).
 const (
 	closeNormal     = 1000
@@ -158,7 +151,7 @@ func (s *Server) liveSocket(ctx *fasthttp.RequestCtx, token string) {
 // goroutine it waits for sends; the session ends the socket with 1000 after
 // end_session. gc, when not nil, is the connection's place in its guard,
 // trusted once the token is.
-func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits, gc *guardedConn) {
+func (s *Server) serveLive(conn *websocket.Conn, token string, lim ingest.SocketLimits, gc *guardedConn) {
 	log := s.log.With("remote_addr", conn.RemoteAddr().String())
 	l := &wsListener{out: make(chan []byte, 4096), kicked: make(chan struct{})}
 	out, kicked := l.out, l.kicked

@@ -66,7 +66,7 @@ func (e *endingSession) Write(context.Context, []byte) error {
 // the writer picked the reader's 4404 over the session's end at random.)
 func TestLiveCloseAtSessionEnd(t *testing.T) {
 	s := &Server{svc: endingService{}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	lim := LiveLimits{MaxFrameBytes: 1 << 16, MaxMessagesPerSecond: 100, IdleTimeout: time.Minute}
+	lim := ingest.SocketLimits{MaxFrameBytes: 1 << 16, MaxMessagesPerSecond: 100, IdleTimeout: time.Minute}
 	up := websocket.Upgrader{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		conn, err := up.Upgrade(w, r, nil)

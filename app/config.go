@@ -110,7 +110,7 @@ func (c *Config) HTTP() api.Config {
 	a.SeparateOps = c.OpsListen != ""
 	a.ShutdownTimeout = c.Shutdown.Doors
 	a.OpenAI = c.OpenAI
-	a.Live = api.LiveLimits{MaxFrameBytes: c.Live.MaxFrameBytes, MaxMessagesPerSecond: c.Live.MaxMessagesPerSecond, IdleTimeout: c.Live.IdleTimeout}
+	a.Live = c.Live.SocketLimits
 	return a
 }
 

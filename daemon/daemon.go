@@ -56,15 +56,12 @@ type Daemon struct {
 	batchTurn   bool           // guarded by claimMu: the next claim tries a batch pass first
 }
 
-// New opens the store and loads the engine. It starts nothing; on error it
-// releases what it had opened.
-func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
+// New takes the store db (the composition root opens it: app.OpenStore)
+// and loads the engine. It starts nothing. The Daemon owns db from here:
+// Close closes it, and so does New when it fails.
+func New(cfg Config, db store.Store, logger *slog.Logger) (*Daemon, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
-	}
-	db, err := OpenStore(context.Background(), cfg, nil)
-	if err != nil {
-		return nil, err
 	}
 	// Before any door can write a blob: remove what no record names (a
 	// failed job's download left by an older version, a crash between a
@@ -158,14 +155,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		workers.Wait()
 		close(d.workersDone)
 	}()
-	if w, ok := d.db.(queueWatcher); ok { // other nodes queue jobs too
-		g.Go(func() error { return w.WatchQueue(rest, func() { signal(d.wake) }) })
-	}
-	if k, ok := d.db.(leaseKeeper); ok { // other nodes may die holding jobs
-		g.Go(func() error { return k.KeepLeases(rest, d.leasesKept) })
-	}
-	if r, ok := d.db.(nodeRegistry); ok { // the nodes see each other's load
-		g.Go(func() error { return d.runHeartbeat(rest, r) })
+	if c := d.db.Cluster(); c != nil {
+		g.Go(func() error { return c.WatchQueue(rest, func() { signal(d.wake) }) }) // other nodes queue jobs too
+		g.Go(func() error { return c.KeepLeases(rest, d.leasesKept) })              // other nodes may die holding jobs
+		g.Go(func() error { return d.runHeartbeat(rest, c) })                       // the nodes see each other's load
 	}
 	g.Go(func() error { return d.runFetcher(work) })
 	g.Go(func() error { return d.outbox.Run(outbox) })

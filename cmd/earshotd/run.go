@@ -57,7 +57,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	logOut := newLineBuffer(stdout)
 	defer logOut.Close()
 	log := newLogger(logOut, cfg.LogLevel)
-	d, err := daemon.New(cfg.Config, log)
+	db, err := app.OpenStore(ctx, cfg.Config, nil)
+	if err != nil {
+		return err
+	}
+	d, err := daemon.New(cfg.Config, db, log)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"encoding/binary"
@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/earshot-dev/earshot/store"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -37,7 +38,7 @@ func (db *DB) Backup(w io.Writer) (int64, error) {
 		return err
 	})
 	if err != nil {
-		return n, fmt.Errorf("store: backup: %w", NoSpace(err))
+		return n, fmt.Errorf("store: backup: %w", store.NoSpace(err))
 	}
 	return n, nil
 }
@@ -48,7 +49,7 @@ func (db *DB) Backup(w io.Writer) (int64, error) {
 func (db *DB) BackupFile(path string) (int64, error) {
 	f, err := os.CreateTemp(filepath.Dir(path), ".earshot-backup-*")
 	if err != nil {
-		return 0, fmt.Errorf("store: backup to %s: %w", path, NoSpace(err))
+		return 0, fmt.Errorf("store: backup to %s: %w", path, store.NoSpace(err))
 	}
 	tmp := f.Name()
 	n, err := db.Backup(f)
@@ -63,7 +64,7 @@ func (db *DB) BackupFile(path string) (int64, error) {
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
-		return n, fmt.Errorf("store: backup to %s: %w", path, NoSpace(err))
+		return n, fmt.Errorf("store: backup to %s: %w", path, store.NoSpace(err))
 	}
 	if err := syncDir(filepath.Dir(path)); err != nil {
 		return n, fmt.Errorf("store: backup to %s: %w", path, err)
@@ -100,7 +101,7 @@ func Restore(dir, src string) error {
 	defer lf.Close()
 	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return fmt.Errorf("store: restore %s: %w", live, ErrLocked)
+			return fmt.Errorf("store: restore %s: %w", live, store.ErrLocked)
 		}
 		return fmt.Errorf("store: restore %s: lock: %w", live, err)
 	}
@@ -162,7 +163,7 @@ func copyToTemp(src, dir string) (string, error) {
 	defer in.Close()
 	out, err := os.CreateTemp(dir, ".earshot-restore-*")
 	if err != nil {
-		return "", NoSpace(err)
+		return "", store.NoSpace(err)
 	}
 	_, err = io.Copy(out, in)
 	if err == nil {
@@ -173,7 +174,7 @@ func copyToTemp(src, dir string) (string, error) {
 	}
 	if err != nil {
 		_ = os.Remove(out.Name())
-		return "", NoSpace(err)
+		return "", store.NoSpace(err)
 	}
 	return out.Name(), nil
 }
@@ -188,7 +189,7 @@ func checkFile(path string) error {
 	}
 	b, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: DefaultTimeout})
 	if err != nil {
-		return fmt.Errorf("not a database: %w: %w", ErrCorrupt, err)
+		return fmt.Errorf("not a database: %w: %w", store.ErrCorrupt, err)
 	}
 	db := &DB{bolt: b}
 	defer db.Close()
@@ -196,11 +197,11 @@ func checkFile(path string) error {
 	err = b.View(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if meta == nil {
-			return fmt.Errorf("no schema version: %w", ErrCorrupt)
+			return fmt.Errorf("no schema version: %w", store.ErrCorrupt)
 		}
 		raw := meta.Get(keySchemaVersion)
 		if len(raw) != 8 {
-			return fmt.Errorf("schema version is %d bytes: %w", len(raw), ErrCorrupt)
+			return fmt.Errorf("schema version is %d bytes: %w", len(raw), store.ErrCorrupt)
 		}
 		v = binary.BigEndian.Uint64(raw)
 		return nil
@@ -209,7 +210,7 @@ func checkFile(path string) error {
 		return err
 	}
 	if n := uint64(len(migrations())); v > n {
-		return fmt.Errorf("file schema %d > supported %d: %w", v, n, ErrSchemaTooNew)
+		return fmt.Errorf("file schema %d > supported %d: %w", v, n, store.ErrSchemaTooNew)
 	}
 	return db.Check()
 }
@@ -241,22 +242,22 @@ func checkFileSize(path string) error {
 		// Meta page 1 sits at the page size that meta page 0 declares.
 		buf := make([]byte, boltMetaOffset+boltMetaSize)
 		if _, err := f.ReadAt(buf, int64(i)*int64(pageSize)); err != nil {
-			return fmt.Errorf("meta page %d: %w: %w", i, ErrCorrupt, err)
+			return fmt.Errorf("meta page %d: %w: %w", i, store.ErrCorrupt, err)
 		}
 		m := buf[boltMetaOffset:]
 		e := binary.NativeEndian
 		if e.Uint32(m[0:]) != boltMagic {
-			return fmt.Errorf("meta page %d: not a bbolt file: %w", i, ErrCorrupt)
+			return fmt.Errorf("meta page %d: not a bbolt file: %w", i, store.ErrCorrupt)
 		}
 		ps := uint64(e.Uint32(m[8:]))
 		if ps < 512 || ps > 1<<20 || (i == 1 && ps != pageSize) {
-			return fmt.Errorf("meta page %d: page size %d: %w", i, ps, ErrCorrupt)
+			return fmt.Errorf("meta page %d: page size %d: %w", i, ps, store.ErrCorrupt)
 		}
 		pageSize = ps
 		need = max(need, e.Uint64(m[40:])*ps)
 	}
 	if uint64(st.Size()) < need {
-		return fmt.Errorf("file is %d bytes, its pages need %d (truncated): %w", st.Size(), need, ErrCorrupt)
+		return fmt.Errorf("file is %d bytes, its pages need %d (truncated): %w", st.Size(), need, store.ErrCorrupt)
 	}
 	return nil
 }

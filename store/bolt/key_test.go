@@ -1,4 +1,4 @@
-package store_test
+package bolt_test
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/store/bolt"
 )
 
 // Key behaviour is asserted by the conformance cases KeyAccounts,
@@ -16,7 +16,7 @@ import (
 // TestSecretNotOnDisk looks for the secret's bytes in the database file.
 func TestSecretNotOnDisk(t *testing.T) {
 	dir := t.TempDir()
-	db, err := store.Open(dir, nil)
+	db, err := bolt.Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/earshot-dev/earshot/store"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -24,15 +25,15 @@ import (
 // only briefly at a time; a job deleted meanwhile by someone else is
 // skipped. A blob that could not be removed is reported in the joined error
 // but its job is still listed as deleted (the record is gone).
-func (db *DB) ExpireJobs(kind Kind, before time.Time, limit int) (deleted []string, err error) {
-	if !kind.valid() || limit <= 0 {
-		return nil, fmt.Errorf("store: expire jobs: kind %q limit %d: %w", kind, limit, ErrInvalid)
+func (db *DB) ExpireJobs(kind store.Kind, before time.Time, limit int) (deleted []string, err error) {
+	if !kind.Valid() || limit <= 0 {
+		return nil, fmt.Errorf("store: expire jobs: kind %q limit %d: %w", kind, limit, store.ErrInvalid)
 	}
 	cut := encTime(before)
 	var cands []statusEntry
 	err = db.bolt.View(func(tx *bolt.Tx) error {
 		owed := tx.Bucket(bucketDeliveryJob)
-		for _, st := range []Status{StatusDone, StatusError} {
+		for _, st := range []store.Status{store.StatusDone, store.StatusError} {
 			for _, e := range jobsWithStatus(tx, kind, st) {
 				if e.t >= cut {
 					break // oldest first: the rest are newer
@@ -57,7 +58,7 @@ func (db *DB) ExpireJobs(kind Kind, before time.Time, limit int) (deleted []stri
 		switch {
 		case err == nil:
 			deleted = append(deleted, e.id)
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, store.ErrNotFound):
 			// Deleted meanwhile by its owner.
 		case db.jobGone(e.id):
 			// Only the blob removal failed: the record is gone.
@@ -76,7 +77,7 @@ func (db *DB) ExpireJobs(kind Kind, before time.Time, limit int) (deleted []stri
 // jobGone reports whether no job with id exists.
 func (db *DB) jobGone(id string) bool {
 	_, err := db.Job(id)
-	return errors.Is(err, ErrNotFound)
+	return errors.Is(err, store.ErrNotFound)
 }
 
 // hasPrefix reports whether bucket b has a key starting with prefix.
@@ -93,14 +94,14 @@ func hasPrefix(b *bolt.Bucket, prefix []byte) bool {
 // record once (a few hundred bytes each). A limit <= 0 is ErrInvalid.
 func (db *DB) ExpireUploads(before time.Time, limit int) (deleted []string, err error) {
 	if limit <= 0 {
-		return nil, fmt.Errorf("store: expire uploads: limit %d: %w", limit, ErrInvalid)
+		return nil, fmt.Errorf("store: expire uploads: limit %d: %w", limit, store.ErrInvalid)
 	}
-	var old []*Upload
+	var old []*store.Upload
 	err = db.bolt.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketUploads).ForEach(func(k, v []byte) error {
-			u := new(Upload)
+			u := new(store.Upload)
 			if err := json.Unmarshal(v, u); err != nil {
-				return fmt.Errorf("upload %s: %w: %w", k, ErrCorrupt, err)
+				return fmt.Errorf("upload %s: %w: %w", k, store.ErrCorrupt, err)
 			}
 			if u.CreatedAt.Before(before) {
 				old = append(old, u)
@@ -111,7 +112,7 @@ func (db *DB) ExpireUploads(before time.Time, limit int) (deleted []string, err 
 	if err != nil {
 		return nil, fmt.Errorf("store: expire uploads: %w", err)
 	}
-	slices.SortFunc(old, func(a, b *Upload) int {
+	slices.SortFunc(old, func(a, b *store.Upload) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 	})
 	var errs []error

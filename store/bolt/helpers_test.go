@@ -1,8 +1,10 @@
-package store_test
+package bolt_test
 
 import (
 	"testing"
 	"time"
+
+	"github.com/earshot-dev/earshot/store/bolt"
 
 	"github.com/earshot-dev/earshot/store"
 	"github.com/earshot-dev/earshot/store/storetest"
@@ -15,7 +17,7 @@ func newJob(id, account string, kind store.Kind, status store.Status, created ti
 	return &store.Job{ID: id, Account: account, Kind: kind, Status: status, RequestID: "req-" + id, CreatedAt: created}
 }
 
-func mustCreate(t testing.TB, db *store.DB, jobs ...*store.Job) {
+func mustCreate(t testing.TB, db *bolt.DB, jobs ...*store.Job) {
 	t.Helper()
 	for _, j := range jobs {
 		if err := db.CreateJob(j); err != nil {
@@ -41,7 +43,7 @@ func ids(jobs []*store.Job) []string {
 
 // runConformanceCase runs the named store/storetest conformance case on a
 // fresh bbolt store and returns the store, for bbolt-only checks after it.
-func runConformanceCase(t *testing.T, name string) *store.DB {
+func runConformanceCase(t *testing.T, name string) *bolt.DB {
 	t.Helper()
 	db := storetest.Open(t)
 	for _, c := range storetest.Cases() {

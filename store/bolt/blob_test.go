@@ -1,4 +1,4 @@
-package store_test
+package bolt_test
 
 import (
 	"errors"
@@ -8,11 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/earshot-dev/earshot/store/bolt"
+
 	"github.com/earshot-dev/earshot/store"
 	"github.com/earshot-dev/earshot/store/storetest"
 )
 
-func readBlob(t *testing.T, db *store.DB, name string) string {
+func readBlob(t *testing.T, db *bolt.DB, name string) string {
 	t.Helper()
 	f, err := db.OpenBlob(name)
 	if err != nil {
@@ -27,7 +29,7 @@ func readBlob(t *testing.T, db *store.DB, name string) string {
 }
 
 // blobFiles lists the blob directory, temporary files included.
-func blobFiles(t *testing.T, db *store.DB) []string {
+func blobFiles(t *testing.T, db *bolt.DB) []string {
 	t.Helper()
 	entries, err := os.ReadDir(filepath.Join(db.Dir(), "blobs"))
 	if err != nil {

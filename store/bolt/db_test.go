@@ -1,4 +1,4 @@
-package store_test
+package bolt_test
 
 import (
 	"errors"
@@ -7,12 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/earshot-dev/earshot/store/bolt"
+
 	"github.com/earshot-dev/earshot/store"
 )
 
 func TestOpenCreatesLayout(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a", "data")
-	db, err := store.Open(dir, nil)
+	db, err := bolt.Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,12 +52,12 @@ func TestOpenCreatesLayout(t *testing.T) {
 
 func TestOpenLocked(t *testing.T) {
 	dir := t.TempDir()
-	db, err := store.Open(dir, &store.Options{NoSync: true})
+	db, err := bolt.Open(dir, &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, err = store.Open(dir, &store.Options{Timeout: 100 * time.Millisecond})
+	_, err = bolt.Open(dir, &bolt.Options{Timeout: 100 * time.Millisecond})
 	if !errors.Is(err, store.ErrLocked) {
 		t.Fatalf("second Open: %v, want ErrLocked", err)
 	}
@@ -65,7 +67,7 @@ func TestOpenLocked(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db2, err := store.Open(dir, &store.Options{Timeout: 100 * time.Millisecond})
+	db2, err := bolt.Open(dir, &bolt.Options{Timeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("Open after Close: %v", err)
 	}
@@ -73,7 +75,7 @@ func TestOpenLocked(t *testing.T) {
 }
 
 func TestCloseIdempotent(t *testing.T) {
-	db, err := store.Open(t.TempDir(), &store.Options{NoSync: true})
+	db, err := bolt.Open(t.TempDir(), &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +94,7 @@ func TestCloseIdempotent(t *testing.T) {
 
 func TestReopenKeepsEverything(t *testing.T) {
 	dir := t.TempDir()
-	db, err := store.Open(dir, nil) // real fsync
+	db, err := bolt.Open(dir, nil) // real fsync
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +117,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	db, err = store.Open(dir, nil)
+	db, err = bolt.Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +147,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 
 func TestOpenRemovesPartialBlobs(t *testing.T) {
 	dir := t.TempDir()
-	db, err := store.Open(dir, &store.Options{NoSync: true})
+	db, err := bolt.Open(dir, &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +159,7 @@ func TestOpenRemovesPartialBlobs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db, err = store.Open(dir, &store.Options{NoSync: true})
+	db, err = bolt.Open(dir, &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

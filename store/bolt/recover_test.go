@@ -1,4 +1,4 @@
-package store_test
+package bolt_test
 
 import (
 	"bufio"
@@ -11,12 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/earshot-dev/earshot/store/bolt"
+
 	"github.com/earshot-dev/earshot/store"
 )
 
 func TestRecoverAfterClose(t *testing.T) {
 	dir := t.TempDir()
-	db, err := store.Open(dir, &store.Options{NoSync: true})
+	db, err := bolt.Open(dir, &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +44,7 @@ func TestRecoverAfterClose(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	db, err = store.Open(dir, &store.Options{NoSync: true})
+	db, err = bolt.Open(dir, &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +113,7 @@ func TestCrashRecovery(t *testing.T) {
 		t.Fatalf("child said %q, %v", line, err)
 	}
 	// While the child holds it, the database is locked.
-	if _, err := store.Open(dir, &store.Options{Timeout: 100 * time.Millisecond}); !errors.Is(err, store.ErrLocked) {
+	if _, err := bolt.Open(dir, &bolt.Options{Timeout: 100 * time.Millisecond}); !errors.Is(err, store.ErrLocked) {
 		t.Errorf("Open while child runs: %v, want ErrLocked", err)
 	}
 	if err := cmd.Process.Kill(); err != nil {
@@ -119,7 +121,7 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	_ = cmd.Wait()
 
-	db, err := store.Open(dir, nil)
+	db, err := bolt.Open(dir, nil)
 	if err != nil {
 		t.Fatalf("reopen after SIGKILL: %v", err)
 	}
@@ -158,7 +160,7 @@ func TestCrashRecovery(t *testing.T) {
 
 // crashChild commits work with fsync on, says ready, and waits to be killed.
 func crashChild(dir string) {
-	db, err := store.Open(dir, nil)
+	db, err := bolt.Open(dir, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

@@ -1,10 +1,12 @@
-package store_test
+package bolt_test
 
 import (
 	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/earshot-dev/earshot/store/bolt"
 
 	"github.com/earshot-dev/earshot/store"
 	"github.com/earshot-dev/earshot/store/storetest"
@@ -64,7 +66,7 @@ func BenchmarkListJobs(b *testing.B) {
 
 // BenchmarkCreateJob measures a durable create (fsync on).
 func BenchmarkCreateJob(b *testing.B) {
-	db, err := store.Open(b.TempDir(), nil)
+	db, err := bolt.Open(b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"bytes"
@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/earshot-dev/earshot/store"
+
+	"go.etcd.io/bbolt"
 )
 
 // overwriteHead replaces the stored head of job id with head (Params and
@@ -21,13 +23,13 @@ func overwriteHead(t *testing.T, db *DB, id string, head []byte) {
 		rec = binary.AppendUvarint(rec, uint64(len(part)))
 		rec = append(rec, part...)
 	}
-	if err := db.bolt.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketJobs).Put([]byte(id), rec) }); err != nil {
+	if err := db.bolt.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketJobs).Put([]byte(id), rec) }); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // headWith is j's head with field's value replaced by raw JSON.
-func headWith(t *testing.T, j *Job, field, raw string) []byte {
+func headWith(t *testing.T, j *store.Job, field, raw string) []byte {
 	t.Helper()
 	h, err := json.Marshal(j)
 	if err != nil {
@@ -54,9 +56,9 @@ func TestQuarantineUnreadableRecord(t *testing.T) {
 	db := openInternal(t, t.TempDir(), migrations())
 	defer db.Close()
 	t0 := time.Date(2026, 11, 29, 5, 0, 0, 0, time.UTC)
-	bad := &Job{ID: "bad", Account: "mallory", Kind: KindPreRecorded, Status: StatusQueued, CreatedAt: t0}
-	good := &Job{ID: "good", Account: "bob", Kind: KindPreRecorded, Status: StatusQueued, CreatedAt: t0.Add(time.Second)}
-	for _, j := range []*Job{bad, good} {
+	bad := &store.Job{ID: "bad", Account: "mallory", Kind: store.KindPreRecorded, Status: store.StatusQueued, CreatedAt: t0}
+	good := &store.Job{ID: "good", Account: "bob", Kind: store.KindPreRecorded, Status: store.StatusQueued, CreatedAt: t0.Add(time.Second)}
+	for _, j := range []*store.Job{bad, good} {
 		if err := db.CreateJob(j); err != nil {
 			t.Fatal(err)
 		}
@@ -67,17 +69,17 @@ func TestQuarantineUnreadableRecord(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Job(bad): %v", err)
 	}
-	if got.Status != StatusError || got.ErrorCode != 500 || !slices.Equal(got.PostSessionMetadata[unreadableField].([]string), []string{"custom_metadata"}) {
+	if got.Status != store.StatusError || got.ErrorCode != 500 || !slices.Equal(got.PostSessionMetadata["unreadable_fields"].([]string), []string{"custom_metadata"}) {
 		t.Fatalf("Job(bad) = status %s code %d psm %v; want error 500 naming custom_metadata", got.Status, got.ErrorCode, got.PostSessionMetadata)
 	}
-	if list, err := db.ListJobs(ListQuery{Account: "mallory", Kind: KindPreRecorded}); err != nil || len(list) != 1 {
+	if list, err := db.ListJobs(store.ListQuery{Account: "mallory", Kind: store.KindPreRecorded}); err != nil || len(list) != 1 {
 		t.Fatalf("ListJobs = %v, %v", list, err)
 	}
-	claimed, err := db.ClaimNext(KindPreRecorded)
+	claimed, err := db.ClaimNext(store.KindPreRecorded)
 	if err != nil || claimed.ID != "good" {
 		t.Fatalf("ClaimNext = %v, %v; want good (bad quarantined on the way)", claimed, err)
 	}
-	if _, err := db.ClaimNext(KindPreRecorded); !errors.Is(err, ErrEmpty) {
+	if _, err := db.ClaimNext(store.KindPreRecorded); !errors.Is(err, store.ErrEmpty) {
 		t.Fatalf("second ClaimNext = %v; want ErrEmpty", err)
 	}
 	if err := db.Check(); err != nil {
@@ -95,11 +97,11 @@ func TestRecoverQuarantines(t *testing.T) {
 	db := openInternal(t, t.TempDir(), migrations())
 	defer db.Close()
 	t0 := time.Date(2026, 11, 29, 5, 0, 0, 0, time.UTC)
-	jobs := []*Job{
-		{ID: "proc", Account: "a", Kind: KindPreRecorded, Status: StatusProcessing, CreatedAt: t0},
-		{ID: "live", Account: "a", Kind: KindLive, Status: StatusProcessing, CreatedAt: t0.Add(time.Second)},
-		{ID: "gone", Account: "a", Kind: KindPreRecorded, Status: StatusQueued, CreatedAt: t0.Add(2 * time.Second)},
-		{ID: "fine", Account: "b", Kind: KindPreRecorded, Status: StatusProcessing, CreatedAt: t0.Add(3 * time.Second)},
+	jobs := []*store.Job{
+		{ID: "proc", Account: "a", Kind: store.KindPreRecorded, Status: store.StatusProcessing, CreatedAt: t0},
+		{ID: "live", Account: "a", Kind: store.KindLive, Status: store.StatusProcessing, CreatedAt: t0.Add(time.Second)},
+		{ID: "gone", Account: "a", Kind: store.KindPreRecorded, Status: store.StatusQueued, CreatedAt: t0.Add(2 * time.Second)},
+		{ID: "fine", Account: "b", Kind: store.KindPreRecorded, Status: store.StatusProcessing, CreatedAt: t0.Add(3 * time.Second)},
 	}
 	for _, j := range jobs {
 		if err := db.CreateJob(j); err != nil {
@@ -110,7 +112,7 @@ func TestRecoverQuarantines(t *testing.T) {
 	overwriteHead(t, db, "live", headWith(t, jobs[1], "post_session_metadata", `1e309`))
 	overwriteHead(t, db, "gone", bytes.Repeat([]byte("{"), 3))
 
-	rep, err := db.Recover(RecoverOptions{})
+	rep, err := db.Recover(store.RecoverOptions{})
 	if err != nil {
 		t.Fatalf("Recover: %v", err)
 	}
@@ -120,11 +122,11 @@ func TestRecoverQuarantines(t *testing.T) {
 	}
 	for _, id := range []string{"proc", "live"} {
 		j, err := db.Job(id)
-		if err != nil || j.Status != StatusError || j.WasQuarantined() {
+		if err != nil || j.Status != store.StatusError || j.WasQuarantined() {
 			t.Fatalf("Job(%s) after Recover = %+v, %v; want written back ended error", id, j, err)
 		}
 	}
-	if j, err := db.ClaimNext(KindPreRecorded); err != nil || j.ID != "fine" {
+	if j, err := db.ClaimNext(store.KindPreRecorded); err != nil || j.ID != "fine" {
 		t.Fatalf("ClaimNext = %v, %v; want fine", j, err)
 	}
 }

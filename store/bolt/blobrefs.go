@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"encoding/binary"
@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"syscall"
+
+	"github.com/earshot-dev/earshot/store"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -24,14 +26,14 @@ type blobRef struct {
 func jobBlobRef(v []byte) (blobRef, error) {
 	var r blobRef
 	if len(v) == 0 || v[0] != jobFormat {
-		return r, fmt.Errorf("job record format: %w", ErrCorrupt)
+		return r, fmt.Errorf("job record format: %w", store.ErrCorrupt)
 	}
 	n, w := binary.Uvarint(v[1:])
 	if w <= 0 || uint64(len(v)-1-w) < n {
-		return r, fmt.Errorf("job record truncated: %w", ErrCorrupt)
+		return r, fmt.Errorf("job record truncated: %w", store.ErrCorrupt)
 	}
 	if err := json.Unmarshal(v[1+w:1+w+int(n)], &r); err != nil {
-		return r, fmt.Errorf("job record head: %w: %w", ErrCorrupt, err)
+		return r, fmt.Errorf("job record head: %w: %w", store.ErrCorrupt, err)
 	}
 	return r, nil
 }
@@ -61,7 +63,7 @@ func (db *DB) SweepBlobs() ([]string, error) {
 		return tx.Bucket(bucketUploads).ForEach(func(k, v []byte) error {
 			var r blobRef
 			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("upload %s: %w: %w", k, ErrCorrupt, err)
+				return fmt.Errorf("upload %s: %w: %w", k, store.ErrCorrupt, err)
 			}
 			if r.Blob != "" {
 				refs[r.Blob] = true
@@ -80,7 +82,7 @@ func (db *DB) SweepBlobs() ([]string, error) {
 	var errs []error
 	for _, e := range entries {
 		name := e.Name()
-		if refs[name] || strings.HasPrefix(name, tempBlobPrefix) || !e.Type().IsRegular() {
+		if refs[name] || strings.HasPrefix(name, store.TempBlobPrefix) || !e.Type().IsRegular() {
 			continue
 		}
 		if err := os.Remove(db.BlobPath(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -105,7 +107,7 @@ func (db *DB) AccountBytes(account string) (int64, error) {
 	err := db.bolt.View(func(tx *bolt.Tx) error {
 		jobs := tx.Bucket(bucketJobs)
 		c := tx.Bucket(bucketJobIndex).Cursor()
-		for _, kind := range []Kind{KindPreRecorded, KindLive} {
+		for _, kind := range []store.Kind{store.KindPreRecorded, store.KindLive} {
 			prefix := jobIndexPrefix(account, kind)
 			for k, _ := c.Seek(prefix); k != nil && strings.HasPrefix(string(k), string(prefix)); k, _ = c.Next() {
 				id := k[len(prefix)+8:] // after the 8-byte creation time
@@ -125,7 +127,7 @@ func (db *DB) AccountBytes(account string) (int64, error) {
 		return tx.Bucket(bucketUploads).ForEach(func(k, v []byte) error {
 			var r blobRef
 			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("upload %s: %w: %w", k, ErrCorrupt, err)
+				return fmt.Errorf("upload %s: %w: %w", k, store.ErrCorrupt, err)
 			}
 			if r.Account == account && r.Blob != "" {
 				names = append(names, r.Blob)
@@ -140,7 +142,7 @@ func (db *DB) AccountBytes(account string) (int64, error) {
 	seen := map[inode]bool{}
 	var total int64
 	for _, name := range names {
-		if !ValidName(name) {
+		if !store.ValidName(name) {
 			continue
 		}
 		fi, err := os.Stat(db.BlobPath(name))

@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"encoding/binary"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/earshot-dev/earshot/store"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -111,7 +113,7 @@ func open(dir string, o *Options, migs []migration) (*DB, error) {
 		opts.Timeout = DefaultTimeout
 	}
 	if dir == "" {
-		return nil, fmt.Errorf("store: open: empty directory: %w", ErrInvalid)
+		return nil, fmt.Errorf("store: open: empty directory: %w", store.ErrInvalid)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -128,7 +130,7 @@ func open(dir string, o *Options, migs []migration) (*DB, error) {
 		FreelistType: bolt.FreelistMapType,
 	})
 	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, fmt.Errorf("store: open %s: waited %s: %w", path, opts.Timeout, ErrLocked)
+		return nil, fmt.Errorf("store: open %s: waited %s: %w", path, opts.Timeout, store.ErrLocked)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -155,12 +157,12 @@ func (db *DB) migrate(migs []migration) error {
 		var version uint64
 		if v := meta.Get(keySchemaVersion); v != nil {
 			if len(v) != 8 {
-				return fmt.Errorf("store: migrate: schema version is %d bytes: %w", len(v), ErrCorrupt)
+				return fmt.Errorf("store: migrate: schema version is %d bytes: %w", len(v), store.ErrCorrupt)
 			}
 			version = binary.BigEndian.Uint64(v)
 		}
 		if version > uint64(len(migs)) {
-			return fmt.Errorf("store: file schema %d > supported %d: %w", version, len(migs), ErrSchemaTooNew)
+			return fmt.Errorf("store: file schema %d > supported %d: %w", version, len(migs), store.ErrSchemaTooNew)
 		}
 		for i := version; i < uint64(len(migs)); i++ {
 			if err := migs[i].up(tx); err != nil {
@@ -177,7 +179,7 @@ func (db *DB) SchemaVersion() (int, error) {
 	err := db.bolt.View(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketMeta).Get(keySchemaVersion)
 		if len(v) != 8 {
-			return fmt.Errorf("store: schema version: %w", ErrCorrupt)
+			return fmt.Errorf("store: schema version: %w", store.ErrCorrupt)
 		}
 		version = int(binary.BigEndian.Uint64(v))
 		return nil
@@ -197,11 +199,11 @@ func (db *DB) update(fn func(tx *bolt.Tx) error) error {
 	if err == nil || fnErr != nil {
 		return err
 	}
-	if full := NoSpace(err); errors.Is(full, ErrNoSpace) {
+	if full := store.NoSpace(err); errors.Is(full, store.ErrNoSpace) {
 		return fmt.Errorf("store: commit: %w", full)
 	}
 	if refused := db.growthRefused(); refused != nil {
-		return fmt.Errorf("store: commit: %w: %w: %w", ErrNoSpace, err, refused)
+		return fmt.Errorf("store: commit: %w: %w: %w", store.ErrNoSpace, err, refused)
 	}
 	return err
 }
@@ -238,12 +240,12 @@ func (db *DB) Check() error {
 	closed := db.closed
 	db.mu.Unlock()
 	if closed {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	var problems []error
 	report := func(format string, args ...any) {
 		if len(problems) < maxCheckProblems {
-			problems = append(problems, fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...))
+			problems = append(problems, fmt.Errorf("%w: "+format, append([]any{store.ErrCorrupt}, args...)...))
 		}
 	}
 	err := db.bolt.View(func(tx *bolt.Tx) error {
@@ -279,7 +281,7 @@ func (db *DB) removeTempBlobs() error {
 		return fmt.Errorf("store: open: %w", err)
 	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), tempBlobPrefix) {
+		if strings.HasPrefix(e.Name(), store.TempBlobPrefix) {
 			if err := os.Remove(filepath.Join(db.blobDir, e.Name())); err != nil && !os.IsNotExist(err) {
 				return fmt.Errorf("store: open: remove partial blob: %w", err)
 			}
@@ -287,3 +289,8 @@ func (db *DB) removeTempBlobs() error {
 	}
 	return nil
 }
+
+var _ store.Store = (*DB)(nil)
+
+// Cluster returns nil: one process holds a bbolt store.
+func (db *DB) Cluster() store.Cluster { return nil }

@@ -1,4 +1,4 @@
-package store_test
+package bolt_test
 
 import (
 	"encoding/json"
@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/earshot-dev/earshot/store/bolt"
+
+	"go.etcd.io/bbolt"
 
 	"github.com/earshot-dev/earshot/store"
 	"github.com/earshot-dev/earshot/store/storetest"
@@ -148,7 +150,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	if err := os.Rename(out.Name(), filepath.Join(dir, "earshot.db")); err != nil {
 		t.Fatal(err)
 	}
-	cp, err := store.Open(dir, &store.Options{NoSync: true})
+	cp, err := bolt.Open(dir, &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatalf("open backup: %v", err)
 	}
@@ -221,11 +223,11 @@ func makeBackup(t *testing.T, jobs ...*store.Job) string {
 func boltFile(t *testing.T, v int) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "other.db")
-	b, err := bolt.Open(path, 0o600, nil)
+	b, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = b.Update(func(tx *bolt.Tx) error {
+	err = b.Update(func(tx *bbolt.Tx) error {
 		if v < 0 {
 			_, err := tx.CreateBucket([]byte("something"))
 			return err
@@ -286,7 +288,7 @@ func TestRestore(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			if !tc.fresh {
-				db, err := store.Open(dir, &store.Options{NoSync: true})
+				db, err := bolt.Open(dir, &bolt.Options{NoSync: true})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -297,7 +299,7 @@ func TestRestore(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			err := store.Restore(dir, tc.src)
+			err := bolt.Restore(dir, tc.src)
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {
 					t.Fatalf("Restore = %v, want %v", err, tc.wantErr)
@@ -317,7 +319,7 @@ func TestRestore(t *testing.T) {
 				t.Fatalf("Restore: %v", err)
 			}
 			assertJobs(t, dir, "w-000001", "w-000002")
-			bak := filepath.Join(dir, "earshot.db"+store.RestoreBackupSuffix)
+			bak := filepath.Join(dir, "earshot.db"+bolt.RestoreBackupSuffix)
 			if tc.fresh {
 				if _, err := os.Stat(bak); !errors.Is(err, fs.ErrNotExist) {
 					t.Errorf("restore into an empty dir kept %s (%v)", bak, err)
@@ -337,7 +339,7 @@ func TestRestore(t *testing.T) {
 // assertJobs opens the store in dir and checks it holds exactly the jobs ids.
 func assertJobs(t *testing.T, dir string, ids ...string) {
 	t.Helper()
-	db, err := store.Open(dir, &store.Options{NoSync: true})
+	db, err := bolt.Open(dir, &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatalf("open %s: %v", dir, err)
 	}
@@ -371,7 +373,7 @@ func TestRestoreOwner(t *testing.T) {
 	if err := os.Chown(dir, uid, gid); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Restore(dir, backup); err != nil {
+	if err := bolt.Restore(dir, backup); err != nil {
 		t.Fatal(err)
 	}
 	st, err := os.Stat(filepath.Join(dir, "earshot.db"))

@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"bytes"
@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/earshot-dev/earshot/store"
+
+	"go.etcd.io/bbolt"
 )
 
 func openInternal(t *testing.T, dir string, migs []migration) *DB {
@@ -23,7 +25,7 @@ func openInternal(t *testing.T, dir string, migs []migration) *DB {
 func TestMigrations(t *testing.T) {
 	dir := t.TempDir()
 	runs := 0
-	v2 := migration{name: "add bucket x", up: func(tx *bolt.Tx) error {
+	v2 := migration{name: "add bucket x", up: func(tx *bbolt.Tx) error {
 		runs++
 		_, err := tx.CreateBucket([]byte("x"))
 		return err
@@ -44,13 +46,13 @@ func TestMigrations(t *testing.T) {
 	}
 
 	// An older build refuses the newer file.
-	if _, err := open(dir, &Options{NoSync: true}, migrations()); !errors.Is(err, ErrSchemaTooNew) {
+	if _, err := open(dir, &Options{NoSync: true}, migrations()); !errors.Is(err, store.ErrSchemaTooNew) {
 		t.Errorf("old build Open: %v, want ErrSchemaTooNew", err)
 	}
 
 	// A failing migration leaves the file as it was.
 	boom := errors.New("boom")
-	v3 := migration{name: "fails", up: func(tx *bolt.Tx) error {
+	v3 := migration{name: "fails", up: func(tx *bbolt.Tx) error {
 		if _, err := tx.CreateBucket([]byte("y")); err != nil {
 			return err
 		}
@@ -64,7 +66,7 @@ func TestMigrations(t *testing.T) {
 	if v, _ := db.SchemaVersion(); v != 2 {
 		t.Errorf("SchemaVersion after failed migration = %d, want 2", v)
 	}
-	_ = db.bolt.View(func(tx *bolt.Tx) error {
+	_ = db.bolt.View(func(tx *bbolt.Tx) error {
 		if tx.Bucket([]byte("y")) != nil {
 			t.Error("failed migration's bucket was committed")
 		}
@@ -78,38 +80,38 @@ func TestCheckDetectsCorruption(t *testing.T) {
 	created := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	tests := []struct {
 		name   string
-		damage func(tx *bolt.Tx) error
+		damage func(tx *bbolt.Tx) error
 	}{
-		{"index entry missing", func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketJobIndex).Delete(jobIndexKey(&Job{ID: "q", Account: "a", Kind: KindPreRecorded, CreatedAt: created}))
+		{"index entry missing", func(tx *bbolt.Tx) error {
+			return tx.Bucket(bucketJobIndex).Delete(jobIndexKey(&store.Job{ID: "q", Account: "a", Kind: store.KindPreRecorded, CreatedAt: created}))
 		}},
-		{"index entry wrong status", func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketJobIndex).Put(jobIndexKey(&Job{ID: "q", Account: "a", Kind: KindPreRecorded, CreatedAt: created}), []byte("done"))
+		{"index entry wrong status", func(tx *bbolt.Tx) error {
+			return tx.Bucket(bucketJobIndex).Put(jobIndexKey(&store.Job{ID: "q", Account: "a", Kind: store.KindPreRecorded, CreatedAt: created}), []byte("done"))
 		}},
-		{"stray index entry", func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketJobIndex).Put(jobIndexKey(&Job{ID: "ghost", Account: "a", Kind: KindLive, CreatedAt: created}), []byte("done"))
+		{"stray index entry", func(tx *bbolt.Tx) error {
+			return tx.Bucket(bucketJobIndex).Put(jobIndexKey(&store.Job{ID: "ghost", Account: "a", Kind: store.KindLive, CreatedAt: created}), []byte("done"))
 		}},
-		{"queue entry missing", func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketQueue).Delete((&Job{ID: "q", Kind: KindPreRecorded, CreatedAt: created}).queueKey())
+		{"queue entry missing", func(tx *bbolt.Tx) error {
+			return tx.Bucket(bucketQueue).Delete(queueKey(&store.Job{ID: "q", Kind: store.KindPreRecorded, CreatedAt: created}))
 		}},
-		{"queue entry for done job", func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketQueue).Put((&Job{ID: "d", Kind: KindPreRecorded, CreatedAt: created}).queueKey(), nil)
+		{"queue entry for done job", func(tx *bbolt.Tx) error {
+			return tx.Bucket(bucketQueue).Put(queueKey(&store.Job{ID: "d", Kind: store.KindPreRecorded, CreatedAt: created}), nil)
 		}},
-		{"status entry missing", func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketJobStatus).Delete(statusKey(&Job{ID: "d", Kind: KindPreRecorded, Status: StatusDone, CreatedAt: created}))
+		{"status entry missing", func(tx *bbolt.Tx) error {
+			return tx.Bucket(bucketJobStatus).Delete(statusKey(&store.Job{ID: "d", Kind: store.KindPreRecorded, Status: store.StatusDone, CreatedAt: created}))
 		}},
-		{"counter off", func(tx *bolt.Tx) error { return addCount(tx, KindLive, StatusDone, 1) }},
-		{"job record undecodable", func(tx *bolt.Tx) error { return tx.Bucket(bucketJobs).Put([]byte("d"), []byte("{")) }},
-		{"job record missing", func(tx *bolt.Tx) error { return tx.Bucket(bucketJobs).Delete([]byte("d")) }},
-		{"delivery due entry missing", func(tx *bolt.Tx) error {
+		{"counter off", func(tx *bbolt.Tx) error { return addCount(tx, store.KindLive, store.StatusDone, 1) }},
+		{"job record undecodable", func(tx *bbolt.Tx) error { return tx.Bucket(bucketJobs).Put([]byte("d"), []byte("{")) }},
+		{"job record missing", func(tx *bbolt.Tx) error { return tx.Bucket(bucketJobs).Delete([]byte("d")) }},
+		{"delivery due entry missing", func(tx *bbolt.Tx) error {
 			c := tx.Bucket(bucketDeliveryDue).Cursor()
 			k, _ := c.First()
 			return tx.Bucket(bucketDeliveryDue).Delete(k)
 		}},
-		{"delivery job entry stray", func(tx *bolt.Tx) error {
+		{"delivery job entry stray", func(tx *bbolt.Tx) error {
 			return tx.Bucket(bucketDeliveryJob).Put([]byte("zzz"), nil)
 		}},
-		{"key hash missing", func(tx *bolt.Tx) error {
+		{"key hash missing", func(tx *bbolt.Tx) error {
 			c := tx.Bucket(bucketKeyHash).Cursor()
 			k, _ := c.First()
 			return tx.Bucket(bucketKeyHash).Delete(k)
@@ -119,15 +121,15 @@ func TestCheckDetectsCorruption(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			db := openInternal(t, t.TempDir(), migrations())
 			defer db.Close()
-			for _, j := range []*Job{
-				{ID: "q", Account: "a", Kind: KindPreRecorded, Status: StatusQueued, CreatedAt: created},
-				{ID: "d", Account: "a", Kind: KindPreRecorded, Status: StatusDone, CreatedAt: created},
+			for _, j := range []*store.Job{
+				{ID: "q", Account: "a", Kind: store.KindPreRecorded, Status: store.StatusQueued, CreatedAt: created},
+				{ID: "d", Account: "a", Kind: store.KindPreRecorded, Status: store.StatusDone, CreatedAt: created},
 			} {
 				if err := db.CreateJob(j); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if err := db.EnqueueDelivery(&Delivery{JobID: "d", URL: "http://x/"}); err != nil {
+			if err := db.EnqueueDelivery(&store.Delivery{JobID: "d", URL: "http://x/"}); err != nil {
 				t.Fatal(err)
 			}
 			if _, _, err := db.CreateKey("a"); err != nil {
@@ -140,7 +142,7 @@ func TestCheckDetectsCorruption(t *testing.T) {
 				t.Fatal(err)
 			}
 			err := db.Check()
-			if !errors.Is(err, ErrCorrupt) {
+			if !errors.Is(err, store.ErrCorrupt) {
 				t.Fatalf("Check after damage: %v, want ErrCorrupt", err)
 			}
 			t.Logf("Check found: %v", err)
@@ -212,8 +214,8 @@ func TestMetadataMatches(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprint(tc.filter), func(t *testing.T) {
-			if got := metadataMatches(md, tc.filter); got != tc.want {
-				t.Errorf("metadataMatches(%v) = %t, want %t", tc.filter, got, tc.want)
+			if got := store.MetadataMatches(md, tc.filter); got != tc.want {
+				t.Errorf("store.MetadataMatches(%v) = %t, want %t", tc.filter, got, tc.want)
 			}
 		})
 	}
@@ -225,7 +227,7 @@ func TestCopyBlobFallback(t *testing.T) {
 	if _, err := db.WriteBlob("src", bytes.NewReader([]byte("hello")), 0); err != nil {
 		t.Fatal(err)
 	}
-	tmp := db.BlobPath(tempBlobPrefix + "copy")
+	tmp := db.BlobPath(store.TempBlobPrefix + "copy")
 	if err := db.copyBlob(db.BlobPath("src"), tmp); err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +244,7 @@ func TestCopyBlobFallback(t *testing.T) {
 	if string(buf[:n]) != "hello" {
 		t.Errorf("copied blob = %q", buf[:n])
 	}
-	if err := db.copyBlob(db.BlobPath("nope"), tmp); !errors.Is(err, ErrNotFound) {
+	if err := db.copyBlob(db.BlobPath("nope"), tmp); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("copy of missing blob: %v", err)
 	}
 }
@@ -250,7 +252,7 @@ func TestCopyBlobFallback(t *testing.T) {
 // FuzzUnmarshalJob feeds arbitrary records to the job decoder: no panic,
 // and whatever decodes encodes back to a record that decodes the same.
 func FuzzUnmarshalJob(f *testing.F) {
-	good, _ := marshalJob(&Job{ID: "j", Account: "a", Kind: KindLive, Status: StatusDone,
+	good, _ := marshalJob(&store.Job{ID: "j", Account: "a", Kind: store.KindLive, Status: store.StatusDone,
 		CreatedAt: time.Unix(1, 2).UTC(), Params: []byte(`{"x":1}`), Result: []byte(`[1,2]`),
 		CustomMetadata: map[string]any{"k": "v"}})
 	f.Add(good)
@@ -258,7 +260,7 @@ func FuzzUnmarshalJob(f *testing.F) {
 	f.Add([]byte{jobFormat, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Add([]byte("{}"))
 	f.Fuzz(func(t *testing.T, v []byte) {
-		var j Job
+		var j store.Job
 		if err := unmarshalJob(v, &j); err != nil {
 			return
 		}
@@ -266,7 +268,7 @@ func FuzzUnmarshalJob(f *testing.F) {
 		if err != nil {
 			return // e.g. a Params part that is not JSON
 		}
-		var k Job
+		var k store.Job
 		if err := unmarshalJob(again, &k); err != nil {
 			t.Fatalf("re-encoded record does not decode: %v", err)
 		}

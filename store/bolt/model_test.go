@@ -1,4 +1,4 @@
-package store_test
+package bolt_test
 
 import (
 	"cmp"
@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/earshot-dev/earshot/store/bolt"
 
 	"github.com/earshot-dev/earshot/store"
 )
@@ -52,7 +54,7 @@ func TestRandomJobs(t *testing.T) {
 	seed := testSeed(t)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	dir := t.TempDir()
-	db, err := store.Open(dir, &store.Options{NoSync: true})
+	db, err := bolt.Open(dir, &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +192,7 @@ func TestRandomJobs(t *testing.T) {
 			if err := db.Close(); err != nil {
 				fail("Close: %v", err)
 			}
-			if db, err = store.Open(dir, &store.Options{NoSync: true}); err != nil {
+			if db, err = bolt.Open(dir, &bolt.Options{NoSync: true}); err != nil {
 				fail("reopen: %v", err)
 			}
 		default: // read one

@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/earshot-dev/earshot/store"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -19,23 +20,25 @@ import (
 // When nothing is queued it returns ErrEmpty. Live jobs are never claimed
 // (their queue entries are batch passes, taken by ClaimBatchPass), so
 // ClaimNext(KindLive) is always ErrEmpty.
-func (db *DB) ClaimNext(kind Kind) (*Job, error) { return db.claim(kind, nil) }
+func (db *DB) ClaimNext(kind store.Kind) (*store.Job, error) { return db.claim(kind, nil) }
 
 // ClaimNextAfter is ClaimNext taking turns between accounts: it claims the
 // oldest queued job of the account that follows after in name order among
 // the accounts with a queued job, wrapping around to the first. A worker
 // passes the account it served last, so one account's backlog does not
 // hold back another's jobs.
-func (db *DB) ClaimNextAfter(kind Kind, after string) (*Job, error) { return db.claim(kind, &after) }
+func (db *DB) ClaimNextAfter(kind store.Kind, after string) (*store.Job, error) {
+	return db.claim(kind, &after)
+}
 
-func (db *DB) claim(kind Kind, after *string) (*Job, error) {
-	if !kind.valid() {
-		return nil, fmt.Errorf("store: claim: kind %q: %w", kind, ErrInvalid)
+func (db *DB) claim(kind store.Kind, after *string) (*store.Job, error) {
+	if !kind.Valid() {
+		return nil, fmt.Errorf("store: claim: kind %q: %w", kind, store.ErrInvalid)
 	}
-	if kind == KindLive {
-		return nil, fmt.Errorf("store: claim %s: %w", kind, ErrEmpty)
+	if kind == store.KindLive {
+		return nil, fmt.Errorf("store: claim %s: %w", kind, store.ErrEmpty)
 	}
-	var out *Job
+	var out *store.Job
 	err := db.update(func(tx *bolt.Tx) error {
 		prefix := appendStr(nil, string(kind))
 		for {
@@ -46,7 +49,7 @@ func (db *DB) claim(kind Kind, after *string) (*Job, error) {
 				k = nextInTurn(tx, prefix, *after)
 			}
 			if k == nil || len(k) < len(prefix)+8 || string(k[:len(prefix)]) != string(prefix) {
-				return ErrEmpty
+				return store.ErrEmpty
 			}
 			old, ok, err := runnable(tx, k, string(k[len(prefix)+8:]))
 			if err != nil {
@@ -55,8 +58,8 @@ func (db *DB) claim(kind Kind, after *string) (*Job, error) {
 			if !ok {
 				continue // quarantined or unplaceable: out of the queue, try the next
 			}
-			j := old.clone()
-			j.Status = StatusProcessing
+			j := old.Clone()
+			j.Status = store.StatusProcessing
 			j.Attempts++
 			if err := putJob(tx, old, j); err != nil {
 				return err
@@ -102,10 +105,10 @@ func nextInTurn(tx *bolt.Tx, prefix []byte, after string) []byte {
 
 // AwaitingAudio returns the queued pre-recorded jobs whose audio_url is
 // still to be fetched, oldest first (for the fetcher after a restart).
-func (db *DB) AwaitingAudio() ([]*Job, error) {
-	var out []*Job
+func (db *DB) AwaitingAudio() ([]*store.Job, error) {
+	var out []*store.Job
 	err := db.bolt.View(func(tx *bolt.Tx) error {
-		for _, e := range jobsWithStatus(tx, KindPreRecorded, StatusQueued) {
+		for _, e := range jobsWithStatus(tx, store.KindPreRecorded, store.StatusQueued) {
 			j, err := decodeStoredJob(tx, e.id)
 			if err != nil {
 				return err
@@ -127,14 +130,14 @@ func (db *DB) AwaitingAudio() ([]*Job, error) {
 // queue) and a record that cannot be read at all loses its queue entry:
 // both report false, so the claim goes on to the next job instead of
 // failing on the same one for ever.
-func runnable(tx *bolt.Tx, key []byte, id string) (*Job, bool, error) {
+func runnable(tx *bolt.Tx, key []byte, id string) (*store.Job, bool, error) {
 	old, err := decodeStoredJob(tx, id)
 	switch {
-	case errors.Is(err, ErrCorrupt), errors.Is(err, ErrNotFound):
+	case errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrNotFound):
 		return nil, false, tx.Bucket(bucketQueue).Delete(key)
 	case err != nil:
 		return nil, false, fmt.Errorf("queued %w", err)
-	case old.unreadable != nil:
+	case old.Unreadable() != nil:
 		return nil, false, putJob(tx, old, old.Quarantined(time.Now()))
 	}
 	return old, true, nil

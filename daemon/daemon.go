@@ -20,6 +20,7 @@ import (
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/retention"
 	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // Daemon is the job service: it owns the store, the recognition pipeline,
@@ -234,7 +235,7 @@ func (d *Daemon) Ready() error {
 func (d *Daemon) Languages() []string { return d.caps.Languages }
 
 // Engines lists the installed engines (GET /v2/engines).
-func (d *Daemon) Engines() []pipeline.EngineInfo { return d.pl.Engines.Info() }
+func (d *Daemon) Engines() []transcript.EngineInfo { return d.pl.Engines.Info() }
 
 func signal(c chan struct{}) {
 	select {

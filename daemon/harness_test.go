@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
 	"github.com/earshot-dev/earshot/store/storetest/memstore"
 )
@@ -38,10 +39,11 @@ func newTestDaemon(t *testing.T, edit func(*Config)) (*Daemon, *memstore.Store) 
 		edit(&cfg)
 	}
 	db := memstore.New()
-	d, err := newDaemon(cfg, slog.New(slog.DiscardHandler), db)
+	pl, err := pipeline.New(cfg.ServicePipeline(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	d := New(cfg, db, pl, slog.New(slog.DiscardHandler))
 	t.Cleanup(func() { d.Close() })
 	return d, db
 }

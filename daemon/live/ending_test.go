@@ -14,7 +14,7 @@ import (
 
 // attached creates a session for account with key keyID and attaches a
 // client to it.
-func attached(t *testing.T, s *Service, account, keyID string) (Created, ingest.Session) {
+func attached(t *testing.T, s *Service, account, keyID string) (ingest.LiveCreated, ingest.Session) {
 	t.Helper()
 	c, err := s.CreateLive(t.Context(), account, keyID, "r", []byte(`{}`), "")
 	if err != nil {
@@ -56,16 +56,16 @@ func TestEndKey(t *testing.T) {
 		t.Fatal("another key's session ended")
 	default:
 	}
-	if j, _ := db.Job(c1.Job.ID); j.Status != store.StatusDone && j.Status != store.StatusError {
+	if j, _ := db.Job(c1.ID); j.Status != store.StatusDone && j.Status != store.StatusError {
 		t.Errorf("revoked key's session left %s", j.Status)
 	}
 	if err := s.CheckToken(c1.Token); err == nil {
 		t.Error("a revoked key's token still checks")
 	}
-	if j, _ := db.Job(c2.Job.ID); j.Status != store.StatusProcessing {
+	if j, _ := db.Job(c2.ID); j.Status != store.StatusProcessing {
 		t.Errorf("the other session is %s", j.Status)
 	}
-	s.End(c2.Job.ID) // DELETE of a running session ends it first
+	s.End(c2.ID) // DELETE of a running session ends it first
 	waitDone(t, sess2)
 	if n := s.Sessions(); n != 0 {
 		t.Errorf("%d sessions left", n)

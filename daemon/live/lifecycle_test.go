@@ -12,7 +12,6 @@ import (
 
 	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/ingest"
-	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -27,9 +26,13 @@ func waitDone(t *testing.T, sess ingest.Session) {
 }
 
 // transcript reads a stored live result's full transcript.
-func transcript(t *testing.T, j *store.Job) string {
+func fullTranscript(t *testing.T, j *store.Job) string {
 	t.Helper()
-	var res pipeline.Result
+	var res struct {
+		Transcription struct {
+			FullTranscript string `json:"full_transcript"`
+		}
+	}
 	if err := json.Unmarshal(j.Result, &res); err != nil {
 		t.Fatalf("result %s: %v", j.Result, err)
 	}
@@ -52,7 +55,7 @@ func TestSessionLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := db.Job(c.Job.ID)
+	j, err := db.Job(c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,18 +79,18 @@ func TestSessionLifecycle(t *testing.T) {
 			t.Fatalf("write at %d: %v", off, err)
 		}
 	}
-	if j, _ := db.Job(c.Job.ID); j.Status != store.StatusProcessing {
+	if j, _ := db.Job(c.ID); j.Status != store.StatusProcessing {
 		t.Errorf("attached session's job is %s", j.Status)
 	}
 	if err := sess.Stop(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	waitDone(t, sess)
-	j, _ = db.Job(c.Job.ID)
+	j, _ = db.Job(c.ID)
 	if j.Status != store.StatusDone || j.CompletedAt.IsZero() {
 		t.Fatalf("ended %s %d %q", j.Status, j.ErrorCode, j.ErrorMessage)
 	}
-	if got := transcript(t, j); !strings.Contains(got, "sense") {
+	if got := fullTranscript(t, j); !strings.Contains(got, "sense") {
 		t.Errorf("transcript %q", got)
 	}
 	rec, ok := db.Blob(j.Blob)
@@ -202,7 +205,7 @@ func TestRecoverLive(t *testing.T) {
 		s.Recover(t.Context(), id)
 	}
 	j, _ := db.Job(running)
-	if j.Status != store.StatusDone || !strings.Contains(transcript(t, j), "sense") {
+	if j.Status != store.StatusDone || !strings.Contains(fullTranscript(t, j), "sense") {
 		t.Errorf("recovered running session: %s %q", j.Status, j.ErrorMessage)
 	}
 	j, _ = db.Job(expired)

@@ -496,3 +496,12 @@ func (s *Store) BlobNames() []string {
 	slices.Sort(names)
 	return names
 }
+
+// Cluster is nil: the in-memory store is one process's, as the embedded
+// store is (store.Store.Cluster).
+func (s *Store) Cluster() store.Cluster { return nil }
+
+// LocalBlobPath is false: the blobs are not files, so the daemon reads
+// them through OpenBlob as it does a shared store's
+// (store.Store.LocalBlobPath).
+func (s *Store) LocalBlobPath(string) (string, bool) { return "", false }

@@ -3,6 +3,8 @@ package recognizer_test
 import (
 	"testing"
 
+	"github.com/earshot-dev/earshot/params"
+
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
 )
@@ -23,7 +25,7 @@ func TestLiveBoxCountsSegments(t *testing.T) {
 	pcm := chans[0]
 	box := recognizer.NewBoxLoad()
 	for _, end := range []string{"flush", "close"} {
-		l, err := recognizer.NewLive(e, recognizer.LiveConfig{BoxLoad: box}, func(recognizer.Event) {})
+		l, err := recognizer.NewLive(e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), BoxLoad: box}, func(recognizer.Event) {})
 		if err != nil {
 			t.Fatal(err)
 		}

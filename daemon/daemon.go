@@ -17,6 +17,7 @@ import (
 	"github.com/earshot-dev/earshot/ingest/fetch"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/quota"
+	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/retention"
 	"github.com/earshot-dev/earshot/store"
@@ -30,6 +31,7 @@ type Daemon struct {
 	log     *slog.Logger
 	db      store.Store
 	pl      *pipeline.Transcriber // engines, routing, add-ons: owned, closed by Close
+	cpu     *recognizer.CPU       // the process's CPU admission policy, shared by the engines and the live service
 	caps    params.Capabilities
 	outbox  *callback.Outbox // callback deliveries
 	metrics *jobMetrics
@@ -77,7 +79,10 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 	}
 	pc := cfg.Pipeline()
 	pc.Live = true // the doors' live sessions use the wideband pool too
-	pl, err := pipeline.New(pc, logger)
+	// The process's one CPU admission policy: the engines' live decodes,
+	// the live sessions' box meter and the batch passes' gate.
+	cpu := recognizer.NewCPU(cfg.Sphinx.LiveDecodes)
+	pl, err := pipeline.New(pc, cpu, logger)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -87,6 +92,7 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 		log:      logger,
 		db:       db,
 		pl:       pl,
+		cpu:      cpu,
 		caps:     pl.Capabilities(),
 		quota:    quota.New(*cfg.Limits.MaxAccountBytes, db, logger.With("component", "quota")),
 		wake:     make(chan struct{}, 1),

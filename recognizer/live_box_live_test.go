@@ -16,7 +16,7 @@ import (
 func TestLiveBoxCountsSegments(t *testing.T) {
 	cfg := sphinx.Config{Decoders: 1, FirstPassOnly: true}
 	cfg.SetDefaults()
-	e, err := sphinx.New(cfg, nil)
+	e, err := sphinx.New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

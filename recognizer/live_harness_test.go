@@ -22,7 +22,7 @@ func liveEngine(t testing.TB, decoders int) *sphinx.Engine {
 	t.Helper()
 	cfg := sphinx.Config{Decoders: decoders, LiveDecoders: decoders}
 	cfg.SetDefaults()
-	e, err := sphinx.NewLive(cfg, nil)
+	e, err := sphinx.NewLive(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -298,13 +298,14 @@ func engineFor(rend, preset string, workers int, batch bool) (*sphinx.Engine, er
 		}
 	}
 	cfg.SetDefaults()
-	if e, err := sphinx.NewTelephone(cfg, batch, nil); e != nil || err != nil {
+	cpu := recognizer.NewCPU(cfg.LiveDecodes) // the engine's own, as the daemon's is its process's
+	if e, err := sphinx.NewTelephone(cfg, batch, cpu, nil); e != nil || err != nil {
 		return e, err
 	}
 	if !batch {
-		return sphinx.NewLive(cfg, nil)
+		return sphinx.NewLive(cfg, cpu, nil)
 	}
-	return sphinx.New(cfg, nil)
+	return sphinx.New(cfg, cpu, nil)
 }
 
 // measure runs the batch and the live path of one rendition on every

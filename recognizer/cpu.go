@@ -9,7 +9,7 @@ import (
 )
 
 // CPU is the process's one CPU admission policy: which decode runs when.
-// The composition root makes one (daemon.New, from sphinx.live_decodes) and
+// The composition root makes one (app.Run, from sphinx.live_decodes) and
 // hands it to the engines (pipeline.New, sphinx.New: live decodes), the live
 // sessions (LiveConfig.BoxLoad, from Box) and the batch passes (daemon/live's
 // gate, Batch...); there is no other, and no process-wide state. It holds

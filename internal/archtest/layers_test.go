@@ -96,6 +96,9 @@ func layerViolations(g importGraph, names []string, patterns [][]string) []strin
 			continue
 		}
 		for dep, file := range g[pkg] {
+			if thirdParty(dep) {
+				continue // another module's package: the table does not list them
+			}
 			switch to := layerOf(dep, patterns); {
 			case outsideLayers(dep):
 				out = append(out, fmt.Sprintf("%s imports %s, a test or tool package", file, dep))

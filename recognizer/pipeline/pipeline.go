@@ -41,7 +41,7 @@ func New(cfg Config, cpu *recognizer.CPU, logger *slog.Logger) (*Transcriber, er
 		logger = slog.New(slog.DiscardHandler)
 	}
 	rlog := logger.With("component", "recognizer")
-	t := &Transcriber{Media: cfg.Media}
+	t := &Transcriber{Media: cfg.Media, cpu: cpu}
 	fail := func(what string, err error) (*Transcriber, error) {
 		t.Close()
 		return nil, fmt.Errorf("%s: %w", what, err)

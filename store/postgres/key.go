@@ -14,7 +14,7 @@ import (
 )
 
 // CreateKey makes a new API key for account and returns its secret (see
-// store.DB.CreateKey); only the secret's SHA-256 is stored.
+// bolt.DB.CreateKey); only the secret's SHA-256 is stored.
 func (db *DB) CreateKey(account string) (string, store.Key, error) {
 	if !store.ValidAccount(account) {
 		return "", store.Key{}, fmt.Errorf("store: create key: account %q: %w", account, store.ErrInvalid)

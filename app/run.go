@@ -13,6 +13,7 @@ import (
 	"github.com/earshot-dev/earshot/daemon"
 	"github.com/earshot-dev/earshot/ingest/sip"
 	"github.com/earshot-dev/earshot/ingest/webrtc"
+	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"golang.org/x/sync/errgroup"
 )
@@ -30,7 +31,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	pl, err := pipeline.New(cfg.ServicePipeline(), log)
+	// The process's one CPU admission policy: the engines' live decodes,
+	// the live sessions' box meter and the batch passes' gate (the job
+	// service reads it from the pipeline, pipeline.Transcriber.CPU).
+	cpu := recognizer.NewCPU(cfg.Sphinx.LiveDecodes)
+	pl, err := pipeline.New(cfg.ServicePipeline(), cpu, log)
 	if err != nil {
 		db.Close()
 		return err

@@ -15,9 +15,9 @@ import (
 func newLive(d *Daemon) *live.Service {
 	return live.New(d.cfg.Live, live.Deps{
 		Store: d.db, Recordings: liveDeps{d}, Signals: liveDeps{d}, Pipeline: d.pl,
-		Decoders: d.cfg.Sphinx.Decoders,
-		Log:      d.log,
-		Cluster:  newClusterLive(d), NodeID: d.cfg.Cluster.NodeID, RecordingSync: d.cfg.Cluster.RecordingSync,
+		Decoders: d.cfg.Sphinx.Decoders, CPU: d.pl.CPU(),
+		Log:     d.log,
+		Cluster: newClusterLive(d), NodeID: d.cfg.Cluster.NodeID, RecordingSync: d.cfg.Cluster.RecordingSync,
 	})
 }
 

@@ -75,6 +75,11 @@ type Deps struct {
 	// on, which the batch pass's gate counts against when live calls
 	// share it (batchpass_gate.go).
 	Decoders int
+	// CPU is the process's CPU admission policy, the one its engines were
+	// given (recognizer.CPU): the sessions' box meter and the batch
+	// passes' gate. Nil: a policy of the service's own, live decodes
+	// unbounded (tests).
+	CPU *recognizer.CPU
 	// Log is the service's logger; nil is silent.
 	Log *slog.Logger
 	// Cluster is the shared store of a cluster (cluster.go), nil on one
@@ -135,7 +140,6 @@ func New(cfg Config, deps Deps) *Service {
 		cfg: cfg, deps: deps, db: deps.Store, pl: deps.Pipeline, log: deps.Log,
 		caps: deps.Pipeline.Capabilities(),
 		stop: make(chan struct{}), sessions: map[string]*session{},
-		box: recognizer.NewBoxLoad(),
 		created: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "earshot_live_sessions_total", Help: "Live sessions created since start (every door).",
 		}),
@@ -155,7 +159,12 @@ func New(cfg Config, deps Deps) *Service {
 		s.keys.WithLabelValues(src)
 	}
 	s.halt, s.haltNow = context.WithCancelCause(context.Background())
-	s.gate = newBatchGate(s)
+	cpu := deps.CPU
+	if cpu == nil {
+		cpu = recognizer.NewCPU(-1)
+	}
+	s.box = cpu.Box()
+	s.gate = newBatchGate(s, cpu)
 	return s
 }
 

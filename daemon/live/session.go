@@ -310,14 +310,13 @@ func (s *Service) recogniserConfig(p *params.Live) recognizer.LiveConfig {
 	// its default).
 	threshold := p.PreProcessing.SpeechThreshold
 	cfg := recognizer.LiveConfig{
-		Channels:              p.Channels,
-		Language:              p.Language(),
-		Endpointing:           time.Duration(p.Endpointing * float64(time.Second)),
-		MaxWithoutEndpointing: time.Duration(p.MaximumDurationWithoutEndpointing * float64(time.Second)),
-		SpeechThreshold:       &threshold,
-		AudioEnhancer:         p.PreProcessing.AudioEnhancer,
-		Partials:              p.MessagesConfig.ReceivePartialTranscripts || p.Callback && p.CallbackConfig.ReceivePartialTranscripts,
-		PartialInterval:       s.cfg.PartialInterval,
+		Channels:        p.Channels,
+		Language:        p.Language(),
+		Endpointing:     p.Endpointing, // as params decoded and bounded it
+		SpeechThreshold: &threshold,
+		AudioEnhancer:   p.PreProcessing.AudioEnhancer,
+		Partials:        p.MessagesConfig.ReceivePartialTranscripts || p.Callback && p.CallbackConfig.ReceivePartialTranscripts,
+		PartialInterval: s.cfg.PartialInterval,
 		// Narrowband sessions decode as they arrive too, in segments
 		// through short pauses (recognizer/live_segment.go): as accurate
 		// as one pass per utterance with the channel's normalisation, at

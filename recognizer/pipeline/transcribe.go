@@ -31,11 +31,16 @@ type Transcriber struct {
 	// live audio). Set it on a copy of the Transcriber.
 	Gate func(recognizer.Engine) recognizer.Engine
 
-	embedded *sphinx.Engine // owned: closed by Close
-	live     *sphinx.Engine // owned: the wideband live pool, nil when none
-	tel      *sphinx.Engine // owned: the telephone-band pool of live calls, nil when none
-	telBatch *sphinx.Engine // owned: the telephone-band pool of whole recordings, nil when none
+	embedded *sphinx.Engine  // owned: closed by Close
+	live     *sphinx.Engine  // owned: the wideband live pool, nil when none
+	tel      *sphinx.Engine  // owned: the telephone-band pool of live calls, nil when none
+	telBatch *sphinx.Engine  // owned: the telephone-band pool of whole recordings, nil when none
+	cpu      *recognizer.CPU // the process's CPU policy the engines were given (New)
 }
+
+// CPU is the process's CPU admission policy the pipeline's engines were
+// built with (New), for the live sessions and the batch passes to share.
+func (t *Transcriber) CPU() *recognizer.CPU { return t.cpu }
 
 // TranscribeFile runs the pipeline on path with the job's parameters.
 // Unreadable audio wraps ErrBadAudio; audio over a bound of t.Media (more

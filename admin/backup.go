@@ -20,7 +20,7 @@ type fileStore interface {
 }
 
 // backup carries out OpBackup: it writes a consistent copy of the store to
-// path (store.DB.BackupFile: atomic, 0600). The daemon runs sandboxed
+// path (bolt.DB.BackupFile: atomic, 0600). The daemon runs sandboxed
 // (ProtectSystem=strict), where only its data directory is writable, so
 // path must name a file directly in db.Dir() called backup-*.db; the CLI
 // then moves it where the operator asked. This also keeps the op from ever

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/earshot-dev/earshot/store/bolt"
+
 	"github.com/earshot-dev/earshot/store"
 	"github.com/earshot-dev/earshot/store/storetest"
 )
@@ -47,7 +49,7 @@ func TestBackup(t *testing.T) {
 			if err := os.Rename(tc.path, filepath.Join(dir, "earshot.db")); err != nil {
 				t.Fatal(err)
 			}
-			cp, err := store.Open(dir, &store.Options{NoSync: true})
+			cp, err := bolt.Open(dir, &bolt.Options{NoSync: true})
 			if err != nil {
 				t.Fatal(err)
 			}

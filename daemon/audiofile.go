@@ -9,24 +9,17 @@ import (
 	"github.com/earshot-dev/earshot/store"
 )
 
-// localBlobs is a store whose blobs are files on this machine (the embedded
-// bbolt store): the transcriber, the prober and live recordings use those
-// files in place.
-type localBlobs interface {
-	BlobPath(name string) string
-}
-
 // blobFile returns a local file holding the blob's bytes and a release to
 // call when done with it. With the embedded store that is the blob file
 // itself; with a shared store the blob is streamed into a temporary file
 // under the data directory, removed by release (a live recording left in
 // data_dir/recordings by the last run is stored first).
 func (d *Daemon) blobFile(name string) (string, func(), error) {
-	if lb, ok := d.db.(localBlobs); ok {
-		if !store.ValidName(name) {
-			return "", nil, fmt.Errorf("blob %q: %w", name, store.ErrInvalidName)
-		}
-		return lb.BlobPath(name), func() {}, nil
+	if !store.ValidName(name) {
+		return "", nil, fmt.Errorf("blob %q: %w", name, store.ErrInvalidName)
+	}
+	if path, ok := d.db.LocalBlobPath(name); ok { // the transcriber and the prober read it in place
+		return path, func() {}, nil
 	}
 	// A live recording this node kept locally when it stopped (a kill, a
 	// crash) reaches the shared store now, before it is read.
@@ -70,8 +63,8 @@ func (d *Daemon) recordingPath(name string) (string, error) {
 	if !store.ValidName(name) {
 		return "", fmt.Errorf("live recording %q: %w", name, store.ErrInvalidName)
 	}
-	if lb, ok := d.db.(localBlobs); ok {
-		return lb.BlobPath(name), nil
+	if path, ok := d.db.LocalBlobPath(name); ok {
+		return path, nil
 	}
 	dir := filepath.Join(d.cfg.DataDir, recordingsDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -88,7 +81,7 @@ const recordingsDir = "recordings"
 // by recordingPath) in a shared store, streaming it, and removes the local
 // file. With the embedded store the file is the blob already: nothing to do.
 func (d *Daemon) commitRecording(path string) error {
-	if _, ok := d.db.(localBlobs); ok {
+	if _, ok := d.db.LocalBlobPath(filepath.Base(path)); ok {
 		return nil
 	}
 	if err := d.storeBlobFile(filepath.Base(path), path); err != nil {

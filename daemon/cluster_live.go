@@ -8,27 +8,21 @@ import (
 	"strings"
 
 	"github.com/earshot-dev/earshot/daemon/live"
-	"github.com/earshot-dev/earshot/daemon/livepg"
 	"github.com/earshot-dev/earshot/store"
-	"github.com/earshot-dev/earshot/store/postgres"
 )
 
 // newClusterLive returns the live sessions' view of a shared store
-// (livepg.Cluster), nil (an untyped nil interface) on the embedded store.
+// (live.StoreCluster), nil (an untyped nil interface) on the embedded store.
 func newClusterLive(d *Daemon) live.Cluster {
-	db, ok := d.db.(*postgres.DB)
-	if !ok {
-		return nil
-	}
-	return livepg.Cluster{DB: db, AdvertiseURL: d.cfg.Cluster.AdvertiseURL, StaleAfter: nodeStaleAfter}
+	return live.NewCluster(d.db, d.cfg.Cluster.AdvertiseURL, nodeStaleAfter)
 }
 
 // dropTakenRecordings removes the local recordings this node left when it
 // stopped whose sessions a survivor ended meanwhile (the shared store
 // keeps what reached it); the others stay for recovery (blobFile).
 func (d *Daemon) dropTakenRecordings() {
-	db, ok := d.db.(*postgres.DB)
-	if !ok {
+	c := d.db.Cluster()
+	if c == nil {
 		return
 	}
 	dir := filepath.Join(d.cfg.DataDir, recordingsDir)
@@ -44,7 +38,7 @@ func (d *Daemon) dropTakenRecordings() {
 		if !ok || !strings.HasSuffix(e.Name(), ".wav") {
 			continue
 		}
-		node, err := db.JobNode(id)
+		node, err := c.JobNode(id)
 		if err != nil && !errors.Is(err, store.ErrNotFound) || node == d.cfg.Cluster.NodeID {
 			continue
 		}

@@ -20,11 +20,12 @@ import (
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/retention"
 	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // Daemon is the job service: it owns the store, the recognition pipeline,
 // the pre-recorded workers and the callback outbox. Doors (the HTTP API today) call its
-// methods; cmd/earshotd runs it beside them.
+// methods; app.Run builds it and runs it beside them.
 type Daemon struct {
 	cfg     Config
 	log     *slog.Logger
@@ -55,15 +56,13 @@ type Daemon struct {
 	batchTurn   bool           // guarded by claimMu: the next claim tries a batch pass first
 }
 
-// New opens the store and loads the engine. It starts nothing; on error it
-// releases what it had opened.
-func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
+// New builds the job service on the store db and the recognition pipeline
+// pl (cfg.ServicePipeline()), which the composition root opened and built
+// (app.Run). It starts nothing. The Daemon owns both from here: Close
+// closes them.
+func New(cfg Config, db store.Store, pl *pipeline.Transcriber, logger *slog.Logger) *Daemon {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
-	}
-	db, err := OpenStore(context.Background(), cfg, nil)
-	if err != nil {
-		return nil, err
 	}
 	// Before any door can write a blob: remove what no record names (a
 	// failed job's download left by an older version, a crash between a
@@ -74,13 +73,6 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 	}
 	if err != nil {
 		logger.Error("remove unreferenced audio files", "component", "store", "error", err)
-	}
-	pc := cfg.Pipeline()
-	pc.Live = true // the doors' live sessions use the wideband pool too
-	pl, err := pipeline.New(pc, logger)
-	if err != nil {
-		db.Close()
-		return nil, err
 	}
 	d := &Daemon{
 		cfg:      cfg,
@@ -99,7 +91,7 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 	d.outbox = callback.New(cb, db, logger.With("component", "outbox"))
 	d.live = newLive(d)
 	d.metrics = newMetrics(d)
-	return d, nil
+	return d
 }
 
 // Config returns the daemon's effective configuration.
@@ -157,14 +149,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		workers.Wait()
 		close(d.workersDone)
 	}()
-	if w, ok := d.db.(queueWatcher); ok { // other nodes queue jobs too
-		g.Go(func() error { return w.WatchQueue(rest, func() { signal(d.wake) }) })
-	}
-	if k, ok := d.db.(leaseKeeper); ok { // other nodes may die holding jobs
-		g.Go(func() error { return k.KeepLeases(rest, d.leasesKept) })
-	}
-	if r, ok := d.db.(nodeRegistry); ok { // the nodes see each other's load
-		g.Go(func() error { return d.runHeartbeat(rest, r) })
+	if c := d.db.Cluster(); c != nil {
+		g.Go(func() error { return c.WatchQueue(rest, func() { signal(d.wake) }) }) // other nodes queue jobs too
+		g.Go(func() error { return c.KeepLeases(rest, d.leasesKept) })              // other nodes may die holding jobs
+		g.Go(func() error { return d.runHeartbeat(rest, c) })                       // the nodes see each other's load
 	}
 	g.Go(func() error { return d.runFetcher(work) })
 	g.Go(func() error { return d.outbox.Run(outbox) })
@@ -247,7 +235,7 @@ func (d *Daemon) Ready() error {
 func (d *Daemon) Languages() []string { return d.caps.Languages }
 
 // Engines lists the installed engines (GET /v2/engines).
-func (d *Daemon) Engines() []pipeline.EngineInfo { return d.pl.Engines.Info() }
+func (d *Daemon) Engines() []transcript.EngineInfo { return d.pl.Engines.Info() }
 
 func signal(c chan struct{}) {
 	select {

@@ -104,7 +104,7 @@ func (d *Daemon) ListJobs(ctx context.Context, q store.ListQuery) ([]*store.Job,
 }
 
 // EachJob visits the jobs ListJobs would return, one at a time, until fn
-// returns false (store.DB.EachJob: fn runs inside a read transaction).
+// returns false (bolt.DB.EachJob: fn runs inside a read transaction).
 func (d *Daemon) EachJob(ctx context.Context, q store.ListQuery, fn func(*store.Job) bool) error {
 	return d.db.EachJob(q, fn)
 }

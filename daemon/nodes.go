@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/earshot-dev/earshot/store"
-	"github.com/earshot-dev/earshot/store/postgres"
 )
 
 // heartbeatEvery is how often a node on a shared store publishes its
@@ -18,20 +17,13 @@ const (
 	orphanAfter = nodeStaleAfter + heartbeatEvery
 )
 
-// nodeRegistry is a shared store that keeps the nodes' heartbeats
-// (store/postgres).
-type nodeRegistry interface {
-	Heartbeat(n postgres.Node) error
-	Nodes() ([]postgres.Node, error)
-}
-
 // state is this node's load now.
-func (d *Daemon) state() postgres.Node {
+func (d *Daemon) state() store.Node {
 	live := d.live.Sessions()
 	d.mu.Lock()
 	running := len(d.running)
 	d.mu.Unlock()
-	return postgres.Node{
+	return store.Node{
 		ID: d.cfg.Cluster.NodeID, AdvertiseURL: d.cfg.Cluster.AdvertiseURL,
 		LiveCapacity: d.cfg.Live.Capacity, LiveFree: max(d.cfg.Live.Capacity-live, 0), RunningJobs: running,
 	}
@@ -43,7 +35,7 @@ func (d *Daemon) state() postgres.Node {
 // node's own beats have gone through for orphanAfter (a node back from an
 // outage must first let the others beat again), end the sessions of nodes
 // that stopped (daemon/live/cluster.go).
-func (d *Daemon) runHeartbeat(ctx context.Context, r nodeRegistry) error {
+func (d *Daemon) runHeartbeat(ctx context.Context, r store.Cluster) error {
 	t := time.NewTicker(heartbeatEvery)
 	defer t.Stop()
 	var okSince time.Time // zero while beats fail
@@ -75,8 +67,8 @@ func (d *Daemon) runHeartbeat(ctx context.Context, r nodeRegistry) error {
 // Nodes lists the nodes sharing the store with their last heartbeat; on
 // the embedded store it is this node alone, as it is now.
 func (d *Daemon) Nodes(ctx context.Context) ([]store.NodeStatus, error) {
-	r, ok := d.db.(nodeRegistry)
-	if !ok {
+	r := d.db.Cluster()
+	if r == nil {
 		n := d.state()
 		return []store.NodeStatus{{NodeID: n.ID, AdvertiseURL: n.AdvertiseURL, LastSeen: time.Now().UTC(), Alive: true,
 			LiveCapacity: n.LiveCapacity, LiveFree: n.LiveFree, RunningJobs: n.RunningJobs}}, nil

@@ -79,7 +79,7 @@ func (d *Daemon) storeRedactedAudio(job *store.Job, ra *pipeline.RedactedAudio) 
 // shared store a copy, written back whole (store.WriteBlob replaces the
 // name's bytes in one transaction).
 func (d *Daemon) storeBlobFile(name, path string) error {
-	if _, ok := d.db.(localBlobs); ok {
+	if _, ok := d.db.LocalBlobPath(name); ok {
 		return nil
 	}
 	f, err := os.Open(path)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/earshot-dev/earshot/store/bolt"
+
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
@@ -23,8 +25,8 @@ import (
 func TestRedactedAudioCrashOrder(t *testing.T) {
 	const id = "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"
 	dir := t.TempDir()
-	open := func() *store.DB {
-		db, err := store.Open(dir, &store.Options{NoSync: true})
+	open := func() *bolt.DB {
+		db, err := bolt.Open(dir, &bolt.Options{NoSync: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/earshot-dev/earshot/store/bolt"
+
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -15,7 +17,7 @@ import (
 // then dropped its result as a lost claim), because requeue checked only
 // that the job was processing.
 func TestRequeueOnlyOwnClaim(t *testing.T) {
-	db, err := store.Open(t.TempDir(), &store.Options{NoSync: true})
+	db, err := bolt.Open(t.TempDir(), &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

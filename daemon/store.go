@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"context"
-	"fmt"
 	"log/slog"
 	"net/url"
 	"os"
@@ -10,7 +8,6 @@ import (
 
 	"github.com/earshot-dev/earshot/config"
 	"github.com/earshot-dev/earshot/store"
-	"github.com/earshot-dev/earshot/store/postgres"
 )
 
 // Store backends (store.backend).
@@ -89,7 +86,7 @@ func (c *ClusterConfig) SetDefaults() {
 		c.NodeID = defaultNodeID()
 	}
 	if c.JobLease == 0 {
-		c.JobLease = postgres.DefaultJobLease
+		c.JobLease = store.DefaultJobLease
 	}
 	if c.RecordingSync == 0 {
 		c.RecordingSync = time.Second
@@ -131,45 +128,6 @@ func (c ClusterConfig) Validate() error {
 		}
 	}
 	return nil
-}
-
-// OpenStore opens the store cfg names: the embedded bbolt store in
-// cfg.DataDir, or the PostgreSQL store at cfg.Store.DSN as node
-// cfg.Cluster.NodeID (migrating its schema; a newer schema is
-// store.ErrSchemaTooNew). cfg must have passed Validate. bbolt o is passed
-// to store.Open (nil for the daemon's defaults).
-func OpenStore(ctx context.Context, cfg Config, o *store.Options) (store.Store, error) {
-	switch cfg.Store.Backend {
-	case BackendPostgres:
-		// data_dir still holds the admin socket and live recordings.
-		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-			return nil, fmt.Errorf("data dir: %w", err)
-		}
-		db, err := postgres.Open(ctx, string(cfg.Store.DSN), &postgres.Options{NodeID: cfg.Cluster.NodeID, JobLease: cfg.Cluster.JobLease})
-		if err != nil {
-			return nil, fmt.Errorf("open postgres store: %w", err)
-		}
-		return db, nil
-	default:
-		db, err := store.Open(cfg.DataDir, o)
-		if err != nil {
-			return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
-		}
-		return db, nil
-	}
-}
-
-// queueWatcher is a shared store that tells this node when any node queued
-// a pre-recorded job (store/postgres: LISTEN/NOTIFY), so idle workers wake.
-type queueWatcher interface {
-	WatchQueue(ctx context.Context, notify func()) error
-}
-
-// leaseKeeper is a shared store whose claimed jobs are leased to their
-// node: KeepLeases renews this node's leases and puts back in the queue
-// the jobs of nodes whose leases ran out (store/postgres).
-type leaseKeeper interface {
-	KeepLeases(ctx context.Context, report func(requeued []string, err error)) error
 }
 
 // leasesKept logs a round of KeepLeases and wakes the workers for the jobs

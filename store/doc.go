@@ -1,37 +1,13 @@
-// Package store keeps earshot's durable state: accounts and API keys, jobs
-// with their list indexes and the pre-recorded work queue, uploads, the
-// callback outbox, and the audio blob files those records name.
+// Package store is the contract of earshot's durable state, whichever
+// backend keeps it: the Store interface and the one capability a store
+// shared by several nodes adds (Cluster), the domain types (Job, Key,
+// Upload, Delivery, Node), the sentinel errors every backend wraps, and the
+// record rules both backends apply (Job.Validate, ApplyUpdate,
+// CheckDelivery, Upload.Validate), so they accept and refuse the same
+// records.
 //
-// Everything lives in one directory: earshot.db (a bbolt file holding JSON
-// records in buckets) and blobs/ (one file per audio blob). The package owns
-// the schema, its migrations, its indexes and crash recovery; it knows
-// nothing of HTTP, recognition or the contract's JSON shapes beyond the File
-// record.
-//
-// Records are JSON, except that a job record frames its Params and Result
-// as raw bytes after a small JSON head, so reading a job (the hottest path)
-// parses only the head. Schema changes go through the migrations in db.go,
-// run in order in Open inside one transaction.
-//
-// Invariants:
-//   - Every method that writes returns only after its bbolt transaction has
-//     committed (and, unless Options.NoSync, been fsynced), so a 2xx answered
-//     after a store call means the change is on disk.
-//   - A job's list index, status index, status counters and queue membership
-//     are written in the same transaction as the job record; Check verifies
-//     that they agree.
-//   - A pre-recorded job is in the queue exactly while its status is queued.
-//   - A blob appears under its name only once it is complete and fsynced
-//     (written to a temporary file, then renamed).
-//   - A blob is written before the record that names it and removed after
-//     the record stops naming it, so a crash leaves at most a blob no
-//     record names; SweepBlobs, run at start, removes those.
-//
-// Store (store.go) is the contract the daemon holds: DB is its embedded
-// implementation, store/postgres its shared one for a cluster of nodes, and
-// store/storetest runs one conformance suite against both.
-//
-// A DB is safe for concurrent use. bbolt serialises writers; readers run
-// in parallel with them. Only one process may hold the database open: a
-// second Open waits Options.Timeout and then returns ErrLocked.
+// It names no backend: store/bolt is the embedded bbolt store of one box,
+// store/postgres the shared store of a cluster, and app.OpenStore, the
+// composition root, opens one of them. store/storetest runs one
+// conformance suite against both.
 package store

@@ -2,14 +2,10 @@ package store
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"slices"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // Kind is a job's kind, spelled as in the contract.
@@ -80,8 +76,8 @@ type Job struct {
 	quarantined bool     // the quarantined form of such a record, not yet written back
 }
 
-// maxIDLen bounds job, upload and delivery ids (bbolt keys may not exceed 32 KiB).
-const maxIDLen = 256
+// MaxIDLen bounds job, upload and delivery ids (bbolt keys may not exceed 32 KiB).
+const MaxIDLen = 256
 
 // inQueue reports whether j belongs in the durable queue: a queued
 // pre-recorded job whose audio is on disk, or a live job with a batch pass
@@ -93,14 +89,10 @@ func (j *Job) inQueue() bool {
 	return j.Kind == KindPreRecorded && j.Status == StatusQueued && !j.AwaitingAudio
 }
 
-func (j *Job) queueKey() []byte {
-	return append(appendTime(appendStr(nil, string(j.Kind)), j.CreatedAt), j.ID...)
-}
-
 // validate checks the fields every stored job must have.
 func (j *Job) validate() error {
 	switch {
-	case j.ID == "" || len(j.ID) > maxIDLen:
+	case j.ID == "" || len(j.ID) > MaxIDLen:
 		return fmt.Errorf("job id %q: %w", j.ID, ErrInvalid)
 	case j.Account == "":
 		return fmt.Errorf("job %s: empty account: %w", j.ID, ErrInvalid)
@@ -114,147 +106,6 @@ func (j *Job) validate() error {
 		return fmt.Errorf("job %s: batch_pass %q on a %s job: %w", j.ID, j.BatchPass, j.Kind, ErrInvalid)
 	}
 	return nil
-}
-
-// CreateJob stores a new job. A pre-recorded job created queued enters the
-// durable queue in the same transaction. Times are stored in UTC. A
-// duplicate ID is ErrExists; an empty ID, Account, Kind or Status or a zero
-// CreatedAt is ErrInvalid.
-func (db *DB) CreateJob(j *Job) error {
-	if j == nil {
-		return fmt.Errorf("store: create job: nil: %w", ErrInvalid)
-	}
-	rec := *j
-	rec.CreatedAt = rec.CreatedAt.UTC()
-	rec.CompletedAt = rec.CompletedAt.UTC()
-	if err := rec.validate(); err != nil {
-		return fmt.Errorf("store: create job: %w", err)
-	}
-	err := db.update(func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketJobs).Get([]byte(rec.ID)) != nil {
-			return fmt.Errorf("job %s: %w", rec.ID, ErrExists)
-		}
-		return putJob(tx, nil, &rec)
-	})
-	if err != nil {
-		return fmt.Errorf("store: create job: %w", err)
-	}
-	return nil
-}
-
-// Job returns the job with the given id: one bucket read and one JSON
-// decode. An unknown id is ErrNotFound.
-func (db *DB) Job(id string) (*Job, error) {
-	j := new(Job)
-	err := db.bolt.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketJobs).Get([]byte(id))
-		if v == nil {
-			return fmt.Errorf("job %s: %w", id, ErrNotFound)
-		}
-		return unmarshalJob(v, j)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
-	}
-	return j.view(), nil
-}
-
-// UpdateJob reads the job, calls fn on it and writes it back, in one
-// transaction. The list index, status counters and queue membership follow
-// the new Status, and the deliveries fn returns are enqueued in the same
-// transaction (so "job done" and "callback owed" commit together; their
-// JobID and Account default to the job's, ID and CreatedAt are assigned when
-// empty). fn may not change ID, Account, Kind or CreatedAt (ErrInvalid). If
-// fn returns an error nothing is written and that error is returned as is.
-// fn runs inside the write transaction: keep it short and do not call the
-// DB from it. An unknown id is ErrNotFound.
-func (db *DB) UpdateJob(id string, fn func(j *Job) ([]*Delivery, error)) (*Job, error) {
-	var out *Job
-	var fnErr error
-	err := db.update(func(tx *bolt.Tx) error {
-		old, err := decodeStoredJob(tx, id)
-		if err != nil {
-			return err
-		}
-		j := old.view().clone()
-		ds, err := fn(j)
-		if err != nil {
-			fnErr = err
-			return err
-		}
-		j.CreatedAt = j.CreatedAt.UTC()
-		j.CompletedAt = j.CompletedAt.UTC()
-		if j.ID != old.ID || j.Account != old.Account || j.Kind != old.Kind || !j.CreatedAt.Equal(old.CreatedAt) {
-			return fmt.Errorf("job %s: update changed id, account, kind or created_at: %w", id, ErrInvalid)
-		}
-		if err := j.validate(); err != nil {
-			return err
-		}
-		if err := putJob(tx, old, j); err != nil {
-			return err
-		}
-		for _, d := range ds {
-			if d == nil {
-				continue
-			}
-			d.OwnedBy(j)
-			if err := putDelivery(tx, nil, d); err != nil {
-				return err
-			}
-		}
-		out = j
-		return nil
-	})
-	if fnErr != nil && err == fnErr {
-		return nil, fnErr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: update job: %w", err)
-	}
-	return out, nil
-}
-
-// DeleteJob removes the job, its index and queue entries and its pending
-// deliveries in one transaction, then (after commit) its Blob file. If only
-// the blob removal fails the job is gone and the error says so. An unknown
-// id is ErrNotFound.
-func (db *DB) DeleteJob(id string) error {
-	var blob string
-	err := db.update(func(tx *bolt.Tx) error {
-		j, err := decodeStoredJob(tx, id)
-		if err != nil {
-			return err
-		}
-		blob = j.Blob
-		if err := deleteJobEntries(tx, j); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketJobs).Delete([]byte(id)); err != nil {
-			return err
-		}
-		return deleteJobDeliveries(tx, id)
-	})
-	if err != nil {
-		return fmt.Errorf("store: delete job: %w", err)
-	}
-	if blob != "" && ValidName(blob) {
-		if err := db.RemoveBlob(blob); err != nil {
-			return fmt.Errorf("store: delete job %s: %w", id, err)
-		}
-	}
-	return nil
-}
-
-func decodeStoredJob(tx *bolt.Tx, id string) (*Job, error) {
-	v := tx.Bucket(bucketJobs).Get([]byte(id))
-	if v == nil {
-		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
-	}
-	j := new(Job)
-	if err := unmarshalJob(v, j); err != nil {
-		return nil, fmt.Errorf("job %s: %w", id, err)
-	}
-	return j, nil
 }
 
 // clone copies j deeply enough that changing the copy's fields, maps or
@@ -272,252 +123,37 @@ func (j *Job) clone() *Job {
 	return &c
 }
 
-// putJob writes j and moves its index entries, counters and queue entry
-// from old's (nil for a new job). The immutable fields are the same in both.
-func putJob(tx *bolt.Tx, old, j *Job) error {
-	v, err := marshalJob(j)
-	if err != nil {
-		return fmt.Errorf("job %s: %w", j.ID, err)
-	}
-	if err := tx.Bucket(bucketJobs).Put([]byte(j.ID), v); err != nil {
-		return err
-	}
-	if old != nil && old.Status == j.Status {
-		switch {
-		case old.inQueue() && !j.inQueue():
-			return tx.Bucket(bucketQueue).Delete(j.queueKey())
-		case !old.inQueue() && j.inQueue():
-			return tx.Bucket(bucketQueue).Put(j.queueKey(), []byte(j.Account))
-		}
-		return nil
-	}
-	if old != nil {
-		if err := deleteJobEntries(tx, old); err != nil {
-			return err
-		}
-	}
-	if err := tx.Bucket(bucketJobIndex).Put(jobIndexKey(j), []byte(j.Status)); err != nil {
-		return err
-	}
-	if err := tx.Bucket(bucketJobStatus).Put(statusKey(j), nil); err != nil {
-		return err
-	}
-	if err := addCount(tx, j.Kind, j.Status, 1); err != nil {
-		return err
-	}
-	if j.inQueue() {
-		return tx.Bucket(bucketQueue).Put(j.queueKey(), []byte(j.Account))
-	}
-	return nil
-}
+// UpdateFunc changes a job in an UpdateJob and returns the deliveries to
+// enqueue with it.
+type UpdateFunc = func(j *Job) ([]*Delivery, error)
 
-// deleteJobEntries removes j's index entries, counter share and queue entry.
-func deleteJobEntries(tx *bolt.Tx, j *Job) error {
-	if err := tx.Bucket(bucketJobIndex).Delete(jobIndexKey(j)); err != nil {
-		return err
+// ApplyUpdate runs fn on a copy of old as callers see it (View) and checks
+// the result against the rules every backend's UpdateJob keeps: times in
+// UTC; ID, Account, Kind and CreatedAt unchanged (else ErrInvalid); the job
+// valid (Validate). It returns the new job and fn's deliveries, nil ones
+// dropped, each owned by the job (OwnedBy). fn's own error comes back as
+// is in fnErr (the backend returns it to its caller unwrapped); a broken
+// rule in err. The backend writes j and the deliveries in the transaction
+// it read old in.
+func ApplyUpdate(old *Job, fn UpdateFunc) (j *Job, ds []*Delivery, fnErr, err error) {
+	j = old.View().Clone()
+	got, fnErr := fn(j)
+	if fnErr != nil {
+		return nil, nil, fnErr, nil
 	}
-	if err := tx.Bucket(bucketJobStatus).Delete(statusKey(j)); err != nil {
-		return err
+	j.CreatedAt = j.CreatedAt.UTC()
+	j.CompletedAt = j.CompletedAt.UTC()
+	if j.ID != old.ID || j.Account != old.Account || j.Kind != old.Kind || !j.CreatedAt.Equal(old.CreatedAt) {
+		return nil, nil, nil, fmt.Errorf("job %s: update changed id, account, kind or created_at: %w", old.ID, ErrInvalid)
 	}
-	if err := addCount(tx, j.Kind, j.Status, -1); err != nil {
-		return err
+	if err := j.Validate(); err != nil {
+		return nil, nil, nil, err
 	}
-	return tx.Bucket(bucketQueue).Delete(j.queueKey())
-}
-
-// checkJobs verifies jobs against job_index, job_status, job_counts and
-// queue, both ways.
-func checkJobs(tx *bolt.Tx, report func(string, ...any)) {
-	jobs := tx.Bucket(bucketJobs)
-	index := tx.Bucket(bucketJobIndex)
-	status := tx.Bucket(bucketJobStatus)
-	queue := tx.Bucket(bucketQueue)
-	counts := map[string]uint64{}
-	nJobs, nQueued := 0, 0
-	_ = jobs.ForEach(func(k, v []byte) error {
-		nJobs++
-		j := new(Job)
-		if err := unmarshalJob(v, j); err != nil {
-			report("job %s: %v", k, err)
-			return nil
-		}
-		if j.ID != string(k) {
-			report("job %s: record id %q", k, j.ID)
-			return nil
-		}
-		if err := j.validate(); err != nil {
-			report("%v", err)
-			return nil
-		}
-		if got := index.Get(jobIndexKey(j)); got == nil || Status(got) != j.Status {
-			report("job %s: index entry %q, status %s", k, got, j.Status)
-		}
-		if status.Get(statusKey(j)) == nil {
-			report("job %s: no status entry for %s/%s", k, j.Kind, j.Status)
-		}
-		inQ := queue.Get(j.queueKey()) != nil
-		if inQ != j.inQueue() {
-			report("job %s (%s, %s): in queue %t", k, j.Kind, j.Status, inQ)
-		}
-		if j.inQueue() {
-			nQueued++
-		}
-		counts[string(statusPrefix(j.Kind, j.Status))]++
-		return nil
-	})
-
-	// Every index entry points at a job with the same fields.
-	n := 0
-	_ = index.ForEach(func(k, v []byte) error {
-		n++
-		account, rest, ok1 := readStr(k)
-		kind, rest, ok2 := readStr(rest)
-		t, id, ok3 := readTimeID(rest)
-		if !ok1 || !ok2 || !ok3 {
-			report("index key %x malformed", k)
-			return nil
-		}
-		j, err := decodeJob(jobs, id)
-		if err != nil {
-			report("index entry %s/%s/%s: %v", account, kind, id, err)
-			return nil
-		}
-		if j.Account != account || string(j.Kind) != kind || encTime(j.CreatedAt) != t || string(j.Status) != string(v) {
-			report("index entry %s/%s/%s status %s does not match its job", account, kind, id, v)
-		}
-		return nil
-	})
-	if n != nJobs {
-		report("%d index entries for %d jobs", n, nJobs)
-	}
-
-	n = 0
-	_ = status.ForEach(func(k, _ []byte) error {
-		n++
-		kind, rest, ok1 := readStr(k)
-		st, rest, ok2 := readStr(rest)
-		t, id, ok3 := readTimeID(rest)
-		if !ok1 || !ok2 || !ok3 {
-			report("status key %x malformed", k)
-			return nil
-		}
-		j, err := decodeJob(jobs, id)
-		if err != nil {
-			report("status entry %s/%s/%s: %v", kind, st, id, err)
-			return nil
-		}
-		if string(j.Kind) != kind || string(j.Status) != st || encTime(j.CreatedAt) != t {
-			report("status entry %s/%s/%s does not match its job", kind, st, id)
-		}
-		return nil
-	})
-	if n != nJobs {
-		report("%d status entries for %d jobs", n, nJobs)
-	}
-
-	n = 0
-	_ = queue.ForEach(func(k, _ []byte) error {
-		n++
-		kind, rest, ok1 := readStr(k)
-		t, id, ok2 := readTimeID(rest)
-		if !ok1 || !ok2 {
-			report("queue key %x malformed", k)
-			return nil
-		}
-		j, err := decodeJob(jobs, id)
-		if err != nil {
-			report("queue entry %s: %v", id, err)
-			return nil
-		}
-		if !j.inQueue() || string(j.Kind) != kind || encTime(j.CreatedAt) != t {
-			report("queue entry %s: job is %s %s", id, j.Kind, j.Status)
-		}
-		return nil
-	})
-	if n != nQueued {
-		report("%d queue entries for %d queued pre-recorded jobs and batch passes", n, nQueued)
-	}
-
-	stored := map[string]uint64{}
-	_ = tx.Bucket(bucketJobCounts).ForEach(func(k, v []byte) error {
-		if len(v) != 8 {
-			report("counter %x: %d bytes", k, len(v))
-			return nil
-		}
-		stored[string(k)] = binary.BigEndian.Uint64(v)
-		return nil
-	})
-	for _, k := range slices.Sorted(maps.Keys(counts)) {
-		if stored[k] != counts[k] {
-			report("counter %q is %d, jobs %d", k, stored[k], counts[k])
+	for _, d := range got {
+		if d != nil {
+			d.OwnedBy(j)
+			ds = append(ds, d)
 		}
 	}
-	for k, v := range stored {
-		if _, ok := counts[k]; !ok {
-			report("counter %q is %d, jobs 0", k, v)
-		}
-	}
-}
-
-// jobFormat is the first byte of a stored job record. The record is
-//
-//	jobFormat, uvarint n, n bytes of JSON (the Job without Params and
-//	Result), uvarint n, Params, uvarint n, Result
-//
-// so that reading a job scans only the small JSON head: a long Result is
-// copied, not parsed.
-const jobFormat = 1
-
-// marshalJob encodes j as a job record. Params and Result must be valid
-// JSON when set.
-func marshalJob(j *Job) ([]byte, error) {
-	for _, raw := range []json.RawMessage{j.Params, j.Result} {
-		if len(raw) > 0 && !json.Valid(raw) {
-			return nil, fmt.Errorf("params or result is not valid JSON: %w", ErrInvalid)
-		}
-	}
-	head := *j
-	head.Params, head.Result = nil, nil
-	h, err := json.Marshal(&head)
-	if err != nil {
-		return nil, fmt.Errorf("encode: %v: %w", err, ErrInvalid)
-	}
-	b := make([]byte, 0, 1+3*binary.MaxVarintLen64+len(h)+len(j.Params)+len(j.Result))
-	b = append(b, jobFormat)
-	for _, part := range [][]byte{h, j.Params, j.Result} {
-		b = binary.AppendUvarint(b, uint64(len(part)))
-		b = append(b, part...)
-	}
-	return b, nil
-}
-
-// unmarshalJob decodes a job record into j, copying everything out of v
-// (which bbolt owns only for the transaction).
-func unmarshalJob(v []byte, j *Job) error {
-	if len(v) == 0 || v[0] != jobFormat {
-		return fmt.Errorf("job record format %x: %w", v[:min(len(v), 1)], ErrCorrupt)
-	}
-	var parts [3][]byte
-	rest := v[1:]
-	for i := range parts {
-		n, w := binary.Uvarint(rest)
-		if w <= 0 || uint64(len(rest)-w) < n {
-			return fmt.Errorf("job record truncated: %w", ErrCorrupt)
-		}
-		parts[i], rest = rest[w:w+int(n)], rest[w+int(n):]
-	}
-	if len(rest) != 0 {
-		return fmt.Errorf("job record has %d trailing bytes: %w", len(rest), ErrCorrupt)
-	}
-	if err := DecodeJobHead(parts[0], j); err != nil {
-		return err
-	}
-	j.Params, j.Result = nil, nil
-	if len(parts[1]) > 0 {
-		j.Params = bytes.Clone(parts[1])
-	}
-	if len(parts[2]) > 0 {
-		j.Result = bytes.Clone(parts[2])
-	}
-	return nil
+	return j, ds, nil, nil
 }

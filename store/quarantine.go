@@ -93,9 +93,9 @@ func (j *Job) Quarantined(now time.Time) *Job {
 // run the job writes it instead.
 func (j *Job) WasQuarantined() bool { return j.quarantined }
 
-// view is j as callers see it: its quarantined form when its record had
+// View is j as callers see it: its quarantined form when its record had
 // unreadable fields, else j.
-func (j *Job) view() *Job {
+func (j *Job) View() *Job {
 	if j.unreadable == nil {
 		return j
 	}

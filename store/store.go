@@ -11,10 +11,11 @@ import (
 )
 
 // Store is what earshot keeps, whichever backend keeps it: the embedded
-// bbolt DB of this package (one box) or the PostgreSQL store of package
-// store/postgres (a cluster of boxes sharing one database). The daemon and
-// the CLI hold a Store; store/storetest runs one conformance suite against
-// every implementation, so each method's comment on *DB is its contract,
+// bbolt DB of package store/bolt (one box) or the PostgreSQL store of
+// package store/postgres (a cluster of boxes sharing one database). The
+// daemon and the CLI hold a Store; store/storetest runs one conformance
+// suite against every implementation, so each method's comment on
+// bolt.DB is its contract,
 // with the differences a shared backend brings stated here:
 //
 //   - Records written by one process are seen by every other at once.
@@ -74,6 +75,16 @@ type Store interface {
 	RemoveBlob(name string) error
 	SweepBlobs() ([]string, error)
 	AccountBytes(account string) (int64, error)
+	// LocalBlobPath returns the file on this machine that holds the blob
+	// name, for readers that take a path (the decoders, the prober, a live
+	// recording written in place), and false when the backend's blobs are
+	// not local files (store/postgres): those are read with OpenBlob.
+	// It does not check the name; callers validate it with ValidName first.
+	LocalBlobPath(name string) (string, bool)
+
+	// Cluster is the backend's capability as a store shared by several
+	// nodes, nil on a store one process owns (store/bolt).
+	Cluster() Cluster
 }
 
 // BlobReader reads one blob from its start, streaming (never the whole blob
@@ -83,11 +94,8 @@ type BlobReader interface {
 	Stat() (fs.FileInfo, error)
 }
 
-var _ Store = (*DB)(nil)
-
-// The record rules every backend applies, exported for the backends
-// outside this package (store/postgres). Each is the one the embedded
-// store uses, so both backends accept and refuse the same records.
+// The record rules every backend applies. Each is the one both backends
+// use, so they accept and refuse the same records.
 
 // Valid reports whether k is one of the kinds.
 func (k Kind) Valid() bool { return k.valid() }
@@ -142,15 +150,15 @@ func PrepareDelivery(d *Delivery) error {
 	if d.Method == "" {
 		d.Method = http.MethodPost
 	}
-	return checkDelivery(d)
+	return CheckDelivery(d)
 }
 
 // checkDelivery puts d's times in UTC and checks its fields.
-func checkDelivery(d *Delivery) error {
+func CheckDelivery(d *Delivery) error {
 	d.CreatedAt = d.CreatedAt.UTC()
 	d.NextAttempt = d.NextAttempt.UTC()
 	switch {
-	case len(d.ID) > maxIDLen:
+	case len(d.ID) > MaxIDLen:
 		return fmt.Errorf("delivery id %q: %w", d.ID, ErrInvalid)
 	case d.URL == "":
 		return fmt.Errorf("delivery %s: empty url: %w", d.ID, ErrInvalid)
@@ -164,7 +172,7 @@ func checkDelivery(d *Delivery) error {
 // an account, and a Filename and Extension within MaxFilenameBytes. A
 // failure wraps ErrInvalid.
 func (u *Upload) Validate() error {
-	if u.ID == "" || len(u.ID) > maxIDLen || u.Account == "" {
+	if u.ID == "" || len(u.ID) > MaxIDLen || u.Account == "" {
 		return fmt.Errorf("upload: missing id or account: %w", ErrInvalid)
 	}
 	if len(u.Filename) > MaxFilenameBytes || len(u.Extension) > MaxFilenameBytes {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/earshot-dev/earshot/store/bolt"
+
 	"github.com/earshot-dev/earshot/admin"
 	"github.com/earshot-dev/earshot/store"
 )
@@ -50,7 +52,7 @@ func cmdBackup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if _, err := os.Stat(filepath.Join(dataDir, "earshot.db")); err != nil {
 		return fmt.Errorf("backup: no database in %s: %w", dataDir, err)
 	}
-	db, err := store.Open(dataDir, &store.Options{Timeout: 300 * time.Millisecond})
+	db, err := bolt.Open(dataDir, &bolt.Options{Timeout: 300 * time.Millisecond})
 	var n int64
 	switch {
 	case errors.Is(err, store.ErrLocked):
@@ -136,13 +138,13 @@ func cmdRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("restore: %w", err)
 	}
-	if err := store.Restore(dataDir, file); err != nil {
+	if err := bolt.Restore(dataDir, file); err != nil {
 		if errors.Is(err, store.ErrLocked) {
 			return fmt.Errorf("restore: the daemon is running on %s; stop it first (systemctl stop earshotd): %w", dataDir, err)
 		}
 		return fmt.Errorf("restore: %w", err)
 	}
-	old := filepath.Join(dataDir, "earshot.db"+store.RestoreBackupSuffix)
+	old := filepath.Join(dataDir, "earshot.db"+bolt.RestoreBackupSuffix)
 	if _, err := os.Stat(old); err == nil {
 		fmt.Fprintf(stdout, "restored %s into %s; the previous database is %s\n", file, dataDir, old)
 	} else {

@@ -7,12 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/earshot-dev/earshot/store/bolt"
+
 	"github.com/earshot-dev/earshot/store"
 )
 
 func TestBackupRestoreCommands(t *testing.T) {
 	dir := t.TempDir()
-	db, err := store.Open(dir, &store.Options{NoSync: true})
+	db, err := bolt.Open(dir, &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +38,7 @@ func TestBackupRestoreCommands(t *testing.T) {
 	}
 
 	// Work goes on, then the backup is restored.
-	db, err = store.Open(dir, &store.Options{NoSync: true})
+	db, err = bolt.Open(dir, &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +59,7 @@ func TestBackupRestoreCommands(t *testing.T) {
 	if !strings.Contains(out, "earshot.db.bak") {
 		t.Errorf("restore printed %q; want it to name the kept database", out)
 	}
-	db, err = store.Open(dir, &store.Options{NoSync: true})
+	db, err = bolt.Open(dir, &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

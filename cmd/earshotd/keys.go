@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/earshot-dev/earshot/store/bolt"
+
 	"github.com/earshot-dev/earshot/admin"
 	"github.com/earshot-dev/earshot/app"
 	"github.com/earshot-dev/earshot/daemon"
@@ -115,7 +117,7 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // holds the embedded store. A shared store (postgres) is opened directly,
 // running daemons or not.
 func adminRequest(ctx context.Context, cfg daemon.Config, req admin.Request) (admin.Response, error) {
-	db, err := daemon.OpenStore(ctx, cfg, &store.Options{Timeout: 300 * time.Millisecond})
+	db, err := app.OpenStore(ctx, cfg, &bolt.Options{Timeout: 300 * time.Millisecond})
 	if errors.Is(err, store.ErrLocked) {
 		return admin.Call(ctx, cfg.DataDir, req)
 	}

@@ -12,9 +12,8 @@ import (
 	"github.com/earshot-dev/earshot/store"
 )
 
-// Cluster is the shared store of the nodes of a cluster (store/postgres,
-// adapted as livepg.Cluster in daemon/livepg, which the job service hands
-// in): it places live sessions on the nodes with room, hands the sessions
+// Cluster is the shared store of the nodes of a cluster (a store's Cluster
+// capability, adapted as StoreCluster, which the job service hands in): it places live sessions on the nodes with room, hands the sessions
 // of a node that stopped to a survivor, and takes a live recording while
 // its session runs (recording_sync.go). Nil on one box.
 type Cluster interface {
@@ -32,7 +31,7 @@ type Cluster interface {
 	// TakeOrphans moves to this node every live job not yet ended whose
 	// node stopped sending heartbeats and returns them, each taken by one
 	// node only.
-	TakeOrphans() ([]Orphan, error)
+	TakeOrphans() ([]store.Orphan, error)
 	// AppendBlob adds parts (each at most ChunkSize bytes, each one stored
 	// chunk) to the blob name when it holds at bytes, and returns its size
 	// after; another size is store.ErrExists and nothing is added.
@@ -49,22 +48,6 @@ type Cluster interface {
 type Node struct {
 	ID  string
 	URL string // its advertise_url: the base URL its clients reach
-}
-
-// Orphan is a live job whose node stopped sending heartbeats, now this
-// node's to end.
-type Orphan struct {
-	Job  *store.Job
-	Node string // the node that ran it
-}
-
-// Created is a live session just created (CreateLive): its job, the token
-// of its WebSocket URL, and the base URL of the node that runs it in a
-// cluster ("" on one box: the request's own).
-type Created struct {
-	Job     *store.Job
-	Token   string
-	NodeURL string
 }
 
 // orphanCode is the error_code of a live session whose node stopped while
@@ -191,7 +174,7 @@ func (s *Service) EndOrphans() error {
 // error, error_code 503, the stored recording's header given its real
 // length (a recording with no audio is removed, and so is one of a session
 // with pii_redaction, never blanked).
-func (s *Service) endOrphan(o Orphan) {
+func (s *Service) endOrphan(o store.Orphan) {
 	log := s.log.With("component", "live", "session_id", o.Job.ID)
 	p, perr := params.StoredLive(o.Job.Params)
 	if perr != nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/earshot-dev/earshot/daemon/live"
-	"github.com/earshot-dev/earshot/daemon/livepg"
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/store"
@@ -21,14 +20,14 @@ import (
 )
 
 // openPG opens the store at dsn as node id.
-func openPG(t *testing.T, dsn, id string) livepg.Cluster {
+func openPG(t *testing.T, dsn, id string) live.StoreCluster {
 	t.Helper()
 	db, err := postgres.Open(t.Context(), dsn, &postgres.Options{NodeID: id})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return livepg.Cluster{DB: db, StaleAfter: time.Minute}
+	return live.StoreCluster{DB: db, StaleAfter: time.Minute}
 }
 
 // finishedSignals records the statuses of the live jobs the service ended.
@@ -67,7 +66,7 @@ func TestEndOrphans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.DB.Heartbeat(postgres.Node{LiveCapacity: 1, LiveFree: 1}); err != nil {
+	if err := b.DB.Cluster().Heartbeat(store.Node{LiveCapacity: 1, LiveFree: 1}); err != nil {
 		t.Fatal(err)
 	}
 	id := uuid.NewString()
@@ -164,9 +163,9 @@ func TestEndOrphansDropsUnredacted(t *testing.T) {
 // endOrphanDropped places a live session with stored params on b, with
 // audio in its recording, and checks that a, once b counts as stopped,
 // ends it as error without keeping the recording.
-func endOrphanDropped(t *testing.T, a, b livepg.Cluster, nodeA string, stored, pcm []byte, format media.Format) {
+func endOrphanDropped(t *testing.T, a, b live.StoreCluster, nodeA string, stored, pcm []byte, format media.Format) {
 	t.Helper()
-	if err := b.DB.Heartbeat(postgres.Node{LiveCapacity: 1, LiveFree: 1}); err != nil {
+	if err := b.DB.Cluster().Heartbeat(store.Node{LiveCapacity: 1, LiveFree: 1}); err != nil {
 		t.Fatal(err)
 	}
 	id := uuid.NewString()

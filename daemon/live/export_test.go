@@ -8,8 +8,8 @@ import (
 
 // What the external tests (package live_test: cluster_test.go,
 // recording_sync_test.go) reach inside the package. They are external
-// because they run the cluster over PostgreSQL through daemon/livepg,
-// which imports this package.
+// because they run the cluster over PostgreSQL (store/postgres),
+// which daemon/live's own files never import.
 
 const OrphanCode = orphanCode
 

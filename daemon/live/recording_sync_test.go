@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/earshot-dev/earshot/daemon/live"
-	"github.com/earshot-dev/earshot/daemon/livepg"
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 	"github.com/earshot-dev/earshot/store"
@@ -38,7 +37,7 @@ func speechPCM(t *testing.T, file string) ([]byte, media.Format) {
 	return pcm, format
 }
 
-func blobBytes(t *testing.T, c livepg.Cluster, name string) []byte {
+func blobBytes(t *testing.T, c live.StoreCluster, name string) []byte {
 	t.Helper()
 	r, err := c.DB.OpenBlob(name)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/earshot-dev/earshot/store/bolt"
+
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
@@ -168,7 +170,7 @@ func (noSignals) AdmitRecording(string) error { return nil }
 // with it (the record stops naming it, then it is removed); a pass that
 // failed otherwise keeps it.
 func TestBatchPassDropsUnredacted(t *testing.T) {
-	db, err := store.Open(t.TempDir(), &store.Options{NoSync: true})
+	db, err := bolt.Open(t.TempDir(), &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 // ClaimBatchPass takes the oldest live job whose batch pass is queued, sets
 // the pass running, increments Attempts and records this node and a lease
 // of Options.JobLease, in one transaction, as ClaimNext does for
-// pre-recorded jobs (see store.DB.ClaimBatchPass): rows another node is
+// pre-recorded jobs (see bolt.DB.ClaimBatchPass): rows another node is
 // claiming are skipped (FOR UPDATE SKIP LOCKED), KeepLeases renews the
 // lease while this node lives, and another node requeues the pass when it
 // runs out. When no pass is queued it returns store.ErrEmpty.

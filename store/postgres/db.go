@@ -25,7 +25,7 @@ import (
 // Defaults for the zero fields of Options.
 const (
 	DefaultTimeout    = 10 * time.Second
-	DefaultJobLease   = 30 * time.Second
+	DefaultJobLease   = store.DefaultJobLease
 	DefaultSweepAfter = time.Hour
 	DefaultMaxConns   = 16
 )
@@ -331,3 +331,13 @@ var (
 	minTime = time.Unix(0, math.MinInt64+1).UTC()
 	maxTime = time.Unix(0, math.MaxInt64).UTC()
 )
+
+// Cluster returns db: a PostgreSQL store is shared by the nodes of a
+// cluster.
+func (db *DB) Cluster() store.Cluster { return db }
+
+// ChunkSize bounds one part of AppendBlob (the package's ChunkSize).
+func (db *DB) ChunkSize() int { return ChunkSize }
+
+// LocalBlobPath reports false: blobs live in the database.
+func (db *DB) LocalBlobPath(string) (string, bool) { return "", false }

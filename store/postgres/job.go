@@ -69,7 +69,7 @@ func nullBytes(b []byte) any {
 	return []byte(b)
 }
 
-// CreateJob stores a new job (see store.DB.CreateJob). A live job is owned
+// CreateJob stores a new job (see bolt.DB.CreateJob). A live job is owned
 // by this node (Recover reports it only here).
 func (db *DB) CreateJob(j *store.Job) error {
 	rec, head, err := prepareJob(j)
@@ -170,8 +170,8 @@ func writeJob(ctx context.Context, tx pgx.Tx, j *store.Job, node string, leaseNS
 
 // UpdateJob reads the job, calls fn on it and writes it back, with the
 // deliveries fn returns, in one transaction holding the job's row lock
-// (see store.DB.UpdateJob for the rules). fn must not call the store.
-func (db *DB) UpdateJob(id string, fn func(j *store.Job) ([]*store.Delivery, error)) (*store.Job, error) {
+// (see bolt.DB.UpdateJob for the rules). fn must not call the store.
+func (db *DB) UpdateJob(id string, fn store.UpdateFunc) (*store.Job, error) {
 	var out *store.Job
 	var fnErr error
 	err := db.update(func(ctx context.Context, tx pgx.Tx) error {
@@ -184,18 +184,12 @@ func (db *DB) UpdateJob(id string, fn func(j *store.Job) ([]*store.Delivery, err
 		if err := tx.QueryRow(ctx, "SELECT node, lease_ns FROM jobs WHERE id = $1", id).Scan(&node, &lease); err != nil {
 			return err
 		}
-		j := old.Clone()
-		ds, err := fn(j)
+		j, ds, ferr, err := store.ApplyUpdate(old, fn)
+		if ferr != nil {
+			fnErr = ferr
+			return ferr
+		}
 		if err != nil {
-			fnErr = err
-			return err
-		}
-		j.CreatedAt = j.CreatedAt.UTC()
-		j.CompletedAt = j.CompletedAt.UTC()
-		if j.ID != old.ID || j.Account != old.Account || j.Kind != old.Kind || !j.CreatedAt.Equal(old.CreatedAt) {
-			return fmt.Errorf("job %s: update changed id, account, kind or created_at: %w", id, store.ErrInvalid)
-		}
-		if err := j.Validate(); err != nil {
 			return err
 		}
 		if j.Kind == store.KindPreRecorded && j.Status != store.StatusProcessing {
@@ -205,10 +199,6 @@ func (db *DB) UpdateJob(id string, fn func(j *store.Job) ([]*store.Delivery, err
 			return err
 		}
 		for _, d := range ds {
-			if d == nil {
-				continue
-			}
-			d.OwnedBy(j)
 			if err := insertDelivery(ctx, tx, d); err != nil {
 				return err
 			}

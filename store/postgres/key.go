@@ -14,7 +14,7 @@ import (
 )
 
 // CreateKey makes a new API key for account with g's scopes and expiry and
-// returns its secret (see store.DB.CreateKey); only the secret's SHA-256 is
+// returns its secret (see bolt.DB.CreateKey); only the secret's SHA-256 is
 // stored.
 func (db *DB) CreateKey(account string, g store.KeyGrant) (string, store.Key, error) {
 	if !store.ValidAccount(account) {

@@ -9,7 +9,7 @@ import (
 )
 
 // ListJobs returns the jobs matching q, newest first (CreatedAt descending,
-// then ID descending), as store.DB.ListJobs does.
+// then ID descending), as bolt.DB.ListJobs does.
 func (db *DB) ListJobs(q store.ListQuery) ([]*store.Job, error) {
 	var out []*store.Job
 	err := db.EachJob(q, func(j *store.Job) bool {

@@ -8,13 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/store"
 )
-
-// ErrNoLiveRoom is returned by PlaceLive when no live node has a free live
-// slot.
-var ErrNoLiveRoom = errcode.ErrAtCapacity.Sub("store: no node has room for a live session", "")
 
 // placeLock is the advisory lock key every node takes while placing a live
 // session, so two placements never both take a node's last slot.
@@ -32,27 +27,27 @@ const activeLive = "kind = 'live' AND status IN ('queued', 'processing')"
 // candidates too, the one with the most free slots first (ties by id). A
 // node's used slots are its live jobs not yet ended, counted in the same
 // transaction under a cluster-wide lock, so placements never overfill a
-// node. No candidate with room is ErrNoLiveRoom and nothing is stored.
-func (db *DB) PlaceLive(j *store.Job, self Node, remote bool, staleAfter time.Duration) (Node, error) {
+// node. No candidate with room is store.ErrNoLiveRoom and nothing is stored.
+func (db *DB) PlaceLive(j *store.Job, self store.Node, remote bool, staleAfter time.Duration) (store.Node, error) {
 	rec, head, err := prepareJob(j)
 	if err != nil {
-		return Node{}, fmt.Errorf("store: place live job: %w", err)
+		return store.Node{}, fmt.Errorf("store: place live job: %w", err)
 	}
 	self.ID = db.opts.NodeID
-	var chosen Node
+	var chosen store.Node
 	err = db.update(func(ctx context.Context, tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(placeLock)); err != nil {
 			return err
 		}
-		cands := []Node{self}
+		cands := []store.Node{self}
 		if remote {
 			rows, err := tx.Query(ctx, "SELECT id, advertise_url, live_capacity FROM nodes WHERE id <> $1 AND advertise_url <> '' "+
 				"AND "+dbNowNS+" - last_seen_ns < $2 ORDER BY id", self.ID, staleAfter.Nanoseconds())
 			if err != nil {
 				return err
 			}
-			others, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Node, error) {
-				var n Node
+			others, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Node, error) {
+				var n store.Node
 				return n, r.Scan(&n.ID, &n.AdvertiseURL, &n.LiveCapacity)
 			})
 			if err != nil {
@@ -98,13 +93,13 @@ func (db *DB) PlaceLive(j *store.Job, self Node, remote bool, staleAfter time.Du
 			}
 		}
 		if best < 0 {
-			return ErrNoLiveRoom
+			return store.ErrNoLiveRoom
 		}
 		chosen = cands[best]
 		return insertJob(ctx, tx, rec, head, chosen.ID)
 	})
 	if err != nil {
-		return Node{}, fmt.Errorf("store: place live job: %w", err)
+		return store.Node{}, fmt.Errorf("store: place live job: %w", err)
 	}
 	return chosen, nil
 }
@@ -126,21 +121,14 @@ func (db *DB) JobNode(id string) (string, error) {
 	return node, nil
 }
 
-// Orphan is a live job whose node stopped sending heartbeats, now this
-// node's to end.
-type Orphan struct {
-	Job  *store.Job
-	Node string // the node that ran it
-}
-
 // TakeOrphanLive moves to this node every live job not yet ended whose node
 // has not sent a heartbeat for staleAfter (on the database's clock), and
 // returns them for this node to end. A node that never sent one owns no
 // live job (it heartbeats before it serves), so a job is taken only from a
 // node known to have stopped. Rows another node is taking are skipped, so
 // concurrent callers take each job once.
-func (db *DB) TakeOrphanLive(staleAfter time.Duration) ([]Orphan, error) {
-	var out []Orphan
+func (db *DB) TakeOrphanLive(staleAfter time.Duration) ([]store.Orphan, error) {
+	var out []store.Orphan
 	err := db.update(func(ctx context.Context, tx pgx.Tx) error {
 		out = nil
 		rows, err := tx.Query(ctx, "SELECT j.node, "+jobColumns+" FROM jobs j JOIN nodes n ON n.id = j.node "+
@@ -149,8 +137,8 @@ func (db *DB) TakeOrphanLive(staleAfter time.Duration) ([]Orphan, error) {
 		if err != nil {
 			return err
 		}
-		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Orphan, error) {
-			var o Orphan
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Orphan, error) {
+			var o store.Orphan
 			var head, params, result []byte
 			if err := r.Scan(&o.Node, &head, &params, &result); err != nil {
 				return o, err

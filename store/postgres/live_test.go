@@ -25,7 +25,7 @@ func TestPlaceLive(t *testing.T) {
 		url string
 		cap int
 	}{{a, "http://a", 1}, {b, "http://b", 2}, {c, "", 5}} {
-		if err := n.db.Heartbeat(postgres.Node{AdvertiseURL: n.url, LiveCapacity: n.cap, LiveFree: n.cap}); err != nil {
+		if err := n.db.Heartbeat(store.Node{AdvertiseURL: n.url, LiveCapacity: n.cap, LiveFree: n.cap}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -33,7 +33,7 @@ func TestPlaceLive(t *testing.T) {
 	live := func(i int) *store.Job {
 		return job(fmt.Sprintf("live-%02d", i), "acme", store.KindLive, store.StatusQueued, t0.Add(time.Duration(i)))
 	}
-	self := postgres.Node{AdvertiseURL: "http://a", LiveCapacity: 1}
+	self := store.Node{AdvertiseURL: "http://a", LiveCapacity: 1}
 	n, err := a.PlaceLive(live(0), self, true, time.Minute)
 	if err != nil || n.ID != "a" {
 		t.Fatalf("first placement from a: %+v, %v; want a itself", n, err)
@@ -44,11 +44,11 @@ func TestPlaceLive(t *testing.T) {
 	// a is full; c advertises no URL, so b (2 slots) takes the next two,
 	// whichever node places them, as they race.
 	var wg sync.WaitGroup
-	got := make([]postgres.Node, 3)
+	got := make([]store.Node, 3)
 	errs := make([]error, 3)
 	for i, db := range []*postgres.DB{a, b, c} {
 		wg.Go(func() {
-			me := postgres.Node{LiveCapacity: 0}
+			me := store.Node{LiveCapacity: 0}
 			if db == a {
 				me = self
 			}
@@ -61,7 +61,7 @@ func TestPlaceLive(t *testing.T) {
 		switch {
 		case errs[i] == nil && got[i].ID == "b" && got[i].AdvertiseURL == "http://b":
 			placed++
-		case errors.Is(errs[i], postgres.ErrNoLiveRoom):
+		case errors.Is(errs[i], store.ErrNoLiveRoom):
 			full++
 			if _, err := a.Job(live(1 + i).ID); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("refused placement stored its job: %v", err)
@@ -80,14 +80,14 @@ func TestPlaceLive(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := c.PlaceLive(live(9), postgres.Node{}, true, time.Nanosecond); !errors.Is(err, postgres.ErrNoLiveRoom) {
+	if n, err := c.PlaceLive(live(9), store.Node{}, true, time.Nanosecond); !errors.Is(err, store.ErrNoLiveRoom) {
 		t.Fatalf("placement with every other node stale: %+v, %v", n, err)
 	}
-	if n, err := c.PlaceLive(live(9), postgres.Node{}, true, time.Minute); err != nil || n.ID != "a" {
+	if n, err := c.PlaceLive(live(9), store.Node{}, true, time.Minute); err != nil || n.ID != "a" {
 		t.Fatalf("placement after a's session ended: %+v, %v; want a", n, err)
 	}
 	// Without remote only this node is a candidate.
-	if n, err := b.PlaceLive(live(10), postgres.Node{LiveCapacity: 3}, false, time.Minute); err != nil || n.ID != "b" {
+	if n, err := b.PlaceLive(live(10), store.Node{LiveCapacity: 3}, false, time.Minute); err != nil || n.ID != "b" {
 		t.Fatalf("local placement on b: %+v, %v", n, err)
 	}
 }
@@ -107,7 +107,7 @@ func TestTakeOrphanLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, db := range []*postgres.DB{a, b, c} {
-		if err := db.Heartbeat(postgres.Node{LiveCapacity: 4}); err != nil {
+		if err := db.Heartbeat(store.Node{LiveCapacity: 4}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -129,12 +129,12 @@ func TestTakeOrphanLive(t *testing.T) {
 		time.Sleep(50 * time.Millisecond) // polling the database's clock
 	}
 	for _, db := range []*postgres.DB{b, c} {
-		if err := db.Heartbeat(postgres.Node{LiveCapacity: 4}); err != nil {
+		if err := db.Heartbeat(store.Node{LiveCapacity: 4}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var wg sync.WaitGroup
-	res := make([][]postgres.Orphan, 2)
+	res := make([][]store.Orphan, 2)
 	for i, db := range []*postgres.DB{b, c} {
 		wg.Go(func() {
 			var err error

@@ -4,24 +4,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/earshot-dev/earshot/store"
 	"github.com/jackc/pgx/v5"
 )
 
-// Node is one node's last heartbeat: who it is, where it is reached and
-// its load then.
-type Node struct {
-	ID           string
-	AdvertiseURL string
-	LastSeen     time.Time // on the database's clock
-	Age          time.Duration
-	LiveCapacity int // live sessions it takes
-	LiveFree     int // live sessions it could still open
-	RunningJobs  int // pre-recorded jobs and batch passes it was running
-}
-
 // Heartbeat records this node's state (n.ID is ignored: the node is
 // Options.NodeID) with the database's clock as its last sight.
-func (db *DB) Heartbeat(n Node) error {
+func (db *DB) Heartbeat(n store.Node) error {
 	ctx, cancel := db.ctx()
 	defer cancel()
 	_, err := db.pool.Exec(ctx, `INSERT INTO nodes (id, advertise_url, last_seen_ns, live_capacity, live_free, running_jobs)
@@ -37,7 +26,7 @@ func (db *DB) Heartbeat(n Node) error {
 
 // Nodes returns every node that ever sent a heartbeat, by id, with the age
 // of its last one on the database's clock.
-func (db *DB) Nodes() ([]Node, error) {
+func (db *DB) Nodes() ([]store.Node, error) {
 	ctx, cancel := db.ctx()
 	defer cancel()
 	rows, err := db.pool.Query(ctx, "SELECT id, advertise_url, last_seen_ns, "+dbNowNS+" - last_seen_ns, live_capacity, live_free, running_jobs "+
@@ -45,8 +34,8 @@ func (db *DB) Nodes() ([]Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: nodes: %w", wrap(err))
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Node, error) {
-		var n Node
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Node, error) {
+		var n store.Node
 		var seen, age int64
 		err := r.Scan(&n.ID, &n.AdvertiseURL, &seen, &age, &n.LiveCapacity, &n.LiveFree, &n.RunningJobs)
 		n.LastSeen, n.Age = time.Unix(0, seen).UTC(), time.Duration(max(age, 0))

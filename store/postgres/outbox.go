@@ -39,7 +39,7 @@ func insertDelivery(ctx context.Context, tx pgx.Tx, d *store.Delivery) error {
 	return nil
 }
 
-// EnqueueDelivery stores a new delivery (see store.DB.EnqueueDelivery).
+// EnqueueDelivery stores a new delivery (see bolt.DB.EnqueueDelivery).
 func (db *DB) EnqueueDelivery(d *store.Delivery) error {
 	if d == nil {
 		return fmt.Errorf("store: enqueue delivery: nil: %w", store.ErrInvalid)

@@ -497,7 +497,7 @@ func TestHeartbeat(t *testing.T) {
 	}
 	for i, db := range dbs {
 		for free := range 2 {
-			if err := db.Heartbeat(postgres.Node{ID: "ignored", AdvertiseURL: "http://x", LiveCapacity: 4, LiveFree: free + i, RunningJobs: 1}); err != nil {
+			if err := db.Heartbeat(store.Node{ID: "ignored", AdvertiseURL: "http://x", LiveCapacity: 4, LiveFree: free + i, RunningJobs: 1}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -33,7 +33,7 @@ func (db *DB) ClaimNext(kind store.Kind) (*store.Job, error) {
 }
 
 // ClaimNextAfter is ClaimNext taking turns between accounts (see
-// store.DB.ClaimNextAfter): the oldest job of the first account after
+// bolt.DB.ClaimNextAfter): the oldest job of the first account after
 // `after` in byte order that has a queued job, wrapping around.
 func (db *DB) ClaimNextAfter(kind store.Kind, after string) (*store.Job, error) {
 	return db.claim(kind, "SELECT "+jobColumns+" FROM jobs WHERE queued AND kind = $1 "+
@@ -112,7 +112,7 @@ func (db *DB) AwaitingAudio() ([]*store.Job, error) {
 	return out, nil
 }
 
-// Recover runs once as this node starts (see store.DB.Recover), over what
+// Recover runs once as this node starts (see bolt.DB.Recover), over what
 // this node owns: the pre-recorded jobs it had claimed go back to the queue
 // (or, after a crash, are reported as suspects), and the live jobs it ran
 // that are still queued or processing are reported for it to finalise.

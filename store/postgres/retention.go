@@ -16,7 +16,7 @@ import (
 // ExpireJobs deletes up to limit finished (done or error) jobs of kind
 // created strictly before before, oldest first, each with its blob (through
 // DeleteJob), and returns their ids; a job with a pending delivery is kept
-// (see store.DB.ExpireJobs). A job deleted meanwhile, by its owner or by
+// (see bolt.DB.ExpireJobs). A job deleted meanwhile, by its owner or by
 // another node expiring too, is skipped.
 func (db *DB) ExpireJobs(kind store.Kind, cut store.Cutoff, limit int) ([]string, error) {
 	if !kind.Valid() || limit <= 0 {
@@ -53,7 +53,7 @@ func (db *DB) ExpireJobs(kind store.Kind, cut store.Cutoff, limit int) ([]string
 
 // ExpireUploads deletes up to limit uploads created strictly before
 // before, oldest first, with their blobs, and returns their ids (see
-// store.DB.ExpireUploads). Record and blob go in one transaction.
+// bolt.DB.ExpireUploads). Record and blob go in one transaction.
 func (db *DB) ExpireUploads(cut store.Cutoff, limit int) ([]string, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("store: expire uploads: limit %d: %w", limit, store.ErrInvalid)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/earshot-dev/earshot/store/bolt"
+
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/store"
 	"github.com/earshot-dev/earshot/store/storetest"
@@ -53,7 +55,7 @@ func FuzzAcceptedRoundTrip(f *testing.F) {
 
 // roundTrip stores a job of kind with md and request p, reads it back and
 // decodes its params as every reader does (params.Stored*: decode).
-func roundTrip(t *testing.T, db *store.DB, id string, kind store.Kind, md store.Metadata, p any, decode func([]byte) (any, error)) {
+func roundTrip(t *testing.T, db *bolt.DB, id string, kind store.Kind, md store.Metadata, p any, decode func([]byte) (any, error)) {
 	t.Helper()
 	raw, err := json.Marshal(p)
 	if err != nil {

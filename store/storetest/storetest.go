@@ -8,18 +8,20 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/earshot-dev/earshot/store/bolt"
+
 	"github.com/earshot-dev/earshot/store"
 	"github.com/earshot-dev/earshot/store/postgres"
 	"github.com/earshot-dev/earshot/store/postgres/pgtest"
 )
 
-// Open opens a store in a fresh t.TempDir() with fsync off (store.Options
+// Open opens a store in a fresh t.TempDir() with fsync off (bolt.Options
 // NoSync: a test's data need not survive a power cut). A cleanup runs
 // db.Check, failing the test if the store is inconsistent, then closes it.
 // A test may Close the store itself; the check is then skipped.
-func Open(t testing.TB) *store.DB {
+func Open(t testing.TB) *bolt.DB {
 	t.Helper()
-	db, err := store.Open(t.TempDir(), &store.Options{NoSync: true})
+	db, err := bolt.Open(t.TempDir(), &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatalf("storetest: open: %v", err)
 	}

@@ -172,7 +172,7 @@ func liveCall(db *postgres.DB, id string, seconds, bytesPerSecond, finalsPerMinu
 	j := &store.Job{ID: id, Account: "acme", Kind: store.KindLive, Status: store.StatusQueued, CreatedAt: time.Now(),
 		Params: []byte(`{"encoding":"wav/ulaw","sample_rate":8000,"bit_depth":8,"channels":1}`), Blob: "live-" + id + ".wav",
 		PostSessionMetadata: map[string]any{}}
-	if _, err := db.PlaceLive(j, postgres.Node{LiveCapacity: 100000}, false, 6*time.Second); err != nil {
+	if _, err := db.PlaceLive(j, store.Node{LiveCapacity: 100000}, false, 6*time.Second); err != nil {
 		return err
 	}
 	if _, err := db.UpdateJob(id, func(j *store.Job) ([]*store.Delivery, error) {
@@ -217,7 +217,7 @@ func liveCall(db *postgres.DB, id string, seconds, bytesPerSecond, finalsPerMinu
 // (job_lease 30s).
 func nodeMinute(db *postgres.DB) error {
 	for i := range 30 {
-		if err := db.Heartbeat(postgres.Node{AdvertiseURL: "http://n1:8080", LiveCapacity: 8, LiveFree: 8}); err != nil {
+		if err := db.Heartbeat(store.Node{AdvertiseURL: "http://n1:8080", LiveCapacity: 8, LiveFree: 8}); err != nil {
 			return err
 		}
 		if _, err := db.OwnLive(); err != nil {

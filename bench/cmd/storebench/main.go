@@ -24,6 +24,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/earshot-dev/earshot/store/bolt"
+
 	"github.com/earshot-dev/earshot/store"
 	"github.com/earshot-dev/earshot/store/postgres"
 	"github.com/earshot-dev/earshot/store/postgres/pgtest"
@@ -72,7 +74,7 @@ func run(srv *pgtest.Server, n, audioSeconds, liveMinutes, liveBytesPerSecond in
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bb, err := store.Open(dir, nil) // fsync on, as the daemon runs
+	bb, err := bolt.Open(dir, nil) // fsync on, as the daemon runs
 	if err != nil {
 		return err
 	}

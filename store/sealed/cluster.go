@@ -45,4 +45,4 @@ func (c *cluster) TakeOrphanLive(staleAfter time.Duration) ([]store.Orphan, erro
 }
 
 func (c *cluster) AppendBlob(string, int64, ...[]byte) (int64, error) { return 0, ErrNoAppend }
-func (c *cluster) PatchBlobHead(string, []byte) error               { return ErrNoAppend }
+func (c *cluster) PatchBlobHead(string, []byte) error                 { return ErrNoAppend }

@@ -46,7 +46,7 @@ type Store struct {
 	ringMu  sync.Mutex
 	writing map[string]int // blobs being written (their key made first), guarded by ringMu
 
-	rotateMu sync.Mutex // one rotation at a time
+	rotateMu sync.Mutex      // one rotation at a time
 	ctx      context.Context // ends at Close
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -228,12 +228,16 @@ func (s *Store) shred(ids ...string) error {
 
 // Keys and secrets: no content, passed through.
 
-func (s *Store) CreateKey(account string) (string, store.Key, error) { return s.inner.CreateKey(account) }
-func (s *Store) Keys() ([]store.Key, error)                          { return s.inner.Keys() }
-func (s *Store) Key(id string) (store.Key, error)                    { return s.inner.Key(id) }
-func (s *Store) RevokeKey(id string) error                           { return s.inner.RevokeKey(id) }
-func (s *Store) Authenticate(secret string) (store.Key, error)       { return s.inner.Authenticate(secret) }
-func (s *Store) CallbackSecret(account string) ([]byte, error)       { return s.inner.CallbackSecret(account) }
+func (s *Store) CreateKey(account string) (string, store.Key, error) {
+	return s.inner.CreateKey(account)
+}
+func (s *Store) Keys() ([]store.Key, error)                    { return s.inner.Keys() }
+func (s *Store) Key(id string) (store.Key, error)              { return s.inner.Key(id) }
+func (s *Store) RevokeKey(id string) error                     { return s.inner.RevokeKey(id) }
+func (s *Store) Authenticate(secret string) (store.Key, error) { return s.inner.Authenticate(secret) }
+func (s *Store) CallbackSecret(account string) ([]byte, error) {
+	return s.inner.CallbackSecret(account)
+}
 
 // Jobs.
 
@@ -257,9 +261,10 @@ func (s *Store) open(j *store.Job, err error) (*store.Job, error) {
 	if err != nil {
 		return nil, err
 	}
+	id := j.ID
 	j, err = openJob(k, j)
 	if err != nil {
-		return nil, fmt.Errorf("sealed: job %s: %w", j.ID, err)
+		return nil, fmt.Errorf("sealed: job %s: %w", id, err)
 	}
 	return j, nil
 }
@@ -420,7 +425,9 @@ func (s *Store) ExpireJobs(kind store.Kind, before time.Time, limit int) ([]stri
 
 // Queue.
 
-func (s *Store) ClaimNext(kind store.Kind) (*store.Job, error) { return s.open(s.inner.ClaimNext(kind)) }
+func (s *Store) ClaimNext(kind store.Kind) (*store.Job, error) {
+	return s.open(s.inner.ClaimNext(kind))
+}
 func (s *Store) ClaimNextAfter(kind store.Kind, after string) (*store.Job, error) {
 	return s.open(s.inner.ClaimNextAfter(kind, after))
 }
@@ -428,8 +435,8 @@ func (s *Store) AwaitingAudio() ([]*store.Job, error) { return s.openAll(s.inner
 func (s *Store) Recover(o store.RecoverOptions) (store.RecoverReport, error) {
 	return s.inner.Recover(o)
 }
-func (s *Store) ClaimBatchPass() (*store.Job, error)  { return s.open(s.inner.ClaimBatchPass()) }
-func (s *Store) PendingBatchPasses() (int, error)     { return s.inner.PendingBatchPasses() }
+func (s *Store) ClaimBatchPass() (*store.Job, error) { return s.open(s.inner.ClaimBatchPass()) }
+func (s *Store) PendingBatchPasses() (int, error)    { return s.inner.PendingBatchPasses() }
 
 // Uploads.
 

@@ -93,3 +93,13 @@ func (s *Store) rewrapOne(id string, to *KEK) (bool, error) {
 	}
 	return true, nil
 }
+
+// RotateDataKey loads the key file at path and rotates to it (Rotate),
+// until the store closes.
+func (s *Store) RotateDataKey(path string) (int, error) {
+	k, err := LoadKeyFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return s.Rotate(s.ctx, k)
+}

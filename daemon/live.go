@@ -23,7 +23,7 @@ func newLive(d *Daemon) *live.Service {
 
 // CreateLive creates a live session for POST /v2/live (live.Service): in a
 // cluster, on a node with room, whose base URL it names.
-func (d *Daemon) CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (live.Created, error) {
+func (d *Daemon) CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (ingest.LiveCreated, error) {
 	d.checkTenants(false)
 	return d.live.CreateLive(ctx, account, keyID, requestID, body, region)
 }

@@ -229,16 +229,16 @@ func (s *Service) Sessions() int {
 // while it has room, else, in a cluster, on another node with room
 // (cluster.go), whose base URL it names. keyID is the API key asking:
 // revoking it ends the session.
-func (s *Service) CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (Created, error) {
+func (s *Service) CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (ingest.LiveCreated, error) {
 	p, err := params.DecodeLive(body, s.caps)
 	if err != nil {
-		return Created{}, err
+		return ingest.LiveCreated{}, err
 	}
 	if err := s.route(p); err != nil {
-		return Created{}, err
+		return ingest.LiveCreated{}, err
 	}
 	if region != "" && region != "us-west" && region != "eu-west" {
-		return Created{}, &errcode.ValidationError{Problems: []string{"region must be one of us-west, eu-west"}}
+		return ingest.LiveCreated{}, &errcode.ValidationError{Problems: []string{"region must be one of us-west, eu-west"}}
 	}
 	psm := map[string]any{}
 	if region != "" {
@@ -248,13 +248,13 @@ func (s *Service) CreateLive(ctx context.Context, account, keyID, requestID stri
 		CustomMetadata: p.CustomMetadata, PostSessionMetadata: psm}
 	_, nodeURL, err := s.create(job, p, true)
 	if err != nil {
-		return Created{}, err
+		return ingest.LiveCreated{}, err
 	}
 	tok, err := s.token(job.ID, job.CreatedAt.Add(s.cfg.TokenTTL))
 	if err != nil {
-		return Created{}, err
+		return ingest.LiveCreated{}, err
 	}
-	return Created{Job: job, Token: tok, NodeURL: nodeURL}, nil
+	return ingest.LiveCreated{ID: job.ID, CreatedAt: job.CreatedAt, Token: tok, NodeURL: nodeURL}, nil
 }
 
 // OpenLive opens a live session for a door without an HTTP request of its

@@ -11,6 +11,7 @@ import (
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // Transcriber runs the pre-recorded pipeline on a file: decode, split
@@ -76,7 +77,7 @@ func (t *Transcriber) TranscribeFile(ctx context.Context, path string, p *params
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	res.Metadata.TranscriptionTime = Round3(time.Since(start).Seconds())
+	res.Metadata.TranscriptionTime = transcript.Round3(time.Since(start).Seconds())
 	return res, &pcm.Info, nil
 }
 

@@ -27,6 +27,10 @@ const (
 	// Request.Path (`earshotd backup` while the daemon holds it):
 	// {"op":"store.backup","path":"<data dir>/backup-<name>.db"}.
 	OpBackup = "store.backup"
+	// OpRotateDataKey re-wraps every data key of a sealed store under the
+	// key-encryption key in the file Request.Path (store/sealed, Rotate);
+	// Response.Rewrapped counts them. It returns when the rotation is done.
+	OpRotateDataKey = "store.rotate_data_key"
 )
 
 // Request is one line sent on the admin socket.
@@ -46,6 +50,8 @@ type Response struct {
 	Secret string      `json:"secret,omitempty"`
 	Key    *store.Key  `json:"key,omitempty"`
 	Keys   []store.Key `json:"keys,omitempty"`
+	// Rewrapped counts the data keys OpRotateDataKey re-wrapped.
+	Rewrapped int `json:"rewrapped,omitempty"`
 }
 
 // Do carries out req on an open store; the socket's Server and the CLI
@@ -65,6 +71,8 @@ func Do(db store.Store, req Request) Response {
 		err = db.RevokeKey(req.ID)
 	case OpBackup:
 		err = backup(db, req.Path)
+	case OpRotateDataKey:
+		resp.Rewrapped, err = rotateDataKey(db, req.Path)
 	case OpKeySecret:
 		var b []byte
 		b, err = db.CallbackSecret(req.Account)

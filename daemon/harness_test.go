@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
 	"github.com/earshot-dev/earshot/store/storetest/memstore"
@@ -39,7 +40,7 @@ func newTestDaemon(t *testing.T, edit func(*Config)) (*Daemon, *memstore.Store) 
 		edit(&cfg)
 	}
 	db := memstore.New()
-	pl, err := pipeline.New(cfg.ServicePipeline(), nil)
+	pl, err := pipeline.New(cfg.ServicePipeline(), recognizer.NewCPU(cfg.Sphinx.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

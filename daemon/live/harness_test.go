@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
 	"github.com/earshot-dev/earshot/store"
@@ -27,7 +28,7 @@ var testPipeline = sync.OnceValues(func() (*pipeline.Transcriber, error) {
 	sp.TelephoneHMM = sphinx.NoTelephoneHMM
 	sp.OverloadMaxHMMsPerFrame = -1
 	sp.SetDefaults()
-	return pipeline.New(pipeline.Config{Sphinx: sp, Live: true}, nil)
+	return pipeline.New(pipeline.Config{Sphinx: sp, Live: true}, recognizer.NewCPU(sp.LiveDecodes), nil)
 })
 
 // blobFiles are the job service's blob files as the daemon keeps them on a

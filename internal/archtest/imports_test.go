@@ -26,10 +26,12 @@ var importRules = []struct {
 		"the HTTP door depends on the interfaces it declares (api/server.go, api/live.go), errcode, params, store's contract, ingest's door contract and transcript's result shapes: no job service, engine or backend (issue 39)"},
 	{[]string{"daemon/live"}, []string{"daemon"},
 		"daemon/live declares what it needs as Store, Recordings, Signals and Cluster (daemon/live/doc.go)"},
-	{[]string{"store"}, []string{"store/bolt", "store/postgres"},
+	{[]string{"store/sealed"}, []string{"store/bolt", "store/postgres"},
+		"the sealing layer wraps any store.Store: it names no backend (store/sealed/doc.go, issue 40)"},
+	{[]string{"store"}, []string{"store/bolt", "store/postgres", "store/sealed"},
 		"store is the contract only: interfaces, domain types, errors, the record rules (store/doc.go, issue 39)"},
 	{[]string{"daemon", "daemon/live", "api", "ingest/sip", "ingest/webrtc", "callback", "retention", "quota", "admin", "metrics", "ingest/fetch"},
-		[]string{"store/bolt", "store/postgres"},
+		[]string{"store/bolt", "store/postgres", "store/sealed"},
 		"only the composition root names a store backend: app.OpenStore opens it, the rest hold a store.Store (app/store.go, issue 39)"},
 }
 

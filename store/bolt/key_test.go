@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/earshot-dev/earshot/store"
 	"github.com/earshot-dev/earshot/store/bolt"
 )
 

@@ -17,7 +17,8 @@ import (
 // created strictly before before, oldest first, each with its index entries
 // and its blob (through DeleteJob), and returns their ids. A job that still
 // has a pending callback delivery is kept until the outbox delivers or drops
-// it, so retention never cuts a callback's retries short. Queued and
+// it, so retention never cuts a callback's retries short; a job under a
+// legal hold (store.Job.Held) is kept until its hold is released. Queued and
 // processing jobs are never touched. A limit <= 0 is ErrInvalid.
 //
 // The candidates are read in one read transaction and deleted one
@@ -33,12 +34,13 @@ func (db *DB) ExpireJobs(kind store.Kind, before time.Time, limit int) (deleted 
 	var cands []statusEntry
 	err = db.bolt.View(func(tx *bolt.Tx) error {
 		owed := tx.Bucket(bucketDeliveryJob)
+		jobs := tx.Bucket(bucketJobs)
 		for _, st := range []store.Status{store.StatusDone, store.StatusError} {
 			for _, e := range jobsWithStatus(tx, kind, st) {
 				if e.t >= cut {
 					break // oldest first: the rest are newer
 				}
-				if hasPrefix(owed, appendStr(nil, e.id)) {
+				if hasPrefix(owed, appendStr(nil, e.id)) || held(jobs, e.id) {
 					continue
 				}
 				cands = append(cands, e)
@@ -58,8 +60,8 @@ func (db *DB) ExpireJobs(kind store.Kind, before time.Time, limit int) (deleted 
 		switch {
 		case err == nil:
 			deleted = append(deleted, e.id)
-		case errors.Is(err, store.ErrNotFound):
-			// Deleted meanwhile by its owner.
+		case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrHeld):
+			// Deleted meanwhile by its owner, or held meanwhile.
 		case db.jobGone(e.id):
 			// Only the blob removal failed: the record is gone.
 			deleted = append(deleted, e.id)
@@ -72,6 +74,13 @@ func (db *DB) ExpireJobs(kind store.Kind, before time.Time, limit int) (deleted 
 		return deleted, fmt.Errorf("store: expire jobs: %w", errors.Join(errs...))
 	}
 	return deleted, nil
+}
+
+// held reports whether the job id is under a legal hold; a record that
+// does not decode is not (retention's DeleteJob then reports it).
+func held(jobs *bolt.Bucket, id string) bool {
+	var j store.Job
+	return unmarshalJob(jobs.Get([]byte(id)), &j) == nil && j.Held()
 }
 
 // jobGone reports whether no job with id exists.

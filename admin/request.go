@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/earshot-dev/earshot/audit"
 	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/store"
 )
@@ -24,6 +25,10 @@ const (
 	// Request.Path (`earshotd backup` while the daemon holds it):
 	// {"op":"store.backup","path":"<data dir>/backup-<name>.db"}.
 	OpBackup = "store.backup"
+	// OpAuditVerify checks the audit trail's chain (audit.Verify);
+	// Response.Report says what was checked, Response.Error names the
+	// first broken entry (`earshotd audit verify` while the daemon runs).
+	OpAuditVerify = "audit.verify"
 )
 
 // Request is one line sent on the admin socket.
@@ -40,10 +45,24 @@ type Response struct {
 	Secret string      `json:"secret,omitempty"`
 	Key    *store.Key  `json:"key,omitempty"`
 	Keys   []store.Key `json:"keys,omitempty"`
+	// Warning is set when the operation was done but its audit entry
+	// could not be stored (audit.go).
+	Warning string `json:"warning,omitempty"`
+	// Report is what OpAuditVerify checked.
+	Report *AuditReport `json:"report,omitempty"`
 }
 
-// Do carries out req on an open store; the socket's Server and the CLI
-// (when no daemon runs) share it. Its failure is Response.Error, which
+// AuditReport is audit.Report as it crosses the socket.
+type AuditReport struct {
+	AnchorSeq uint64 `json:"anchor_seq"`
+	Entries   int    `json:"entries"`
+	HeadSeq   uint64 `json:"head_seq"`
+	HeadHash  string `json:"head_hash"` // hex
+}
+
+// Do carries out req on an open store, and records a key created or
+// revoked in the audit trail; the socket's Server and the CLI (when no
+// daemon runs) share it. Its failure is Response.Error, which
 // crosses the socket as text.
 func Do(db store.Store, req Request) Response {
 	var resp Response
@@ -59,6 +78,10 @@ func Do(db store.Store, req Request) Response {
 		err = db.RevokeKey(req.ID)
 	case OpBackup:
 		err = backup(db, req.Path)
+	case OpAuditVerify:
+		var r audit.Report
+		r, err = audit.Verify(db)
+		resp.Report = &AuditReport{AnchorSeq: r.Anchor.Seq, Entries: r.Entries, HeadSeq: r.HeadSeq, HeadHash: hex.EncodeToString(r.HeadHash)}
 	case OpKeySecret:
 		var b []byte
 		b, err = db.CallbackSecret(req.Account)
@@ -67,7 +90,10 @@ func Do(db store.Store, req Request) Response {
 		err = fmt.Errorf("unknown op %q", req.Op)
 	}
 	if err != nil {
-		resp = Response{Error: err.Error()}
+		resp = Response{Error: err.Error(), Report: resp.Report}
+	}
+	if err := auditOp(db, req, resp); err != nil {
+		resp.Warning = err.Error()
 	}
 	return resp
 }

@@ -103,6 +103,7 @@ func (s *Server) createLive(ctx *fasthttp.RequestCtx) {
 	}
 	// The session runs on this node, or on the node of a cluster whose
 	// base URL the daemon names.
+	setAuditObject(ctx, nl.Job.ID)
 	base := nl.NodeURL
 	if base == "" {
 		base = s.baseURL(ctx)
@@ -124,7 +125,7 @@ func (s *Server) liveRoot(ctx *fasthttp.RequestCtx) {
 		s.liveSocket(ctx, string(tok))
 		return
 	}
-	s.auth(s.list(store.KindLive))(ctx)
+	s.auth(s.audited(store.AuditLiveList, s.list(store.KindLive)))(ctx)
 }
 
 type wsClose struct {

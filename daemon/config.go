@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/earshot-dev/earshot/audit"
 	"github.com/earshot-dev/earshot/callback"
 	"github.com/earshot-dev/earshot/config"
 	"github.com/earshot-dev/earshot/daemon/live"
@@ -45,6 +46,8 @@ type Config struct {
 	Live live.Config `yaml:"live"`
 	// Retention says how long finished jobs and uploads are kept.
 	Retention retention.Config `yaml:"retention"`
+	// Audit bounds the audit trail (package audit).
+	Audit audit.Config `yaml:"audit"`
 	// Addons configures the add-ons, chiefly their language-model backend.
 	Addons pipeline.AddonsConfig `yaml:"addons"`
 	// Fetch configures downloading audio_url.
@@ -174,6 +177,7 @@ func (c *Config) SetDefaults() {
 	c.Live.SetDefaults()
 	c.Live.SetPoolDefaults(min(c.Sphinx.LiveDecoders, c.Sphinx.TelephoneDecoders))
 	c.Retention.SetDefaults()
+	c.Audit.SetDefaults()
 	c.Store.SetDefaults()
 	c.Cluster.SetDefaults()
 	c.Addons.SetDefaults()
@@ -232,6 +236,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, config.Under("store", c.Store.Validate()))
 	errs = append(errs, config.Under("cluster", c.Cluster.Validate()))
 	errs = append(errs, config.Under("retention", c.Retention.Validate()))
+	errs = append(errs, config.Under("audit", c.Audit.Validate()))
 	errs = append(errs, config.Under("callbacks", c.Callbacks.Validate()))
 	errs = append(errs, config.Under("fetch", c.Fetch.Validate()))
 	errs = append(errs, config.Under("shutdown", c.Shutdown.Validate()))

@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // AuditAction is what an audit entry records, spelled as GET /admin/audit
@@ -93,13 +95,15 @@ type AuditQuery struct {
 // MaxAuditPage bounds AuditQuery.Limit.
 const MaxAuditPage = 10000
 
-// maxAuditField bounds each string field of an entry (a key id, account,
+// MaxAuditField bounds each string field of an entry (a key id, account,
 // address, action or object id is far shorter).
-const maxAuditField = 512
+const MaxAuditField = 512
 
 // PrepareAudit checks a new entry before AppendAudit chains it: an action,
-// each string field within 512 bytes, a time within 1678–2262 (a zero At is
-// now). It puts At in UTC. A failure wraps ErrInvalid.
+// each string field valid UTF-8 without NUL and within MaxAuditField
+// bytes (what both backends store and read back unchanged, so the hash
+// holds), a time within 1678–2262 (a zero At is now). It puts At in UTC.
+// A failure wraps ErrInvalid.
 func PrepareAudit(e *AuditEntry) error {
 	if e.At.IsZero() {
 		e.At = time.Now()
@@ -109,11 +113,29 @@ func PrepareAudit(e *AuditEntry) error {
 		return fmt.Errorf("audit entry: action %q at %s: %w", e.Action, e.At, ErrInvalid)
 	}
 	for _, f := range []string{e.KeyID, e.Account, e.Source, string(e.Action), e.Object} {
-		if len(f) > maxAuditField {
-			return fmt.Errorf("audit entry: field of %d bytes > limit %d: %w", len(f), maxAuditField, ErrInvalid)
+		if len(f) > MaxAuditField {
+			return fmt.Errorf("audit entry: field of %d bytes > limit %d: %w", len(f), MaxAuditField, ErrInvalid)
+		}
+		if !utf8.ValidString(f) || strings.IndexByte(f, 0) >= 0 {
+			return fmt.Errorf("audit entry: field not valid UTF-8 or holding NUL: %w", ErrInvalid)
 		}
 	}
 	return nil
+}
+
+// SanitizeAudit makes what a client sent fit an entry: invalid UTF-8 and
+// NUL bytes replaced by U+FFFD, cut to MaxAuditField bytes on a rune
+// boundary.
+func SanitizeAudit(s string) string {
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+	if len(s) <= MaxAuditField {
+		return s
+	}
+	cut := MaxAuditField
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
 }
 
 // Chain sets e's Seq, Prev and Hash as the entry after prev (the head's Seq

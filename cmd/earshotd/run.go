@@ -191,8 +191,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if sipSrv != nil {
 		runDoor(func(ctx context.Context) error { return sipSrv.Run(ctx, sipSocks) })
-		runDoor(func(ctx context.Context) error { reloadOnHangup(ctx, log, sipSrv.ReloadTLS); return nil })
 	}
+	var reloads []func() error
+	if sipSrv != nil {
+		reloads = append(reloads, sipSrv.ReloadTLS)
+	}
+	runDoor(func(ctx context.Context) error { reloadOnHangup(ctx, log, d.Audit, reloads...); return nil })
 	var daemonErr error
 	var running sync.WaitGroup
 	running.Go(func() {

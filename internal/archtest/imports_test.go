@@ -20,7 +20,7 @@ var importRules = []struct {
 		"the pipeline never imports the daemon (recognizer/pipeline/doc.go)"},
 	{[]string{"daemon"}, []string{"api", "ingest/sip", "ingest/webrtc"},
 		"the daemon imports no door: cmd/earshotd joins them (daemon/doc.go)"},
-	{[]string{"quota", "admin", "metrics", "retention", "callback", "ingest/fetch"}, []string{"daemon"},
+	{[]string{"quota", "admin", "metrics", "retention", "callback", "audit", "ingest/fetch"}, []string{"daemon"},
 		"a module the daemon runs declares what it needs of it as an interface"},
 	{[]string{"api"}, []string{"daemon"},
 		"the HTTP door reaches the job service only through the interfaces it declares (api/server.go, issue 39)"},
@@ -28,7 +28,7 @@ var importRules = []struct {
 		"daemon/live declares what it needs as Store, Recordings, Signals and Cluster (daemon/live/doc.go)"},
 	{[]string{"store"}, []string{"store/bolt", "store/postgres"},
 		"store is the contract only: interfaces, domain types, errors, the record rules (store/doc.go, issue 39)"},
-	{[]string{"daemon", "daemon/live", "api", "ingest/sip", "ingest/webrtc", "callback", "retention", "quota", "admin", "metrics", "ingest/fetch"},
+	{[]string{"daemon", "daemon/live", "api", "ingest/sip", "ingest/webrtc", "callback", "retention", "quota", "admin", "metrics", "audit", "ingest/fetch"},
 		[]string{"store/bolt", "store/postgres"},
 		"only the composition root names a store backend: app.OpenStore opens it, the rest hold a store.Store (app/store.go, issue 39)"},
 }

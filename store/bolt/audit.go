@@ -82,10 +82,19 @@ func auditHead(tx *bolt.Tx) (uint64, []byte, error) {
 	return e.Seq, e.Hash, nil
 }
 
+// decodeAudit decodes the entry stored under k; one that does not decode,
+// or whose Seq is not its key's, is ErrCorrupt naming the key's Seq.
 func decodeAudit(k, v []byte) (*store.AuditEntry, error) {
+	if len(k) != 8 {
+		return nil, fmt.Errorf("audit key %x: %w", k, store.ErrCorrupt)
+	}
+	seq := binary.BigEndian.Uint64(k)
 	e := new(store.AuditEntry)
-	if err := json.Unmarshal(v, e); err != nil || len(k) != 8 {
-		return nil, fmt.Errorf("audit entry %x: %w: %v", k, store.ErrCorrupt, err)
+	if err := json.Unmarshal(v, e); err != nil {
+		return nil, fmt.Errorf("audit entry %d: %w: %v", seq, store.ErrCorrupt, err)
+	}
+	if e.Seq != seq {
+		return nil, fmt.Errorf("audit entry %d holds seq %d: %w", seq, e.Seq, store.ErrCorrupt)
 	}
 	return e, nil
 }

@@ -38,7 +38,7 @@ func auditCases() []Case {
 		}},
 		{"AuditRefusesInvalid", func(t *testing.T, s store.Store) {
 			long := string(make([]byte, 513))
-			for _, e := range []*store.AuditEntry{{}, {Action: "x", Object: long}} {
+			for _, e := range []*store.AuditEntry{{}, {Action: "x", Object: long}, {Action: "x", Object: "a\xff"}, {Action: "x", Source: "a\x00b"}} {
 				if err := s.AppendAudit(&store.AuditEntry{Action: store.AuditKeyCreate}, e); !errors.Is(err, store.ErrInvalid) {
 					t.Errorf("AppendAudit(%+v) = %v, want ErrInvalid", e, err)
 				}

@@ -14,8 +14,10 @@ type Config struct {
 	// and a yearly review needs the year before it whole). 1 to 36500.
 	RetentionDays int `yaml:"retention_days"`
 	// MaxEntries keeps at most this many entries, the oldest removed
-	// first, whatever their age; default 2000000 (about 0.6 GB in bbolt at
-	// the measured ~300 bytes an entry). 1000 to 1000000000.
+	// first, whatever their age; default 2000000 (about 0.9 GB in bbolt at
+	// the 440 bytes an entry BenchmarkAuditAppend measures: 40 days of a
+	// box answering 50000 audited requests a day, a year at 5000). 1000 to
+	// 1000000000.
 	MaxEntries int `yaml:"max_entries"`
 	// Queue is how many entries wait for the store at most; one more is
 	// dropped and counted, never waited for. Default 8192.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -152,5 +154,25 @@ func TestVerifyNamesTheFirstBrokenEntry(t *testing.T) {
 	var be *audit.BrokenError
 	if !errors.As(err, &be) || be.Seq != 7 || !errors.Is(err, store.ErrAuditBroken) {
 		t.Errorf("Verify of a trail with entry 7 edited = %v, want broken at 7", err)
+	}
+}
+
+// A hostile path id (invalid UTF-8, NUL, 4 KiB) is made to fit: its batch
+// is stored whole, and the chain verifies after the store's round trip.
+func TestTrailSanitizesHostileFields(t *testing.T) {
+	db := storetest.Open(t)
+	tr := audit.New(config(10, 1000), db, nil)
+	run(t, tr, func() {
+		tr.Record(entry(0))
+		e := entry(1)
+		e.Object = "\xff\x00" + strings.Repeat("é", 2048)
+		tr.Record(e)
+	})
+	es, _ := db.ListAudit(store.AuditQuery{Limit: 10})
+	if len(es) != 2 || len(es[1].Object) > store.MaxAuditField || !utf8.ValidString(es[1].Object) {
+		t.Fatalf("stored %d entries; hostile object %q", len(es), es[len(es)-1].Object)
+	}
+	if _, err := audit.Verify(db); err != nil {
+		t.Error(err)
 	}
 }

@@ -44,6 +44,10 @@ func (db *DB) AppendAudit(es ...*store.AuditEntry) error {
 	}
 	err := db.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketAudit)
+		// Keys only ever grow: full pages, not bbolt's half-full default
+		// (about 0.45 of the bytes an entry takes on disk, measured by
+		// BenchmarkAuditAppend).
+		b.FillPercent = 0.95
 		seq, hash, err := auditHead(tx)
 		if err != nil {
 			return err

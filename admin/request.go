@@ -29,6 +29,10 @@ const (
 	// Response.Report says what was checked, Response.Error names the
 	// first broken entry (`earshotd audit verify` while the daemon runs).
 	OpAuditVerify = "audit.verify"
+	// OpRotateDataKey re-wraps every data key of a sealed store under the
+	// key-encryption key in the file Request.Path (store/sealed, Rotate);
+	// Response.Rewrapped counts them. It returns when the rotation is done.
+	OpRotateDataKey = "store.rotate_data_key"
 )
 
 // Request is one line sent on the admin socket.
@@ -50,6 +54,8 @@ type Response struct {
 	Warning string `json:"warning,omitempty"`
 	// Report is what OpAuditVerify checked.
 	Report *AuditReport `json:"report,omitempty"`
+	// Rewrapped counts the data keys OpRotateDataKey re-wrapped.
+	Rewrapped int `json:"rewrapped,omitempty"`
 }
 
 // AuditReport is audit.Report as it crosses the socket.
@@ -82,6 +88,8 @@ func Do(db store.Store, req Request) Response {
 		var r audit.Report
 		r, err = audit.Verify(db)
 		resp.Report = &AuditReport{AnchorSeq: r.Anchor.Seq, Entries: r.Entries, HeadSeq: r.HeadSeq, HeadHash: hex.EncodeToString(r.HeadHash)}
+	case OpRotateDataKey:
+		resp.Rewrapped, err = rotateDataKey(db, req.Path)
 	case OpKeySecret:
 		var b []byte
 		b, err = db.CallbackSecret(req.Account)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -26,7 +27,7 @@ type Keys interface {
 func (s *Server) admin(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		if k := authKey(ctx); !k.Admin() {
-			s.fail(ctx, fmt.Errorf("key %s of account %s: %w", k.ID, k.Account, ErrNotAdmin))
+			s.fail(ctx, fmt.Errorf("key %s of account %s: %w", k.ID, k.Account, errcode.ErrNotAdmin))
 			return
 		}
 		h(ctx)

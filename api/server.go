@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
+	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/internal/acceptloop"
 	"github.com/earshot-dev/earshot/store"
 )
@@ -401,7 +402,7 @@ func (s *Server) authenticate(h fasthttp.RequestHandler, key func(*fasthttp.Requ
 		ctx.SetUserValue(ctxAPIKey{}, k)
 		if ok, wait := s.limit.allow(k.ID); !ok {
 			ctx.Response.Header.Set("Retry-After", strconv.FormatInt(int64(math.Ceil(wait.Seconds())), 10))
-			fail(ctx, fmt.Errorf("key %s: %w", k.ID, ErrRateLimited))
+			fail(ctx, fmt.Errorf("key %s: %w", k.ID, errcode.ErrRateLimited))
 			return
 		}
 		h(ctx)

@@ -6,14 +6,16 @@ import (
 	"os"
 	"path/filepath"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/earshot-dev/earshot/store"
 )
 
 // blobFile returns a local file holding the blob's bytes and a release to
 // call when done with it. With the embedded store that is the blob file
-// itself; with a shared store the blob is streamed into a temporary file
-// under the data directory, removed by release (a live recording left in
-// data_dir/recordings by the last run is stored first).
+// itself; with a shared or a sealed store (LocalBlobPath false) the blob is
+// streamed into a memory file (memfd), closed by release (a live recording
+// left in data_dir/recordings by the last run is stored first).
 func (d *Daemon) blobFile(name string) (string, func(), error) {
 	if !store.ValidName(name) {
 		return "", nil, fmt.Errorf("blob %q: %w", name, store.ErrInvalidName)
@@ -35,24 +37,21 @@ func (d *Daemon) blobFile(name string) (string, func(), error) {
 		return "", nil, err
 	}
 	defer r.Close()
-	dir := filepath.Join(d.cfg.DataDir, "scratch")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", nil, fmt.Errorf("blob %s: %w", name, err)
-	}
-	f, err := os.CreateTemp(dir, name+"-*")
+	// The copy is a memory file (memfd): a blob read through OpenBlob may
+	// be sealed (store/sealed), and its clear bytes must not land on disk.
+	// Its size is the blob's, bounded when the blob was written
+	// (limits.max_upload_bytes, a live session's duration).
+	fd, err := unix.MemfdCreate("earshot-"+name, unix.MFD_CLOEXEC)
 	if err != nil {
-		return "", nil, fmt.Errorf("blob %s: %w", name, store.NoSpace(err))
+		return "", nil, fmt.Errorf("blob %s: memory file: %w", name, err)
 	}
-	release := func() { os.Remove(f.Name()) }
-	_, err = io.Copy(f, r)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	f := os.NewFile(uintptr(fd), name)
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return "", nil, fmt.Errorf("copy blob %s to a memory file: %w", name, err)
 	}
-	if err != nil {
-		release()
-		return "", nil, fmt.Errorf("copy blob %s to a local file: %w", name, store.NoSpace(err))
-	}
-	return f.Name(), release, nil
+	// /proc/<pid>/fd/N, not /proc/self: ffmpeg, a child, opens it too.
+	return fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), fd), func() { f.Close() }, nil
 }
 
 // recordingPath returns the local file a live session records into: the

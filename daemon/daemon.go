@@ -21,11 +21,12 @@ import (
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/retention"
 	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // Daemon is the job service: it owns the store, the recognition pipeline,
 // the pre-recorded workers and the callback outbox. Doors (the HTTP API today) call its
-// methods; cmd/earshotd runs it beside them.
+// methods; app.Run builds it and runs it beside them.
 type Daemon struct {
 	cfg     Config
 	log     *slog.Logger
@@ -57,10 +58,11 @@ type Daemon struct {
 	batchTurn   bool           // guarded by claimMu: the next claim tries a batch pass first
 }
 
-// New takes the store db (the composition root opens it: app.OpenStore)
-// and loads the engine. It starts nothing. The Daemon owns db from here:
-// Close closes it, and so does New when it fails.
-func New(cfg Config, db store.Store, logger *slog.Logger) (*Daemon, error) {
+// New builds the job service on the store db and the recognition pipeline
+// pl (cfg.ServicePipeline()), which the composition root opened and built
+// (app.Run). It starts nothing. The Daemon owns both from here: Close
+// closes them.
+func New(cfg Config, db store.Store, pl *pipeline.Transcriber, logger *slog.Logger) *Daemon {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -73,13 +75,6 @@ func New(cfg Config, db store.Store, logger *slog.Logger) (*Daemon, error) {
 	}
 	if err != nil {
 		logger.Error("remove unreferenced audio files", "component", "store", "error", err)
-	}
-	pc := cfg.Pipeline()
-	pc.Live = true // the doors' live sessions use the wideband pool too
-	pl, err := pipeline.New(pc, logger)
-	if err != nil {
-		db.Close()
-		return nil, err
 	}
 	d := &Daemon{
 		cfg:      cfg,
@@ -99,7 +94,7 @@ func New(cfg Config, db store.Store, logger *slog.Logger) (*Daemon, error) {
 	d.outbox = callback.New(cb, db, logger.With("component", "outbox"))
 	d.live = newLive(d)
 	d.metrics = newMetrics(d)
-	return d, nil
+	return d
 }
 
 // Config returns the daemon's effective configuration.
@@ -246,7 +241,7 @@ func (d *Daemon) Ready() error {
 func (d *Daemon) Languages() []string { return d.caps.Languages }
 
 // Engines lists the installed engines (GET /v2/engines).
-func (d *Daemon) Engines() []pipeline.EngineInfo { return d.pl.Engines.Info() }
+func (d *Daemon) Engines() []transcript.EngineInfo { return d.pl.Engines.Info() }
 
 func signal(c chan struct{}) {
 	select {

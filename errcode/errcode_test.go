@@ -31,6 +31,7 @@ func TestStatus(t *testing.T) {
 		{"live quota", ErrLiveQuota, 429},
 		{"rate limited", ErrRateLimited, 429},
 		{"engine failed", ErrEngineFailed, 500},
+		{"integrity", ErrIntegrity, 500},
 		{"at capacity", ErrAtCapacity, 503},
 		{"shutting down", ErrShuttingDown, 503},
 		{"derived unavailable", fmt.Errorf("store: keys: %w: %w", ErrUnavailable.Sub("store: backend unavailable", ""), errors.New("dial tcp: refused")), 503},

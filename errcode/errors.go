@@ -49,6 +49,10 @@ var (
 	// ErrEngineFailed is returned when a remote engine answers something
 	// that is not a transcription (500, naming the engine).
 	ErrEngineFailed = &Kind{text: "errcode: engine failed", status: 500, message: "transcription engine failed", shown: true}
+	// ErrIntegrity is returned when sealed stored data (encryption at rest)
+	// fails its authentication: tampered, truncated or under a data key
+	// that is gone (500, naming integrity; never the data).
+	ErrIntegrity = &Kind{text: "errcode: integrity check failed", status: 500, message: "stored data failed its integrity check", shown: true}
 	// ErrAtCapacity is returned when a bounded queue, pool or the live
 	// session capacity is full (503).
 	ErrAtCapacity = &Kind{text: "errcode: at capacity", status: 503, message: "service at capacity, try again later"}

@@ -52,6 +52,18 @@ var (
 	ErrNoSpace = errcode.ErrNoSpace.Sub("store: no space left on device", "")
 )
 
+// Sealed data (encryption at rest, package store/sealed).
+var (
+	// ErrIntegrity is returned when a sealed record field or blob does not
+	// authenticate (tampered, truncated, reordered) or its data key is
+	// gone: the caller gets this error, never the bytes.
+	ErrIntegrity = errcode.ErrIntegrity.Sub("store: integrity check failed", "")
+	// ErrKeyMissing is returned by the sealing layer's Open when the store
+	// is sealed and no configured key-encryption key opens its data keys,
+	// naming the key ids it needs (never key bytes).
+	ErrKeyMissing = errors.New("store: data key missing")
+)
+
 // Opening and checking.
 var (
 	// ErrLocked is returned by Open when another process holds the database

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -190,14 +191,19 @@ func CheckDelivery(d *Delivery) error {
 }
 
 // Validate checks an upload before it is stored: an id of 1 to 256 bytes,
-// an account, and a Filename and Extension within MaxFilenameBytes. A
+// an account, and a Filename and Extension within MaxFilenameBytes (a
+// sealed Filename, SealedPrefix, within that bound sealed). A
 // failure wraps ErrInvalid.
 func (u *Upload) Validate() error {
 	if u.ID == "" || len(u.ID) > MaxIDLen || u.Account == "" {
 		return fmt.Errorf("upload: missing id or account: %w", ErrInvalid)
 	}
-	if len(u.Filename) > MaxFilenameBytes || len(u.Extension) > MaxFilenameBytes {
-		return fmt.Errorf("upload %s: filename of %d bytes > limit %d: %w", u.ID, len(u.Filename), MaxFilenameBytes, ErrInvalid)
+	limit := MaxFilenameBytes
+	if strings.HasPrefix(u.Filename, SealedPrefix) {
+		limit = maxSealedFilename // a sealing layer's form of a name within MaxFilenameBytes
+	}
+	if len(u.Filename) > limit || len(u.Extension) > MaxFilenameBytes {
+		return fmt.Errorf("upload %s: filename of %d bytes > limit %d: %w", u.ID, len(u.Filename), limit, ErrInvalid)
 	}
 	return nil
 }

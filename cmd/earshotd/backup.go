@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/earshot-dev/earshot/store/bolt"
+	"github.com/earshot-dev/earshot/store/sealed"
 
 	"github.com/earshot-dev/earshot/admin"
 	"github.com/earshot-dev/earshot/store"
@@ -64,6 +65,11 @@ func cmdBackup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if cerr := db.Close(); err == nil {
 			err = cerr
 		}
+		if err == nil && sealed.Exists(dataDir) {
+			// No daemon runs: the keyring is still; its copy is the
+			// backup's wrapped data keys (never the key-encryption key).
+			err = copyFile(filepath.Join(dataDir, sealed.KeyringFile), file+sealed.KeysSuffix)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("backup: %w", err)
@@ -89,7 +95,35 @@ func backupThroughDaemon(ctx context.Context, dataDir, file string) (int64, erro
 	if err := moveFile(tmp, file); err != nil {
 		return 0, err
 	}
+	// A sealed store's daemon wrote its wrapped data keys beside it.
+	if _, err := os.Stat(tmp + sealed.KeysSuffix); err == nil {
+		defer os.Remove(tmp + sealed.KeysSuffix)
+		if err := moveFile(tmp+sealed.KeysSuffix, file+sealed.KeysSuffix); err != nil {
+			return 0, err
+		}
+	}
 	return st.Size(), nil
+}
+
+// copyFile copies src to dst (mode 0600, synced).
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // moveFile renames src to dst, or copies it (through a temporary file

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"path/filepath"
+
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/earshot-dev/earshot/store/sealed"
 	"io"
 	"os"
 	"time"
@@ -26,6 +29,12 @@ const keysUsage = `usage:
   earshotd keys list   --data-dir DIR
   earshotd keys revoke --data-dir DIR --id ID
   earshotd keys secret --data-dir DIR --account NAME   prints the account's callback signing secret (hex)
+  earshotd keys generate-data-key FILE                 writes a new data key-encryption key (32 random
+                                                       bytes, mode 0600) for store.encryption_key_file
+  earshotd keys rotate-data-key --data-dir DIR --new-key-file FILE
+                                                       re-wraps every data key under FILE's key while the
+                                                       daemon runs (it reads FILE: owner-only, readable by
+                                                       the daemon); then set store.encryption_key_file to FILE
 `
 
 func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -33,12 +42,24 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprint(stderr, keysUsage)
 		return errors.New("keys: missing subcommand")
 	}
+	if args[0] == "generate-data-key" {
+		if len(args) != 2 {
+			return errors.New("usage: earshotd keys generate-data-key FILE")
+		}
+		id, err := sealed.GenerateKeyFile(args[1])
+		if err != nil {
+			return fmt.Errorf("keys generate-data-key: %w", err)
+		}
+		fmt.Fprintf(stderr, "wrote key %s to %s\n", id, args[1])
+		return nil
+	}
 	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "", "YAML config file (the store it names: store.backend, store.dsn, data_dir)")
 	dataDir := fs.String("data-dir", "", "data directory (default /var/lib/earshot)")
 	acct := fs.String("account", "", "account name (create)")
 	id := fs.String("id", "", "key id (revoke)")
+	newKey := fs.String("new-key-file", "", "the new key-encryption key (rotate-data-key)")
 	var sets setFlags
 	fs.Var(&sets, "set", "`key.path=value`: set any config key, as for run (repeatable)")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -64,6 +85,15 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return errors.New("keys revoke: --id is required")
 		}
 	case "list":
+	case "rotate-data-key":
+		if *newKey == "" {
+			return errors.New("keys rotate-data-key: --new-key-file is required")
+		}
+		abs, err := filepath.Abs(*newKey)
+		if err != nil {
+			return err
+		}
+		req = admin.Request{Op: admin.OpRotateDataKey, Path: abs}
 	default:
 		fmt.Fprint(stderr, keysUsage)
 		return fmt.Errorf("keys: unknown subcommand %q", args[0])
@@ -85,6 +115,8 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	case "revoke":
 		fmt.Fprintln(stderr, "revoked", *id)
+	case "rotate-data-key":
+		fmt.Fprintf(stderr, "re-wrapped %d data keys; set store.encryption_key_file to %s\n", resp.Rewrapped, *newKey)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/earshot-dev/earshot/audit"
 	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/store"
 )
@@ -27,6 +28,10 @@ const (
 	// Request.Path (`earshotd backup` while the daemon holds it):
 	// {"op":"store.backup","path":"<data dir>/backup-<name>.db"}.
 	OpBackup = "store.backup"
+	// OpAuditVerify checks the audit trail's chain (audit.Verify);
+	// Response.Report says what was checked, Response.Error names the
+	// first broken entry (`earshotd audit verify` while the daemon runs).
+	OpAuditVerify = "audit.verify"
 	// OpRotateDataKey re-wraps every data key of a sealed store under the
 	// key-encryption key in the file Request.Path (store/sealed, Rotate);
 	// Response.Rewrapped counts them. It returns when the rotation is done.
@@ -50,12 +55,26 @@ type Response struct {
 	Secret string      `json:"secret,omitempty"`
 	Key    *store.Key  `json:"key,omitempty"`
 	Keys   []store.Key `json:"keys,omitempty"`
+	// Warning is set when the operation was done but its audit entry
+	// could not be stored (audit.go).
+	Warning string `json:"warning,omitempty"`
+	// Report is what OpAuditVerify checked.
+	Report *AuditReport `json:"report,omitempty"`
 	// Rewrapped counts the data keys OpRotateDataKey re-wrapped.
 	Rewrapped int `json:"rewrapped,omitempty"`
 }
 
-// Do carries out req on an open store; the socket's Server and the CLI
-// (when no daemon runs) share it. Its failure is Response.Error, which
+// AuditReport is audit.Report as it crosses the socket.
+type AuditReport struct {
+	AnchorSeq uint64 `json:"anchor_seq"`
+	Entries   int    `json:"entries"`
+	HeadSeq   uint64 `json:"head_seq"`
+	HeadHash  string `json:"head_hash"` // hex
+}
+
+// Do carries out req on an open store, and records a key created or
+// revoked in the audit trail; the socket's Server and the CLI (when no
+// daemon runs) share it. Its failure is Response.Error, which
 // crosses the socket as text.
 func Do(db store.Store, req Request) Response {
 	var resp Response
@@ -71,6 +90,10 @@ func Do(db store.Store, req Request) Response {
 		err = db.RevokeKey(req.ID)
 	case OpBackup:
 		err = backup(db, req.Path)
+	case OpAuditVerify:
+		var r audit.Report
+		r, err = audit.Verify(db)
+		resp.Report = &AuditReport{AnchorSeq: r.Anchor.Seq, Entries: r.Entries, HeadSeq: r.HeadSeq, HeadHash: hex.EncodeToString(r.HeadHash)}
 	case OpRotateDataKey:
 		resp.Rewrapped, err = rotateDataKey(db, req.Path)
 	case OpKeySecret:
@@ -81,7 +104,10 @@ func Do(db store.Store, req Request) Response {
 		err = fmt.Errorf("unknown op %q", req.Op)
 	}
 	if err != nil {
-		resp = Response{Error: err.Error()}
+		resp = Response{Error: err.Error(), Report: resp.Report}
+	}
+	if err := auditOp(db, req, resp); err != nil {
+		resp.Warning = err.Error()
 	}
 	return resp
 }

@@ -110,6 +110,7 @@ func (s *Server) createKey(ctx *fasthttp.RequestCtx) {
 		s.fail(ctx, err)
 		return
 	}
+	setAuditObject(ctx, k.ID)
 	s.log.Info("key created", "account_id", keyID(ctx), "key_id", k.ID, "account", k.Account, "scopes", k.Scopes, "expires_at", k.ExpiresAt, "request_id", requestID(ctx))
 	s.writeJSON(ctx, fasthttp.StatusCreated, struct {
 		keyJSON

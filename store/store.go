@@ -43,10 +43,13 @@ type Store interface {
 	CreateJob(j *Job) error
 	Job(id string) (*Job, error)
 	UpdateJob(id string, fn func(j *Job) ([]*Delivery, error)) (*Job, error)
+	// DeleteJob removes a job, its deliveries and its blob; a held job
+	// (Job.Held) is ErrHeld and stays.
 	DeleteJob(id string) error
 	ListJobs(q ListQuery) ([]*Job, error)
 	EachJob(q ListQuery, fn func(*Job) bool) error
 	CountJobs(kind Kind, status Status) (int, error)
+	// ExpireJobs never takes a held job (Job.Held).
 	ExpireJobs(kind Kind, cut Cutoff, limit int) ([]string, error)
 
 	ClaimNext(kind Kind) (*Job, error)
@@ -82,6 +85,24 @@ type Store interface {
 	// not local files (store/postgres): those are read with OpenBlob.
 	// It does not check the name; callers validate it with ValidName first.
 	LocalBlobPath(name string) (string, bool)
+
+	// AppendAudit chains the entries, in order, after the trail's head
+	// (AuditEntry.Chain: Seq, Prev and Hash set on each) and stores them in
+	// one transaction; each must pass PrepareAudit (else ErrInvalid and
+	// nothing is stored). Appends are serialised across every process
+	// sharing the backend, so a cluster keeps one chain.
+	AppendAudit(es ...*AuditEntry) error
+	// ListAudit returns the entries q selects, in sequence order or newest
+	// first (q.Newest), skipping q.Offset of them, at most q.Limit
+	// (CheckAuditQuery).
+	ListAudit(q AuditQuery) ([]*AuditEntry, error)
+	// AuditAnchor returns where the kept chain starts (AuditAnchor).
+	AuditAnchor() (AuditAnchor, error)
+	// ExpireAudit removes up to limit of the oldest entries that are
+	// older than before or beyond the newest maxEntries (0: no count
+	// bound), makes the last one removed the anchor, and returns how many
+	// it removed. A limit <= 0 is ErrInvalid.
+	ExpireAudit(before time.Time, maxEntries, limit int) (int, error)
 
 	// Cluster is the backend's capability as a store shared by several
 	// nodes, nil on a store one process owns (store/bolt).

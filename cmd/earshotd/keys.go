@@ -158,6 +158,9 @@ func adminRequest(ctx context.Context, cfg daemon.Config, req admin.Request) (ad
 	}
 	defer db.Close()
 	resp := admin.Do(db, req)
+	if resp.Warning != "" {
+		fmt.Fprintln(os.Stderr, "earshotd: warning:", resp.Warning)
+	}
 	if resp.Error != "" {
 		return resp, errors.New(resp.Error)
 	}

@@ -42,8 +42,8 @@ func TestOpenCreatesLayout(t *testing.T) {
 			}
 		})
 	}
-	if v, err := db.SchemaVersion(); err != nil || v != 1 {
-		t.Errorf("SchemaVersion() = %d, %v; want 1", v, err)
+	if v, err := db.SchemaVersion(); err != nil || v != 2 {
+		t.Errorf("SchemaVersion() = %d, %v; want 2", v, err)
 	}
 	if err := db.Check(); err != nil {
 		t.Errorf("Check on empty store: %v", err)

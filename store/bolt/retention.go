@@ -17,7 +17,8 @@ import (
 // cut), oldest first, each with its index entries
 // and its blob (through DeleteJob), and returns their ids. A job that still
 // has a pending callback delivery is kept until the outbox delivers or drops
-// it, so retention never cuts a callback's retries short. Queued and
+// it, so retention never cuts a callback's retries short; a job under a
+// legal hold (store.Job.Held) is kept until its hold is released. Queued and
 // processing jobs are never touched. A limit <= 0 is ErrInvalid.
 //
 // The candidates are read in one read transaction and deleted one
@@ -43,7 +44,7 @@ func (db *DB) ExpireJobs(kind store.Kind, cut store.Cutoff, limit int) (deleted 
 				if e.t >= last {
 					break // oldest first: the rest are newer than every cut
 				}
-				if hasPrefix(owed, appendStr(nil, e.id)) {
+				if hasPrefix(owed, appendStr(nil, e.id)) || held(jobs, e.id) {
 					continue
 				}
 				if len(cut.Accounts) > 0 {
@@ -70,8 +71,8 @@ func (db *DB) ExpireJobs(kind store.Kind, cut store.Cutoff, limit int) (deleted 
 		switch {
 		case err == nil:
 			deleted = append(deleted, e.id)
-		case errors.Is(err, store.ErrNotFound):
-			// Deleted meanwhile by its owner.
+		case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrHeld):
+			// Deleted meanwhile by its owner, or held meanwhile.
 		case db.jobGone(e.id):
 			// Only the blob removal failed: the record is gone.
 			deleted = append(deleted, e.id)
@@ -84,6 +85,13 @@ func (db *DB) ExpireJobs(kind store.Kind, cut store.Cutoff, limit int) (deleted 
 		return deleted, fmt.Errorf("store: expire jobs: %w", errors.Join(errs...))
 	}
 	return deleted, nil
+}
+
+// held reports whether the job id is under a legal hold; a record that
+// does not decode is not (retention's DeleteJob then reports it).
+func held(jobs *bolt.Bucket, id string) bool {
+	var j store.Job
+	return unmarshalJob(jobs.Get([]byte(id)), &j) == nil && j.Held()
 }
 
 // jobGone reports whether no job with id exists.

@@ -15,8 +15,8 @@ import (
 
 // ExpireJobs deletes up to limit finished (done or error) jobs of kind
 // created strictly before before, oldest first, each with its blob (through
-// DeleteJob), and returns their ids; a job with a pending delivery is kept
-// (see bolt.DB.ExpireJobs). A job deleted meanwhile, by its owner or by
+// DeleteJob), and returns their ids; a job with a pending delivery or under
+// a legal hold is kept (see bolt.DB.ExpireJobs). A job deleted meanwhile, by its owner or by
 // another node expiring too, is skipped.
 func (db *DB) ExpireJobs(kind store.Kind, cut store.Cutoff, limit int) ([]string, error) {
 	if !kind.Valid() || limit <= 0 {
@@ -25,7 +25,7 @@ func (db *DB) ExpireJobs(kind store.Kind, cut store.Cutoff, limit int) ([]string
 	ctx, cancel := db.ctx()
 	defer cancel()
 	accts, cuts := cutoffArrays(cut)
-	rows, err := db.pool.Query(ctx, `SELECT id FROM jobs j WHERE kind = $1 AND status = ANY($2)
+	rows, err := db.pool.Query(ctx, `SELECT id FROM jobs j WHERE kind = $1 AND status = ANY($2) AND NOT held
 			AND created_ns < COALESCE((SELECT c FROM unnest($5::text[], $6::bigint[]) AS o(a, c) WHERE o.a = j.account), $3)
 			AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.job_id = j.id)
 		ORDER BY created_ns, id LIMIT $4`,
@@ -43,7 +43,7 @@ func (db *DB) ExpireJobs(kind store.Kind, cut store.Cutoff, limit int) ([]string
 		switch {
 		case err == nil:
 			deleted = append(deleted, id)
-		case errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrHeld):
 		default:
 			return deleted, fmt.Errorf("store: expire jobs: %w", err)
 		}

@@ -28,7 +28,7 @@ func encode(j *store.Job) (*record, error) {
 	return &record{
 		head: h, params: bytes.Clone(j.Params), result: bytes.Clone(j.Result),
 		account: j.Account, kind: j.Kind, status: j.Status, created: enc(j.CreatedAt),
-		inQueue: j.InQueue(), batchPass: j.BatchPass, blob: j.Blob,
+		inQueue: j.InQueue(), batchPass: j.BatchPass, blob: j.Blob, held: j.Held(),
 	}, nil
 }
 
@@ -188,6 +188,9 @@ func (s *Store) deleteJob(id string) error {
 	if !ok {
 		return fmt.Errorf("memstore: delete job %s: %w", id, store.ErrNotFound)
 	}
+	if r.held {
+		return fmt.Errorf("memstore: delete job %s: %w", id, store.ErrHeld)
+	}
 	delete(s.jobs, id)
 	for did, d := range s.delivery {
 		if d.JobID == id {
@@ -300,7 +303,7 @@ func (s *Store) ExpireJobs(kind store.Kind, cut store.Cutoff, limit int) ([]stri
 		if len(deleted) == limit {
 			break
 		}
-		if owed[e.id] {
+		if owed[e.id] || s.jobs[e.id].held {
 			continue
 		}
 		if err := s.deleteJob(e.id); err != nil {

@@ -37,6 +37,8 @@ type Store struct {
 	delivery map[string]store.Delivery // guarded by mu: delivery id → delivery
 	leases   map[string]time.Time      // guarded by mu: delivery id → end of its claim
 	blobs    map[string]*blob          // guarded by mu: blob name → bytes (a link shares them)
+	audit    []*store.AuditEntry       // guarded by mu: the kept audit trail, in Seq order
+	anchor   store.AuditAnchor         // guarded by mu: the last audit entry expired
 }
 
 var _ store.Store = (*Store)(nil)
@@ -69,6 +71,7 @@ type record struct {
 	inQueue   bool
 	batchPass store.BatchPassState
 	blob      string
+	held      bool // the head's Job.Held
 }
 
 // blob is one file's bytes; names linked to it share the pointer.

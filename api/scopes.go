@@ -48,6 +48,15 @@ var routeScopes = map[string][]store.Scope{
 	"GET /admin/keys":         {store.ScopeAdmin},
 	"DELETE /admin/keys/{id}": {store.ScopeAdmin},
 	"GET /admin/nodes":        {store.ScopeAdmin},
+	"GET /admin/audit":        {store.ScopeAdmin},
+
+	// A legal hold is an admin's act on any account's job.
+	"GET /v2/pre-recorded/{id}/hold":    {store.ScopeAdmin},
+	"POST /v2/pre-recorded/{id}/hold":   {store.ScopeAdmin},
+	"DELETE /v2/pre-recorded/{id}/hold": {store.ScopeAdmin},
+	"GET /v2/live/{id}/hold":            {store.ScopeAdmin},
+	"POST /v2/live/{id}/hold":           {store.ScopeAdmin},
+	"DELETE /v2/live/{id}/hold":         {store.ScopeAdmin},
 }
 
 // needScopes refuses a request whose key lacks a scope its route needs

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/ingest"
@@ -63,7 +64,7 @@ func TestCreateLivePlacement(t *testing.T) {
 	db := memstore.New()
 	cl := &fakeCluster{db: db, to: "self"}
 	s := New(cfg, Deps{Store: db, Recordings: blobFiles{db, t.TempDir()}, Signals: &signals{}, Pipeline: pl,
-		Decoders: 1, Cluster: cl, NodeID: "self"})
+		Decoders: 1, Cluster: cl, NodeID: "self", RecordingSync: time.Hour})
 	t.Cleanup(func() { s.Shutdown(t.Context()) })
 
 	here, err := s.CreateLive(t.Context(), "acme", "", "r", []byte(`{}`), "")

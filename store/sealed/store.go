@@ -46,14 +46,14 @@ type Store struct {
 	ringMu  sync.Mutex
 	writing map[string]int // blobs being written (their key made first), guarded by ringMu
 
-	rotateMu sync.Mutex      // one rotation at a time
+	rotateMu sync.Mutex // one rotation at a time
 	// rewrapped, when set (tests only), is called after each re-wrap of a
 	// rotation with the count so far: the failpoint that stops one there.
 	rewrapped func(n int)
-	ctx      context.Context // ends at Close
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	closed   sync.Once
+	ctx       context.Context // ends at Close
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closed    sync.Once
 }
 
 // Open wraps inner. Every data key in the keyring must be under one of

@@ -95,6 +95,7 @@ func (s *Server) createLive(ctx *fasthttp.RequestCtx) {
 	}
 	// The session runs on this node, or on the node of a cluster whose
 	// base URL the daemon names.
+	setAuditObject(ctx, nl.ID)
 	base := nl.NodeURL
 	if base == "" {
 		base = s.baseURL(ctx)
@@ -116,7 +117,7 @@ func (s *Server) liveRoot(ctx *fasthttp.RequestCtx) {
 		s.liveSocket(ctx, string(tok))
 		return
 	}
-	s.auth(s.list(store.KindLive))(ctx)
+	s.auth(s.audited(store.AuditLiveList, s.list(store.KindLive)))(ctx)
 }
 
 type wsClose struct {

@@ -120,8 +120,12 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	if sipSrv != nil {
 		runDoor(func(ctx context.Context) error { return sipSrv.Run(ctx, sipSocks) })
-		runDoor(func(ctx context.Context) error { reloadOnHangup(ctx, log, sipSrv.ReloadTLS); return nil })
 	}
+	var reloads []func() error
+	if sipSrv != nil {
+		reloads = append(reloads, sipSrv.ReloadTLS)
+	}
+	runDoor(func(ctx context.Context) error { reloadOnHangup(ctx, log, d.Audit, reloads...); return nil })
 	var daemonErr error
 	var running sync.WaitGroup
 	running.Go(func() {

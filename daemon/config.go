@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/earshot-dev/earshot/audit"
 	"github.com/earshot-dev/earshot/callback"
 	"github.com/earshot-dev/earshot/config"
 	"github.com/earshot-dev/earshot/daemon/live"
@@ -46,6 +47,8 @@ type Config struct {
 	Live live.Config `yaml:"live"`
 	// Retention says how long finished jobs and uploads are kept.
 	Retention retention.Config `yaml:"retention"`
+	// Audit bounds the audit trail (package audit).
+	Audit audit.Config `yaml:"audit"`
 	// Addons configures the add-ons, chiefly their language-model backend.
 	Addons pipeline.AddonsConfig `yaml:"addons"`
 	// Fetch configures downloading audio_url.

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/earshot-dev/earshot/admin"
+	"github.com/earshot-dev/earshot/audit"
 	"github.com/earshot-dev/earshot/callback"
 	"github.com/earshot-dev/earshot/crash"
 	"github.com/earshot-dev/earshot/daemon/live"
@@ -35,6 +36,7 @@ type Daemon struct {
 	outbox  *callback.Outbox // callback deliveries
 	metrics *jobMetrics
 	quota   *quota.Quota // limits.max_account_bytes
+	audit   *audit.Trail // the audit trail's queue to the store (audit.go)
 
 	wake chan struct{} // cap 1: a pre-recorded job was queued
 	ends jobEnds       // a pre-recorded job ended: WaitJob's waiters read theirs again
@@ -85,6 +87,7 @@ func New(cfg Config, db store.Store, pl *pipeline.Transcriber, logger *slog.Logg
 		running:  make(map[string]runningJob),
 		stopping: make(chan struct{}),
 	}
+	d.audit = audit.New(cfg.Audit, db, logger.With("component", "audit"))
 	d.fetcher = newFetcher(cfg, db, d.quota)
 	cb := cfg.Callbacks
 	cb.Deny = cfg.Fetch.Deny
@@ -159,7 +162,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g.Go(func() error { return d.live.Run(sessions) })
 	d.checkTenants(true)
 	g.Go(func() error { return d.runTenants(rest) })
-	g.Go(func() error { return retention.Run(rest, d.db, d.cfg.Retention, d.log.With("component", "retention")) })
+	g.Go(func() error {
+		return retention.Run(rest, auditedExpiry{d.db, d}, d.cfg.Retention, d.log.With("component", "retention"))
+	})
+	g.Go(func() error { return d.audit.Run(rest) }) // after the doors closed: their last entries are stored
 	g.Go(func() error { return admin.NewServer(d.db, d.live, d.log).Run(rest, adm) })
 	telephone := "none"
 	if m := d.pl.TelephoneModel(); m != "" {

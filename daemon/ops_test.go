@@ -65,14 +65,14 @@ func TestCheckTenants(t *testing.T) {
 		defer d.tenants.mu.Unlock()
 		return d.tenants.on != nil && *d.tenants.on
 	}
-	if _, _, err := db.CreateKey("acme"); err != nil {
+	if _, _, err := db.CreateKey("acme", store.KeyGrant{}); err != nil {
 		t.Fatal(err)
 	}
 	d.checkTenants(true)
 	if on() {
 		t.Error("share bound with one account")
 	}
-	_, k, err := db.CreateKey("beta")
+	_, k, err := db.CreateKey("beta", store.KeyGrant{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestNodesOneBox(t *testing.T) {
 // without reaching the store.
 func TestKeys(t *testing.T) {
 	d, db := newTestDaemon(t, nil)
-	secret, k, err := d.CreateKey(t.Context(), "acme")
+	secret, k, err := d.CreateKey(t.Context(), "acme", store.KeyGrant{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ func TestStatus(t *testing.T) {
 		{"not owner", fmt.Errorf("job x: %w", ErrNotOwner), 401},
 		{"invalid id", ErrInvalidID, 403},
 		{"not admin", ErrNotAdmin, 403},
+		{"scope", &Error{Kind: ErrScope, Msg: "API key lacks scope jobs:write"}, 403},
 		{"derived not found", fmt.Errorf("job x: %w", sub), 404},
 		{"not acceptable", ErrNotAcceptable, 406},
 		{"body timeout", ErrBodyTimeout, 408},

@@ -6,8 +6,8 @@ var (
 	// ErrInvalid is returned for a malformed request; a *ValidationError
 	// carries its problems (400 with validation_errors).
 	ErrInvalid = &Kind{text: "errcode: invalid request", status: 400, message: "invalid request", shown: true}
-	// ErrUnauthorized is returned for a missing, unknown or revoked API
-	// key or session token (401).
+	// ErrUnauthorized is returned for a missing, unknown, revoked or
+	// expired API key or session token (401).
 	ErrUnauthorized = &Kind{text: "errcode: unauthorized", status: 401, message: "missing or invalid API key (x-service-key)", shown: true}
 	// ErrNotOwner is returned when a job or file belongs to another
 	// account (401).
@@ -17,6 +17,9 @@ var (
 	// ErrNotAdmin is returned when a valid key that is not an admin key
 	// calls /admin/... (403).
 	ErrNotAdmin = &Kind{text: "errcode: admin key required", status: 403, message: "admin key required", shown: true}
+	// ErrScope is returned when a valid key lacks the scope a request
+	// needs (403); an *Error of it names the scope.
+	ErrScope = &Kind{text: "errcode: key lacks scope", status: 403, message: "API key lacks the scope this request needs", shown: true}
 	// ErrNotFound is returned when a job, file, session or resource does
 	// not exist or was deleted (404).
 	ErrNotFound = &Kind{text: "errcode: not found", status: 404, message: "not found", shown: true}

@@ -27,6 +27,17 @@ var (
 	ErrInvalid = errors.New("store: invalid argument")
 	// ErrEmpty is returned by ClaimNext when no job of the kind is queued.
 	ErrEmpty = errors.New("store: queue empty")
+	// ErrHeld is returned by DeleteJob when the job is under a legal hold
+	// (Job.Held): nothing is deleted. Doors answer 409.
+	ErrHeld = errcode.ErrConflict.Sub("store: job under legal hold", "job is under legal hold")
+)
+
+// The audit trail.
+var (
+	// ErrAuditBroken is returned (wrapped, naming the entry's Seq) by
+	// VerifyAuditLink when an entry does not follow the one before it: an
+	// entry edited, removed or reordered.
+	ErrAuditBroken = errors.New("store: audit chain broken")
 )
 
 // Blobs.

@@ -34,6 +34,7 @@ commands:
                            replace the database with a backup (daemon stopped; keeps earshot.db.bak),
                            and merge a sealed backup's data keys (FILE.keys) into DIR/keyring
                            (--key-file: re-wrap them under the first KEY, for a backup from before a rotation)
+  audit verify             check the audit trail's hash chain; names the first broken entry (exit 1)
   kamailio config|dispatcher   print the Kamailio config (and node list) that spreads SIP calls over a cluster
 `
 
@@ -71,6 +72,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdBackup(ctx, args[1:], stdout, stderr)
 	case "restore":
 		return cmdRestore(ctx, args[1:], stdout, stderr)
+	case "audit":
+		return cmdAudit(ctx, args[1:], stdout, stderr)
 	case "kamailio":
 		return cmdKamailio(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":

@@ -36,11 +36,11 @@ func attached(t *testing.T, s *Service, account, keyID string) (ingest.LiveCreat
 func TestEndKey(t *testing.T) {
 	two := 2
 	s, db, _ := testService(t, func(c *Config) { c.MaxChannelsPerAccount = &two })
-	_, k1, err := db.CreateKey("acme")
+	_, k1, err := db.CreateKey("acme", store.KeyGrant{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, k2, err := db.CreateKey("acme")
+	_, k2, err := db.CreateKey("acme", store.KeyGrant{})
 	if err != nil {
 		t.Fatal(err)
 	}

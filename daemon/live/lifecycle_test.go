@@ -47,7 +47,7 @@ func fullTranscript(t *testing.T, j *store.Job) string {
 // and the session is gone from the service.
 func TestSessionLifecycle(t *testing.T) {
 	s, db, sig := testService(t, nil)
-	_, key, err := db.CreateKey("acme")
+	_, key, err := db.CreateKey("acme", store.KeyGrant{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ var importRules = []struct {
 		"the pipeline never imports the daemon (recognizer/pipeline/doc.go)"},
 	{[]string{"daemon"}, []string{"api", "ingest/sip", "ingest/webrtc"},
 		"the daemon imports no door: cmd/earshotd joins them (daemon/doc.go)"},
-	{[]string{"quota", "admin", "metrics", "retention", "callback", "ingest/fetch"}, []string{"daemon"},
+	{[]string{"quota", "admin", "metrics", "retention", "callback", "audit", "ingest/fetch"}, []string{"daemon"},
 		"a module the daemon runs declares what it needs of it as an interface"},
 	{[]string{"api"}, []string{"daemon", "daemon/live", "recognizer/pipeline", "recognizer/sphinx", "store/bolt", "store/postgres", "go.etcd.io/bbolt"},
 		"the HTTP door depends on the interfaces it declares (api/server.go, api/live.go), errcode, params, store's contract, ingest's door contract and transcript's result shapes: no job service, engine or backend (issue 39)"},
@@ -30,7 +30,7 @@ var importRules = []struct {
 		"the sealing layer wraps any store.Store: it names no backend (store/sealed/doc.go, issue 40)"},
 	{[]string{"store"}, []string{"store/bolt", "store/postgres", "store/sealed"},
 		"store is the contract only: interfaces, domain types, errors, the record rules (store/doc.go, issue 39)"},
-	{[]string{"daemon", "daemon/live", "api", "ingest/sip", "ingest/webrtc", "callback", "retention", "quota", "admin", "metrics", "ingest/fetch"},
+	{[]string{"daemon", "daemon/live", "api", "ingest/sip", "ingest/webrtc", "callback", "retention", "quota", "admin", "metrics", "audit", "ingest/fetch"},
 		[]string{"store/bolt", "store/postgres", "store/sealed"},
 		"only the composition root names a store backend: app.OpenStore opens it, the rest hold a store.Store (app/store.go, issue 39)"},
 }

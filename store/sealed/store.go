@@ -236,8 +236,8 @@ func (s *Store) shred(ids ...string) error {
 
 // Keys and secrets: no content, passed through.
 
-func (s *Store) CreateKey(account string) (string, store.Key, error) {
-	return s.inner.CreateKey(account)
+func (s *Store) CreateKey(account string, g store.KeyGrant) (string, store.Key, error) {
+	return s.inner.CreateKey(account, g)
 }
 func (s *Store) Keys() ([]store.Key, error)                    { return s.inner.Keys() }
 func (s *Store) Key(id string) (store.Key, error)              { return s.inner.Key(id) }
@@ -419,8 +419,8 @@ func (s *Store) CountJobs(kind store.Kind, status store.Status) (int, error) {
 
 // ExpireJobs expires as the backend does and destroys the expired jobs'
 // data keys, and their blobs' once the blobs are gone.
-func (s *Store) ExpireJobs(kind store.Kind, before time.Time, limit int) ([]string, error) {
-	ids, err := s.inner.ExpireJobs(kind, before, limit)
+func (s *Store) ExpireJobs(kind store.Kind, cut store.Cutoff, limit int) ([]string, error) {
+	ids, err := s.inner.ExpireJobs(kind, cut, limit)
 	if len(ids) == 0 {
 		return ids, err
 	}
@@ -495,8 +495,8 @@ func (s *Store) DeleteUpload(id string) error {
 
 // ExpireUploads expires as the backend does and destroys the uploads'
 // data keys, and their blobs' once the blobs are gone.
-func (s *Store) ExpireUploads(before time.Time, limit int) ([]string, error) {
-	ids, err := s.inner.ExpireUploads(before, limit)
+func (s *Store) ExpireUploads(cut store.Cutoff, limit int) ([]string, error) {
+	ids, err := s.inner.ExpireUploads(cut, limit)
 	if len(ids) == 0 {
 		return ids, err
 	}

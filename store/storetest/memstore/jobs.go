@@ -28,7 +28,7 @@ func encode(j *store.Job) (*record, error) {
 	return &record{
 		head: h, params: bytes.Clone(j.Params), result: bytes.Clone(j.Result),
 		account: j.Account, kind: j.Kind, status: j.Status, created: enc(j.CreatedAt),
-		inQueue: j.InQueue(), batchPass: j.BatchPass, blob: j.Blob,
+		inQueue: j.InQueue(), batchPass: j.BatchPass, blob: j.Blob, held: j.Held(),
 	}, nil
 }
 
@@ -188,6 +188,9 @@ func (s *Store) deleteJob(id string) error {
 	if !ok {
 		return fmt.Errorf("memstore: delete job %s: %w", id, store.ErrNotFound)
 	}
+	if r.held {
+		return fmt.Errorf("memstore: delete job %s: %w", id, store.ErrHeld)
+	}
 	delete(s.jobs, id)
 	for did, d := range s.delivery {
 		if d.JobID == id {
@@ -280,7 +283,7 @@ func (s *Store) CountJobs(kind store.Kind, status store.Status) (int, error) {
 }
 
 // ExpireJobs is store.DB.ExpireJobs.
-func (s *Store) ExpireJobs(kind store.Kind, before time.Time, limit int) ([]string, error) {
+func (s *Store) ExpireJobs(kind store.Kind, cut store.Cutoff, limit int) ([]string, error) {
 	if !kind.Valid() || limit <= 0 {
 		return nil, fmt.Errorf("memstore: expire jobs: kind %q limit %d: %w", kind, limit, store.ErrInvalid)
 	}
@@ -292,16 +295,15 @@ func (s *Store) ExpireJobs(kind store.Kind, before time.Time, limit int) ([]stri
 	for _, d := range s.delivery {
 		owed[d.JobID] = true
 	}
-	cut := enc(before)
 	es := s.ordered(func(r *record) bool {
-		return r.kind == kind && (r.status == store.StatusDone || r.status == store.StatusError) && r.created < cut
+		return r.kind == kind && (r.status == store.StatusDone || r.status == store.StatusError) && r.created < enc(cut.For(r.account))
 	})
 	var deleted []string
 	for _, e := range es {
 		if len(deleted) == limit {
 			break
 		}
-		if owed[e.id] {
+		if owed[e.id] || s.jobs[e.id].held {
 			continue
 		}
 		if err := s.deleteJob(e.id); err != nil {

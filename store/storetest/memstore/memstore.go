@@ -37,6 +37,8 @@ type Store struct {
 	delivery map[string]store.Delivery // guarded by mu: delivery id → delivery
 	leases   map[string]time.Time      // guarded by mu: delivery id → end of its claim
 	blobs    map[string]*blob          // guarded by mu: blob name → bytes (a link shares them)
+	audit    []*store.AuditEntry       // guarded by mu: the kept audit trail, in Seq order
+	anchor   store.AuditAnchor         // guarded by mu: the last audit entry expired
 }
 
 var _ store.Store = (*Store)(nil)
@@ -69,6 +71,7 @@ type record struct {
 	inQueue   bool
 	batchPass store.BatchPassState
 	blob      string
+	held      bool // the head's Job.Held
 }
 
 // blob is one file's bytes; names linked to it share the pointer.
@@ -144,16 +147,16 @@ func enc(t time.Time) uint64 {
 // Keys.
 
 // CreateKey is store.DB.CreateKey.
-func (s *Store) CreateKey(account string) (string, store.Key, error) {
-	if !store.ValidAccount(account) {
-		return "", store.Key{}, fmt.Errorf("memstore: create key: account %q: %w", account, store.ErrInvalid)
+func (s *Store) CreateKey(account string, g store.KeyGrant) (string, store.Key, error) {
+	if !store.ValidAccount(account) || !g.ValidFor(account) {
+		return "", store.Key{}, fmt.Errorf("memstore: create key: account %q scopes %q: %w", account, g.Scopes, store.ErrInvalid)
 	}
 	if err := s.lock("CreateKey"); err != nil {
 		return "", store.Key{}, err
 	}
 	defer s.mu.Unlock()
 	secret, hash := store.NewSecret()
-	k := store.Key{Account: account, Prefix: secret[:8], CreatedAt: time.Now().UTC()}
+	k := store.Key{Account: account, Prefix: secret[:8], CreatedAt: time.Now().UTC(), Scopes: g.Normal(), ExpiresAt: g.ExpiresAt.UTC()}
 	for {
 		k.ID = store.RandomID(6)
 		if _, ok := s.keys[k.ID]; !ok {
@@ -227,6 +230,9 @@ func (s *Store) Authenticate(secret string) (store.Key, error) {
 	if !k.Active() {
 		return store.Key{}, fmt.Errorf("memstore: authenticate: key %s revoked: %w", k.ID, store.ErrUnauthorized)
 	}
+	if k.Expired(time.Now()) {
+		return store.Key{}, fmt.Errorf("memstore: authenticate: key %s expired: %w", k.ID, store.ErrUnauthorized)
+	}
 	return k.Key, nil
 }
 
@@ -291,7 +297,7 @@ func (s *Store) DeleteUpload(id string) error {
 }
 
 // ExpireUploads is store.DB.ExpireUploads.
-func (s *Store) ExpireUploads(before time.Time, limit int) ([]string, error) {
+func (s *Store) ExpireUploads(cut store.Cutoff, limit int) ([]string, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("memstore: expire uploads: limit %d: %w", limit, store.ErrInvalid)
 	}
@@ -301,7 +307,7 @@ func (s *Store) ExpireUploads(before time.Time, limit int) ([]string, error) {
 	defer s.mu.Unlock()
 	var old []store.Upload
 	for _, u := range s.uploads {
-		if u.CreatedAt.Before(before) {
+		if cut.Expired(u.Account, u.CreatedAt) {
 			old = append(old, u)
 		}
 	}

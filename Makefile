@@ -155,6 +155,7 @@ bench: build test-deps
 	  echo "## HTTP (bench/cmd/httpbench)"; echo; $(GO) run ./bench/cmd/httpbench -speech $(SPEECH)/pocketsphinx-goforward.wav; echo; \
 	  echo "## OpenAI-compatible door against /v2 (bench/cmd/openaibench)"; echo; $(GO) run ./bench/cmd/openaibench -speech $(SPEECH)/pocketsphinx-goforward.wav; echo; \
 	  echo "## Stores: bbolt and PostgreSQL (bench/cmd/storebench)"; echo; $(GO) run ./bench/cmd/storebench; echo; \
+	  echo "## Encryption at rest against none (bench/cmd/sealbench)"; echo; nice $(GO) run ./bench/cmd/sealbench -speech $(SPEECH); echo; \
 	  echo "## Live finals against batch (bench/cmd/livegap)"; echo; $(GO) run ./bench/cmd/livegap -speech $(SPEECH) -renditions pcm16k,mulaw8k,alaw8k,mulaw8k-mag,alaw8k-mag; echo; \
 	  echo "## Live finals against batch, corpus tuning subset (bench/cmd/livegap -corpus)"; echo; $(GO) run ./bench/cmd/livegap -corpus $(CORPUS) -every 15 -renditions pcm16k,mulaw8k; echo; \
 	  echo "## Live finals against batch, corpus readers held out, and stock pocketsphinx_batch on them (bench/cmd/livegap -corpus -held-out -stock)"; echo; $(GO) run ./bench/cmd/livegap -corpus $(CORPUS) -every 15 -held-out -stock -renditions pcm16k,mulaw8k,alaw8k; echo; \

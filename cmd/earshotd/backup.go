@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -21,11 +22,15 @@ import (
 	"github.com/earshot-dev/earshot/store"
 )
 
-// parseDataDirFile parses `--data-dir DIR FILE` for backup and restore.
-func parseDataDirFile(name string, args []string, stderr io.Writer) (dataDir, file string, err error) {
+// parseDataDirFile parses `--data-dir DIR FILE` for backup and restore;
+// with keyFiles, also the repeatable `--key-file` of restore.
+func parseDataDirFile(name string, args []string, stderr io.Writer, keyFiles *keyFileFlags) (dataDir, file string, err error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dir := fs.String("data-dir", "/var/lib/earshot", "data directory")
+	if keyFiles != nil {
+		fs.Var(keyFiles, "key-file", "a key-encryption key `FILE` (repeatable, the current first): re-wraps the restored data keys under the first")
+	}
 	if err := fs.Parse(args); err != nil {
 		return "", "", err
 	}
@@ -46,7 +51,7 @@ func parseDataDirFile(name string, args []string, stderr io.Writer) (dataDir, fi
 // into DIR (the only place the sandboxed daemon may write) and then moves
 // it to FILE; otherwise it opens the store itself.
 func cmdBackup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	dataDir, file, err := parseDataDirFile("backup", args, stderr)
+	dataDir, file, err := parseDataDirFile("backup", args, stderr, nil)
 	if err != nil {
 		return err
 	}
@@ -162,27 +167,71 @@ func moveFile(src, dst string) error {
 	return err
 }
 
+// keyFileFlags collects restore's --key-file values.
+type keyFileFlags []string
+
+func (k *keyFileFlags) String() string { return strings.Join(*k, ",") }
+
+func (k *keyFileFlags) Set(v string) error { *k = append(*k, v); return nil }
+
 // cmdRestore replaces DIR/earshot.db with the backup FILE after checking
-// it; the daemon must be stopped.
+// it; the daemon must be stopped. A sealed backup's wrapped data keys
+// (FILE.keys) are merged into DIR/keyring (sealed.RestoreKeys), prepared
+// before the database's swap and put in place after it; --key-file re-wraps
+// them under the first key given (a backup from before a rotation).
 func cmdRestore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	dataDir, file, err := parseDataDirFile("restore", args, stderr)
+	var keyFiles keyFileFlags
+	dataDir, file, err := parseDataDirFile("restore", args, stderr, &keyFiles)
 	if err != nil {
 		return err
 	}
 	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("restore: %w", err)
 	}
+	var keks []*sealed.KEK
+	for _, p := range keyFiles {
+		k, err := sealed.LoadKeyFile(p)
+		if err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
+		keks = append(keks, k)
+	}
+	keysFile := file + sealed.KeysSuffix
+	var needs []string
+	_, err = os.Stat(keysFile)
+	withKeys := err == nil
+	if withKeys {
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
+		if needs, err = sealed.RestoreKeys(dataDir, keysFile, keks); err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
+	} else if sealed.Exists(dataDir) {
+		fmt.Fprintf(stderr, "restore: no %s beside the backup: its sealed records open only with data keys still in %s\n",
+			filepath.Base(keysFile), filepath.Join(dataDir, sealed.KeyringFile))
+	}
 	if err := bolt.Restore(dataDir, file); err != nil {
+		sealed.DiscardRestoredKeys(dataDir)
 		if errors.Is(err, store.ErrLocked) {
 			return fmt.Errorf("restore: the daemon is running on %s; stop it first (systemctl stop earshotd): %w", dataDir, err)
 		}
 		return fmt.Errorf("restore: %w", err)
+	}
+	if withKeys {
+		if err := sealed.CommitRestoredKeys(dataDir); err != nil {
+			return fmt.Errorf("restore: the database is restored but not its data keys (%s): %w", keysFile, err)
+		}
 	}
 	old := filepath.Join(dataDir, "earshot.db"+bolt.RestoreBackupSuffix)
 	if _, err := os.Stat(old); err == nil {
 		fmt.Fprintf(stdout, "restored %s into %s; the previous database is %s\n", file, dataDir, old)
 	} else {
 		fmt.Fprintf(stdout, "restored %s into %s\n", file, dataDir)
+	}
+	if withKeys {
+		fmt.Fprintf(stdout, "restored its data keys (%s) into %s; they open with key %s\n", filepath.Base(keysFile),
+			filepath.Join(dataDir, sealed.KeyringFile), strings.Join(needs, ", "))
 	}
 	return nil
 }

@@ -125,19 +125,10 @@ func (k *FileKeyring) load() error {
 	if _, err := k.f.ReadAt(buf, 0); err != nil {
 		return fmt.Errorf("header: %w", err)
 	}
-	if !bytes.Equal(buf[:len(keyringMagic)], keyringMagic) {
-		return fmt.Errorf("not an earshot keyring: %w", errIntegrity)
-	}
-	// The header's checksum sits in its last 4 bytes; a torn header
-	// loses only the rotation it recorded (Open then names the key it
-	// lacks).
-	if crc32.ChecksumIEEE(buf[:slotSize-4]) == binary.BigEndian.Uint32(buf[slotSize-4:]) {
-		var h struct {
-			Rotation *Rotation `json:"rotation"`
-		}
-		if json.Unmarshal(bytes.TrimRight(buf[len(keyringMagic):slotSize-4], "\x00"), &h) == nil {
-			k.rot = h.Rotation
-		}
+	// A torn header loses only the rotation it recorded (Open then names
+	// the key it lacks).
+	if k.rot, err = parseHeader(buf); err != nil {
+		return err
 	}
 	r := io.NewSectionReader(k.f, slotSize, st.Size()-slotSize)
 	for n := int64(1); ; n++ {

@@ -49,6 +49,14 @@ func (s *Store) rewrapLocked(ctx context.Context, to *KEK) (int, error) {
 	defer tick.Stop()
 	n := 0
 	for _, id := range s.ring.IDs() {
+		// Checked first: select picks at random among ready cases, and
+		// the ticker is ready again by the time a re-wrap returns.
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		if s.ctx.Err() != nil {
+			return n, fmt.Errorf("sealed: rotate: store closing")
+		}
 		select {
 		case <-ctx.Done():
 			return n, ctx.Err()
@@ -62,6 +70,9 @@ func (s *Store) rewrapLocked(ctx context.Context, to *KEK) (int, error) {
 		}
 		if done {
 			n++
+			if s.rewrapped != nil {
+				s.rewrapped(n)
+			}
 		}
 	}
 	if err := s.ring.SetRotation(nil); err != nil {

@@ -46,11 +46,14 @@ type Store struct {
 	ringMu  sync.Mutex
 	writing map[string]int // blobs being written (their key made first), guarded by ringMu
 
-	rotateMu sync.Mutex      // one rotation at a time
-	ctx      context.Context // ends at Close
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	closed   sync.Once
+	rotateMu sync.Mutex // one rotation at a time
+	// rewrapped, when set (tests only), is called after each re-wrap of a
+	// rotation with the count so far: the failpoint that stops one there.
+	rewrapped func(n int)
+	ctx       context.Context // ends at Close
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closed    sync.Once
 }
 
 // Open wraps inner. Every data key in the keyring must be under one of
@@ -150,6 +153,11 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) closing() <-chan struct{} { return s.ctx.Done() }
+
+// Seals is true: what the store keeps of content is sealed, so its
+// clear bytes must not be copied to a disk (the daemon's blob copies are
+// memory files).
+func (s *Store) Seals() bool { return true }
 
 // Check checks the backend.
 func (s *Store) Check() error { return s.inner.Check() }

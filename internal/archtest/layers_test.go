@@ -2,6 +2,7 @@ package archtest
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -108,7 +109,8 @@ func layerViolations(g importGraph, names []string, patterns [][]string) []strin
 			out = append(out, pkg+" is in no row of ARCHITECTURE.md's layer table")
 			continue
 		}
-		for dep, file := range g[pkg] {
+		for _, dep := range slices.Sorted(maps.Keys(g[pkg])) { // in order: one package's findings read the same every run
+			file := g[pkg][dep]
 			if thirdParty(dep) {
 				continue // another module's package: the table does not list them
 			}

@@ -137,8 +137,8 @@ func run(speech, corpus, only, ns string, maxSeconds float64) error {
 		"testdata's mono clips and the corpus's held-out readers", runtime.NumCPU(), strings.Join(strings.Fields(string(load))[:3], " "))
 
 	refs := map[string]map[*utt]int{} // codec -> utterance -> word errors as a single clip
-	fmt.Println("| calls | words | clip reference WER | live finals WER | record WER | record ch0 / ch1 | record − reference points | CPU s per call-s: live | batch | both | live final latency p50 / p95 ms | hang-up → record p50 / max s | packets lost |")
-	fmt.Println("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---|---:|")
+	fmt.Println("| calls | words | clip reference WER | live finals WER | record WER | record ch0 / ch1 | record − reference points | CPU s per call-s: live | batch | both | live final latency p50 / p95 ms | hang-up → record p50 / max s | packets lost | live segments on the lean search |")
+	fmt.Println("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---|---:|---:|")
 	for _, r := range todo {
 		if refs[r.codec] == nil {
 			if refs[r.codec], err = reference(d, codecs[r.codec], calls); err != nil {
@@ -162,15 +162,25 @@ func run(speech, corpus, only, ns string, maxSeconds float64) error {
 		}
 		slices.Sort(res.latency)
 		slices.Sort(res.toRecord)
-		fmt.Printf("| %s | %d | %.3f | %.3f | %.3f | %s | %+.1f | %.3f | %.3f | %.3f | %.0f / %.0f | %.1f / %.1f | %.1f %% |\n",
+		fmt.Printf("| %s | %d | %.3f | %.3f | %.3f | %s | %+.1f | %.3f | %.3f | %.3f | %.0f / %.0f | %.1f / %.1f | %.1f %% | %s |\n",
 			r, res.words, float64(refErrs)/w, float64(res.liveErrs)/w, float64(res.recErrs)/w, chans, 100*float64(res.recErrs-refErrs)/w,
 			res.liveCPU/res.callSecs, res.batchCPU/res.callSecs, (res.liveCPU+res.batchCPU)/res.callSecs,
 			1000*pct(res.latency, 0.5), 1000*pct(res.latency, 0.95), pct(res.toRecord, 0.5), pct(res.toRecord, 1),
-			100*float64(res.dropped)/float64(max(res.dropped+res.sent, 1)))
+			100*float64(res.dropped)/float64(max(res.dropped+res.sent, 1)), leanShare(res))
 	}
 	load, _ = os.ReadFile("/proc/loadavg")
 	fmt.Printf("\nload average at end %s\n", strings.Join(strings.Fields(string(load))[:3], " "))
 	return nil
+}
+
+// leanShare is how many live segments decoded on the lean search (the
+// daemon's overload response, post_session_metadata.live_search), in how
+// many calls.
+func leanShare(r *result) string {
+	if r.lean == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d in %d calls", r.lean, r.leanCalls)
 }
 
 // reference uploads every utterance of the calls as a single clip in
@@ -225,6 +235,7 @@ type result struct {
 	callSecs                 float64
 	latency, toRecord        []float64 // seconds
 	dropped, sent            int
+	lean, leanCalls          int // live segments on the lean search (post_session_metadata.live_search), and the calls that had any
 }
 
 // measure places r.n calls at once, streams them, hangs up, and waits for
@@ -327,6 +338,13 @@ func measure(d *benchd.Daemon, p *phone, r row, calls []call) (*result, error) {
 			legsOf = []int{-1}
 		}
 		finals := finalsOf(recs[i])
+		md, _ := recs[i]["post_session_metadata"].(map[string]any)
+		if ls, _ := md["live_search"].(string); ls != "" {
+			var lean int
+			fmt.Sscanf(ls, "lean in %d", &lean)
+			res.lean += lean
+			res.leanCalls++
+		}
 		for _, leg := range legsOf {
 			ch := max(leg, 0)
 			ref := recognizertest.Normalize(c.reference(leg))

@@ -18,8 +18,7 @@ import (
 // 2026-11-29 (two runs on a loaded 2-CPU box): 0.341 (14 errors in 41
 // words, 7 per channel) both times; the bound adds 0.10 (4 words) for
 // the loss pattern meeting other words and a batch segmentation moved by
-// a few frames. Clip by clip the same four utterances' record sits near
-// it (bench/CALLS.md's clip reference is the benchmark's, not this).
+// a few frames.
 const werConversation = 0.341 + 0.10
 
 // TestSIPRECConversation: a two-party call as a SIPREC recorder sends it,

@@ -78,6 +78,7 @@ build: deps
 # foreground, with the telephone-band model from this checkout (the .deb installs it where the daemon looks
 # by default). The hints name only what the checkout has (README.md, "Try it").
 URL_FLAG = $(if $(filter 127.0.0.1:8080,$(LISTEN)),,--url http://$(LISTEN) )
+# run keeps the retention the .deb ships (packaging/earshot.yaml, docs/deployment.md Retention).
 run: build
 	@mkdir -p $(DATA) && chmod 700 $(DATA)
 	@[ -s $(DATA)/first-key ] || (umask 077; ./$(BIN) keys create --data-dir $(DATA) --account default > $(DATA)/first-key)
@@ -87,7 +88,8 @@ run: build
 	@echo "  make sample                             # $(SAMPLE): synthetic speech (ffmpeg's flite voice)"
 	@echo "  bin/earshotd submit $(URL_FLAG)$(SAMPLE)   # a pre-recorded job: upload, transcribe, print"
 	@echo "  bin/earshotd stream $(URL_FLAG)$(SAMPLE)   # a live session: streamed at real time, printed as it comes"
-	./$(BIN) run --listen $(LISTEN) --data-dir $(DATA) --set sphinx.telephone_hmm=$(CURDIR)/model/en-us-telephone
+	./$(BIN) run --listen $(LISTEN) --data-dir $(DATA) --set sphinx.telephone_hmm=$(CURDIR)/model/en-us-telephone \
+		--set retention.pre_recorded_days=30 --set retention.live_days=90 --set retention.upload_days=1
 
 # A sample to try the daemon with, made on this box: ffmpeg's flite filter (Debian's ffmpeg is built with
 # libflite) reads SAMPLE_TEXT with its rms voice, at 16 kHz. Synthetic speech, not a recording.
@@ -153,6 +155,7 @@ bench: build test-deps
 	  echo "## HTTP (bench/cmd/httpbench)"; echo; $(GO) run ./bench/cmd/httpbench -speech $(SPEECH)/pocketsphinx-goforward.wav; echo; \
 	  echo "## OpenAI-compatible door against /v2 (bench/cmd/openaibench)"; echo; $(GO) run ./bench/cmd/openaibench -speech $(SPEECH)/pocketsphinx-goforward.wav; echo; \
 	  echo "## Stores: bbolt and PostgreSQL (bench/cmd/storebench)"; echo; $(GO) run ./bench/cmd/storebench; echo; \
+	  echo "## Encryption at rest against none (bench/cmd/sealbench)"; echo; nice $(GO) run ./bench/cmd/sealbench -speech $(SPEECH); echo; \
 	  echo "## Live finals against batch (bench/cmd/livegap)"; echo; $(GO) run ./bench/cmd/livegap -speech $(SPEECH) -renditions pcm16k,mulaw8k,alaw8k,mulaw8k-mag,alaw8k-mag; echo; \
 	  echo "## Live finals against batch, corpus tuning subset (bench/cmd/livegap -corpus)"; echo; $(GO) run ./bench/cmd/livegap -corpus $(CORPUS) -every 15 -renditions pcm16k,mulaw8k; echo; \
 	  echo "## Live finals against batch, corpus readers held out, and stock pocketsphinx_batch on them (bench/cmd/livegap -corpus -held-out -stock)"; echo; $(GO) run ./bench/cmd/livegap -corpus $(CORPUS) -every 15 -held-out -stock -renditions pcm16k,mulaw8k,alaw8k; echo; \

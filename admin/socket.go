@@ -109,6 +109,9 @@ func (s *Server) answer(c net.Conn) {
 	if req.Op != OpListKeys {
 		s.log.Info("admin request", "op", req.Op, "account_id", req.Account, "error", resp.Error)
 	}
+	if resp.Warning != "" {
+		s.log.Error("admin request: audit entry not stored", "op", req.Op, "error", resp.Warning)
+	}
 	json.NewEncoder(c).Encode(resp)
 }
 

@@ -7,9 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -17,7 +21,7 @@ import (
 // the admin socket and `earshotd keys` use.
 type Keys interface {
 	AuthenticateKey(secret string) (store.Key, error)
-	CreateKey(ctx context.Context, account string) (secret string, k store.Key, err error)
+	CreateKey(ctx context.Context, account string, g store.KeyGrant) (secret string, k store.Key, err error)
 	Keys(ctx context.Context) ([]store.Key, error)
 	RevokeKey(ctx context.Context, id string) error
 }
@@ -26,7 +30,7 @@ type Keys interface {
 func (s *Server) admin(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		if k := authKey(ctx); !k.Admin() {
-			s.fail(ctx, fmt.Errorf("key %s of account %s: %w", k.ID, k.Account, ErrNotAdmin))
+			s.fail(ctx, fmt.Errorf("key %s of account %s: %w", k.ID, k.Account, errcode.ErrNotAdmin))
 			return
 		}
 		h(ctx)
@@ -35,16 +39,25 @@ func (s *Server) admin(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 
 // keyJSON is a key as /admin/keys shows it: never its secret or hash.
 type keyJSON struct {
-	ID        string  `json:"id"`
-	Account   string  `json:"account"`
-	Prefix    string  `json:"prefix"`
-	Admin     bool    `json:"admin"`
-	CreatedAt string  `json:"created_at"`
-	RevokedAt *string `json:"revoked_at"` // null while active
+	ID        string        `json:"id"`
+	Account   string        `json:"account"`
+	Prefix    string        `json:"prefix"`
+	Admin     bool          `json:"admin"`
+	Scopes    []store.Scope `json:"scopes"` // every scope it holds
+	CreatedAt string        `json:"created_at"`
+	ExpiresAt *string       `json:"expires_at"` // null: never
+	RevokedAt *string       `json:"revoked_at"` // null while active
 }
 
 func newKeyJSON(k store.Key) keyJSON {
-	j := keyJSON{ID: k.ID, Account: k.Account, Prefix: k.Prefix, Admin: k.Admin(), CreatedAt: formatTime(k.CreatedAt)}
+	j := keyJSON{ID: k.ID, Account: k.Account, Prefix: k.Prefix, Admin: k.Admin(), Scopes: k.Granted(), CreatedAt: formatTime(k.CreatedAt)}
+	if !k.Admin() {
+		j.Scopes = slices.DeleteFunc(j.Scopes, func(s store.Scope) bool { return s == store.ScopeAdmin })
+	}
+	if !k.ExpiresAt.IsZero() {
+		t := formatTime(k.ExpiresAt)
+		j.ExpiresAt = &t
+	}
 	if !k.Active() {
 		t := formatTime(k.RevokedAt)
 		j.RevokedAt = &t
@@ -52,8 +65,10 @@ func newKeyJSON(k store.Key) keyJSON {
 	return j
 }
 
-// createKey is POST /admin/keys {"account": NAME}: 201 with the key and,
-// this once, its secret in "key".
+// createKey is POST /admin/keys {"account": NAME, "scopes": [...],
+// "expires_at": RFC 3339}: 201 with the key and, this once, its secret in
+// "key". Without scopes the key holds every scope (as keys made before
+// scopes existed); without expires_at it never expires.
 func (s *Server) createKey(ctx *fasthttp.RequestCtx) {
 	body, err := s.readJSON(ctx)
 	if err != nil {
@@ -61,7 +76,9 @@ func (s *Server) createKey(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	var req struct {
-		Account *string `json:"account"`
+		Account   *string        `json:"account"`
+		Scopes    *[]store.Scope `json:"scopes"`
+		ExpiresAt *time.Time     `json:"expires_at"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -77,12 +94,24 @@ func (s *Server) createKey(ctx *fasthttp.RequestCtx) {
 		s.fail(ctx, errBadRequest("account is required"))
 		return
 	}
-	secret, k, err := s.svc.CreateKey(ctx, *req.Account)
+	var g store.KeyGrant
+	if req.Scopes != nil {
+		if len(*req.Scopes) == 0 {
+			s.fail(ctx, errBadRequest("scopes must list at least one scope (leave it out for every scope)"))
+			return
+		}
+		g.Scopes = *req.Scopes
+	}
+	if req.ExpiresAt != nil {
+		g.ExpiresAt = *req.ExpiresAt
+	}
+	secret, k, err := s.svc.CreateKey(ctx, *req.Account, g)
 	if err != nil {
 		s.fail(ctx, err)
 		return
 	}
-	s.log.Info("key created", "account_id", keyID(ctx), "key_id", k.ID, "account", k.Account, "request_id", requestID(ctx))
+	setAuditObject(ctx, k.ID)
+	s.log.Info("key created", "account_id", keyID(ctx), "key_id", k.ID, "account", k.Account, "scopes", k.Scopes, "expires_at", k.ExpiresAt, "request_id", requestID(ctx))
 	s.writeJSON(ctx, fasthttp.StatusCreated, struct {
 		keyJSON
 		Key string `json:"key"`
@@ -93,9 +122,16 @@ func (s *Server) createKey(ctx *fasthttp.RequestCtx) {
 func jsonProblem(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
+		if strings.HasPrefix(te.Field, "scopes") {
+			return "scopes must be an array of strings"
+		}
 		return te.Field + " must be a string"
 	}
-	return `body: must be a JSON object with only "account"`
+	var pe *time.ParseError
+	if errors.As(err, &pe) {
+		return "expires_at must be an RFC 3339 date-time"
+	}
+	return `body: must be a JSON object with only "account", "scopes", "expires_at"`
 }
 
 // listKeys is GET /admin/keys: every key, revoked ones included, oldest

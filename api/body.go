@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/earshot-dev/earshot/errcode"
 )
 
 // bodyRateGrace is how long a request body is exempt from
@@ -73,7 +75,7 @@ func (b *clientBody) blame(err error) error {
 	var ne net.Error
 	switch {
 	case b.err != nil && errors.As(b.err, &ne) && ne.Timeout():
-		return fmt.Errorf("body after %d bytes in %s: %w: %w", b.n, time.Since(b.start).Round(time.Millisecond), ErrBodyTimeout, b.err)
+		return fmt.Errorf("body after %d bytes in %s: %w: %w", b.n, time.Since(b.start).Round(time.Millisecond), errcode.ErrBodyTimeout, b.err)
 	case b.err != nil, errors.Is(err, io.ErrUnexpectedEOF):
 		return errBadRequest("body: ended before its Content-Length (truncated upload)")
 	}

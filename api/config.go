@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/earshot-dev/earshot/config"
+	"github.com/earshot-dev/earshot/ingest"
 )
 
 // Config configures the HTTP server: the api: section of the file (the
@@ -55,8 +56,10 @@ type Config struct {
 	// (an IPv6 /64); default 256. Behind a reverse proxy raise it to
 	// MaxConns.
 	MaxConnsPerIP int `yaml:"max_conns_per_ip"`
-	// Live bounds the WebSocket door (set from the daemon's live config).
-	Live LiveLimits `yaml:"-"`
+	// Live bounds the WebSocket door: the live: section's client
+	// connection bounds (live.max_frame_bytes, max_messages_per_second,
+	// idle_timeout), the value the job service's sessions hold.
+	Live ingest.SocketLimits `yaml:"-"`
 	// TLSCert and TLSKey are PEM files (api.tls_cert, api.tls_key); with
 	// both set the listener given to Run serves HTTPS, the live WebSocket
 	// is WSS on it, and {base_url} defaults to https. Both or neither.
@@ -117,15 +120,7 @@ func (c *Config) SetDefaults() {
 	if c.MaxConnsPerIP == 0 {
 		c.MaxConnsPerIP = 256
 	}
-	if c.Live.MaxFrameBytes == 0 {
-		c.Live.MaxFrameBytes = 1 << 20
-	}
-	if c.Live.MaxMessagesPerSecond == 0 {
-		c.Live.MaxMessagesPerSecond = 500
-	}
-	if c.Live.IdleTimeout == 0 {
-		c.Live.IdleTimeout = time.Minute
-	}
+	c.Live.SetDefaults()
 	c.OpenAI.SetDefaults()
 	if c.RequestsPerSecond > 0 && c.Burst == 0 {
 		c.Burst = max(1, int(math.Ceil(2*c.RequestsPerSecond)))

@@ -6,21 +6,21 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // EngineLister is the part of the service GET /v2/engines reads.
 type EngineLister interface {
 	// Engines lists the installed recognition engines.
-	Engines() []pipeline.EngineInfo
+	Engines() []transcript.EngineInfo
 }
 
 // enginesResponse is the body of GET /v2/engines (outside SPEC.md,
 // documented in README.md).
 type enginesResponse struct {
-	Engines   []pipeline.EngineInfo `json:"engines"`
-	Languages []string              `json:"languages"`
+	Engines   []transcript.EngineInfo `json:"engines"`
+	Languages []string                `json:"languages"`
 }
 
 // listEngines answers GET /v2/engines: every installed engine with its

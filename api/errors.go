@@ -10,22 +10,11 @@ import (
 	"github.com/earshot-dev/earshot/errcode"
 )
 
-// Errors of this door, beside the job service's; they are kinds of package
-// errcode, which holds their statuses, so fail maps them with the rest.
-var (
-	// ErrNotAdmin is returned when a valid key that is not an admin key
-	// calls /admin/...: 403.
-	ErrNotAdmin = errcode.ErrNotAdmin
-	// ErrRateLimited is returned when a key is over its request rate
-	// (limits.requests_per_second, limits.burst): 429 with Retry-After.
-	ErrRateLimited = errcode.ErrRateLimited
-	// ErrBodyTimeout is returned when a request body stops arriving before
-	// its read timeout (api.read_timeout): 408.
-	ErrBodyTimeout = errcode.ErrBodyTimeout
-	// ErrNoOpsListener is returned by RunOps when the operations endpoints
-	// are served on the main listener (Config.SeparateOps false).
-	ErrNoOpsListener = errors.New("api: operations endpoints are on the main listener")
-)
+// ErrNoOpsListener is returned by RunOps when the operations endpoints are
+// served on the main listener (Config.SeparateOps false). The door's
+// request errors are errcode's kinds, named where they are declared
+// (errcode.ErrNotAdmin, errcode.ErrRateLimited, errcode.ErrBodyTimeout).
+var ErrNoOpsListener = errors.New("api: operations endpoints are on the main listener")
 
 // status maps err to its HTTP status and client message (errcode, the one
 // mapping of every door's errors).

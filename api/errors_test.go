@@ -17,9 +17,9 @@ func TestStatus(t *testing.T) {
 		want int
 		msg  string
 	}{
-		{"not admin", fmt.Errorf("key k1: %w", ErrNotAdmin), 403, "admin key required"},
-		{"rate limited", fmt.Errorf("key k1: %w", ErrRateLimited), 429, "too many requests for this API key, retry later"},
-		{"body timeout", fmt.Errorf("upload body: %w: %w", ErrBodyTimeout, fmt.Errorf("i/o timeout")), 408, "request body not received in time"},
+		{"not admin", fmt.Errorf("key k1: %w", errcode.ErrNotAdmin), 403, "admin key required"},
+		{"rate limited", fmt.Errorf("key k1: %w", errcode.ErrRateLimited), 429, "too many requests for this API key, retry later"},
+		{"body timeout", fmt.Errorf("upload body: %w: %w", errcode.ErrBodyTimeout, fmt.Errorf("i/o timeout")), 408, "request body not received in time"},
 		{"unauthorized", fmt.Errorf("x: %w", store.ErrUnauthorized), 401, "missing or invalid API key (x-service-key)"},
 		{"invalid id", errcode.ErrInvalidID, 403, "invalid id"},
 		{"not found", store.ErrNotFound, 404, "not found"},

@@ -15,7 +15,6 @@ import (
 	"github.com/fasthttp/websocket"
 	"github.com/valyala/fasthttp"
 
-	"github.com/earshot-dev/earshot/daemon/live"
 	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/ingest"
 	"github.com/earshot-dev/earshot/store"
@@ -26,9 +25,9 @@ import (
 // and WHIP doors do, with itself as the listener of the session's
 // messages; the attachment lasts while ctx does.
 type Live interface {
-	CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (live.Created, error)
+	CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (ingest.LiveCreated, error)
 	AttachLive(ctx context.Context, token string, l ingest.Listener) (ingest.Session, error)
-	PauseLive(ctx context.Context, account, id string, pause bool) (live.PauseState, error)
+	PauseLive(ctx context.Context, account, id string, pause bool) (ingest.PauseState, error)
 }
 
 // pauser is a session attachment the WebSocket's pause_recording and
@@ -41,13 +40,6 @@ type pauser interface {
 // errBadMessage is the kind of a client message that is not one of the
 // protocol's (close 4400).
 var errBadMessage = errors.New("api: bad message")
-
-// LiveLimits bound the WebSocket door.
-type LiveLimits struct {
-	MaxFrameBytes        int           // largest audio frame
-	MaxMessagesPerSecond int           // client frames per second (messageBucket: burst of one second's)
-	IdleTimeout          time.Duration // read deadline between frames
-}
 
 // WebSocket close codes (PROTOCOL.md).
 const (
@@ -103,6 +95,7 @@ func (s *Server) createLive(ctx *fasthttp.RequestCtx) {
 	}
 	// The session runs on this node, or on the node of a cluster whose
 	// base URL the daemon names.
+	setAuditObject(ctx, nl.ID)
 	base := nl.NodeURL
 	if base == "" {
 		base = s.baseURL(ctx)
@@ -114,7 +107,7 @@ func (s *Server) createLive(ctx *fasthttp.RequestCtx) {
 		CreatedAt string `json:"created_at"`
 		URL       string `json:"url"`
 		WHIPURL   string `json:"whip_url"`
-	}{nl.Job.ID, formatTime(nl.Job.CreatedAt), ws + "/v2/live?token=" + nl.Token, base + "/v2/live/" + nl.Job.ID + "/whip"})
+	}{nl.ID, formatTime(nl.CreatedAt), ws + "/v2/live?token=" + nl.Token, base + "/v2/live/" + nl.ID + "/whip"})
 }
 
 // liveRoot is GET /v2/live: the WebSocket when a token and an upgrade come,
@@ -124,7 +117,7 @@ func (s *Server) liveRoot(ctx *fasthttp.RequestCtx) {
 		s.liveSocket(ctx, string(tok))
 		return
 	}
-	s.auth(s.list(store.KindLive))(ctx)
+	s.auth(s.audited(store.AuditLiveList, s.list(store.KindLive)))(ctx)
 }
 
 type wsClose struct {
@@ -159,7 +152,7 @@ func (s *Server) liveSocket(ctx *fasthttp.RequestCtx, token string) {
 // goroutine it waits for sends; the session ends the socket with 1000 after
 // end_session. gc, when not nil, is the connection's place in its guard,
 // trusted once the token is.
-func (s *Server) serveLive(conn *websocket.Conn, token string, lim LiveLimits, gc *guardedConn) {
+func (s *Server) serveLive(conn *websocket.Conn, token string, lim ingest.SocketLimits, gc *guardedConn) {
 	log := s.log.With("remote_addr", conn.RemoteAddr().String())
 	l := &wsListener{out: make(chan []byte, 4096), kicked: make(chan struct{})}
 	out, kicked := l.out, l.kicked
@@ -368,7 +361,7 @@ func (s *Server) pauseLive(pause bool) fasthttp.RequestHandler {
 			return
 		}
 		if st.Spans == nil {
-			st.Spans = []live.Span{}
+			st.Spans = []ingest.PausedSpan{}
 		}
 		s.writeJSON(ctx, fasthttp.StatusOK, st)
 	}

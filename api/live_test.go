@@ -14,7 +14,7 @@ import (
 
 	"github.com/fasthttp/websocket"
 
-	"github.com/earshot-dev/earshot/daemon/live"
+	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/ingest"
 	"github.com/earshot-dev/earshot/ingest/media"
 )
@@ -29,9 +29,14 @@ func (endingService) AttachLive(_ context.Context, _ string, l ingest.Listener) 
 	return &endingSession{l: l, done: make(chan struct{})}, nil
 }
 
+// errSessionEnded is what a session's Write and Stop return once it has
+// ended: a 404 kind, as daemon/live's ErrSessionEnded (the door must not
+// take it for an unknown session, close 4404).
+var errSessionEnded = &errcode.Error{Kind: errcode.ErrNotFound, Msg: "session has ended"}
+
 // endingSession ends on its own while the first frame is on its way in, as
 // a session does at shutdown: its last message goes out, Done closes, and
-// the frame meets the end (live.ErrSessionEnded).
+// the frame meets the end (errSessionEnded).
 type endingSession struct {
 	l    ingest.Listener
 	done chan struct{}
@@ -45,14 +50,14 @@ func (e *endingSession) Done() <-chan struct{} {
 }
 func (e *endingSession) Err() error { return nil }
 func (e *endingSession) Stop(context.Context) error {
-	return live.ErrSessionEnded
+	return errSessionEnded
 }
 func (e *endingSession) Write(context.Context, []byte) error {
 	e.once.Do(func() {
 		e.l.Send([]byte(`{"type":"end_session"}`))
 		close(e.done)
 	})
-	return live.ErrSessionEnded
+	return errSessionEnded
 }
 
 // TestLiveCloseAtSessionEnd: a frame that meets the session's own end does
@@ -61,7 +66,7 @@ func (e *endingSession) Write(context.Context, []byte) error {
 // the writer picked the reader's 4404 over the session's end at random.)
 func TestLiveCloseAtSessionEnd(t *testing.T) {
 	s := &Server{svc: endingService{}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	lim := LiveLimits{MaxFrameBytes: 1 << 16, MaxMessagesPerSecond: 100, IdleTimeout: time.Minute}
+	lim := ingest.SocketLimits{MaxFrameBytes: 1 << 16, MaxMessagesPerSecond: 100, IdleTimeout: time.Minute}
 	up := websocket.Upgrader{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		conn, err := up.Upgrade(w, r, nil)

@@ -70,6 +70,7 @@ func (s *Server) v1Audio(ctx *fasthttp.RequestCtx, task oaiTask) {
 		s.failOpenAI(ctx, err)
 		return
 	}
+	setAuditObject(ctx, job.ID)
 	// The upload's record only: the job links the audio itself.
 	if err := s.svc.DropUpload(context.WithoutCancel(ctx), acct, up.ID); err != nil {
 		s.log.Error("drop the upload record of a /v1 job", "file_id", up.ID, "job_id", job.ID, "error", err)

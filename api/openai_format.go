@@ -10,17 +10,17 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // jobResult is the part of a job's stored result a /v1 answer reads.
 type jobResult struct {
-	Metadata      pipeline.ResultMetadata `json:"metadata"`
-	Transcription pipeline.Transcription  `json:"transcription"`
+	Metadata      transcript.ResultMetadata `json:"metadata"`
+	Transcription transcript.Transcription  `json:"transcription"`
 	Translation   *struct {
-		Error   *pipeline.AddonError         `json:"error"`
-		Results []pipeline.TranslationResult `json:"results"`
+		Error   *transcript.AddonError         `json:"error"`
+		Results []transcript.TranslationResult `json:"results"`
 	} `json:"translation"`
 }
 
@@ -40,8 +40,8 @@ type oaiTranscript struct {
 	text       string
 	language   string // a code ("en")
 	duration   float64
-	utterances []pipeline.Utterance
-	subtitles  []pipeline.Subtitle
+	utterances []transcript.Utterance
+	subtitles  []transcript.Subtitle
 }
 
 // transcriptOf reads the answer of r from its ended job.
@@ -177,7 +177,7 @@ func verboseOf(r *oaiRequest, t *oaiTranscript) oaiVerbose {
 		for i, u := range t.utterances {
 			v.Segments = append(v.Segments, oaiSegment{
 				ID: i, Seek: int(math.Round(u.Start * 100)), Start: u.Start, End: u.End, Text: u.Text, Tokens: []int{},
-				Temperature: r.temperature, AvgLogprob: pipeline.Round3(math.Log(max(u.Confidence, minConfidence))),
+				Temperature: r.temperature, AvgLogprob: transcript.Round3(math.Log(max(u.Confidence, minConfidence))),
 				CompressionRatio: compressionRatio(u.Text),
 			})
 		}
@@ -202,7 +202,7 @@ func compressionRatio(text string) float64 {
 	w := zlib.NewWriter(&b)
 	w.Write([]byte(text))
 	w.Close()
-	return pipeline.Round3(float64(len(text)) / float64(b.Len()))
+	return transcript.Round3(float64(len(text)) / float64(b.Len()))
 }
 
 // oaiEvent is one server-sent event of a streamed transcription.

@@ -77,6 +77,7 @@ func (s *Server) createPreRecorded(ctx *fasthttp.RequestCtx) {
 		s.fail(ctx, err)
 		return
 	}
+	setAuditObject(ctx, job.ID)
 	s.writeJSON(ctx, fasthttp.StatusCreated, struct {
 		ID        string `json:"id"`
 		ResultURL string `json:"result_url"`

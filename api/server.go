@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
+	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/internal/acceptloop"
 	"github.com/earshot-dev/earshot/store"
 )
@@ -60,6 +61,7 @@ type Service interface {
 	Metrics
 	Nodes
 	OpenAIJobs
+	Audit
 }
 
 // Server serves the /v2 API over fasthttp, and the operations endpoints
@@ -104,37 +106,44 @@ func New(cfg Config, svc Service, logger *slog.Logger) (*Server, error) {
 	}
 	r.GET("/v2/engines", s.auth(s.listEngines))
 	r.GET("/v2/openapi.json", s.openAPI)
-	r.POST("/v2/upload", s.auth(s.upload))
-	r.GET("/v2/files/{id}", s.auth(s.getUpload))
-	r.DELETE("/v2/files/{id}", s.auth(s.deleteUpload))
-	r.POST("/v2/pre-recorded", s.auth(s.createPreRecorded))
-	r.GET("/v2/pre-recorded", s.auth(s.list(store.KindPreRecorded)))
-	r.GET("/v2/pre-recorded/{id}", s.auth(s.getJob(store.KindPreRecorded)))
-	r.DELETE("/v2/pre-recorded/{id}", s.auth(s.deleteJob(store.KindPreRecorded)))
-	r.GET("/v2/pre-recorded/{id}/file", s.auth(s.getJobFile(store.KindPreRecorded)))
-	r.DELETE("/v2/transcription/{id}", s.auth(s.deleteTranscription))
-	r.POST("/v2/live", s.auth(s.createLive))
+	r.POST("/v2/upload", s.auth(s.audited(store.AuditUploadCreate, s.upload)))
+	r.GET("/v2/files/{id}", s.auth(s.audited(store.AuditUploadRead, s.getUpload)))
+	r.DELETE("/v2/files/{id}", s.auth(s.audited(store.AuditUploadDelete, s.deleteUpload)))
+	r.POST("/v2/pre-recorded", s.auth(s.audited(store.AuditPreRecordedCreate, s.createPreRecorded)))
+	r.GET("/v2/pre-recorded", s.auth(s.audited(store.AuditPreRecordedList, s.list(store.KindPreRecorded))))
+	r.GET("/v2/pre-recorded/{id}", s.auth(s.audited(store.AuditPreRecordedRead, s.getJob(store.KindPreRecorded))))
+	r.DELETE("/v2/pre-recorded/{id}", s.auth(s.audited(store.AuditPreRecordedDelete, s.deleteJob(store.KindPreRecorded))))
+	r.GET("/v2/pre-recorded/{id}/file", s.auth(s.audited(store.AuditPreRecordedAudio, s.getJobFile(store.KindPreRecorded))))
+	r.GET("/v2/pre-recorded/{id}/hold", s.auth(s.admin(s.getHold(store.KindPreRecorded))))
+	r.POST("/v2/pre-recorded/{id}/hold", s.auth(s.audited(store.AuditPreRecordedHold, s.admin(s.setHold(store.KindPreRecorded, true)))))
+	r.DELETE("/v2/pre-recorded/{id}/hold", s.auth(s.audited(store.AuditPreRecordedRelease, s.admin(s.setHold(store.KindPreRecorded, false)))))
+	r.DELETE("/v2/transcription/{id}", s.auth(s.audited(store.AuditPreRecordedDelete, s.deleteTranscription)))
+	r.POST("/v2/live", s.auth(s.audited(store.AuditLiveCreate, s.createLive)))
 	r.GET("/v2/live", s.liveRoot)
-	r.GET("/v2/live/{id}", s.auth(s.getJob(store.KindLive)))
-	r.DELETE("/v2/live/{id}", s.auth(s.deleteJob(store.KindLive)))
-	r.GET("/v2/live/{id}/file", s.auth(s.getJobFile(store.KindLive)))
-	r.POST("/v2/live/{id}/pause", s.auth(s.pauseLive(true)))
-	r.POST("/v2/live/{id}/resume", s.auth(s.pauseLive(false)))
+	r.GET("/v2/live/{id}", s.auth(s.audited(store.AuditLiveRead, s.getJob(store.KindLive))))
+	r.DELETE("/v2/live/{id}", s.auth(s.audited(store.AuditLiveDelete, s.deleteJob(store.KindLive))))
+	r.GET("/v2/live/{id}/file", s.auth(s.audited(store.AuditLiveAudio, s.getJobFile(store.KindLive))))
+	r.POST("/v2/live/{id}/pause", s.auth(s.audited(store.AuditLivePause, s.pauseLive(true))))
+	r.POST("/v2/live/{id}/resume", s.auth(s.audited(store.AuditLiveResume, s.pauseLive(false))))
+	r.GET("/v2/live/{id}/hold", s.auth(s.admin(s.getHold(store.KindLive))))
+	r.POST("/v2/live/{id}/hold", s.auth(s.audited(store.AuditLiveHold, s.admin(s.setHold(store.KindLive, true)))))
+	r.DELETE("/v2/live/{id}/hold", s.auth(s.audited(store.AuditLiveRelease, s.admin(s.setHold(store.KindLive, false)))))
 	r.POST("/v2/live/{id}/whip", s.whipOffer)
 	r.OPTIONS("/v2/live/{id}/whip", s.whipOptions("POST, OPTIONS"))
 	r.DELETE("/v2/live/{id}/whip/{resource}", s.whipDelete)
 	r.PATCH("/v2/live/{id}/whip/{resource}", s.whipPatch)
 	r.OPTIONS("/v2/live/{id}/whip/{resource}", s.whipOptions("DELETE, PATCH, OPTIONS"))
-	r.POST("/v1/audio/transcriptions", s.openAIAuth(s.v1Transcriptions))
-	r.POST("/v1/audio/translations", s.openAIAuth(s.v1Translations))
+	r.POST("/v1/audio/transcriptions", s.openAIAuth(s.audited(store.AuditPreRecordedCreate, s.v1Transcriptions)))
+	r.POST("/v1/audio/translations", s.openAIAuth(s.audited(store.AuditPreRecordedCreate, s.v1Translations)))
 	r.GET("/v1/models", s.openAIAuth(s.v1Models))
 	r.GET("/v1/models/{model}", s.openAIAuth(s.v1Model))
 	r.GET("/console", s.console)
 	r.GET("/console/{file}", s.console)
-	r.POST("/admin/keys", s.auth(s.admin(s.createKey)))
+	r.POST("/admin/keys", s.auth(s.audited(store.AuditKeyCreate, s.admin(s.createKey))))
 	r.GET("/admin/keys", s.auth(s.admin(s.listKeys)))
-	r.DELETE("/admin/keys/{id}", s.auth(s.admin(s.revokeKey)))
+	r.DELETE("/admin/keys/{id}", s.auth(s.audited(store.AuditKeyRevoke, s.admin(s.revokeKey))))
 	r.GET("/admin/nodes", s.auth(s.admin(s.listNodes)))
+	r.GET("/admin/audit", s.auth(s.audited(store.AuditRead, s.admin(s.listAudit))))
 	s.srv = s.newHTTPServer(r)
 	return s, nil
 }
@@ -378,7 +387,8 @@ func (s *Server) openAIAuth(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 }
 
 // authenticate checks the key key reads from the request, then the key's
-// request rate, and records the key for the handler; fail answers a
+// request rate, then that the key holds the scopes of the route
+// (routeScopes), and records the key for the handler; fail answers a
 // refusal.
 func (s *Server) authenticate(h fasthttp.RequestHandler, key func(*fasthttp.RequestHeader) string, fail func(*fasthttp.RequestCtx, error)) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
@@ -393,7 +403,12 @@ func (s *Server) authenticate(h fasthttp.RequestHandler, key func(*fasthttp.Requ
 		ctx.SetUserValue(ctxAPIKey{}, k)
 		if ok, wait := s.limit.allow(k.ID); !ok {
 			ctx.Response.Header.Set("Retry-After", strconv.FormatInt(int64(math.Ceil(wait.Seconds())), 10))
-			fail(ctx, fmt.Errorf("key %s: %w", k.ID, ErrRateLimited))
+			fail(ctx, fmt.Errorf("key %s: %w", k.ID, errcode.ErrRateLimited))
+			return
+		}
+		if err := needScopes(ctx, k); err != nil {
+			fail(ctx, err)
+			refuseBody(ctx)
 			return
 		}
 		h(ctx)

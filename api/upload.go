@@ -75,6 +75,7 @@ func (s *Server) upload(ctx *fasthttp.RequestCtx) {
 			s.fail(ctx, body.blame(err))
 			return
 		}
+		setAuditObject(ctx, up.ID)
 		s.writeJSON(ctx, fasthttp.StatusOK, struct {
 			AudioURL      string        `json:"audio_url"`
 			AudioMetadata audioMetadata `json:"audio_metadata"`

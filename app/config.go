@@ -49,7 +49,11 @@ type Config struct {
 // Type is the root type the walker maps keys onto.
 var Type = reflect.TypeFor[Config]()
 
-// SetDefaults fills zero fields of every section.
+// SetDefaults fills zero fields: the process's keys, then every section
+// (config.SetSectionDefaults: the job service's, inline, then sip:,
+// webrtc:, api:, openai:). webrtc.disconnect_grace, unset, is the live
+// reconnect grace (the same grace as a dropped WebSocket), so that one is
+// joined before webrtc: is defaulted.
 func (c *Config) SetDefaults() {
 	if c.Listen == "" {
 		c.Listen = "127.0.0.1:8080"
@@ -57,18 +61,16 @@ func (c *Config) SetDefaults() {
 	if c.LogLevel == "" {
 		c.LogLevel = "info"
 	}
-	c.Config.SetDefaults()
-	c.SIP.SetDefaults()
 	if c.WebRTC.DisconnectGrace == 0 {
-		c.WebRTC.DisconnectGrace = c.Live.ReconnectGrace // the same grace as a dropped WebSocket
+		c.Live.SetDefaults()
+		c.WebRTC.DisconnectGrace = c.Live.ReconnectGrace
 	}
-	c.WebRTC.SetDefaults()
-	c.API.SetDefaults()
-	c.OpenAI.SetDefaults()
+	config.SetSectionDefaults(c)
 }
 
-// Validate checks every section without I/O and joins every problem, each
-// a *config.Problem naming its key.
+// Validate checks the process's keys and every section
+// (config.ValidateSections) without I/O and joins every problem, each a
+// *config.Problem naming its key.
 func (c *Config) Validate() error {
 	var errs []error
 	bad := func(key, format string, a ...any) { errs = append(errs, config.Errorf(key, format, a...)) }
@@ -88,11 +90,7 @@ func (c *Config) Validate() error {
 	default:
 		bad("log_level", "must be debug, info, warn or error, not %q", c.LogLevel)
 	}
-	errs = append(errs, c.Config.Validate())
-	errs = append(errs, config.Under("sip", c.SIP.Validate()))
-	errs = append(errs, config.Under("webrtc", c.WebRTC.Validate()))
-	errs = append(errs, config.Under("api", c.API.Validate()))
-	errs = append(errs, config.Under("openai", c.OpenAI.Validate()))
+	errs = append(errs, config.ValidateSections(c))
 	return errors.Join(errs...)
 }
 
@@ -110,7 +108,7 @@ func (c *Config) HTTP() api.Config {
 	a.SeparateOps = c.OpsListen != ""
 	a.ShutdownTimeout = c.Shutdown.Doors
 	a.OpenAI = c.OpenAI
-	a.Live = api.LiveLimits{MaxFrameBytes: c.Live.MaxFrameBytes, MaxMessagesPerSecond: c.Live.MaxMessagesPerSecond, IdleTimeout: c.Live.IdleTimeout}
+	a.Live = c.Live.SocketLimits
 	return a
 }
 

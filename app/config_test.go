@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"cmp"
 	"errors"
 	"net/netip"
 	"os"
@@ -287,4 +288,32 @@ func TestValidateNamesKeys(t *testing.T) {
 			t.Errorf("Validate's problems name %v, want %s among them", keys, want)
 		}
 	}
+}
+
+// TestEverySectionDefaulted: after Config.SetDefaults every section of the
+// file, at any depth, is at its own defaults (its SetDefaults changes
+// nothing more), so no section is left out of the walk
+// (config.SetSectionDefaults) nor defaulted from a stale value.
+func TestEverySectionDefaulted(t *testing.T) {
+	var c app.Config
+	c.SetDefaults()
+	var walk func(v reflect.Value, path string)
+	walk = func(v reflect.Value, path string) {
+		if d, ok := v.Addr().Interface().(config.Defaulter); ok {
+			again := reflect.New(v.Type())
+			again.Elem().Set(v)
+			again.Interface().(config.Defaulter).SetDefaults()
+			if !reflect.DeepEqual(again.Elem().Interface(), v.Interface()) {
+				t.Errorf("%s (%T): its SetDefaults changes it after Config.SetDefaults", path, d)
+			}
+		}
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if f.IsExported() && name != "-" && f.Type.Kind() == reflect.Struct && f.Type.PkgPath() != "time" {
+				walk(v.Field(i), path+"."+cmp.Or(name, f.Name))
+			}
+		}
+	}
+	walk(reflect.ValueOf(&c).Elem(), "")
 }

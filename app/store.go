@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/earshot-dev/earshot/daemon"
 	"github.com/earshot-dev/earshot/store"
 	"github.com/earshot-dev/earshot/store/bolt"
 	"github.com/earshot-dev/earshot/store/postgres"
+	"github.com/earshot-dev/earshot/store/sealed"
 )
 
 // OpenStore opens the store cfg names: the embedded bbolt store in
@@ -33,6 +35,60 @@ func OpenStore(ctx context.Context, cfg daemon.Config, o *bolt.Options) (store.S
 		if err != nil {
 			return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
 		}
+		s, err := seal(db, cfg, o != nil && o.NoSync)
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		return s, nil
+	}
+}
+
+// CredentialName is the systemd credential that holds the data key when
+// store.encryption_key_file is not set (LoadCredential= or
+// LoadCredentialEncrypted= in the unit).
+const CredentialName = "earshot-data-key"
+
+// DataKeyFile returns the key-encryption key's file: store.encryption_key_file,
+// else the systemd credential CredentialName when the service manager
+// passed one ($CREDENTIALS_DIRECTORY), else "" (encryption off).
+func DataKeyFile(cfg daemon.Config) string {
+	if cfg.Store.EncryptionKeyFile != "" {
+		return cfg.Store.EncryptionKeyFile
+	}
+	if dir := os.Getenv("CREDENTIALS_DIRECTORY"); dir != "" {
+		p := filepath.Join(dir, CredentialName)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// seal wraps db in the sealing layer when a data key is configured. A data
+// dir that was sealed (its keyring exists) and no key is
+// store.ErrKeyMissing, naming the setting.
+func seal(db store.Store, cfg daemon.Config, noSync bool) (store.Store, error) {
+	path := DataKeyFile(cfg)
+	if path == "" {
+		if sealed.Exists(cfg.DataDir) {
+			return nil, fmt.Errorf("data dir %s is encrypted (%s) but no data key is configured: set store.encryption_key_file or the systemd credential %s: %w",
+				cfg.DataDir, sealed.KeyringFile, CredentialName, store.ErrKeyMissing)
+		}
 		return db, nil
 	}
+	kek, err := sealed.LoadKeyFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("store.encryption_key_file: %w", err)
+	}
+	ring, err := sealed.OpenFileKeyring(filepath.Join(cfg.DataDir, sealed.KeyringFile), noSync)
+	if err != nil {
+		return nil, err
+	}
+	s, err := sealed.Open(db, sealed.Options{Keys: []*sealed.KEK{kek}, Keyring: ring})
+	if err != nil {
+		ring.Close()
+		return nil, err
+	}
+	return s, nil
 }

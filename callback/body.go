@@ -7,12 +7,21 @@ import (
 	"github.com/earshot-dev/earshot/store"
 )
 
-// Callback headers. The signature is hex HMAC-SHA256 of the body under the
-// account's callback secret; the delivery id stays the same across retries
-// so receivers can drop duplicates.
+// Callback headers (docs/PROTOCOL.md, Callbacks).
 const (
+	// HeaderTimedSignature is "t=<unix seconds>,v1=<hex>" (Sign): the
+	// HMAC-SHA256 of the attempt's time and the body under the account's
+	// callback secret, made afresh for every attempt, so a receiver can
+	// refuse an old delivery sent again (Verify).
+	HeaderTimedSignature = "x-earshot-webhook-signature"
+	// HeaderSignature is the hex HMAC-SHA256 of the body alone, as the
+	// API family's clients verify it; it carries no time, so a captured
+	// delivery still verifies when replayed. Sent unless
+	// callbacks.body_signature is false.
 	HeaderSignature = "x-earshot-signature"
-	HeaderDelivery  = "x-earshot-delivery"
+	// HeaderDelivery is the delivery's id, the same across its retries,
+	// so receivers can drop duplicates.
+	HeaderDelivery = "x-earshot-delivery"
 )
 
 // Body is the JSON body of every callback (PROTOCOL.md).

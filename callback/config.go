@@ -20,6 +20,13 @@ type Config struct {
 	// attempts; defaults 1s and 10m.
 	MinBackoff time.Duration `yaml:"min_backoff"`
 	MaxBackoff time.Duration `yaml:"max_backoff"`
+	// BodySignature sends x-earshot-signature, the HMAC of the body alone
+	// that the API family's clients verify, beside
+	// x-earshot-webhook-signature, whose signed timestamp lets receivers
+	// refuse replays. A captured delivery still verifies under the body
+	// signature when sent again, so once every receiver checks the timed
+	// one, false stops sending it; default true.
+	BodySignature *bool `yaml:"body_signature"`
 	// Allow lists destination networks (CIDR) a callback may reach even
 	// when fetch.deny covers them (receivers on the operator's own
 	// network); callbacks otherwise obey fetch.deny. Default none.
@@ -43,7 +50,14 @@ func (c *Config) SetDefaults() {
 	if c.MaxBackoff == 0 {
 		c.MaxBackoff = 10 * time.Minute
 	}
+	if c.BodySignature == nil {
+		on := true
+		c.BodySignature = &on
+	}
 }
+
+// bodySignature reports whether x-earshot-signature is sent (the default).
+func (c Config) bodySignature() bool { return c.BodySignature == nil || *c.BodySignature }
 
 // Validate checks the section without I/O, each problem naming its key.
 func (c Config) Validate() error {

@@ -256,8 +256,6 @@ func (o *Outbox) send(ctx context.Context, del *store.Delivery) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	mac := hmac.New(sha256.New, secret)
-	mac.Write(del.Body)
 	ctx, cancel := context.WithTimeout(ctx, o.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, del.Method, del.URL, bytes.NewReader(del.Body))
@@ -266,7 +264,12 @@ func (o *Outbox) send(ctx context.Context, del *store.Delivery) (int, error) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "earshot")
-	req.Header.Set(HeaderSignature, hex.EncodeToString(mac.Sum(nil)))
+	req.Header.Set(HeaderTimedSignature, Sign(secret, time.Now(), del.Body))
+	if o.cfg.bodySignature() {
+		mac := hmac.New(sha256.New, secret)
+		mac.Write(del.Body)
+		req.Header.Set(HeaderSignature, hex.EncodeToString(mac.Sum(nil)))
+	}
 	req.Header.Set(HeaderDelivery, del.ID)
 	resp, err := o.client.Do(req)
 	if err != nil {

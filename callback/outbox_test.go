@@ -1,10 +1,18 @@
 package callback_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -108,5 +116,82 @@ func TestShutdownBounded(t *testing.T) {
 	}
 	if p, err := db.PendingDeliveries(); err != nil || p != 1 {
 		t.Errorf("pending after a cut-short Shutdown: %d %v, want the delivery kept", p, err)
+	}
+}
+
+// TestSigned: every attempt carries the timed signature, which verifies
+// under the account's callback secret at the receiver's clock, and the
+// body signature unless callbacks.body_signature is false.
+func TestSigned(t *testing.T) {
+	for _, bodySig := range []bool{true, false} {
+		t.Run(fmt.Sprintf("body_signature=%v", bodySig), func(t *testing.T) {
+			db := storetest.Open(t)
+			got := make(chan http.Header, 1)
+			body := []byte(`{"id":"j","event":"transcription.success","payload":{}}`)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				if !bytes.Equal(b, body) {
+					t.Errorf("body %q", b)
+				}
+				got <- r.Header.Clone()
+			}))
+			t.Cleanup(srv.Close)
+			if err := db.EnqueueDelivery(&store.Delivery{JobID: "j", Account: "acme", URL: srv.URL, Method: "POST", Body: body}); err != nil {
+				t.Fatal(err)
+			}
+			cfg := newConfig()
+			cfg.BodySignature = &bodySig
+			start(t, callback.New(cfg, db, nil))
+			h := <-got
+			secret, err := db.CallbackSecret("acme")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := callback.Verify(secret, h.Get(callback.HeaderTimedSignature), body, time.Now(), 0); err != nil {
+				t.Errorf("%s %q: %v", callback.HeaderTimedSignature, h.Get(callback.HeaderTimedSignature), err)
+			}
+			mac := hmac.New(sha256.New, secret)
+			mac.Write(body)
+			want := ""
+			if bodySig {
+				want = hex.EncodeToString(mac.Sum(nil))
+			}
+			if s := h.Get(callback.HeaderSignature); s != want {
+				t.Errorf("%s = %q, want %q", callback.HeaderSignature, s, want)
+			}
+		})
+	}
+}
+
+// TestRetrySignedAfresh: a retry is signed at its own time, not the first
+// attempt's, so a receiver's tolerance bounds the network's delay and not
+// the outbox's backoff.
+func TestRetrySignedAfresh(t *testing.T) {
+	db := storetest.Open(t)
+	sigs := make(chan string, 2)
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) > 2 {
+			return
+		}
+		sigs <- r.Header.Get(callback.HeaderTimedSignature)
+		if n.Load() == 1 {
+			w.WriteHeader(503) // the first attempt
+		}
+	}))
+	t.Cleanup(srv.Close)
+	if err := db.EnqueueDelivery(&store.Delivery{JobID: "j", Account: "acme", URL: srv.URL, Method: "POST", Body: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := newConfig()
+	cfg.MinBackoff = 1100 * time.Millisecond // the retry's second differs
+	start(t, callback.New(cfg, db, nil))
+	first, second := <-sigs, <-sigs
+	t1, _, _ := strings.Cut(first, ",")
+	t2, _, _ := strings.Cut(second, ",")
+	n1, err1 := strconv.ParseInt(strings.TrimPrefix(t1, "t="), 10, 64)
+	n2, err2 := strconv.ParseInt(strings.TrimPrefix(t2, "t="), 10, 64)
+	if err1 != nil || err2 != nil || n2 <= n1 {
+		t.Errorf("retry signed %q after %q: want a later timestamp", second, first)
 	}
 }

@@ -6,14 +6,28 @@ import (
 	"os"
 	"path/filepath"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/earshot-dev/earshot/store"
 )
 
+// sealing is a store that seals what it keeps (store/sealed): the clear
+// bytes of its blobs must reach no disk.
+type sealing interface {
+	Seals() bool
+}
+
 // blobFile returns a local file holding the blob's bytes and a release to
 // call when done with it. With the embedded store that is the blob file
-// itself; with a shared store the blob is streamed into a temporary file
-// under the data directory, removed by release (a live recording left in
-// data_dir/recordings by the last run is stored first).
+// itself. Otherwise the blob is streamed into a copy, removed by release
+// (a live recording left in data_dir/recordings by the last run is stored
+// first): a memory file (memfd) when the store seals content, since its
+// clear bytes must not land on disk, else a scratch file under
+// data_dir/scratch, so that a large blob of an unsealed shared store takes
+// disk, not RAM. The memory file holds the whole blob: its size was
+// bounded when the blob was written (limits.max_upload_bytes for uploads
+// and fetched audio, a live session's duration for recordings), so it is
+// at most that much RAM per job the workers run at once.
 func (d *Daemon) blobFile(name string) (string, func(), error) {
 	if !store.ValidName(name) {
 		return "", nil, fmt.Errorf("blob %q: %w", name, store.ErrInvalidName)
@@ -35,6 +49,9 @@ func (d *Daemon) blobFile(name string) (string, func(), error) {
 		return "", nil, err
 	}
 	defer r.Close()
+	if s, ok := d.db.(sealing); ok && s.Seals() {
+		return memFile(name, r)
+	}
 	dir := filepath.Join(d.cfg.DataDir, "scratch")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", nil, fmt.Errorf("blob %s: %w", name, err)
@@ -53,6 +70,22 @@ func (d *Daemon) blobFile(name string) (string, func(), error) {
 		return "", nil, fmt.Errorf("copy blob %s to a local file: %w", name, store.NoSpace(err))
 	}
 	return f.Name(), release, nil
+}
+
+// memFile copies r into a memory file (memfd) and returns its path, which
+// a child process (ffmpeg) can open too, and a release that closes it.
+func memFile(name string, r io.Reader) (string, func(), error) {
+	fd, err := unix.MemfdCreate("earshot-"+name, unix.MFD_CLOEXEC)
+	if err != nil {
+		return "", nil, fmt.Errorf("blob %s: memory file: %w", name, err)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return "", nil, fmt.Errorf("copy blob %s to a memory file: %w", name, err)
+	}
+	// /proc/<pid>/fd/N, not /proc/self: ffmpeg, a child, opens it too.
+	return fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), fd), func() { f.Close() }, nil
 }
 
 // recordingPath returns the local file a live session records into: the

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/earshot-dev/earshot/audit"
 	"github.com/earshot-dev/earshot/callback"
 	"github.com/earshot-dev/earshot/config"
 	"github.com/earshot-dev/earshot/daemon/live"
@@ -20,9 +21,10 @@ import (
 // top level of the file (app.Config holds it inline, beside the doors'
 // sections, and is what the walker of package config maps the file onto).
 // Zero fields take the defaults set by SetDefaults. A new section of the
-// service is a field here whose type is its module's Config, with
-// SetDefaults and Validate called below (Validate's problems under its key
-// with config.Under).
+// service is a field here whose type is its module's Config with
+// SetDefaults and Validate: config.SetSectionDefaults and
+// config.ValidateSections reach it as a field (its problems under its
+// key), with nothing to add below.
 type Config struct {
 	// DataDir holds earshot.db, the audio blobs and the admin socket;
 	// default /var/lib/earshot.
@@ -45,6 +47,8 @@ type Config struct {
 	Live live.Config `yaml:"live"`
 	// Retention says how long finished jobs and uploads are kept.
 	Retention retention.Config `yaml:"retention"`
+	// Audit bounds the audit trail (package audit).
+	Audit audit.Config `yaml:"audit"`
 	// Addons configures the add-ons, chiefly their language-model backend.
 	Addons pipeline.AddonsConfig `yaml:"addons"`
 	// Fetch configures downloading audio_url.
@@ -83,6 +87,14 @@ type ShutdownConfig struct {
 	// the stages before enqueued; one not delivered by then stays in the
 	// store and is retried after the restart. Default 5s.
 	Outbox time.Duration `yaml:"outbox"`
+}
+
+// ServicePipeline is Pipeline with the live pools the doors' sessions
+// use: the pipeline the composition root builds for New.
+func (c Config) ServicePipeline() pipeline.Config {
+	pc := c.Pipeline()
+	pc.Live = true
+	return pc
 }
 
 // SetDefaults fills zero fields.
@@ -148,7 +160,8 @@ type Limits struct {
 
 // Pipeline is the part of c the recognition pipeline loads
 // (pipeline.New): the embedded engine, the remote engines and routes, the
-// add-ons and the media limits.
+// add-ons and the media limits. The job service's own pipeline
+// (ServicePipeline) has the live pools too.
 func (c Config) Pipeline() pipeline.Config {
 	sp := c.Sphinx
 	sp.TenantShare = c.Live.DecoderShare // each account's share of the live pools
@@ -157,7 +170,9 @@ func (c Config) Pipeline() pipeline.Config {
 			MaxDecodedBytes: c.Limits.MaxDecodedBytes}}
 }
 
-// SetDefaults fills zero fields.
+// SetDefaults fills zero fields: its own keys, then every section's
+// (config.SetSectionDefaults, in field order), then the live pools' share
+// of the embedded engine's decoders, which reads sphinx's defaults.
 func (c *Config) SetDefaults() {
 	def := func(s *string, v string) {
 		if *s == "" {
@@ -169,16 +184,30 @@ func (c *Config) SetDefaults() {
 	if c.Workers == 0 {
 		c.Workers = 1
 	}
-	c.Sphinx.SetDefaults()
-	c.Engines.SetDefaults()
-	c.Live.SetDefaults()
+	config.SetSectionDefaults(c)
 	c.Live.SetPoolDefaults(min(c.Sphinx.LiveDecoders, c.Sphinx.TelephoneDecoders))
-	c.Retention.SetDefaults()
-	c.Store.SetDefaults()
-	c.Cluster.SetDefaults()
-	c.Addons.SetDefaults()
-	c.Fetch.SetDefaults()
-	l := &c.Limits
+}
+
+// Validate checks the whole config without I/O and joins every problem,
+// each naming its key: its own keys, every section's
+// (config.ValidateSections), and engines:, whose check reads
+// sphinx.language.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, a ...any) { errs = append(errs, config.Errorf(key, format, a...)) }
+	if c.DataDir == "" {
+		bad("data_dir", "must be set")
+	}
+	if c.Workers < 1 || c.Workers > 64 {
+		bad("workers", "must be 1 to 64, not %d", c.Workers)
+	}
+	errs = append(errs, config.ValidateSections(c))
+	errs = append(errs, config.Under("engines", c.Engines.Validate(c.Sphinx.Language)))
+	return errors.Join(errs...)
+}
+
+// SetDefaults fills zero fields of limits:.
+func (l *Limits) SetDefaults() {
 	if l.MaxUploadBytes == 0 {
 		l.MaxUploadBytes = 1 << 30
 	}
@@ -211,61 +240,41 @@ func (c *Config) SetDefaults() {
 		b := int64(100 << 30)
 		l.MaxAccountBytes = &b
 	}
-	c.Callbacks.SetDefaults()
-	c.Shutdown.SetDefaults()
 }
 
-// Validate checks the whole config without I/O and joins every problem,
-// each naming its key.
-func (c *Config) Validate() error {
+// Validate checks limits:, each problem naming its key.
+func (l Limits) Validate() error {
 	var errs []error
 	bad := func(key, format string, a ...any) { errs = append(errs, config.Errorf(key, format, a...)) }
-	if c.DataDir == "" {
-		bad("data_dir", "must be set")
-	}
-	if c.Workers < 1 || c.Workers > 64 {
-		bad("workers", "must be 1 to 64, not %d", c.Workers)
-	}
-	errs = append(errs, config.Under("sphinx", c.Sphinx.Validate()))
-	errs = append(errs, config.Under("engines", c.Engines.Validate(c.Sphinx.Language)))
-	errs = append(errs, config.Under("live", c.Live.Validate()))
-	errs = append(errs, config.Under("store", c.Store.Validate()))
-	errs = append(errs, config.Under("cluster", c.Cluster.Validate()))
-	errs = append(errs, config.Under("retention", c.Retention.Validate()))
-	errs = append(errs, config.Under("callbacks", c.Callbacks.Validate()))
-	errs = append(errs, config.Under("fetch", c.Fetch.Validate()))
-	errs = append(errs, config.Under("shutdown", c.Shutdown.Validate()))
-	errs = append(errs, config.Under("addons", c.Addons.Validate()))
-	l := c.Limits
 	if l.MaxUploadBytes < 1024 {
-		bad("limits.max_upload_bytes", "must be at least 1024")
+		bad("max_upload_bytes", "must be at least 1024")
 	}
 	if l.MaxBodyBytes < 1024 {
-		bad("limits.max_body_bytes", "must be at least 1024")
+		bad("max_body_bytes", "must be at least 1024")
 	}
 	if l.MaxAudioDuration < time.Second {
-		bad("limits.max_audio_duration", "must be at least 1s")
+		bad("max_audio_duration", "must be at least 1s")
 	}
 	if one := int64(l.MaxAudioDuration.Seconds() * media.DecodedBytesPerSecond); l.MaxDecodedBytes < one {
-		bad("limits.max_decoded_bytes", "must be at least one channel of limits.max_audio_duration (%d), not %d", one, l.MaxDecodedBytes)
+		bad("max_decoded_bytes", "must be at least one channel of limits.max_audio_duration (%d), not %d", one, l.MaxDecodedBytes)
 	}
 	if l.FetchTimeout < time.Second {
-		bad("limits.fetch_timeout", "must be at least 1s")
+		bad("fetch_timeout", "must be at least 1s")
 	}
 	if l.MaxQueued < 1 {
-		bad("limits.max_queued", "must be at least 1")
+		bad("max_queued", "must be at least 1")
 	}
 	if l.MaxAttempts < 1 {
-		bad("limits.max_attempts", "must be at least 1")
+		bad("max_attempts", "must be at least 1")
 	}
 	if r := l.RequestsPerSecond; r != nil && (*r < 0 || math.IsNaN(*r) || math.IsInf(*r, 0)) {
-		bad("limits.requests_per_second", "must be 0 (unlimited) or more, not %v", *r)
+		bad("requests_per_second", "must be 0 (unlimited) or more, not %v", *r)
 	}
 	if l.Burst < 1 {
-		bad("limits.burst", "must be at least 1, not %d", l.Burst)
+		bad("burst", "must be at least 1, not %d", l.Burst)
 	}
 	if b := l.MaxAccountBytes; b != nil && *b < 0 {
-		bad("limits.max_account_bytes", "must be 0 (unlimited) or more, not %d", *b)
+		bad("max_account_bytes", "must be 0 (unlimited) or more, not %d", *b)
 	}
 	return errors.Join(errs...)
 }

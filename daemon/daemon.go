@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/earshot-dev/earshot/admin"
+	"github.com/earshot-dev/earshot/audit"
 	"github.com/earshot-dev/earshot/callback"
 	"github.com/earshot-dev/earshot/crash"
 	"github.com/earshot-dev/earshot/daemon/live"
@@ -20,11 +21,12 @@ import (
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/retention"
 	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // Daemon is the job service: it owns the store, the recognition pipeline,
 // the pre-recorded workers and the callback outbox. Doors (the HTTP API today) call its
-// methods; cmd/earshotd runs it beside them.
+// methods; app.Run builds it and runs it beside them.
 type Daemon struct {
 	cfg     Config
 	log     *slog.Logger
@@ -34,6 +36,7 @@ type Daemon struct {
 	outbox  *callback.Outbox // callback deliveries
 	metrics *jobMetrics
 	quota   *quota.Quota // limits.max_account_bytes
+	audit   *audit.Trail // the audit trail's queue to the store (audit.go)
 
 	wake chan struct{} // cap 1: a pre-recorded job was queued
 	ends jobEnds       // a pre-recorded job ended: WaitJob's waiters read theirs again
@@ -55,10 +58,11 @@ type Daemon struct {
 	batchTurn   bool           // guarded by claimMu: the next claim tries a batch pass first
 }
 
-// New takes the store db (the composition root opens it: app.OpenStore)
-// and loads the engine. It starts nothing. The Daemon owns db from here:
-// Close closes it, and so does New when it fails.
-func New(cfg Config, db store.Store, logger *slog.Logger) (*Daemon, error) {
+// New builds the job service on the store db and the recognition pipeline
+// pl (cfg.ServicePipeline()), which the composition root opened and built
+// (app.Run). It starts nothing. The Daemon owns both from here: Close
+// closes them.
+func New(cfg Config, db store.Store, pl *pipeline.Transcriber, logger *slog.Logger) *Daemon {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -72,13 +76,6 @@ func New(cfg Config, db store.Store, logger *slog.Logger) (*Daemon, error) {
 	if err != nil {
 		logger.Error("remove unreferenced audio files", "component", "store", "error", err)
 	}
-	pc := cfg.Pipeline()
-	pc.Live = true // the doors' live sessions use the wideband pool too
-	pl, err := pipeline.New(pc, logger)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
 	d := &Daemon{
 		cfg:      cfg,
 		log:      logger,
@@ -90,13 +87,14 @@ func New(cfg Config, db store.Store, logger *slog.Logger) (*Daemon, error) {
 		running:  make(map[string]runningJob),
 		stopping: make(chan struct{}),
 	}
+	d.audit = audit.New(cfg.Audit, db, logger.With("component", "audit"))
 	d.fetcher = newFetcher(cfg, db, d.quota)
 	cb := cfg.Callbacks
 	cb.Deny = cfg.Fetch.Deny
 	d.outbox = callback.New(cb, db, logger.With("component", "outbox"))
 	d.live = newLive(d)
 	d.metrics = newMetrics(d)
-	return d, nil
+	return d
 }
 
 // Config returns the daemon's effective configuration.
@@ -164,7 +162,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g.Go(func() error { return d.live.Run(sessions) })
 	d.checkTenants(true)
 	g.Go(func() error { return d.runTenants(rest) })
-	g.Go(func() error { return retention.Run(rest, d.db, d.cfg.Retention, d.log.With("component", "retention")) })
+	g.Go(func() error {
+		return retention.Run(rest, auditedExpiry{d.db, d}, d.cfg.Retention, d.log.With("component", "retention"))
+	})
+	g.Go(func() error { return d.audit.Run(rest) }) // after the doors closed: their last entries are stored
 	g.Go(func() error { return admin.NewServer(d.db, d.live, d.log).Run(rest, adm) })
 	telephone := "none"
 	if m := d.pl.TelephoneModel(); m != "" {
@@ -240,7 +241,7 @@ func (d *Daemon) Ready() error {
 func (d *Daemon) Languages() []string { return d.caps.Languages }
 
 // Engines lists the installed engines (GET /v2/engines).
-func (d *Daemon) Engines() []pipeline.EngineInfo { return d.pl.Engines.Info() }
+func (d *Daemon) Engines() []transcript.EngineInfo { return d.pl.Engines.Info() }
 
 func signal(c chan struct{}) {
 	select {

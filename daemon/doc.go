@@ -18,7 +18,7 @@
 // the result object) is package recognizer/pipeline, which the daemon loads
 // from its config (Config.Pipeline) and calls; the pipeline never imports
 // the daemon. The doors and their configs (api, ingest/sip, ingest/webrtc)
-// are outside it: cmd/earshotd runs them and app holds their sections.
+// are outside it: app (Run) builds and runs them and holds their sections.
 //
 // Invariant: a job or upload is committed to the store before any caller sees
 // success. The daemon imports neither the api package nor any door;

@@ -9,7 +9,7 @@ import (
 )
 
 // AuthenticateKey returns the active key whose secret this is;
-// store.ErrUnauthorized for a missing, unknown or revoked one.
+// store.ErrUnauthorized for a missing, unknown, revoked or expired one.
 func (d *Daemon) AuthenticateKey(secret string) (store.Key, error) {
 	if secret == "" {
 		return store.Key{}, fmt.Errorf("%w: missing key", store.ErrUnauthorized)
@@ -17,11 +17,12 @@ func (d *Daemon) AuthenticateKey(secret string) (store.Key, error) {
 	return d.db.Authenticate(secret)
 }
 
-// CreateKey makes a key for account and returns its secret, shown only
-// here (the store keeps its hash); the admin socket creates keys the same
-// way (admin.CreateKey). A malformed account is a *ValidationError.
-func (d *Daemon) CreateKey(ctx context.Context, account string) (string, store.Key, error) {
-	return admin.CreateKey(d.db, account)
+// CreateKey makes a key for account with g's scopes and expiry and
+// returns its secret, shown only here (the store keeps its hash); the
+// admin socket creates keys the same way (admin.CreateKey). A malformed
+// account, scope or expiry is an *errcode.ValidationError.
+func (d *Daemon) CreateKey(ctx context.Context, account string, g store.KeyGrant) (string, store.Key, error) {
+	return admin.CreateKey(d.db, account, g)
 }
 
 // Keys lists every key, revoked ones included, oldest first; no secrets.

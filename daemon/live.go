@@ -15,15 +15,15 @@ import (
 func newLive(d *Daemon) *live.Service {
 	return live.New(d.cfg.Live, live.Deps{
 		Store: d.db, Recordings: liveDeps{d}, Signals: liveDeps{d}, Pipeline: d.pl,
-		Decoders: d.cfg.Sphinx.Decoders,
-		Log:      d.log,
-		Cluster:  newClusterLive(d), NodeID: d.cfg.Cluster.NodeID, RecordingSync: d.cfg.Cluster.RecordingSync,
+		Decoders: d.cfg.Sphinx.Decoders, CPU: d.pl.CPU(),
+		Log:     d.log,
+		Cluster: newClusterLive(d), NodeID: d.cfg.Cluster.NodeID, RecordingSync: d.cfg.Cluster.RecordingSync,
 	})
 }
 
 // CreateLive creates a live session for POST /v2/live (live.Service): in a
 // cluster, on a node with room, whose base URL it names.
-func (d *Daemon) CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (live.Created, error) {
+func (d *Daemon) CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (ingest.LiveCreated, error) {
 	d.checkTenants(false)
 	return d.live.CreateLive(ctx, account, keyID, requestID, body, region)
 }

@@ -30,6 +30,7 @@ func newMetrics(d *Daemon) *jobMetrics {
 	m.reg.MustRegister(m.jobsFinished, m.rtf)
 	m.reg.MustRegister(d.live.Collectors()...)
 	m.reg.MustRegister(d.outbox.Collectors()...)
+	m.reg.MustRegister(d.audit.Collectors()...)
 	// Remote engines: requests by outcome, latency, fallbacks, breaker state.
 	m.reg.MustRegister(d.pl.Engines.Collectors()...)
 	return m

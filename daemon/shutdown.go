@@ -19,7 +19,7 @@ type stoppers struct {
 }
 
 // shutdown stops the job service in stages once the doors are closed
-// (cmd/earshotd/run.go closes them first), each within its bound of
+// (app/run.go closes them first), each within its bound of
 // Config.Shutdown: live sessions finish (or keep their recording for the
 // next start), workers finish their jobs (or put them back in the queue),
 // the outbox delivers what is due (or leaves it in the store). Close then

@@ -27,6 +27,13 @@ type StoreConfig struct {
 	// key=value pairs) when backend is postgres; default "". It may hold a
 	// password: it prints as REDACTED.
 	DSN config.Secret `yaml:"dsn"`
+	// EncryptionKeyFile is a file of 32 random bytes (the key-encryption
+	// key; `earshotd keys generate-data-key` makes one), owner-only (mode
+	// 0600 or 0400), which turns on encryption at rest (store/sealed);
+	// default "": the systemd credential earshot-data-key when the unit
+	// loads one ($CREDENTIALS_DIRECTORY), else off. A data dir once sealed
+	// refuses to start without it. bbolt only for now.
+	EncryptionKeyFile string `yaml:"encryption_key_file"`
 }
 
 // SetDefaults fills zero fields.
@@ -48,6 +55,9 @@ func (c StoreConfig) Validate() error {
 		if c.DSN == "" {
 			return config.Errorf("dsn", "must be set with store.backend postgres")
 		}
+		if c.EncryptionKeyFile != "" {
+			return config.Errorf("encryption_key_file", "only with store.backend bbolt for now (a cluster needs its data keys in PostgreSQL)")
+		}
 	default:
 		return config.Errorf("backend", "must be bbolt or postgres, not %q", c.Backend)
 	}
@@ -56,7 +66,7 @@ func (c StoreConfig) Validate() error {
 
 // LogValue prints the section with the DSN redacted.
 func (c StoreConfig) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("backend", c.Backend), slog.Any("dsn", c.DSN))
+	return slog.GroupValue(slog.String("backend", c.Backend), slog.Any("dsn", c.DSN), slog.String("encryption_key_file", c.EncryptionKeyFile))
 }
 
 // ClusterConfig is the cluster: section: this node's name and address

@@ -95,7 +95,8 @@ type callbackReceiver struct {
 
 type callbackHit struct {
 	body      []byte
-	signature string
+	signature string // x-earshot-signature
+	timed     string // x-earshot-webhook-signature
 	delivery  string
 	method    string
 }
@@ -109,7 +110,7 @@ func (c *callbackReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(503)
 		return
 	}
-	c.got = append(c.got, callbackHit{b, r.Header.Get("x-earshot-signature"), r.Header.Get("x-earshot-delivery"), r.Method})
+	c.got = append(c.got, callbackHit{b, r.Header.Get("x-earshot-signature"), r.Header.Get("x-earshot-webhook-signature"), r.Header.Get("x-earshot-delivery"), r.Method})
 	c.mu.Unlock()
 	select {
 	case c.hit <- struct{}{}:
@@ -249,6 +250,7 @@ func checkCallback(t *testing.T, d *daemonProc, key string, h callbackHit, id, m
 	if want := hex.EncodeToString(mac.Sum(nil)); h.signature != want {
 		t.Errorf("signature %q, want %q", h.signature, want)
 	}
+	checkReplay(t, secret, h)
 }
 
 // TestCrashedJobNotRetried: when the daemon dies of a fatal error of its

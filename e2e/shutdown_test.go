@@ -15,7 +15,7 @@ import (
 )
 
 // shutdownStages are the stages of a graceful stop, in order
-// (daemon/shutdown.go, cmd/earshotd/run.go).
+// (daemon/shutdown.go, app/run.go).
 var shutdownStages = []string{"doors", "live", "workers", "outbox", "store"}
 
 // terminate sends SIGTERM to d and waits for it to exit, failing the test

@@ -6,8 +6,8 @@ var (
 	// ErrInvalid is returned for a malformed request; a *ValidationError
 	// carries its problems (400 with validation_errors).
 	ErrInvalid = &Kind{text: "errcode: invalid request", status: 400, message: "invalid request", shown: true}
-	// ErrUnauthorized is returned for a missing, unknown or revoked API
-	// key or session token (401).
+	// ErrUnauthorized is returned for a missing, unknown, revoked or
+	// expired API key or session token (401).
 	ErrUnauthorized = &Kind{text: "errcode: unauthorized", status: 401, message: "missing or invalid API key (x-service-key)", shown: true}
 	// ErrNotOwner is returned when a job or file belongs to another
 	// account (401).
@@ -17,6 +17,9 @@ var (
 	// ErrNotAdmin is returned when a valid key that is not an admin key
 	// calls /admin/... (403).
 	ErrNotAdmin = &Kind{text: "errcode: admin key required", status: 403, message: "admin key required", shown: true}
+	// ErrScope is returned when a valid key lacks the scope a request
+	// needs (403); an *Error of it names the scope.
+	ErrScope = &Kind{text: "errcode: key lacks scope", status: 403, message: "API key lacks the scope this request needs", shown: true}
 	// ErrNotFound is returned when a job, file, session or resource does
 	// not exist or was deleted (404).
 	ErrNotFound = &Kind{text: "errcode: not found", status: 404, message: "not found", shown: true}
@@ -49,6 +52,10 @@ var (
 	// ErrEngineFailed is returned when a remote engine answers something
 	// that is not a transcription (500, naming the engine).
 	ErrEngineFailed = &Kind{text: "errcode: engine failed", status: 500, message: "transcription engine failed", shown: true}
+	// ErrIntegrity is returned when sealed stored data (encryption at rest)
+	// fails its authentication: tampered, truncated or under a data key
+	// that is gone (500, naming integrity; never the data).
+	ErrIntegrity = &Kind{text: "errcode: integrity check failed", status: 500, message: "stored data failed its integrity check", shown: true}
 	// ErrAtCapacity is returned when a bounded queue, pool or the live
 	// session capacity is full (503).
 	ErrAtCapacity = &Kind{text: "errcode: at capacity", status: 503, message: "service at capacity, try again later"}

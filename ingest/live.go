@@ -6,6 +6,7 @@ package ingest
 
 import (
 	"context"
+	"time"
 
 	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/ingest/media"
@@ -69,4 +70,16 @@ type LiveRequest struct {
 	Metadata map[string]any
 	// Source names the door ("sip") in post_session_metadata.
 	Source string
+}
+
+// LiveCreated is a live session just created for a door to attach to
+// (POST /v2/live): its job's id and creation time, the token of its
+// WebSocket URL, and the base URL of the node that runs it in a cluster
+// ("" on one box: the request's own). The job service's CreateLive
+// returns it; the HTTP door declares that method where it uses it.
+type LiveCreated struct {
+	ID        string
+	CreatedAt time.Time
+	Token     string
+	NodeURL   string
 }

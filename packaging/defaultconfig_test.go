@@ -13,7 +13,8 @@ import (
 )
 
 // TestDefaultConfigMatchesDaemon: earshot.yaml loads as the daemon loads
-// it (unknown keys are errors), gives exactly SetDefaults' values, and
+// it (unknown keys are errors), gives exactly SetDefaults' values but for
+// the retention it ships, and
 // spells out every key of app.Config.
 func TestDefaultConfigMatchesDaemon(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "earshot.yaml")
@@ -27,6 +28,10 @@ func TestDefaultConfigMatchesDaemon(t *testing.T) {
 	got.SetDefaults()
 	var want app.Config
 	want.SetDefaults()
+	// The one deliberate difference: the .deb keeps a call recorder's data
+	// a bounded time (docs/deployment.md, Retention), where the daemon
+	// without a config file keeps everything.
+	want.Retention.PreRecordedDays, want.Retention.LiveDays, want.Retention.UploadDays = 30, 90, 1
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("earshot.yaml + SetDefaults:\n%+v\nSetDefaults alone:\n%+v", got, want)
 	}

@@ -17,13 +17,11 @@ const (
 
 // Live defaults and bounds (SPEC 2.3, 8).
 const (
-	DefaultBitDepth           = 16
-	DefaultSampleRate         = 16000
-	DefaultChannels           = 1
-	DefaultEndpointing        = 0.05
-	DefaultMaxWithoutEndpoint = 5.0
-	DefaultSpeechThreshold    = 0.6
-	MaxChannels               = 8
+	DefaultBitDepth        = 16
+	DefaultSampleRate      = 16000
+	DefaultChannels        = 1
+	DefaultSpeechThreshold = 0.6
+	MaxChannels            = 8
 )
 
 var (
@@ -47,17 +45,14 @@ type Live struct {
 	Channels int `json:"channels"`
 	// Model is model-1 (model-3 is refused with a 422).
 	Model string `json:"model"`
-	// Endpointing is the silence in seconds that ends an utterance, 0.01 to
-	// 10, default 0.05.
-	Endpointing float64 `json:"endpointing"`
-	// MaximumDurationWithoutEndpointing is the longest utterance in
-	// seconds, 5 (default) to 60.
-	MaximumDurationWithoutEndpointing float64            `json:"maximum_duration_without_endpointing"`
-	LanguageConfig                    LanguageConfig     `json:"language_config"`
-	PreProcessing                     PreProcessing      `json:"pre_processing"`
-	RealtimeProcessing                RealtimeProcessing `json:"realtime_processing"`
-	PostProcessing                    PostProcessing     `json:"post_processing"`
-	MessagesConfig                    MessageSwitches    `json:"messages_config"`
+	// Endpointing is endpointing and maximum_duration_without_endpointing,
+	// decoded and bounded (embedded: its fields are the body's).
+	Endpointing
+	LanguageConfig     LanguageConfig     `json:"language_config"`
+	PreProcessing      PreProcessing      `json:"pre_processing"`
+	RealtimeProcessing RealtimeProcessing `json:"realtime_processing"`
+	PostProcessing     PostProcessing     `json:"post_processing"`
+	MessagesConfig     MessageSwitches    `json:"messages_config"`
 	// Callback sends the messages selected by CallbackConfig to its URL.
 	Callback       bool               `json:"callback"`
 	CallbackConfig LiveCallbackConfig `json:"callback_config"`
@@ -262,16 +257,14 @@ func decodeLive(body []byte, c *Capabilities) (*Live, error) {
 		return nil, p.err()
 	}
 	l := &Live{
-		Encoding:                          EncodingPCM,
-		BitDepth:                          DefaultBitDepth,
-		SampleRate:                        DefaultSampleRate,
-		Channels:                          DefaultChannels,
-		Model:                             Model1,
-		Endpointing:                       DefaultEndpointing,
-		MaximumDurationWithoutEndpointing: DefaultMaxWithoutEndpoint,
-		PreProcessing:                     PreProcessing{SpeechThreshold: DefaultSpeechThreshold},
-		PostProcessing:                    PostProcessing{SummarizationConfig: SummarizationConfig{Type: SummaryGeneral}},
-		MessagesConfig:                    WebSocketDefaults(),
+		Encoding:       EncodingPCM,
+		BitDepth:       DefaultBitDepth,
+		SampleRate:     DefaultSampleRate,
+		Channels:       DefaultChannels,
+		Model:          Model1,
+		PreProcessing:  PreProcessing{SpeechThreshold: DefaultSpeechThreshold},
+		PostProcessing: PostProcessing{SummarizationConfig: SummarizationConfig{Type: SummaryGeneral}},
+		MessagesConfig: WebSocketDefaults(),
 	}
 	if s, path, ok := o.str("encoding"); ok && oneOf(&p, path, s, EncodingPCM, EncodingALaw, EncodingULaw) {
 		l.Encoding = s
@@ -296,12 +289,7 @@ func decodeLive(body []byte, c *Capabilities) (*Live, error) {
 	if s, path, ok := o.str("model"); ok && oneOf(&p, path, s, Model1, Model3) {
 		l.Model = s
 	}
-	if f, path, ok := o.number("endpointing"); ok && inRange(&p, path, f, 0.01, 10) {
-		l.Endpointing = f
-	}
-	if f, path, ok := o.number("maximum_duration_without_endpointing"); ok && inRange(&p, path, f, 5, 60) {
-		l.MaximumDurationWithoutEndpointing = f
-	}
+	decodeEndpointing(&p, o, &l.Endpointing)
 	l.LanguageConfig = decodeLanguageConfig(&p, o)
 
 	if po, ok := o.object("pre_processing"); ok {

@@ -289,7 +289,7 @@ func TestDecodeLiveCannotServe(t *testing.T) {
 // the format, which the door sets with SetFormat under the body's rules.
 func TestDecodeLiveOptions(t *testing.T) {
 	l, err := DecodeLiveOptions(map[string]any{"language_config": map[string]any{"languages": []any{"de"}}, "endpointing": 0.3})
-	if err != nil || l.Endpointing != 0.3 || l.Encoding != EncodingPCM || l.SampleRate != DefaultSampleRate {
+	if err != nil || l.Silence != secondsOf(0.3) || l.Encoding != EncodingPCM || l.SampleRate != DefaultSampleRate {
 		t.Fatalf("options: %+v, %v", l, err)
 	}
 	if none, err := DecodeLiveOptions(nil); err != nil || none.Model != Model1 || none.Channels != DefaultChannels {

@@ -15,7 +15,7 @@ func newEngine(t *testing.T) *sphinx.Engine {
 	t.Helper()
 	var cfg sphinx.Config
 	cfg.SetDefaults()
-	e, err := sphinx.New(cfg, nil)
+	e, err := sphinx.New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ const (
 	// needs 50 ms of speech and onsets are soft).
 	livePreRoll = 300 * time.Millisecond
 	// liveSoftWindow and liveSoftPause: within liveSoftWindow of
-	// MaxWithoutEndpointing, a pause of liveSoftPause ends the utterance.
+	// Endpointing.MaxUtterance, a pause of liveSoftPause ends the utterance.
 	liveSoftWindow = 1500 * time.Millisecond
 	liveSoftPause  = 30 * time.Millisecond
 	// liveHangover is the silence after an utterance's endpoint that is
@@ -58,7 +58,7 @@ const (
 	// 550 ms no better again
 	// (docs/live-tuning.md, 2026-11-24 22:33 UTC).
 	liveFinalLookahead = 400 * time.Millisecond
-	// liveCutGuard: at a cut without an endpoint (MaxWithoutEndpointing)
+	// liveCutGuard: at a cut without an endpoint (Endpointing.MaxUtterance)
 	// the words ending in its last liveCutGuard are left to the next final,
 	// as the first pass may still change them.
 	liveCutGuard = 100 * time.Millisecond
@@ -165,9 +165,9 @@ func NewLive(e Engine, cfg LiveConfig, emit func(Event)) (*Live, error) {
 		emit:         emit,
 		lang:         lang,
 		frame:        make([]int16, liveFrameLen),
-		endpoint:     samples(cfg.Endpointing),
-		maxUtt:       samples(cfg.MaxWithoutEndpointing),
-		softFrom:     samples(cfg.MaxWithoutEndpointing - liveSoftWindow),
+		endpoint:     samples(cfg.Endpointing.Silence.D()),
+		maxUtt:       samples(cfg.Endpointing.MaxUtterance.D()),
+		softFrom:     samples(cfg.Endpointing.MaxUtterance.D() - liveSoftWindow),
 		softPause:    samples(liveSoftPause),
 		partialEvery: samples(cfg.PartialInterval),
 		preRoll:      samples(livePreRoll),
@@ -441,7 +441,7 @@ func (l *Live) close(ctx context.Context, ch *liveChannel, t1 int64) error {
 	return err
 }
 
-// cut ends the utterance without an endpoint (MaxWithoutEndpointing): its
+// cut ends the utterance without an endpoint (Endpointing.MaxUtterance): its
 // final is emitted and the next utterance starts at t1 on the same stream.
 func (l *Live) cut(ctx context.Context, ch *liveChannel, t1 int64) error {
 	if l.segmented(ch) {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/earshot-dev/earshot/params"
+
 	"github.com/earshot-dev/earshot/recognizer"
 )
 
@@ -21,7 +23,7 @@ func BenchmarkLive(b *testing.B) {
 	_, pcm := liveClip(b, "ls-test-clean-1995-1837-0001.wav")
 	seconds := float64(len(pcm[0])) / recognizer.SampleRate
 	for b.Loop() {
-		l, err := recognizer.NewLive(e, recognizer.LiveConfig{Partials: true}, func(recognizer.Event) {})
+		l, err := recognizer.NewLive(e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), Partials: true}, func(recognizer.Event) {})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -90,7 +92,7 @@ func realtimeSession(b *testing.B, e recognizer.Engine, audio []int16) ([]float6
 	errs := 0
 	var start time.Time
 	lastEnd := -1.0 // speech_end time not yet followed by its final
-	l, err := recognizer.NewLive(e, recognizer.LiveConfig{Partials: true}, func(ev recognizer.Event) {
+	l, err := recognizer.NewLive(e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), Partials: true}, func(ev recognizer.Event) {
 		switch ev.Kind {
 		case recognizer.EventSpeechEnd:
 			lastEnd = ev.Time

@@ -3,6 +3,8 @@ package recognizer_test
 import (
 	"testing"
 
+	"github.com/earshot-dev/earshot/params"
+
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
 )
@@ -14,7 +16,7 @@ import (
 func TestLiveBoxCountsSegments(t *testing.T) {
 	cfg := sphinx.Config{Decoders: 1, FirstPassOnly: true}
 	cfg.SetDefaults()
-	e, err := sphinx.New(cfg, nil)
+	e, err := sphinx.New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +25,7 @@ func TestLiveBoxCountsSegments(t *testing.T) {
 	pcm := chans[0]
 	box := recognizer.NewBoxLoad()
 	for _, end := range []string{"flush", "close"} {
-		l, err := recognizer.NewLive(e, recognizer.LiveConfig{BoxLoad: box}, func(recognizer.Event) {})
+		l, err := recognizer.NewLive(e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), BoxLoad: box}, func(recognizer.Event) {})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/earshot-dev/earshot/params"
 )
 
 // LiveConfig configures one live session's recognition (all channels).
@@ -15,16 +17,17 @@ type LiveConfig struct {
 	// Language is the language code to decode; "" means the engine's
 	// first language.
 	Language string `yaml:"language"`
-	// Endpointing is the silence that ends an utterance, 10ms..10s.
-	// Default 50ms. The VAD decides in 10 ms frames, so it is rounded up
-	// to a multiple of 10 ms.
-	Endpointing time.Duration `yaml:"endpointing"`
-	// MaxWithoutEndpointing cuts an utterance (a final is emitted and a
-	// new utterance begins at once, without speech events) when it has
-	// run this long without an endpoint, 5s..60s. Default 5s. In the
-	// last 1.5 s before the limit a pause of 30 ms is enough to end the
-	// utterance, so the cut rarely falls inside a word.
-	MaxWithoutEndpointing time.Duration `yaml:"max_without_endpointing"`
+	// Endpointing is the session's, as params decoded and bounded it
+	// (params.Endpointing): no default here, and NewLive refuses one
+	// outside params' bounds (params.DefaultEndpointing for code that
+	// builds a config). Silence ends an utterance; the VAD decides in
+	// 10 ms frames, so it is rounded up to a multiple of 10 ms.
+	// MaxUtterance cuts an utterance (a final is emitted and a new
+	// utterance begins at once, without speech events) when it has run
+	// this long without an endpoint; in the last 1.5 s before the limit a
+	// pause of 30 ms is enough to end the utterance, so the cut rarely
+	// falls inside a word.
+	Endpointing params.Endpointing `yaml:"-"`
 	// SpeechThreshold is 0..1; closer to 1 is stricter against background
 	// sound. A 10 ms frame starts speech when its energy is 4+12*threshold
 	// dB above the adaptive noise floor (11.2 dB at the default 0.6), and
@@ -79,10 +82,6 @@ type LiveConfig struct {
 // Bounds of LiveConfig fields.
 const (
 	MaxLiveChannels = 8
-	minEndpointing  = 10 * time.Millisecond
-	maxEndpointing  = 10 * time.Second
-	minMaxUtterance = 5 * time.Second
-	maxMaxUtterance = 60 * time.Second
 	minPartialEvery = 20 * time.Millisecond
 	maxPartialEvery = 500 * time.Millisecond
 	maxDecoderWait  = time.Minute
@@ -95,12 +94,6 @@ const DefaultSpeechThreshold = 0.6
 func (c *LiveConfig) SetDefaults() {
 	if c.Channels == 0 {
 		c.Channels = 1
-	}
-	if c.Endpointing == 0 {
-		c.Endpointing = 50 * time.Millisecond
-	}
-	if c.MaxWithoutEndpointing == 0 {
-		c.MaxWithoutEndpointing = 5 * time.Second
 	}
 	if c.SpeechThreshold == nil {
 		t := DefaultSpeechThreshold
@@ -121,11 +114,8 @@ func (c LiveConfig) Validate() error {
 	if c.Channels < 1 || c.Channels > MaxLiveChannels {
 		errs = append(errs, fmt.Errorf("recognizer: live channels: %d not in 1..%d", c.Channels, MaxLiveChannels))
 	}
-	if c.Endpointing < minEndpointing || c.Endpointing > maxEndpointing {
-		errs = append(errs, fmt.Errorf("recognizer: live endpointing: %v not in %v..%v", c.Endpointing, minEndpointing, maxEndpointing))
-	}
-	if c.MaxWithoutEndpointing < minMaxUtterance || c.MaxWithoutEndpointing > maxMaxUtterance {
-		errs = append(errs, fmt.Errorf("recognizer: live max_without_endpointing: %v not in %v..%v", c.MaxWithoutEndpointing, minMaxUtterance, maxMaxUtterance))
+	if err := c.Endpointing.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("recognizer: live: %w", err))
 	}
 	if t := c.SpeechThreshold; t != nil && (*t < 0 || *t > 1 || math.IsNaN(*t)) {
 		errs = append(errs, fmt.Errorf("recognizer: live speech_threshold: %v not in 0..1", *t))

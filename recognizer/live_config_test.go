@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
 )
 
@@ -16,11 +17,13 @@ func TestLiveConfig(t *testing.T) {
 	if def.SpeechThreshold == nil || *def.SpeechThreshold != recognizer.DefaultSpeechThreshold {
 		t.Errorf("default speech threshold %v, want %v", def.SpeechThreshold, recognizer.DefaultSpeechThreshold)
 	}
-	want := recognizer.LiveConfig{Channels: 1, Endpointing: 50 * time.Millisecond, MaxWithoutEndpointing: 5 * time.Second,
+	// No endpointing default here: params owns it (params.Endpointing).
+	want := recognizer.LiveConfig{Channels: 1,
 		SpeechThreshold: def.SpeechThreshold, PartialInterval: 250 * time.Millisecond, DecoderWait: 3 * time.Second}
 	if !reflect.DeepEqual(def, want) {
 		t.Errorf("defaults %+v, want %+v", def, want)
 	}
+	def.Endpointing = params.DefaultEndpointing()
 	// An asked 0 (the most sensitive setting) is kept, not taken for unset:
 	// speech_threshold 0 ran as 0.6 before (issue 16).
 	zero := 0.0
@@ -37,18 +40,19 @@ func TestLiveConfig(t *testing.T) {
 		{"defaults", func(*recognizer.LiveConfig) {}, ""},
 		{"contract extremes", func(c *recognizer.LiveConfig) {
 			one := 1.0
-			c.Channels, c.Endpointing, c.MaxWithoutEndpointing, c.SpeechThreshold = 8, 10*time.Second, 60*time.Second, &one
+			c.Channels, c.Endpointing, c.SpeechThreshold = 8, endpointing(10*time.Second, 60*time.Second), &one
 		}, ""},
 		{"contract minimums", func(c *recognizer.LiveConfig) {
 			zero := 0.0
-			c.Endpointing, c.MaxWithoutEndpointing, c.SpeechThreshold = 10*time.Millisecond, 5*time.Second, &zero
+			c.Endpointing, c.SpeechThreshold = endpointing(10*time.Millisecond, 5*time.Second), &zero
 		}, ""},
 		{"channels 9", func(c *recognizer.LiveConfig) { c.Channels = 9 }, "channels"},
 		{"channels -1", func(c *recognizer.LiveConfig) { c.Channels = -1 }, "channels"},
-		{"endpointing 5ms", func(c *recognizer.LiveConfig) { c.Endpointing = 5 * time.Millisecond }, "endpointing"},
-		{"endpointing 11s", func(c *recognizer.LiveConfig) { c.Endpointing = 11 * time.Second }, "endpointing"},
-		{"max 4s", func(c *recognizer.LiveConfig) { c.MaxWithoutEndpointing = 4 * time.Second }, "max_without_endpointing"},
-		{"max 61s", func(c *recognizer.LiveConfig) { c.MaxWithoutEndpointing = 61 * time.Second }, "max_without_endpointing"},
+		{"endpointing unset", func(c *recognizer.LiveConfig) { c.Endpointing = params.Endpointing{} }, "endpointing"},
+		{"endpointing 5ms", func(c *recognizer.LiveConfig) { c.Endpointing.Silence = params.Seconds(5 * time.Millisecond) }, "endpointing"},
+		{"endpointing 11s", func(c *recognizer.LiveConfig) { c.Endpointing.Silence = params.Seconds(11 * time.Second) }, "endpointing"},
+		{"max 4s", func(c *recognizer.LiveConfig) { c.Endpointing.MaxUtterance = params.Seconds(4 * time.Second) }, "maximum_duration_without_endpointing"},
+		{"max 61s", func(c *recognizer.LiveConfig) { c.Endpointing.MaxUtterance = params.Seconds(61 * time.Second) }, "maximum_duration_without_endpointing"},
 		{"threshold 1.5", func(c *recognizer.LiveConfig) { v := 1.5; c.SpeechThreshold = &v }, "speech_threshold"},
 		{"threshold NaN", func(c *recognizer.LiveConfig) { v := math.NaN(); c.SpeechThreshold = &v }, "speech_threshold"},
 		{"partials every 1s", func(c *recognizer.LiveConfig) { c.PartialInterval = time.Second }, "partial_interval"},

@@ -21,7 +21,7 @@ func TestLiveEndpointing(t *testing.T) {
 		wer    float64
 	}
 	run := func(ep time.Duration) result {
-		evs := runLive(t, e, recognizer.LiveConfig{Endpointing: ep, MaxWithoutEndpointing: 20 * time.Second}, pcm)
+		evs := runLive(t, e, recognizer.LiveConfig{Endpointing: endpointing(ep, 20*time.Second)}, pcm)
 		n := count(evs, recognizer.EventSpeechStart)
 		r := result{n, speechSeconds(evs) / float64(max(n, 1)), recognizertest.WER(c.Transcript, finals(evs, 0))}
 		t.Logf("endpointing %v: %d utterances, mean %.2f s, WER %.3f: %q", ep, r.starts, r.mean, r.wer, finals(evs, 0))
@@ -53,7 +53,7 @@ func TestLiveMaxWithoutEndpointing(t *testing.T) {
 	b, pb := liveClip(t, "ljspeech-LJ001-0002.wav")
 	pcm := [][]int16{cat(pa[0], pb[0])}
 	maxUtt := 5 * time.Second
-	evs := runLive(t, e, recognizer.LiveConfig{Endpointing: 2 * time.Second, MaxWithoutEndpointing: maxUtt}, pcm)
+	evs := runLive(t, e, recognizer.LiveConfig{Endpointing: endpointing(2*time.Second, maxUtt)}, pcm)
 	nFinal, nStart := count(evs, recognizer.EventFinal), count(evs, recognizer.EventSpeechStart)
 	if nFinal < 3 || nStart >= nFinal {
 		t.Errorf("%d finals, %d speech starts; want >= 3 finals (11.5 s cut at 5 s), more than speech starts", nFinal, nStart)

@@ -57,7 +57,7 @@ func TestLiveEnhancer(t *testing.T) {
 		for _, r := range runs {
 			t.Run(fmt.Sprintf("%s/%s/enhancer=%v", r.clip, r.cond, r.enh), func(t *testing.T) {
 				t.Parallel()
-				cfg := recognizer.LiveConfig{Endpointing: 300 * time.Millisecond, AudioEnhancer: r.enh, DecoderWait: time.Minute}
+				cfg := recognizer.LiveConfig{Endpointing: endpointing(300*time.Millisecond, 5*time.Second), AudioEnhancer: r.enh, DecoderWait: time.Minute}
 				hyp := finals(runLive(t, e, cfg, [][]int16{r.pcm}), 0)
 				r.errs = recognizertest.EditDistance(r.ref, recognizertest.Normalize(hyp))
 				t.Logf("%d/%d errors: %q", r.errs, len(r.ref), hyp)

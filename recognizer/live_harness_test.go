@@ -3,6 +3,9 @@ package recognizer_test
 import (
 	"math/rand/v2"
 	"testing"
+	"time"
+
+	"github.com/earshot-dev/earshot/params"
 
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
@@ -19,7 +22,7 @@ func liveEngine(t testing.TB, decoders int) *sphinx.Engine {
 	t.Helper()
 	cfg := sphinx.Config{Decoders: decoders, LiveDecoders: decoders}
 	cfg.SetDefaults()
-	e, err := sphinx.NewLive(cfg, nil)
+	e, err := sphinx.NewLive(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,4 +97,9 @@ func runLive(t testing.TB, e recognizer.Engine, cfg recognizer.LiveConfig, pcm [
 	}
 	checkEvents(t, evs, cfg.Channels, seconds)
 	return evs
+}
+
+// endpointing is a session's endpointing as params would have decoded it.
+func endpointing(silence, maxUtterance time.Duration) params.Endpointing {
+	return params.Endpointing{Silence: params.Seconds(silence), MaxUtterance: params.Seconds(maxUtterance)}
 }

@@ -3,6 +3,8 @@ package recognizer_test
 import (
 	"testing"
 
+	"github.com/earshot-dev/earshot/params"
+
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 )
@@ -21,7 +23,7 @@ func TestLiveSegmentContext(t *testing.T) {
 	t.Parallel()
 	e := liveEngine(t, 1)
 	c, pcm := liveClip(t, "ls-test-clean-1089-134686-0000.wav")
-	evs := runLive(t, e, recognizer.LiveConfig{}, pcm)
+	evs := runLive(t, e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing()}, pcm)
 	hyp := finals(evs, 0)
 	wer := recognizertest.WER(c.Transcript, hyp)
 	t.Logf("%d finals, WER %.3f: %q", count(evs, recognizer.EventFinal), wer, hyp)
@@ -97,7 +99,7 @@ func TestLiveFinalLookahead(t *testing.T) {
 			var written int
 			end, at, wordsEnd := -1.0, -1.0, -1.0
 			var text string
-			l, err := recognizer.NewLive(e, recognizer.LiveConfig{Channels: 1, Narrowband: narrow}, func(ev recognizer.Event) {
+			l, err := recognizer.NewLive(e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), Channels: 1, Narrowband: narrow}, func(ev recognizer.Event) {
 				switch {
 				case ev.Kind == recognizer.EventSpeechEnd && end < 0:
 					end = ev.Time

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/earshot-dev/earshot/params"
+
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
@@ -16,16 +18,16 @@ import (
 func TestLiveBadInput(t *testing.T) {
 	e := liveEngine(t, 1)
 	emit := func(recognizer.Event) {}
-	if _, err := recognizer.NewLive(e, recognizer.LiveConfig{Language: "fr"}, emit); !errors.Is(err, recognizer.ErrLanguage) {
+	if _, err := recognizer.NewLive(e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), Language: "fr"}, emit); !errors.Is(err, recognizer.ErrLanguage) {
 		t.Errorf("fr: %v, want ErrLanguage", err)
 	}
-	if _, err := recognizer.NewLive(e, recognizer.LiveConfig{Channels: 9}, emit); err == nil {
+	if _, err := recognizer.NewLive(e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), Channels: 9}, emit); err == nil {
 		t.Error("9 channels accepted")
 	}
-	if _, err := recognizer.NewLive(e, recognizer.LiveConfig{}, nil); err == nil {
+	if _, err := recognizer.NewLive(e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing()}, nil); err == nil {
 		t.Error("nil emit accepted")
 	}
-	l, err := recognizer.NewLive(e, recognizer.LiveConfig{Channels: 2}, emit)
+	l, err := recognizer.NewLive(e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), Channels: 2}, emit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +57,7 @@ func TestLiveGoForward(t *testing.T) {
 	second := float64(len(gf[0])+recognizer.SampleRate) / recognizer.SampleRate
 
 	for _, partials := range []bool{true, false} {
-		evs := runLive(t, e, recognizer.LiveConfig{Partials: partials}, [][]int16{pcm})
+		evs := runLive(t, e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), Partials: partials}, [][]int16{pcm})
 		if got, want := finals(evs, 0), "go forward ten meters go forward ten meters"; got != want {
 			t.Errorf("partials %v: finals %q, want %q", partials, got, want)
 		}
@@ -100,7 +102,7 @@ func TestLiveNarrowband(t *testing.T) {
 	pcm := cat(gf[0], liveHiss(recognizer.SampleRate, 20, 4), gf[0])
 	for _, narrow := range []bool{true, false} {
 		e := &optionsSeen{Engine: liveEngine(t, 1)}
-		evs := runLive(t, e, recognizer.LiveConfig{Narrowband: narrow}, [][]int16{pcm})
+		evs := runLive(t, e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), Narrowband: narrow}, [][]int16{pcm})
 		if got, want := finals(evs, 0), "go forward ten meters go forward ten meters"; got != want {
 			t.Errorf("narrowband %v: finals %q, want %q", narrow, got, want)
 		}
@@ -148,7 +150,7 @@ func TestLiveChannels(t *testing.T) {
 	t.Parallel()
 	e := liveEngine(t, 2)
 	_, pcm := liveClip(t, "stereo-two-speaker-librispeech.wav")
-	evs := runLive(t, e, recognizer.LiveConfig{Endpointing: 300 * time.Millisecond, Partials: true}, pcm)
+	evs := runLive(t, e, recognizer.LiveConfig{Endpointing: endpointing(300*time.Millisecond, 5*time.Second), Partials: true}, pcm)
 	tests := []struct {
 		ref    string
 		maxWER float64 // batch measured 0.18 and 0.8 (see TestTranscribeChannels)
@@ -186,7 +188,7 @@ func TestLiveDecoderWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	var evs []recognizer.Event
-	l, err := recognizer.NewLive(e, recognizer.LiveConfig{DecoderWait: 100 * time.Millisecond, Partials: true},
+	l, err := recognizer.NewLive(e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), DecoderWait: 100 * time.Millisecond, Partials: true},
 		func(ev recognizer.Event) { evs = append(evs, ev) })
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +231,7 @@ func TestLiveFlushClose(t *testing.T) {
 	half := [][]int16{gf[0][:len(gf[0])*3/5]} // ends inside "ten"
 
 	var evs []recognizer.Event
-	l, err := recognizer.NewLive(e, recognizer.LiveConfig{OnePassFinals: true}, func(ev recognizer.Event) { evs = append(evs, ev) })
+	l, err := recognizer.NewLive(e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), OnePassFinals: true}, func(ev recognizer.Event) { evs = append(evs, ev) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +295,7 @@ func TestLiveCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer holder.Close()
-	l, err := recognizer.NewLive(e, recognizer.LiveConfig{}, func(recognizer.Event) {})
+	l, err := recognizer.NewLive(e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing()}, func(recognizer.Event) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +316,7 @@ func TestLiveChunking(t *testing.T) {
 	pcm := gf[0]
 	run := func(chunk int) []recognizer.Event {
 		var evs []recognizer.Event
-		l, err := recognizer.NewLive(e, recognizer.LiveConfig{Partials: true}, func(ev recognizer.Event) { evs = append(evs, ev) })
+		l, err := recognizer.NewLive(e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), Partials: true}, func(ev recognizer.Event) { evs = append(evs, ev) })
 		if err != nil {
 			t.Fatal(err)
 		}

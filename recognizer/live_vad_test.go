@@ -3,6 +3,8 @@ package recognizer_test
 import (
 	"testing"
 
+	"github.com/earshot-dev/earshot/params"
+
 	"github.com/earshot-dev/earshot/recognizer"
 )
 
@@ -21,7 +23,7 @@ func TestLiveNoSpeech(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			evs := runLive(t, e, recognizer.LiveConfig{Partials: true}, [][]int16{tt.pcm})
+			evs := runLive(t, e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), Partials: true}, [][]int16{tt.pcm})
 			if len(evs) != 0 {
 				t.Errorf("%d events, first %+v", len(evs), evs[0])
 			}
@@ -36,7 +38,7 @@ func TestLiveStartsInSpeech(t *testing.T) {
 	e := liveEngine(t, 1)
 	_, gf := liveClip(t, "pocketsphinx-goforward.wav")
 	start := recognizer.SampleRate * 48 / 100 // speech_start of the whole clip is at 0.50 s
-	evs := runLive(t, e, recognizer.LiveConfig{}, [][]int16{gf[0][start:]})
+	evs := runLive(t, e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing()}, [][]int16{gf[0][start:]})
 	if got := finals(evs, 0); got != "go forward ten meters" {
 		t.Errorf("finals %q", got)
 	}

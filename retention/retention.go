@@ -17,8 +17,8 @@ const batch = 200
 // Store is what retention needs of the store (store.Store has it): delete
 // up to limit expired records, returning their ids.
 type Store interface {
-	ExpireJobs(kind store.Kind, before time.Time, limit int) ([]string, error)
-	ExpireUploads(before time.Time, limit int) ([]string, error)
+	ExpireJobs(kind store.Kind, cut store.Cutoff, limit int) ([]string, error)
+	ExpireUploads(cut store.Cutoff, limit int) ([]string, error)
 }
 
 // Run deletes what cfg says has expired, once at start and then every
@@ -65,25 +65,24 @@ type expired struct {
 func expireOnce(ctx context.Context, db Store, cfg Config, now time.Time) (expired, error) {
 	var n expired
 	var errs []error
-	days := func(d int) time.Time { return now.Add(-time.Duration(d) * 24 * time.Hour) }
 	for i, k := range []struct {
 		kind store.Kind
-		days int
+		cut  store.Cutoff
 	}{
-		{store.KindPreRecorded, cfg.PreRecordedDays},
-		{store.KindLive, cfg.LiveDays},
+		{store.KindPreRecorded, cfg.cutoff(now, cfg.PreRecordedDays, func(a Account) *int { return a.PreRecordedDays })},
+		{store.KindLive, cfg.cutoff(now, cfg.LiveDays, func(a Account) *int { return a.LiveDays })},
 	} {
-		if k.days <= 0 {
+		if k.cut.Latest().IsZero() {
 			continue
 		}
-		c, err := drain(ctx, func() ([]string, error) { return db.ExpireJobs(k.kind, days(k.days), batch) })
+		c, err := drain(ctx, func() ([]string, error) { return db.ExpireJobs(k.kind, k.cut, batch) })
 		n.jobs[i] += c
 		if err != nil {
 			errs = append(errs, fmt.Errorf("expire %s jobs: %w", k.kind, err))
 		}
 	}
-	if cfg.UploadDays > 0 {
-		c, err := drain(ctx, func() ([]string, error) { return db.ExpireUploads(days(cfg.UploadDays), batch) })
+	if cut := cfg.cutoff(now, cfg.UploadDays, func(a Account) *int { return a.UploadDays }); !cut.Latest().IsZero() {
+		c, err := drain(ctx, func() ([]string, error) { return db.ExpireUploads(cut, batch) })
 		n.uploads += c
 		if err != nil {
 			errs = append(errs, fmt.Errorf("expire uploads: %w", err))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -174,4 +175,59 @@ func TestRunDisabled(t *testing.T) {
 	if _, err := db.Job("old"); err != nil {
 		t.Errorf("job deleted with retention disabled: %v", err)
 	}
+}
+
+// TestRunPerAccount: retention.accounts overrides the section's days per
+// account and kind: a longer and a shorter keep, a 0 that keeps forever,
+// and a kind the entry leaves out taking the section's.
+func TestRunPerAccount(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db := storetest.Open(t)
+		now := time.Now()
+		day := 24 * time.Hour
+		for _, acct := range []string{"acme", "bank", "lab", "hold"} {
+			for _, age := range []time.Duration{5 * day, 40 * day, 400 * day} {
+				id := fmt.Sprintf("%s-%d", acct, int(age/day))
+				if err := db.CreateJob(&store.Job{ID: id, Account: acct, Kind: store.KindLive, Status: store.StatusDone, CreatedAt: now.Add(-age)}); err != nil {
+					t.Fatal(err)
+				}
+				if err := db.PutUpload(&store.Upload{ID: "u-" + id, Account: acct, CreatedAt: now.Add(-age)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		days := func(d int) *int { return &d }
+		cfg := retention.Config{LiveDays: 30, UploadDays: 1, Accounts: []retention.Account{
+			{Account: "bank", LiveDays: days(365)},                     // uploads: the section's 1
+			{Account: "lab", LiveDays: days(3), UploadDays: days(100)}, // shorter, longer
+			{Account: "hold", LiveDays: days(0), UploadDays: days(0)},  // forever
+		}}
+		cfg.SetDefaults()
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- retention.Run(ctx, db, cfg, nil) }()
+		synctest.Wait()
+		cancel()
+		<-done
+		gone := map[string]bool{
+			"acme-40": true, "acme-400": true, "bank-400": true, "lab-5": true, "lab-40": true, "lab-400": true,
+			"u-acme-5": true, "u-acme-40": true, "u-acme-400": true, "u-bank-5": true, "u-bank-40": true, "u-bank-400": true, "u-lab-400": true,
+		}
+		for _, acct := range []string{"acme", "bank", "lab", "hold"} {
+			for _, d := range []int{5, 40, 400} {
+				id := fmt.Sprintf("%s-%d", acct, d)
+				_, err := db.Job(id)
+				if got := errors.Is(err, store.ErrNotFound); got != gone[id] {
+					t.Errorf("job %s deleted %t, want %t", id, got, gone[id])
+				}
+				_, err = db.Upload("u-" + id)
+				if got := errors.Is(err, store.ErrNotFound); got != gone["u-"+id] {
+					t.Errorf("upload u-%s deleted %t, want %t", id, got, gone["u-"+id])
+				}
+			}
+		}
+	})
 }

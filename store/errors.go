@@ -27,6 +27,17 @@ var (
 	ErrInvalid = errors.New("store: invalid argument")
 	// ErrEmpty is returned by ClaimNext when no job of the kind is queued.
 	ErrEmpty = errors.New("store: queue empty")
+	// ErrHeld is returned by DeleteJob when the job is under a legal hold
+	// (Job.Held): nothing is deleted. Doors answer 409.
+	ErrHeld = errcode.ErrConflict.Sub("store: job under legal hold", "job is under legal hold")
+)
+
+// The audit trail.
+var (
+	// ErrAuditBroken is returned (wrapped, naming the entry's Seq) by
+	// VerifyAuditLink when an entry does not follow the one before it: an
+	// entry edited, removed or reordered.
+	ErrAuditBroken = errors.New("store: audit chain broken")
 )
 
 // Blobs.
@@ -39,6 +50,18 @@ var (
 	// ErrNoSpace is returned (wrapping the system error) when the disk is
 	// full while writing a blob or committing a transaction.
 	ErrNoSpace = errcode.ErrNoSpace.Sub("store: no space left on device", "")
+)
+
+// Sealed data (encryption at rest, package store/sealed).
+var (
+	// ErrIntegrity is returned when a sealed record field or blob does not
+	// authenticate (tampered, truncated, reordered) or its data key is
+	// gone: the caller gets this error, never the bytes.
+	ErrIntegrity = errcode.ErrIntegrity.Sub("store: integrity check failed", "")
+	// ErrKeyMissing is returned by the sealing layer's Open when the store
+	// is sealed and no configured key-encryption key opens its data keys,
+	// naming the key ids it needs (never key bytes).
+	ErrKeyMissing = errors.New("store: data key missing")
 )
 
 // Opening and checking.

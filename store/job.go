@@ -71,10 +71,19 @@ type Job struct {
 	// recording (batchpass.go): "" none, BatchPassQueued or
 	// BatchPassRunning. A job with one is in the durable queue.
 	BatchPass BatchPassState `json:"batch_pass,omitempty"`
+	// HeldAt is when a legal hold was put on the job (POST
+	// /v2/pre-recorded/{id}/hold), zero while it has none; HeldBy is the
+	// admin key that put it. A held job is never expired by retention nor
+	// deleted (DeleteJob: ErrHeld) until the hold is released.
+	HeldAt time.Time `json:"held_at,omitzero"`
+	HeldBy string    `json:"held_by,omitempty"`
 
 	unreadable  []string // fields of the stored record dropped as unreadable (quarantine.go)
 	quarantined bool     // the quarantined form of such a record, not yet written back
 }
+
+// Held reports whether j is under a legal hold.
+func (j *Job) Held() bool { return !j.HeldAt.IsZero() }
 
 // MaxIDLen bounds job, upload and delivery ids (bbolt keys may not exceed 32 KiB).
 const MaxIDLen = 256
@@ -143,6 +152,7 @@ func ApplyUpdate(old *Job, fn UpdateFunc) (j *Job, ds []*Delivery, fnErr, err er
 	}
 	j.CreatedAt = j.CreatedAt.UTC()
 	j.CompletedAt = j.CompletedAt.UTC()
+	j.HeldAt = j.HeldAt.UTC()
 	if j.ID != old.ID || j.Account != old.Account || j.Kind != old.Kind || !j.CreatedAt.Equal(old.CreatedAt) {
 		return nil, nil, nil, fmt.Errorf("job %s: update changed id, account, kind or created_at: %w", old.ID, ErrInvalid)
 	}

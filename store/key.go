@@ -18,6 +18,11 @@ type Key struct {
 	Prefix    string    `json:"prefix"`  // first 8 characters of the secret, for display
 	CreatedAt time.Time `json:"created_at"`
 	RevokedAt time.Time `json:"revoked_at,omitzero"` // zero while active
+	// Scopes are the key's rights (store/scope.go); nil holds every scope,
+	// as every key made before scopes existed does.
+	Scopes []Scope `json:"scopes,omitempty"`
+	// ExpiresAt is when the key stops authenticating; zero never.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
 }
 
 // Active reports whether the key has not been revoked.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -32,7 +33,7 @@ type Store interface {
 	// Check verifies the backend's cross-references (tests, diagnostics).
 	Check() error
 
-	CreateKey(account string) (secret string, k Key, err error)
+	CreateKey(account string, g KeyGrant) (secret string, k Key, err error)
 	Keys() ([]Key, error)
 	Key(id string) (Key, error)
 	RevokeKey(id string) error
@@ -42,11 +43,14 @@ type Store interface {
 	CreateJob(j *Job) error
 	Job(id string) (*Job, error)
 	UpdateJob(id string, fn func(j *Job) ([]*Delivery, error)) (*Job, error)
+	// DeleteJob removes a job, its deliveries and its blob; a held job
+	// (Job.Held) is ErrHeld and stays.
 	DeleteJob(id string) error
 	ListJobs(q ListQuery) ([]*Job, error)
 	EachJob(q ListQuery, fn func(*Job) bool) error
 	CountJobs(kind Kind, status Status) (int, error)
-	ExpireJobs(kind Kind, before time.Time, limit int) ([]string, error)
+	// ExpireJobs never takes a held job (Job.Held).
+	ExpireJobs(kind Kind, cut Cutoff, limit int) ([]string, error)
 
 	ClaimNext(kind Kind) (*Job, error)
 	ClaimNextAfter(kind Kind, after string) (*Job, error)
@@ -59,7 +63,7 @@ type Store interface {
 	PutUpload(u *Upload) error
 	Upload(id string) (*Upload, error)
 	DeleteUpload(id string) error
-	ExpireUploads(before time.Time, limit int) ([]string, error)
+	ExpireUploads(cut Cutoff, limit int) ([]string, error)
 
 	EnqueueDelivery(d *Delivery) error
 	DueDeliveries(now time.Time, limit int) ([]*Delivery, error)
@@ -81,6 +85,24 @@ type Store interface {
 	// not local files (store/postgres): those are read with OpenBlob.
 	// It does not check the name; callers validate it with ValidName first.
 	LocalBlobPath(name string) (string, bool)
+
+	// AppendAudit chains the entries, in order, after the trail's head
+	// (AuditEntry.Chain: Seq, Prev and Hash set on each) and stores them in
+	// one transaction; each must pass PrepareAudit (else ErrInvalid and
+	// nothing is stored). Appends are serialised across every process
+	// sharing the backend, so a cluster keeps one chain.
+	AppendAudit(es ...*AuditEntry) error
+	// ListAudit returns the entries q selects, in sequence order or newest
+	// first (q.Newest), skipping q.Offset of them, at most q.Limit
+	// (CheckAuditQuery).
+	ListAudit(q AuditQuery) ([]*AuditEntry, error)
+	// AuditAnchor returns where the kept chain starts (AuditAnchor).
+	AuditAnchor() (AuditAnchor, error)
+	// ExpireAudit removes up to limit of the oldest entries that are
+	// older than before or beyond the newest maxEntries (0: no count
+	// bound), makes the last one removed the anchor, and returns how many
+	// it removed. A limit <= 0 is ErrInvalid.
+	ExpireAudit(before time.Time, maxEntries, limit int) (int, error)
 
 	// Cluster is the backend's capability as a store shared by several
 	// nodes, nil on a store one process owns (store/bolt).
@@ -169,14 +191,19 @@ func CheckDelivery(d *Delivery) error {
 }
 
 // Validate checks an upload before it is stored: an id of 1 to 256 bytes,
-// an account, and a Filename and Extension within MaxFilenameBytes. A
+// an account, and a Filename and Extension within MaxFilenameBytes (a
+// sealed Filename, SealedPrefix, within that bound sealed). A
 // failure wraps ErrInvalid.
 func (u *Upload) Validate() error {
 	if u.ID == "" || len(u.ID) > MaxIDLen || u.Account == "" {
 		return fmt.Errorf("upload: missing id or account: %w", ErrInvalid)
 	}
-	if len(u.Filename) > MaxFilenameBytes || len(u.Extension) > MaxFilenameBytes {
-		return fmt.Errorf("upload %s: filename of %d bytes > limit %d: %w", u.ID, len(u.Filename), MaxFilenameBytes, ErrInvalid)
+	limit := MaxFilenameBytes
+	if strings.HasPrefix(u.Filename, SealedPrefix) {
+		limit = maxSealedFilename // a sealing layer's form of a name within MaxFilenameBytes
+	}
+	if len(u.Filename) > limit || len(u.Extension) > MaxFilenameBytes {
+		return fmt.Errorf("upload %s: filename of %d bytes > limit %d: %w", u.ID, len(u.Filename), limit, ErrInvalid)
 	}
 	return nil
 }

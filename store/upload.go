@@ -19,3 +19,12 @@ type Upload struct {
 	CreatedAt     time.Time `json:"created_at"`
 	Blob          string    `json:"blob"` // blob holding the bytes
 }
+
+// SealedPrefix starts a record field that a sealing layer (store/sealed)
+// encrypted: the text is the prefix and the base64url of a nonce and an
+// AES-GCM ciphertext. Backends keep it as any string.
+const SealedPrefix = "es1."
+
+// maxSealedFilename bounds a sealed Filename: MaxFilenameBytes sealed
+// (12-byte nonce, 16-byte tag) in unpadded base64url, with SealedPrefix.
+const maxSealedFilename = len(SealedPrefix) + ((MaxFilenameBytes+28)*4+2)/3

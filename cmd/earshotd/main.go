@@ -30,7 +30,11 @@ commands:
   service install|uninstall|start|stop|status [--root DIR]
                            install earshotd.service (hardened systemd unit) and manage it
   backup --data-dir DIR FILE   write a consistent copy of the database (works while the daemon runs)
-  restore --data-dir DIR FILE  replace the database with a backup (daemon stopped; keeps earshot.db.bak)
+  restore --data-dir DIR [--key-file KEY ...] FILE
+                           replace the database with a backup (daemon stopped; keeps earshot.db.bak),
+                           and merge a sealed backup's data keys (FILE.keys) into DIR/keyring
+                           (--key-file: re-wrap them under the first KEY, for a backup from before a rotation)
+  audit verify             check the audit trail's hash chain; names the first broken entry (exit 1)
   kamailio config|dispatcher   print the Kamailio config (and node list) that spreads SIP calls over a cluster
 `
 
@@ -68,6 +72,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdBackup(ctx, args[1:], stdout, stderr)
 	case "restore":
 		return cmdRestore(ctx, args[1:], stdout, stderr)
+	case "audit":
+		return cmdAudit(ctx, args[1:], stdout, stderr)
 	case "kamailio":
 		return cmdKamailio(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":

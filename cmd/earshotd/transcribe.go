@@ -13,6 +13,7 @@ import (
 
 	"github.com/earshot-dev/earshot/app"
 	"github.com/earshot-dev/earshot/params"
+	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 )
 
@@ -54,7 +55,7 @@ func cmdTranscribe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	// The daemon's pipeline without a store or a server: the same
 	// engines, routing and add-ons, and the same request decoding.
-	tr, err := pipeline.New(cfg.Pipeline(), newLogger(stderr, cfg.LogLevel))
+	tr, err := pipeline.New(cfg.Pipeline(), recognizer.NewCPU(cfg.Sphinx.LiveDecodes), newLogger(stderr, cfg.LogLevel))
 	if err != nil {
 		return err
 	}

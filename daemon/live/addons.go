@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/earshot-dev/earshot/ingest"
+	"github.com/earshot-dev/earshot/transcript"
 
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/addons/llm"
@@ -138,13 +139,13 @@ func (s *session) realtime(id int, u recognizer.Utterance) {
 
 // realtimeMsg is a realtime add-on message: data carries results, error
 // the add-on's error (null on success).
-func realtimeMsg(typ, session string, env *pipeline.Envelope, uttID string, cu pipeline.Utterance) *message {
+func realtimeMsg(typ, session string, env *transcript.Envelope, uttID string, cu transcript.Utterance) *message {
 	return msg(typ, session, realtimeData{Results: env.Results, UtteranceID: uttID, Utterance: cu}).withError(env.Error)
 }
 
 // translationMsg is one `translation` message (PROTOCOL.md); out is nil on
 // error.
-func translationMsg(j liveTranslation, target string, out *recognizer.Utterance, aerr *pipeline.AddonError) *message {
+func translationMsg(j liveTranslation, target string, out *recognizer.Utterance, aerr *transcript.AddonError) *message {
 	var tu any
 	if out != nil {
 		tu = pipeline.ContractUtterance(*out, target)
@@ -271,6 +272,6 @@ func (s *session) postProcess(ctx context.Context, res *pipeline.Result) {
 }
 
 // postMsg is a post-processing message {error, data: {results}}.
-func postMsg(typ, session string, env *pipeline.Envelope) *message {
+func postMsg(typ, session string, env *transcript.Envelope) *message {
 	return msg(typ, session, resultsData{Results: env.Results}).withError(env.Error)
 }

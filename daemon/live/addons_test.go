@@ -15,6 +15,7 @@ import (
 	"github.com/earshot-dev/earshot/recognizer/openai"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/recognizer/pipeline/pipelinetest"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // collector is a client that keeps every message it is sent.
@@ -140,7 +141,7 @@ func TestLiveRealtime(t *testing.T) {
 	if e := res.SentimentAnalysis; e == nil || !e.Success || !strings.Contains(fmt.Sprint(e.Results), `"sentiment":`) {
 		t.Errorf("sentiment_analysis envelope %+v", e)
 	}
-	if e := res.Translation; e == nil || e.Success || e.Error == nil || e.Error.StatusCode != 501 || len(e.Results.([]pipeline.TranslationResult)) != 2 {
+	if e := res.Translation; e == nil || e.Success || e.Error == nil || e.Error.StatusCode != 501 || len(e.Results.([]transcript.TranslationResult)) != 2 {
 		t.Errorf("translation envelope without backend %+v", e)
 	}
 }
@@ -173,7 +174,7 @@ func TestLiveTranslation(t *testing.T) {
 	if first["error"] != nil || d["utterance_id"] != "5e55a0f1_1" || d["original_language"] != "en" || d["target_language"] != "fr" || tu == nil {
 		t.Fatalf("translation message %v", first)
 	}
-	if !strings.HasPrefix(tu["text"].(string), "(French) ") || tu["language"] != "fr" || tu["start"].(float64) != pipeline.Round3(u.Start) || tu["end"].(float64) != pipeline.Round3(u.End) {
+	if !strings.HasPrefix(tu["text"].(string), "(French) ") || tu["language"] != "fr" || tu["start"].(float64) != transcript.Round3(u.Start) || tu["end"].(float64) != transcript.Round3(u.End) {
 		t.Errorf("translated utterance %v", tu)
 	}
 	if data(msgs[4])["results"] != "The speakers talk about printing and dinner." {
@@ -187,10 +188,10 @@ func TestLiveTranslation(t *testing.T) {
 	if env == nil || !env.Success || env.IsEmpty || env.ExecTime <= 0 {
 		t.Fatalf("translation envelope %+v", env)
 	}
-	for i, tr := range env.Results.([]pipeline.TranslationResult) {
+	for i, tr := range env.Results.([]transcript.TranslationResult) {
 		target := []string{"fr", "es"}[i]
 		if tr.Error != nil || fmt.Sprint(tr.Languages) != "["+target+"]" || len(tr.Utterances) != 2 ||
-			tr.Utterances[0].Start != pipeline.Round3(u.Start) || tr.Utterances[0].Language != target || tr.FullTranscript == "" {
+			tr.Utterances[0].Start != transcript.Round3(u.Start) || tr.Utterances[0].Language != target || tr.FullTranscript == "" {
 			t.Errorf("translation result %d: %+v", i, tr)
 		}
 	}

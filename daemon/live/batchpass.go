@@ -14,6 +14,7 @@ import (
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // The batch pass: a live session's record is made as good as a
@@ -169,7 +170,7 @@ func (s *Service) batchTranscribe(ctx context.Context, job *store.Job) (res *pip
 
 // recognizerUtterances turns contract utterances back into the
 // recogniser's, for the add-ons that take those.
-func recognizerUtterances(us []pipeline.Utterance) []recognizer.Utterance {
+func recognizerUtterances(us []transcript.Utterance) []recognizer.Utterance {
 	out := make([]recognizer.Utterance, 0, len(us))
 	for _, u := range us {
 		ru := recognizer.Utterance{Start: u.Start, End: u.End, Confidence: u.Confidence, Channel: u.Channel, Text: u.Text, Language: u.Language}
@@ -261,7 +262,7 @@ func fillBatchPass(j *store.Job, res *pipeline.Result, cause error, took time.Du
 		}
 		md["transcription_pass"] = passBatch
 		md["batch_pass"] = batchPassDone
-		md["batch_pass_seconds"] = pipeline.Round3(took.Seconds())
+		md["batch_pass_seconds"] = transcript.Round3(took.Seconds())
 	} else {
 		md["batch_pass"] = batchPassFailed
 		md["batch_pass_error"] = errcode.Message(cause)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 	"time"
 
@@ -16,23 +15,21 @@ import (
 // that left a pass queued for the gate looks again this often.
 const GatePoll = 100 * time.Millisecond
 
-// batchGate keeps batch passes below live audio in priority. While any
-// live session exists, at most one segment of batch passes decodes at a
-// time (one core for live audio on a 2-core box). Live streams decode on
-// pools of their own, except calls when no telephone model is installed:
-// those share the wideband pool with batch passes, so a pass then takes a
-// decoder only when every channel of every live session (connected or
-// still to connect) could hold one at the same time as the passes do.
-// Remote engines are not gated: their capacity is not ours.
+// batchGate keeps batch passes below live audio in priority, by the
+// process's CPU policy (recognizer.CPU: at most one decoder for batch
+// passes while any live session exists). It tells the policy what the live
+// sessions could need: live streams decode on pools of their own, except
+// calls when no telephone model is installed: those share the wideband
+// pool with batch passes, so a pass then takes a decoder only when every
+// channel of every live session (connected or still to connect) could hold
+// one at the same time as the passes do. Remote engines are not gated:
+// their capacity is not ours.
 type batchGate struct {
-	s *Service
-
-	mu   sync.Mutex
-	held int           // guarded by mu: decoders held by batch passes
-	wake chan struct{} // guarded by mu: closed and replaced when held drops
+	s   *Service
+	cpu *recognizer.CPU
 }
 
-func newBatchGate(s *Service) *batchGate { return &batchGate{s: s, wake: make(chan struct{})} }
+func newBatchGate(s *Service, cpu *recognizer.CPU) *batchGate { return &batchGate{s: s, cpu: cpu} }
 
 // liveChannels is how many decoders the live sessions could need at once.
 func (g *batchGate) liveChannels() int {
@@ -55,56 +52,20 @@ func (g *batchGate) capacity() int {
 	return g.s.deps.Decoders
 }
 
-// openLocked reports whether a batch pass may take one more decoder with
-// live channels running.
-func (g *batchGate) openLocked(live int) bool {
-	limit := runtime.NumCPU()
-	if live > 0 {
-		limit = 1
-	}
-	return g.held < limit && g.held+live < g.capacity()
-}
+// demand is what the policy weighs a batch pass against.
+func (g *batchGate) demand() (live, capacity int) { return g.liveChannels(), g.capacity() }
 
 // open reports whether a batch pass could start decoding now (workers
 // claim a pass only then, so a closed gate does not hold a worker that a
 // pre-recorded job could use).
-func (g *batchGate) open() bool {
-	live := g.liveChannels()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.openLocked(live)
-}
+func (g *batchGate) open() bool { return g.cpu.BatchOpen(g.demand()) }
 
 // acquire waits until the gate lets one more decoder go to a batch pass.
 func (g *batchGate) acquire(ctx context.Context) error {
-	tick := time.NewTicker(GatePoll)
-	defer tick.Stop()
-	for {
-		live := g.liveChannels()
-		g.mu.Lock()
-		if g.openLocked(live) {
-			g.held++
-			g.mu.Unlock()
-			return nil
-		}
-		wake := g.wake
-		g.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		case <-wake:
-		case <-tick.C:
-		}
-	}
+	return g.cpu.BatchAcquire(ctx, GatePoll, g.demand)
 }
 
-func (g *batchGate) release() {
-	g.mu.Lock()
-	g.held--
-	close(g.wake)
-	g.wake = make(chan struct{})
-	g.mu.Unlock()
-}
+func (g *batchGate) release() { g.cpu.BatchRelease() }
 
 // wrap gates e's streams; the pipeline calls it on embedded engines only
 // (pipeline.Transcriber.Gate), remote ones are not ours to gate.

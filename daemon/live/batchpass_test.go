@@ -9,6 +9,7 @@ import (
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // TestBatchParams: the batch pass runs with the session's language, model,
@@ -59,7 +60,7 @@ func TestFillBatchPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	pb, _ := json.Marshal(lp)
-	live := &pipeline.Result{Transcription: pipeline.Transcription{FullTranscript: "live words", Utterances: []pipeline.Utterance{}}, Messages: []string{`{"type":"end_session"}`}}
+	live := &pipeline.Result{Transcription: transcript.Transcription{FullTranscript: "live words", Utterances: []transcript.Utterance{}}, Messages: []string{`{"type":"end_session"}`}}
 	lb, _ := json.Marshal(live)
 	job := func() *store.Job {
 		return &store.Job{ID: "j", Account: "a", Kind: store.KindLive, Status: store.StatusDone, Params: pb, Result: lb,
@@ -70,7 +71,7 @@ func TestFillBatchPass(t *testing.T) {
 			var cb struct {
 				Event   string
 				Payload struct {
-					Data struct{ Transcription pipeline.Transcription }
+					Data struct{ Transcription transcript.Transcription }
 				}
 			}
 			if err := json.Unmarshal(d.Body, &cb); err != nil {
@@ -86,7 +87,7 @@ func TestFillBatchPass(t *testing.T) {
 	want := []string{"live.post_transcript", "live.post_final_transcript", "live.end_session"}
 
 	j := job()
-	res := &pipeline.Result{Transcription: pipeline.Transcription{FullTranscript: "batch words", Utterances: []pipeline.Utterance{}}, PostSessionMetadata: map[string]any{"engine": "sphinx"}}
+	res := &pipeline.Result{Transcription: transcript.Transcription{FullTranscript: "batch words", Utterances: []transcript.Utterance{}}, PostSessionMetadata: map[string]any{"engine": "sphinx"}}
 	ds, err := fillBatchPass(j, res, nil, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -50,15 +50,6 @@ type Node struct {
 	URL string // its advertise_url: the base URL its clients reach
 }
 
-// Created is a live session just created (CreateLive): its job, the token
-// of its WebSocket URL, and the base URL of the node that runs it in a
-// cluster ("" on one box: the request's own).
-type Created struct {
-	Job     *store.Job
-	Token   string
-	NodeURL string
-}
-
 // orphanCode is the error_code of a live session whose node stopped while
 // it ran: the service that ran it became unavailable.
 const orphanCode = 503

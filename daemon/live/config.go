@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/earshot-dev/earshot/config"
+	"github.com/earshot-dev/earshot/ingest"
 )
 
 // Config configures live sessions (the live: section).
@@ -47,17 +48,13 @@ type Config struct {
 	// after POST /v2/live (error 408), releasing its slot; default 30s.
 	// TokenTTL still bounds reconnecting to a session that started.
 	ConnectTimeout time.Duration `yaml:"connect_timeout"`
-	// IdleTimeout finalises a connected session that sent nothing this long; default 60s.
-	IdleTimeout time.Duration `yaml:"idle_timeout"`
 	// ReconnectGrace finalises a session whose client went away and did not
 	// come back this long; default 30s.
 	ReconnectGrace time.Duration `yaml:"reconnect_grace"`
-	// MaxFrameBytes bounds one WebSocket frame; default 1 MiB.
-	MaxFrameBytes int `yaml:"max_frame_bytes"`
-	// MaxMessagesPerSecond bounds client frames per second per connection:
-	// a token bucket of that rate with a burst of one second's frames;
-	// default 500.
-	MaxMessagesPerSecond int `yaml:"max_messages_per_second"`
+	// SocketLimits are the client connection's bounds (idle_timeout,
+	// max_frame_bytes, max_messages_per_second), shared with the
+	// WebSocket door, which is given the same value (ingest/socket.go).
+	ingest.SocketLimits `yaml:",inline"`
 	// DecoderWait bounds the wait for a free decoder at speech start; default 3s.
 	DecoderWait time.Duration `yaml:"decoder_wait"`
 	// PartialInterval is the cadence of partial transcripts; default 250ms.
@@ -93,18 +90,10 @@ func (c *Config) SetDefaults() {
 	if c.ConnectTimeout == 0 {
 		c.ConnectTimeout = 30 * time.Second
 	}
-	if c.IdleTimeout == 0 {
-		c.IdleTimeout = time.Minute
-	}
 	if c.ReconnectGrace == 0 {
 		c.ReconnectGrace = 30 * time.Second
 	}
-	if c.MaxFrameBytes == 0 {
-		c.MaxFrameBytes = 1 << 20
-	}
-	if c.MaxMessagesPerSecond == 0 {
-		c.MaxMessagesPerSecond = 500
-	}
+	c.SocketLimits.SetDefaults()
 	if c.DecoderWait == 0 {
 		c.DecoderWait = 3 * time.Second
 	}
@@ -173,14 +162,9 @@ func (c Config) Validate() error {
 	if c.ConnectTimeout < time.Second {
 		errs = append(errs, config.Errorf("connect_timeout", "must be at least 1s"))
 	}
-	if c.IdleTimeout < 100*time.Millisecond || c.ReconnectGrace < 0 {
-		errs = append(errs, config.Errorf("idle_timeout", "must be at least 100ms; live.reconnect_grace >= 0"))
-	}
-	if c.MaxFrameBytes < 1024 || c.MaxFrameBytes > 64<<20 {
-		errs = append(errs, config.Errorf("max_frame_bytes", "must be 1 KiB to 64 MiB"))
-	}
-	if c.MaxMessagesPerSecond < 1 {
-		errs = append(errs, config.Errorf("max_messages_per_second", "must be at least 1"))
+	errs = append(errs, c.SocketLimits.Validate())
+	if c.ReconnectGrace < 0 {
+		errs = append(errs, config.Errorf("reconnect_grace", "must be 0 or more, not %s", c.ReconnectGrace))
 	}
 	if c.PartialInterval <= 0 || c.PartialInterval > 500*time.Millisecond {
 		errs = append(errs, config.Errorf("partial_interval", "must be > 0 and <= 500ms"))

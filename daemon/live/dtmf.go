@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/earshot-dev/earshot/ingest"
-	"github.com/earshot-dev/earshot/recognizer/pipeline"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // DTMF keys (PROTOCOL.md, DTMF). Every key of a call, whatever its source
@@ -106,11 +106,11 @@ func (s *session) key(k ingest.Key, at float64) {
 		}
 	} else {
 		d := dtmfData{
-			Duration: pipeline.Round3(math.Min(k.Duration, ingest.MaxKeyDuration)),
+			Duration: transcript.Round3(math.Min(k.Duration, ingest.MaxKeyDuration)),
 			Index:    s.keys.count,
 			Masked:   !s.p.PCI.DTMFInClear || s.paused,
 			Source:   k.Source,
-			Time:     pipeline.Round3(at),
+			Time:     transcript.Round3(at),
 		}
 		if !d.Masked {
 			digit := string(k.Digit)

@@ -12,6 +12,7 @@ import (
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // finish runs the end of the session once: the recogniser's last finals,
@@ -74,7 +75,7 @@ func (s *session) finish(ctx context.Context, failure string) {
 	s.send(msg(typePostTranscript, s.id, res.Transcription))
 	s.postProcess(ctx, res)
 	// Recognising while the audio came, then the end's work up to here.
-	res.Metadata.TranscriptionTime = pipeline.Round3((s.busy + time.Since(finishing)).Seconds())
+	res.Metadata.TranscriptionTime = transcript.Round3((s.busy + time.Since(finishing)).Seconds())
 	s.send(msg(typePostFinalTranscript, s.id, res))
 	s.answerLater()
 	s.send(msg(typeEndSession, s.id, nil))
@@ -252,7 +253,7 @@ func (s *session) onEvent(ev recognizer.Event) {
 		if s.inPause(ev.Time) {
 			return // heard in silence the session put there: nothing to say
 		}
-		s.send(msg(ev.Kind.String(), s.id, speechData{Time: pipeline.Round3(ev.Time), Channel: ev.Channel}))
+		s.send(msg(ev.Kind.String(), s.id, speechData{Time: transcript.Round3(ev.Time), Channel: ev.Channel}))
 	case recognizer.EventPartial, recognizer.EventFinal:
 		u := ev.Utterance
 		if u.Language == "" {

@@ -21,7 +21,7 @@ import (
 func inbandSession(t *testing.T, f media.Format, on bool) *session {
 	t.Helper()
 	s := pauseSession(f)
-	s.svc = &Service{cfg: Config{MaxFrameBytes: 1 << 20}}
+	s.svc = &Service{cfg: Config{SocketLimits: ingest.SocketLimits{MaxFrameBytes: 1 << 20}}}
 	s.p.MessagesConfig.ReceiveDTMFEvents = true
 	s.p.PCI.InbandDTMF = on
 	s.p.Encoding, s.p.SampleRate, s.p.BitDepth = map[media.Encoding]string{media.MuLaw: "wav/ulaw", media.ALaw: "wav/alaw", media.LinearPCM: "wav/pcm"}[f.Encoding], f.SampleRate, f.BitDepth

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/earshot-dev/earshot/errcode"
+	"github.com/earshot-dev/earshot/ingest"
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/recognizer"
 )
@@ -31,23 +32,6 @@ const maxPausedSpans = 1000
 // on this node: it has ended, or another node of the cluster runs it (409).
 var ErrNotRunning = errcode.ErrConflict.Sub("live: session not running here", "the live session has ended or runs on another node")
 
-// Span is one paused interval, in seconds of the session's audio.
-type Span struct {
-	Start float64 `json:"start"`
-	End   float64 `json:"end"`
-}
-
-// PauseState is a session's pause state after a pause or resume request:
-// whether it is paused and since when (Since: the current pause's start,
-// or the last resume's time; 0 when it never paused), and the spans paused
-// so far (the current one ending now).
-type PauseState struct {
-	ID     string  `json:"id"`
-	Paused bool    `json:"paused"`
-	Since  float64 `json:"since"`
-	Spans  []Span  `json:"paused_intervals"`
-}
-
 // pauseData is the data of the paused, resumed, pause_recording and
 // resume_recording messages.
 type pauseData struct {
@@ -61,7 +45,7 @@ type pauseReq struct {
 }
 
 type pauseReply struct {
-	st  PauseState
+	st  ingest.PauseState
 	err error
 }
 
@@ -77,10 +61,10 @@ func (r pauseReq) handle(s *session) {
 
 // Pause pauses (pause true) or resumes the session id running on this node.
 // Asking for the state it is in changes nothing and answers the same.
-func (s *Service) Pause(ctx context.Context, id string, pause bool) (PauseState, error) {
+func (s *Service) Pause(ctx context.Context, id string, pause bool) (ingest.PauseState, error) {
 	sess := s.lookup(id)
 	if sess == nil {
-		return PauseState{}, &errcode.Error{Kind: ErrNotRunning, Msg: fmt.Sprintf("live session %s has ended or runs on another node", id)}
+		return ingest.PauseState{}, &errcode.Error{Kind: ErrNotRunning, Msg: fmt.Sprintf("live session %s has ended or runs on another node", id)}
 	}
 	st, err := sess.askPause(ctx, -1, pause)
 	if errors.Is(err, ErrSessionEnded) {
@@ -91,10 +75,10 @@ func (s *Service) Pause(ctx context.Context, id string, pause bool) (PauseState,
 
 // askPause hands a pause or resume to the session's goroutine and waits for
 // its answer.
-func (s *session) askPause(ctx context.Context, gen int, pause bool) (PauseState, error) {
+func (s *session) askPause(ctx context.Context, gen int, pause bool) (ingest.PauseState, error) {
 	reply := make(chan pauseReply, 1)
 	if err := s.call(ctx, pauseReq{gen: gen, pause: pause, reply: reply}); err != nil {
-		return PauseState{}, err
+		return ingest.PauseState{}, err
 	}
 	r, err := await(ctx, s, reply)
 	if err == nil {
@@ -124,7 +108,7 @@ func (s *session) now() float64 {
 // setPaused is pauseReq's work: it changes the state when it differs,
 // sending paused or resumed, and acknowledges a WebSocket client's request
 // (acks) as stop_recording is, every time.
-func (s *session) setPaused(pause, acks bool) PauseState {
+func (s *session) setPaused(pause, acks bool) ingest.PauseState {
 	now := s.now()
 	if pause != s.paused {
 		s.paused = pause
@@ -156,7 +140,7 @@ func (s *session) pauseAt(now float64) {
 	case last >= 0 && (s.spans[last].End >= now || len(s.spans) >= maxPausedSpans):
 		s.spans[last].End = -1 // reopened
 	default:
-		s.spans = append(s.spans, Span{Start: now, End: -1})
+		s.spans = append(s.spans, ingest.PausedSpan{Start: now, End: -1})
 	}
 	s.flushRecogniser()
 	s.log.Info("live session paused", "audio_seconds", now)
@@ -165,9 +149,9 @@ func (s *session) pauseAt(now float64) {
 	}
 }
 
-// pauseState is the session's state as PauseState.
-func (s *session) pauseState() PauseState {
-	st := PauseState{ID: s.id, Paused: s.paused, Spans: s.pausedSpans(s.now())}
+// pauseState is the session's state as ingest.PauseState.
+func (s *session) pauseState() ingest.PauseState {
+	st := ingest.PauseState{ID: s.id, Paused: s.paused, Spans: s.pausedSpans(s.now())}
 	if n := len(s.spans); n > 0 {
 		st.Since = s.spans[n-1].End
 		if s.paused {
@@ -180,8 +164,8 @@ func (s *session) pauseState() PauseState {
 // pausedSpans is the spans so far, the open one ending at end, without the
 // closed ones that hold no audio (a pause and a resume with none between
 // them paused nothing); nil when there are none.
-func (s *session) pausedSpans(end float64) []Span {
-	var out []Span
+func (s *session) pausedSpans(end float64) []ingest.PausedSpan {
+	var out []ingest.PausedSpan
 	for _, sp := range s.spans {
 		open := sp.End < 0
 		if open {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/earshot-dev/earshot/ingest"
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
@@ -39,7 +40,7 @@ func TestPauseSpans(t *testing.T) {
 	t.Logf("seed %d (-pause-seed)", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	s := pauseSession(pcm16)
-	var truth []Span // what was really paused, each request's state kept
+	var truth []ingest.PausedSpan // what was really paused, each request's state kept
 	paused := false
 	for i := range 5 * maxPausedSpans {
 		s.received += int64(rng.IntN(4)) * 160 // 0, 5, 10 or 15 ms of 16-bit 16 kHz
@@ -58,7 +59,7 @@ func TestPauseSpans(t *testing.T) {
 		now := s.now()
 		switch {
 		case want && !paused:
-			truth = append(truth, Span{Start: now, End: -1})
+			truth = append(truth, ingest.PausedSpan{Start: now, End: -1})
 		case !want && paused:
 			truth[len(truth)-1].End = now
 		}
@@ -90,7 +91,7 @@ func TestPauseSpans(t *testing.T) {
 	}
 }
 
-func inSpans(spans []Span, t float64) bool {
+func inSpans(spans []ingest.PausedSpan, t float64) bool {
 	for _, sp := range spans {
 		if t >= sp.Start && t < sp.End {
 			return true
@@ -105,7 +106,7 @@ func TestPauseNothing(t *testing.T) {
 	s := pauseSession(pcm16)
 	s.received = 32000
 	s.setPaused(true, false)
-	if st := s.pauseState(); !st.Paused || st.Since != 1 || len(st.Spans) != 1 || st.Spans[0] != (Span{1, 1}) {
+	if st := s.pauseState(); !st.Paused || st.Since != 1 || len(st.Spans) != 1 || st.Spans[0] != (ingest.PausedSpan{Start: 1, End: 1}) {
 		t.Fatalf("open pause: %+v", st)
 	}
 	s.setPaused(false, false)
@@ -115,7 +116,7 @@ func TestPauseNothing(t *testing.T) {
 	s.setPaused(true, false)
 	s.received += 16000
 	s.setPaused(false, false)
-	if st := s.pauseState(); len(st.Spans) != 1 || st.Spans[0] != (Span{1, 1.5}) || st.Since != 1.5 {
+	if st := s.pauseState(); len(st.Spans) != 1 || st.Spans[0] != (ingest.PausedSpan{Start: 1, End: 1.5}) || st.Since != 1.5 {
 		t.Fatalf("after a pause of 0.5 s: %+v", st)
 	}
 }
@@ -162,7 +163,7 @@ func TestSilenceFill(t *testing.T) {
 // and rebuilds its text and times.
 func TestUnpaused(t *testing.T) {
 	s := pauseSession(pcm16)
-	s.spans = []Span{{Start: 1, End: 2}, {Start: 3, End: -1}}
+	s.spans = []ingest.PausedSpan{{Start: 1, End: 2}, {Start: 3, End: -1}}
 	w := func(word string, start float64) recognizer.Word {
 		return recognizer.Word{Word: word, Start: start, End: start + 0.2}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // Recover handles a live job a crash or restart left open (before Run):
@@ -78,9 +79,9 @@ func (s *Service) Recover(ctx context.Context, id string) {
 		if info != nil {
 			dur = info.Duration
 		}
-		j.File = liveFileRecord(j.ID, p.Channels, pipeline.Round3(dur))
+		j.File = liveFileRecord(j.ID, p.Channels, transcript.Round3(dur))
 		if res == nil {
-			res = &pipeline.Result{Transcription: pipeline.Transcription{Languages: []string{s.pl.Engines.Embedded().Languages()[0]}, Utterances: []pipeline.Utterance{}}}
+			res = &pipeline.Result{Transcription: transcript.Transcription{Languages: []string{s.pl.Engines.Embedded().Languages()[0]}, Utterances: []transcript.Utterance{}}}
 		}
 		res.Messages = []string{}
 		j.Result, _ = json.Marshal(res)

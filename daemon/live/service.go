@@ -75,6 +75,11 @@ type Deps struct {
 	// on, which the batch pass's gate counts against when live calls
 	// share it (batchpass_gate.go).
 	Decoders int
+	// CPU is the process's CPU admission policy, the one its engines were
+	// given (recognizer.CPU): the sessions' box meter and the batch
+	// passes' gate. Nil: a policy of the service's own, live decodes
+	// unbounded (tests).
+	CPU *recognizer.CPU
 	// Log is the service's logger; nil is silent.
 	Log *slog.Logger
 	// Cluster is the shared store of a cluster (cluster.go), nil on one
@@ -135,7 +140,6 @@ func New(cfg Config, deps Deps) *Service {
 		cfg: cfg, deps: deps, db: deps.Store, pl: deps.Pipeline, log: deps.Log,
 		caps: deps.Pipeline.Capabilities(),
 		stop: make(chan struct{}), sessions: map[string]*session{},
-		box: recognizer.NewBoxLoad(),
 		created: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "earshot_live_sessions_total", Help: "Live sessions created since start (every door).",
 		}),
@@ -155,7 +159,12 @@ func New(cfg Config, deps Deps) *Service {
 		s.keys.WithLabelValues(src)
 	}
 	s.halt, s.haltNow = context.WithCancelCause(context.Background())
-	s.gate = newBatchGate(s)
+	cpu := deps.CPU
+	if cpu == nil {
+		cpu = recognizer.NewCPU(-1)
+	}
+	s.box = cpu.Box()
+	s.gate = newBatchGate(s, cpu)
 	return s
 }
 
@@ -229,16 +238,16 @@ func (s *Service) Sessions() int {
 // while it has room, else, in a cluster, on another node with room
 // (cluster.go), whose base URL it names. keyID is the API key asking:
 // revoking it ends the session.
-func (s *Service) CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (Created, error) {
+func (s *Service) CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (ingest.LiveCreated, error) {
 	p, err := params.DecodeLive(body, s.caps)
 	if err != nil {
-		return Created{}, err
+		return ingest.LiveCreated{}, err
 	}
 	if err := s.route(p); err != nil {
-		return Created{}, err
+		return ingest.LiveCreated{}, err
 	}
 	if region != "" && region != "us-west" && region != "eu-west" {
-		return Created{}, &errcode.ValidationError{Problems: []string{"region must be one of us-west, eu-west"}}
+		return ingest.LiveCreated{}, &errcode.ValidationError{Problems: []string{"region must be one of us-west, eu-west"}}
 	}
 	psm := map[string]any{}
 	if region != "" {
@@ -248,13 +257,13 @@ func (s *Service) CreateLive(ctx context.Context, account, keyID, requestID stri
 		CustomMetadata: p.CustomMetadata, PostSessionMetadata: psm}
 	_, nodeURL, err := s.create(job, p, true)
 	if err != nil {
-		return Created{}, err
+		return ingest.LiveCreated{}, err
 	}
 	tok, err := s.token(job.ID, job.CreatedAt.Add(s.cfg.TokenTTL))
 	if err != nil {
-		return Created{}, err
+		return ingest.LiveCreated{}, err
 	}
-	return Created{Job: job, Token: tok, NodeURL: nodeURL}, nil
+	return ingest.LiveCreated{ID: job.ID, CreatedAt: job.CreatedAt, Token: tok, NodeURL: nodeURL}, nil
 }
 
 // OpenLive opens a live session for a door without an HTTP request of its

@@ -17,6 +17,7 @@ import (
 	"github.com/earshot-dev/earshot/recognizer/addons/pii"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // Session tuning that is not configuration.
@@ -84,7 +85,7 @@ type session struct {
 	addons     *liveAddons         // realtime add-ons, nil until used (addons.go)
 	busy       time.Duration       // time spent in the recogniser (result.metadata.transcription_time)
 	paused     bool                // audio is stored and recognised as silence (pause.go)
-	spans      []Span              // the paused spans, the open one's End -1; at most maxPausedSpans
+	spans      []ingest.PausedSpan // the paused spans, the open one's End -1; at most maxPausedSpans
 	quiet      []byte              // the silence written for paused audio, reused
 	keys       keyState            // the DTMF keys (dtmf.go)
 	inband     *inband             // in-band DTMF detection (inband.go), nil when off
@@ -113,7 +114,7 @@ func (s *Service) newSession(job *store.Job, p *params.Live, connectBy time.Time
 		pii:    newPIIStream(p),
 	}
 	if p.PCI.StartPaused {
-		sess.paused, sess.spans = true, []Span{{Start: 0, End: -1}}
+		sess.paused, sess.spans = true, []ingest.PausedSpan{{Start: 0, End: -1}}
 	}
 	path, err := s.deps.Recordings.RecordingPath(job.Blob)
 	if err != nil {
@@ -309,14 +310,13 @@ func (s *Service) recogniserConfig(p *params.Live) recognizer.LiveConfig {
 	// its default).
 	threshold := p.PreProcessing.SpeechThreshold
 	cfg := recognizer.LiveConfig{
-		Channels:              p.Channels,
-		Language:              p.Language(),
-		Endpointing:           time.Duration(p.Endpointing * float64(time.Second)),
-		MaxWithoutEndpointing: time.Duration(p.MaximumDurationWithoutEndpointing * float64(time.Second)),
-		SpeechThreshold:       &threshold,
-		AudioEnhancer:         p.PreProcessing.AudioEnhancer,
-		Partials:              p.MessagesConfig.ReceivePartialTranscripts || p.Callback && p.CallbackConfig.ReceivePartialTranscripts,
-		PartialInterval:       s.cfg.PartialInterval,
+		Channels:        p.Channels,
+		Language:        p.Language(),
+		Endpointing:     p.Endpointing, // as params decoded and bounded it
+		SpeechThreshold: &threshold,
+		AudioEnhancer:   p.PreProcessing.AudioEnhancer,
+		Partials:        p.MessagesConfig.ReceivePartialTranscripts || p.Callback && p.CallbackConfig.ReceivePartialTranscripts,
+		PartialInterval: s.cfg.PartialInterval,
 		// Narrowband sessions decode as they arrive too, in segments
 		// through short pauses (recognizer/live_segment.go): as accurate
 		// as one pass per utterance with the channel's normalisation, at
@@ -417,7 +417,7 @@ func (s *session) secondsAt(off int64) float64 {
 	if off < 0 {
 		off = 0
 	}
-	return pipeline.Round3(float64(off/int64(s.format.FrameSize())) / float64(s.format.SampleRate))
+	return transcript.Round3(float64(off/int64(s.format.FrameSize())) / float64(s.format.SampleRate))
 }
 
 // pendingBytes is the number of bytes held short of a whole frame.
@@ -439,7 +439,7 @@ func (s *session) stop(ctx context.Context, gen int, acks bool) error {
 	if s.stopped || s.wantsAcks(acks) {
 		left := 0.0 // the audio the recogniser has not been handed yet
 		if len(s.backlog) > 0 {
-			left = pipeline.Round3(float64(len(s.backlog[0])) / recognizer.SampleRate)
+			left = transcript.Round3(float64(len(s.backlog[0])) / recognizer.SampleRate)
 		}
 		s.deliver(msg(typeStopRecording, s.id, stopData{RecordingDuration: dur, RecordingLeftToProcess: left}).ack(true, ""), acks)
 	}

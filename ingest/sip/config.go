@@ -132,6 +132,13 @@ type Route struct {
 	// offer over UDP gets 488; a best-effort RTP/AVP one is answered
 	// plain). For labs; default false.
 	AllowSDESWithoutTLS bool `yaml:"allow_sdes_without_tls"`
+
+	// live is Live (or Options) decoded when the configuration is loaded
+	// (SetDefaults, decodeOptions; route_options.go), every default when
+	// neither is set; liveErr is why they do not decode, which Validate
+	// reports. Every call of the route is handed live as it is.
+	live    *params.Live
+	liveErr error
 }
 
 // doorFields are the live options the door sets from the SDP.
@@ -172,6 +179,7 @@ func (c *Config) SetDefaults() {
 		if c.Routes[i].SRTP == "" {
 			c.Routes[i].SRTP = srtpOptional
 		}
+		c.Routes[i].decodeOptions()
 	}
 }
 
@@ -256,7 +264,7 @@ func (c Config) Validate() error {
 				door = true
 			}
 		}
-		if _, err := params.DecodeLiveOptions(r.options()); err != nil && !door {
+		if err := r.optionsErr(); err != nil && !door {
 			var ve *params.ValidationError
 			if errors.As(err, &ve) {
 				add(key+".live", "%s", strings.Join(ve.Problems, "; "))
@@ -279,13 +287,6 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func (r Route) options() map[string]any {
-	if r.Live != nil {
-		return r.Live
-	}
-	return r.Options
 }
 
 func parsePorts(s string) (int, int, error) {

@@ -19,7 +19,6 @@ import (
 	"github.com/earshot-dev/earshot/ingest"
 	"github.com/earshot-dev/earshot/ingest/rtp"
 	"github.com/earshot-dev/earshot/internal/acceptloop"
-	"github.com/earshot-dev/earshot/params"
 )
 
 // Opener opens a live session for a call; the daemon implements it.
@@ -31,8 +30,7 @@ type Opener interface {
 type route struct {
 	Route
 	nets   []netip.Prefix
-	live   *params.Live // the route's live options, decoded once; the job service does not change them
-	active int          // guarded by Server.mu
+	active int // guarded by Server.mu
 
 	// clientCAs pin the route's callers' TLS certificates; nil: not
 	// pinned (mtls.go). ReloadTLS swaps them.
@@ -120,11 +118,7 @@ func New(cfg Config, opener Opener, log *slog.Logger) (*Server, error) {
 	}
 	for _, r := range cfg.Routes {
 		nets, _ := parseNets(r.Source)
-		opts, err := params.DecodeLiveOptions(r.options()) // checked by Validate
-		if err != nil {
-			return nil, fmt.Errorf("sip: route %q: %w", r.User, err)
-		}
-		rt := &route{Route: r, nets: nets, live: opts}
+		rt := &route{Route: r, nets: nets} // r.live: decoded at load, checked by Validate
 		if r.TLSClientCA != "" {
 			pool, err := loadClientCAs(r.TLSClientCA)
 			if err != nil {

@@ -9,8 +9,10 @@
 //     config.Problem for a config key).
 //   - No config struct is mirrored: two structs in different packages that
 //     share three or more yaml keys of the same field name and type, at least
-//     half of the smaller one's, are a failure; a module owns its Config and
-//     the file's root (package app) holds it.
+//     half of the smaller one's, are a failure, and so is a struct without
+//     yaml keys holding three or more of a section's fields by name and type
+//     (a section copied field by field, as api.LiveLimits copied live's); a
+//     module owns its Config and the file's root (package app) holds it.
 //   - Imports point the way ARCHITECTURE.md draws them: no package depends,
 //     directly or through others, on one its rules forbid it (importRules
 //     in imports_test.go: daemon/live on daemon or store/postgres, the

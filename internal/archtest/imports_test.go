@@ -20,18 +20,27 @@ var importRules = []struct {
 		"the pipeline never imports the daemon (recognizer/pipeline/doc.go)"},
 	{[]string{"daemon"}, []string{"api", "ingest/sip", "ingest/webrtc"},
 		"the daemon imports no door: cmd/earshotd joins them (daemon/doc.go)"},
-	{[]string{"quota", "admin", "metrics", "retention", "callback", "ingest/fetch"}, []string{"daemon"},
+	{[]string{"quota", "admin", "metrics", "retention", "callback", "audit", "ingest/fetch"}, []string{"daemon"},
 		"a module the daemon runs declares what it needs of it as an interface"},
-	{[]string{"api"}, []string{"daemon"},
-		"the HTTP door reaches the job service only through the interfaces it declares (api/server.go, issue 39)"},
+	{[]string{"api"}, []string{"daemon", "daemon/live", "recognizer/pipeline", "recognizer/sphinx", "store/bolt", "store/postgres", "go.etcd.io/bbolt"},
+		"the HTTP door depends on the interfaces it declares (api/server.go, api/live.go), errcode, params, store's contract, ingest's door contract and transcript's result shapes: no job service, engine or backend (issue 39)"},
 	{[]string{"daemon/live"}, []string{"daemon"},
 		"daemon/live declares what it needs as Store, Recordings, Signals and Cluster (daemon/live/doc.go)"},
-	{[]string{"store"}, []string{"store/bolt", "store/postgres"},
+	{[]string{"store/sealed"}, []string{"store/bolt", "store/postgres"},
+		"the sealing layer wraps any store.Store: it names no backend (store/sealed/doc.go, issue 40)"},
+	{[]string{"store"}, []string{"store/bolt", "store/postgres", "store/sealed"},
 		"store is the contract only: interfaces, domain types, errors, the record rules (store/doc.go, issue 39)"},
-	{[]string{"daemon", "daemon/live", "api", "ingest/sip", "ingest/webrtc", "callback", "retention", "quota", "admin", "metrics", "ingest/fetch"},
-		[]string{"store/bolt", "store/postgres"},
+	{[]string{"daemon", "daemon/live", "api", "ingest/sip", "ingest/webrtc", "callback", "retention", "quota", "admin", "metrics", "audit", "ingest/fetch"},
+		[]string{"store/bolt", "store/postgres", "store/sealed"},
 		"only the composition root names a store backend: app.OpenStore opens it, the rest hold a store.Store (app/store.go, issue 39)"},
 }
+
+// pendingRules are dependencies importRules forbids that the tree still
+// has, each with the change that removes it: TestImportDirection logs them
+// instead of failing, and fails once one is gone, so that its line here
+// goes too and the rule holds from then on. None now (api's bbolt went
+// with the store split).
+var pendingRules = map[[2]string]string{}
 
 // modulePath is the module's path, from go.mod's module line.
 func modulePath(t *testing.T) string {
@@ -52,8 +61,10 @@ func modulePath(t *testing.T) string {
 }
 
 // importGraph is the module's non-test import graph: for each package
-// (its directory from the module root), the module's packages it imports,
-// each with the first file that imports it.
+// (its directory from the module root), the module's packages it imports
+// and the third-party ones (by their import path: "go.etcd.io/bbolt";
+// their own imports are not followed), each with the first file that
+// imports it.
 type importGraph map[string]map[string]string
 
 func readImports(t *testing.T) importGraph {
@@ -72,12 +83,22 @@ func readImports(t *testing.T) importGraph {
 				t.Fatalf("%s: import %s: %v", sf.rel, im.Path.Value, err)
 			}
 			dep, ok := strings.CutPrefix(path, mod)
+			if !ok && thirdParty(path) {
+				dep, ok = path, true
+			}
 			if _, seen := g[pkg][dep]; ok && !seen {
 				g[pkg][dep] = filepath.ToSlash(sf.rel)
 			}
 		}
 	}
 	return g
+}
+
+// thirdParty reports whether an import path is another module's, not the
+// standard library's: its first element has a dot.
+func thirdParty(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return strings.Contains(first, ".")
 }
 
 // chain returns how from depends on to, one hop a step ("daemon/live/x.go
@@ -116,8 +137,15 @@ func TestImportDirection(t *testing.T) {
 				continue
 			}
 			for _, to := range r.to {
-				if hops := g.chain(from, to); hops != nil {
+				hops := g.chain(from, to)
+				until, pending := pendingRules[[2]string{from, to}]
+				switch {
+				case hops != nil && pending:
+					t.Logf("pending: %s depends on %s until the %s: %s", from, to, until, strings.Join(hops, ", "))
+				case hops != nil:
 					t.Errorf("%s depends on %s: %s; %s", from, to, strings.Join(hops, ", "), r.why)
+				case pending:
+					t.Errorf("%s no longer depends on %s: remove its line from pendingRules (imports_test.go), so the rule holds", from, to)
 				}
 			}
 		}
@@ -138,5 +166,15 @@ func TestImportChain(t *testing.T) {
 	}
 	if hops := g.chain("store/postgres", "daemon/live"); hops != nil {
 		t.Errorf("chain against the direction = %v, want none", hops)
+	}
+	g = importGraph{"api": {"store": "api/list.go"}, "store": {"go.etcd.io/bbolt": "store/db.go"}}
+	want = "api/list.go imports store, store/db.go imports go.etcd.io/bbolt"
+	if got := strings.Join(g.chain("api", "go.etcd.io/bbolt"), ", "); got != want {
+		t.Errorf("chain to another module = %q, want %q", got, want)
+	}
+	for path, want := range map[string]bool{"go.etcd.io/bbolt": true, "github.com/valyala/fasthttp": true, "net/http": false, "encoding/json": false} {
+		if thirdParty(path) != want {
+			t.Errorf("thirdParty(%s) = %v, want %v", path, !want, want)
+		}
 	}
 }

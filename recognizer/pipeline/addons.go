@@ -19,6 +19,7 @@ import (
 	"github.com/earshot-dev/earshot/recognizer/addons/spelling"
 	"github.com/earshot-dev/earshot/recognizer/addons/subtitles"
 	"github.com/earshot-dev/earshot/recognizer/addons/summarize"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // llmClient is the backend's config with a request's own model, when it
@@ -259,42 +260,42 @@ func (b *backend) Answer(ctx context.Context, model, transcript string, prompts 
 
 // addonError maps an add-on failure to the envelope's AddonError. Messages
 // carry no transcript and no credential (the llm package's errors do not).
-func addonError(err error) *AddonError {
+func addonError(err error) *transcript.AddonError {
 	var be *llm.BackendError
 	var le *languageError
 	switch {
 	case errors.As(err, &le):
-		return &AddonError{StatusCode: 422, Exception: "UnsupportedLanguage", Message: le.Error()}
+		return &transcript.AddonError{StatusCode: 422, Exception: "UnsupportedLanguage", Message: le.Error()}
 	case errors.Is(err, recognizer.ErrNotConfigured):
-		return &AddonError{StatusCode: 501, Exception: "NotConfigured", Message: err.Error()}
+		return &transcript.AddonError{StatusCode: 501, Exception: "NotConfigured", Message: err.Error()}
 	// The backend's address, its answers and the network error stay in the
 	// log (Addons.envelope logs them): tenants get the class only.
 	case errors.As(err, &be):
-		return &AddonError{StatusCode: 502, Exception: "BackendError", Message: "the language-model backend answered an error"}
+		return &transcript.AddonError{StatusCode: 502, Exception: "BackendError", Message: "the language-model backend answered an error"}
 	case errors.Is(err, llm.ErrUnavailable):
-		return &AddonError{StatusCode: 503, Exception: "BackendUnavailable", Message: "the language-model backend is unreachable"}
+		return &transcript.AddonError{StatusCode: 503, Exception: "BackendUnavailable", Message: "the language-model backend is unreachable"}
 	case errors.Is(err, llm.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
-		return &AddonError{StatusCode: 504, Exception: "Timeout", Message: "the language-model backend did not answer in time"}
+		return &transcript.AddonError{StatusCode: 504, Exception: "Timeout", Message: "the language-model backend did not answer in time"}
 	case errors.Is(err, llm.ErrMalformed):
-		return &AddonError{StatusCode: 502, Exception: "MalformedResponse", Message: "the language-model backend sent an unusable answer"}
+		return &transcript.AddonError{StatusCode: 502, Exception: "MalformedResponse", Message: "the language-model backend sent an unusable answer"}
 	case errors.Is(err, llm.ErrTooLarge):
-		return &AddonError{StatusCode: 413, Exception: "InputTooLarge", Message: err.Error()}
+		return &transcript.AddonError{StatusCode: 413, Exception: "InputTooLarge", Message: err.Error()}
 	case errors.Is(err, subtitles.ErrInvalidConfig), errors.Is(err, diarization.ErrConfig):
-		return &AddonError{StatusCode: 400, Exception: "InvalidConfig", Message: err.Error()}
+		return &transcript.AddonError{StatusCode: 400, Exception: "InvalidConfig", Message: err.Error()}
 	case errors.Is(err, context.Canceled):
-		return &AddonError{StatusCode: 499, Exception: "Cancelled", Message: err.Error()}
+		return &transcript.AddonError{StatusCode: 499, Exception: "Cancelled", Message: err.Error()}
 	case errors.Is(err, errcode.ErrAtCapacity):
-		return &AddonError{StatusCode: 503, Exception: "AtCapacity", Message: err.Error()}
+		return &transcript.AddonError{StatusCode: 503, Exception: "AtCapacity", Message: err.Error()}
 	case errors.Is(err, ErrEngineUnavailable): // a remote engine's speech translation
-		return &AddonError{StatusCode: 503, Exception: "EngineUnavailable", Message: errcode.Message(err)}
+		return &transcript.AddonError{StatusCode: 503, Exception: "EngineUnavailable", Message: errcode.Message(err)}
 	case errors.Is(err, ErrEngineFailed):
-		return &AddonError{StatusCode: 502, Exception: "BackendError", Message: errcode.Message(err)}
+		return &transcript.AddonError{StatusCode: 502, Exception: "BackendError", Message: errcode.Message(err)}
 	case errors.Is(err, errUnsupportedTypes):
-		return &AddonError{StatusCode: 422, Exception: "UnsupportedEntityType", Message: err.Error()}
+		return &transcript.AddonError{StatusCode: 422, Exception: "UnsupportedEntityType", Message: err.Error()}
 	case errors.Is(err, errAddonPanic):
-		return &AddonError{StatusCode: 500, Exception: "InternalError", Message: "internal error"}
+		return &transcript.AddonError{StatusCode: 500, Exception: "InternalError", Message: "internal error"}
 	}
-	return &AddonError{StatusCode: 500, Exception: "InternalError", Message: "internal error"}
+	return &transcript.AddonError{StatusCode: 500, Exception: "InternalError", Message: "internal error"}
 }
 
 // backendDown reports whether err means the LLM backend failed (worth a
@@ -307,17 +308,17 @@ func backendDown(err error) bool {
 // envelope runs one add-on with a panic guard and timing and shapes its
 // outcome: f returns the results, whether they are empty, and an error
 // (results may still be set with an error, e.g. a partial translation).
-func (a *Addons) envelope(name string, f func() (any, bool, error)) (env *Envelope) {
+func (a *Addons) envelope(name string, f func() (any, bool, error)) (env *transcript.Envelope) {
 	start := time.Now()
 	defer func() {
 		if r := recover(); r != nil {
 			a.log.Error("add-on panicked", "addon", name, "panic", r)
-			env = &Envelope{IsEmpty: true, Error: addonError(errAddonPanic)}
+			env = &transcript.Envelope{IsEmpty: true, Error: addonError(errAddonPanic)}
 		}
-		env.ExecTime = Round3(time.Since(start).Seconds())
+		env.ExecTime = transcript.Round3(time.Since(start).Seconds())
 	}()
 	results, empty, err := f()
-	env = &Envelope{Success: err == nil, IsEmpty: empty, Results: results}
+	env = &transcript.Envelope{Success: err == nil, IsEmpty: empty, Results: results}
 	if err != nil {
 		env.Error = addonError(err)
 		if backendDown(err) {

@@ -11,6 +11,7 @@ import (
 	"github.com/earshot-dev/earshot/recognizer/addons/ner"
 	"github.com/earshot-dev/earshot/recognizer/addons/pii"
 	"github.com/earshot-dev/earshot/recognizer/addons/subtitles"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // addonJob is what the add-ons of one pre-recorded job read besides the
@@ -139,7 +140,7 @@ func (a *Addons) apply(ctx context.Context, r *Result, utts []recognizer.Utteran
 			return s, len(s) == 0, nil
 		})
 		r.Sentences = env
-		r.Transcription.Sentences = []*Envelope{env}
+		r.Transcription.Sentences = []*transcript.Envelope{env}
 	}
 	if p.Subtitles {
 		files, err := a.subtitles(utts, p.SubtitlesConfig, j.duration)
@@ -233,7 +234,7 @@ func subtitlesConfig(c *params.SubtitlesConfig, duration float64) subtitles.Conf
 }
 
 // subtitles builds the subtitle files of utts.
-func (a *Addons) subtitles(utts []recognizer.Utterance, c *params.SubtitlesConfig, duration float64) (out []Subtitle, err error) {
+func (a *Addons) subtitles(utts []recognizer.Utterance, c *params.SubtitlesConfig, duration float64) (out []transcript.Subtitle, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			a.log.Error("add-on panicked", "addon", "subtitles", "panic", r)
@@ -244,9 +245,9 @@ func (a *Addons) subtitles(utts []recognizer.Utterance, c *params.SubtitlesConfi
 	if err != nil {
 		return nil, err
 	}
-	out = make([]Subtitle, 0, len(files))
+	out = make([]transcript.Subtitle, 0, len(files))
 	for _, f := range files {
-		out = append(out, Subtitle{Format: f.Format, Subtitles: f.Subtitles})
+		out = append(out, transcript.Subtitle{Format: f.Format, Subtitles: f.Subtitles})
 	}
 	return out, nil
 }

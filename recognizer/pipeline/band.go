@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // acousticModeler is an engine with a named acoustic model (the embedded
@@ -32,28 +33,18 @@ const (
 	PoolTelephoneBatch = "telephone_batch" // Pools.TelephoneBatch
 )
 
-// PoolInfo is one loaded decoder pool of the embedded engine (GET
-// /v2/engines).
-type PoolInfo struct {
-	Name          string `json:"name"`
-	AcousticModel string `json:"acoustic_model,omitempty"`
-	// Decoders are the pool's loaded decoders, Busy those decoding.
-	Decoders int `json:"decoders"`
-	Busy     int `json:"busy"`
-}
-
 // poolInfo lists the embedded engine's loaded pools, its own first; a
 // pool that serves as another (TelephoneBatch without a batch pool of
 // its own) is listed once.
-func (e *Engines) poolInfo() []PoolInfo {
-	var out []PoolInfo
+func (e *Engines) poolInfo() []transcript.PoolInfo {
+	var out []transcript.PoolInfo
 	var seen []recognizer.Engine
 	for _, p := range e.pools.named(e.embedded) {
 		if p.en == nil || slices.Contains(seen, p.en) {
 			continue
 		}
 		seen = append(seen, p.en)
-		info := PoolInfo{Name: p.name}
+		info := transcript.PoolInfo{Name: p.name}
 		if m, ok := p.en.(acousticModeler); ok {
 			info.AcousticModel = m.AcousticModel()
 		}

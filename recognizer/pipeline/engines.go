@@ -8,6 +8,7 @@ import (
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/remote"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // EmbeddedEngine is the name of the embedded PocketSphinx engine in routes,
@@ -66,32 +67,12 @@ func (e *Engines) Languages() []string {
 	return out
 }
 
-// EngineInfo describes one installed engine (GET /v2/engines).
-type EngineInfo struct {
-	Name      string   `json:"name"`
-	Kind      string   `json:"kind"` // "embedded" or "remote"
-	Model     string   `json:"model,omitempty"`
-	Languages []string `json:"languages"`
-	Detects   bool     `json:"language_detection"`
-	// Capacity and Busy are the engine's decoders (the embedded engine's
-	// pool for whole recordings of wideband audio) or request slots.
-	Capacity int `json:"capacity"`
-	Busy     int `json:"busy"`
-	// Pools are the embedded engine's decoder pools, each with its
-	// acoustic model and decoders loaded and busy (nil for a remote
-	// engine).
-	Pools []PoolInfo `json:"pools,omitempty"`
-	// Routes lists what is routed to this engine: "model-1", "model-3",
-	// "language:fr" ... (explicit routes and the defaults).
-	Routes []string `json:"routes"`
-}
-
 // Info lists the installed engines.
-func (e *Engines) Info() []EngineInfo {
-	out := make([]EngineInfo, 0, len(e.list))
+func (e *Engines) Info() []transcript.EngineInfo {
+	out := make([]transcript.EngineInfo, 0, len(e.list))
 	m1, m3 := e.modelEngine(params.Model1), e.modelEngine(params.Model3)
 	for i, en := range e.list {
-		info := EngineInfo{Name: en.Name(), Kind: "remote", Languages: en.Languages(), Routes: []string{}}
+		info := transcript.EngineInfo{Name: en.Name(), Kind: "remote", Languages: en.Languages(), Routes: []string{}}
 		if st, ok := en.(stater); ok {
 			info.Capacity, info.Busy = st.Stats()
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/earshot-dev/earshot/recognizer/addons/sentences"
 	"github.com/earshot-dev/earshot/recognizer/addons/sentiment"
 	"github.com/earshot-dev/earshot/recognizer/addons/summarize"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // EntityResult is one named_entity_recognition result.
@@ -26,7 +27,7 @@ type EntityResult struct {
 func entityResults(ents []ner.Entity) []EntityResult {
 	out := make([]EntityResult, 0, len(ents))
 	for _, e := range ents {
-		out = append(out, EntityResult{EntityType: e.Type, Text: e.Text, Start: Round3(e.Start), End: Round3(e.End)})
+		out = append(out, EntityResult{EntityType: e.Type, Text: e.Text, Start: transcript.Round3(e.Start), End: transcript.Round3(e.End)})
 	}
 	return out
 }
@@ -68,14 +69,14 @@ type SentimentResult struct {
 func sentimentResults(rs []sentiment.Result) []SentimentResult {
 	out := make([]SentimentResult, 0, len(rs))
 	for _, r := range rs {
-		out = append(out, SentimentResult{Sentiment: r.Sentiment, Emotion: r.Emotion, Text: r.Text, Start: Round3(r.Start), End: Round3(r.End), Channel: r.Channel})
+		out = append(out, SentimentResult{Sentiment: r.Sentiment, Emotion: r.Emotion, Text: r.Text, Start: transcript.Round3(r.Start), End: transcript.Round3(r.End), Channel: r.Channel})
 	}
 	return out
 }
 
 // summaryEnvelope is the summarization envelope: results is the summary
 // string; langs are the transcript's languages.
-func (a *Addons) summaryEnvelope(ctx context.Context, utts []recognizer.Utterance, langs []string, typ string) *Envelope {
+func (a *Addons) summaryEnvelope(ctx context.Context, utts []recognizer.Utterance, langs []string, typ string) *transcript.Envelope {
 	return a.envelope("summarization", func() (any, bool, error) {
 		if err := a.readable("summarization", langs); err != nil {
 			return nil, true, err
@@ -90,7 +91,7 @@ func (a *Addons) summaryEnvelope(ctx context.Context, utts []recognizer.Utteranc
 
 // chaptersEnvelope is the chapterization envelope: results is the list of
 // chapters (PROTOCOL.md); langs are the transcript's languages.
-func (a *Addons) chaptersEnvelope(ctx context.Context, utts []recognizer.Utterance, langs []string) *Envelope {
+func (a *Addons) chaptersEnvelope(ctx context.Context, utts []recognizer.Utterance, langs []string) *transcript.Envelope {
 	return a.envelope("chapterization", func() (any, bool, error) {
 		if err := a.readable("chapterization", langs); err != nil {
 			return nil, true, err
@@ -100,7 +101,7 @@ func (a *Addons) chaptersEnvelope(ctx context.Context, utts []recognizer.Utteran
 			return nil, true, err
 		}
 		for i := range cs {
-			cs[i].Start, cs[i].End = Round3(cs[i].Start), Round3(cs[i].End)
+			cs[i].Start, cs[i].End = transcript.Round3(cs[i].Start), transcript.Round3(cs[i].End)
 			if cs[i].Keywords == nil {
 				cs[i].Keywords = []string{}
 			}
@@ -112,21 +113,10 @@ func (a *Addons) chaptersEnvelope(ctx context.Context, utts []recognizer.Utteran
 	})
 }
 
-// TranslationResult is one target language's result in the translation
-// envelope (SPEC 2.5).
-type TranslationResult struct {
-	Error          *AddonError `json:"error"`
-	FullTranscript string      `json:"full_transcript"`
-	Languages      []string    `json:"languages"`
-	Utterances     []Utterance `json:"utterances"`
-	Sentences      []*Envelope `json:"sentences"`
-	Subtitles      []Subtitle  `json:"subtitles"`
-}
-
 // translationEnvelope translates utts into every target language. A
 // language that fails carries its error in its result; the envelope fails
 // only when every language failed.
-func (a *Addons) translationEnvelope(ctx context.Context, utts []recognizer.Utterance, speakers []int, p *params.PreRecorded, j addonJob) *Envelope {
+func (a *Addons) translationEnvelope(ctx context.Context, utts []recognizer.Utterance, speakers []int, p *params.PreRecorded, j addonJob) *transcript.Envelope {
 	translator := a.Translation
 	if translator == nil {
 		translator = j.speech // English only, from the audio
@@ -142,11 +132,11 @@ func (a *Addons) translationEnvelope(ctx context.Context, utts []recognizer.Utte
 	}
 	opts := llm.TranslationOptions{Context: c.AdaptationContext(), Informal: c.Informal, MatchOriginalUtterances: c.MatchOriginalUtterances}
 	return a.envelope("translation", func() (any, bool, error) {
-		results := make([]TranslationResult, 0, len(c.TargetLanguages))
+		results := make([]transcript.TranslationResult, 0, len(c.TargetLanguages))
 		var firstErr error
 		ok := 0
 		for _, target := range c.TargetLanguages {
-			tr := TranslationResult{Languages: []string{target}, Utterances: []Utterance{}, Sentences: []*Envelope{}, Subtitles: []Subtitle{}}
+			tr := transcript.TranslationResult{Languages: []string{target}, Utterances: []transcript.Utterance{}, Sentences: []*transcript.Envelope{}, Subtitles: []transcript.Subtitle{}}
 			out, err := translator.Translate(ctx, utts, target, opts)
 			if err != nil {
 				tr.Error = addonError(err)
@@ -164,7 +154,7 @@ func (a *Addons) translationEnvelope(ctx context.Context, utts []recognizer.Utte
 			}
 			tr.Utterances, tr.FullTranscript = contractUtterances(out, target, sp)
 			if p.Sentences {
-				tr.Sentences = []*Envelope{a.envelope("sentences", func() (any, bool, error) {
+				tr.Sentences = []*transcript.Envelope{a.envelope("sentences", func() (any, bool, error) {
 					if err := a.readable("sentences", []string{target}); err != nil {
 						return nil, true, err
 					}
@@ -198,7 +188,7 @@ type promptResult struct {
 
 // promptsEnvelope answers each prompt: results is one envelope per prompt.
 // The outer envelope fails only when every prompt failed.
-func (a *Addons) promptsEnvelope(ctx context.Context, transcript string, c *params.AudioToLLMConfig) *Envelope {
+func (a *Addons) promptsEnvelope(ctx context.Context, text string, c *params.AudioToLLMConfig) *transcript.Envelope {
 	if a.Prompts == nil {
 		return notConfigured("audio_to_llm")
 	}
@@ -208,14 +198,14 @@ func (a *Addons) promptsEnvelope(ctx context.Context, transcript string, c *para
 		prompts, model = c.Prompts, c.Model
 	}
 	return a.envelope("audio_to_llm", func() (any, bool, error) {
-		answers, err := a.Prompts.Answer(ctx, model, transcript, prompts)
+		answers, err := a.Prompts.Answer(ctx, model, text, prompts)
 		if len(answers) != len(prompts) {
 			return nil, true, cmp.Or(err, fmt.Errorf("pipeline: %d answers for %d prompts", len(answers), len(prompts)))
 		}
-		envs := make([]*Envelope, 0, len(answers))
+		envs := make([]*transcript.Envelope, 0, len(answers))
 		ok := 0
 		for _, ans := range answers {
-			e := &Envelope{Success: ans.Err == nil, IsEmpty: ans.Response == "", Results: promptResult{Prompt: ans.Prompt, Response: ans.Response}}
+			e := &transcript.Envelope{Success: ans.Err == nil, IsEmpty: ans.Response == "", Results: promptResult{Prompt: ans.Prompt, Response: ans.Response}}
 			if ans.Err != nil {
 				e.Error = addonError(ans.Err)
 			} else {

@@ -9,6 +9,7 @@ import (
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/addons/llm"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // spoken is an utterance of words one 300 ms apart, in lang.
@@ -133,7 +134,7 @@ func TestAddonLanguagesTranslatedSentences(t *testing.T) {
 		TranslationConfig: &params.TranslationConfig{TargetLanguages: []string{"en", "fr"}}}
 	r := buildResult(&recognizer.BatchResult{Utterances: utts, DistinctChannels: 1, Language: "en"}, 3, "en")
 	a.apply(t.Context(), r, utts, addonJob{p: p, lang: "en", duration: 3})
-	results, _ := r.Translation.Results.([]TranslationResult)
+	results, _ := r.Translation.Results.([]transcript.TranslationResult)
 	if !r.Translation.Success || len(results) != 2 {
 		t.Fatalf("translation %+v", r.Translation)
 	}
@@ -153,7 +154,7 @@ func TestAddonLanguagesLive(t *testing.T) {
 	a := builtinAddons()
 	for _, lang := range []string{"fr", "en"} {
 		utts := []recognizer.Utterance{spoken(lang, 0, "bonjour je suis john smith et c'est vraiment terrible")}
-		for name, env := range map[string]*Envelope{
+		for name, env := range map[string]*transcript.Envelope{
 			"named_entity_recognition": a.EntitiesEnvelope(utts),
 			"sentiment_analysis":       a.SentimentEnvelope(utts),
 			"summarization":            a.SummaryEnvelope(t.Context(), utts, "general"),

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // LiveKept collects what the realtime add-ons found, utterance by
@@ -28,10 +29,10 @@ type LiveKept struct {
 type addonTally struct {
 	runs int
 	exec float64
-	err  *AddonError // the first error
+	err  *transcript.AddonError // the first error
 }
 
-func (t *addonTally) add(env *Envelope) {
+func (t *addonTally) add(env *transcript.Envelope) {
 	t.runs++
 	t.exec += env.ExecTime
 	if t.err == nil && env.Error != nil {
@@ -40,8 +41,8 @@ func (t *addonTally) add(env *Envelope) {
 }
 
 // envelope is the tally as one envelope over results.
-func (t *addonTally) envelope(results any, empty bool) *Envelope {
-	return &Envelope{Success: t.err == nil, IsEmpty: empty, ExecTime: Round3(t.exec), Error: t.err, Results: results}
+func (t *addonTally) envelope(results any, empty bool) *transcript.Envelope {
+	return &transcript.Envelope{Success: t.err == nil, IsEmpty: empty, ExecTime: transcript.Round3(t.exec), Error: t.err, Results: results}
 }
 
 // LiveTranslated is one final utterance's translation into one target:
@@ -50,12 +51,12 @@ type LiveTranslated struct {
 	Seq    int                   // the utterance's order in the session
 	Target string                // the target language
 	Out    *recognizer.Utterance // the translation, nil on error
-	Err    *AddonError
+	Err    *transcript.AddonError
 	Exec   float64 // seconds the translation took
 }
 
 // KeepEntities adds one utterance's named_entity_recognition envelope.
-func (k *LiveKept) KeepEntities(env *Envelope) {
+func (k *LiveKept) KeepEntities(env *transcript.Envelope) {
 	k.entities.add(env)
 	if list, ok := env.Results.([]EntityResult); ok {
 		k.entityList = append(k.entityList, list...)
@@ -63,7 +64,7 @@ func (k *LiveKept) KeepEntities(env *Envelope) {
 }
 
 // KeepSentiment adds one utterance's sentiment_analysis envelope.
-func (k *LiveKept) KeepSentiment(env *Envelope) {
+func (k *LiveKept) KeepSentiment(env *transcript.Envelope) {
 	k.sentiments.add(env)
 	if list, ok := env.Results.([]SentimentResult); ok {
 		k.moodList = append(k.moodList, list...)
@@ -98,14 +99,14 @@ func (k *LiveKept) Fill(res *Result, ner, sentiment bool, targets []string, tran
 // translations: per target, the translated utterances in session order
 // and the first error; the envelope fails only when every target failed,
 // as for a pre-recorded job.
-func translationOf(targets []string, done []LiveTranslated) *Envelope {
+func translationOf(targets []string, done []LiveTranslated) *transcript.Envelope {
 	done = slices.Clone(done)
 	slices.SortStableFunc(done, func(a, b LiveTranslated) int { return a.Seq - b.Seq })
 	var tally addonTally
-	results := make([]TranslationResult, 0, len(targets))
+	results := make([]transcript.TranslationResult, 0, len(targets))
 	failed := 0
 	for _, target := range targets {
-		tr := TranslationResult{Languages: []string{target}, Utterances: []Utterance{}, Sentences: []*Envelope{}, Subtitles: []Subtitle{}}
+		tr := transcript.TranslationResult{Languages: []string{target}, Utterances: []transcript.Utterance{}, Sentences: []*transcript.Envelope{}, Subtitles: []transcript.Subtitle{}}
 		var utts []recognizer.Utterance
 		for _, d := range done {
 			if d.Target != target {
@@ -135,7 +136,7 @@ func translationOf(targets []string, done []LiveTranslated) *Envelope {
 }
 
 // cmpOr is a if set, else b.
-func cmpOr(a, b *AddonError) *AddonError {
+func cmpOr(a, b *transcript.AddonError) *transcript.AddonError {
 	if a != nil {
 		return a
 	}

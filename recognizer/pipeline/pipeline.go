@@ -33,18 +33,21 @@ type Config struct {
 // telephone-band pools, the engine registry and the add-ons, wired into
 // one Transcriber. It starts no goroutine; on error it releases what it
 // had loaded. Close releases it all.
-func New(cfg Config, logger *slog.Logger) (*Transcriber, error) {
+//
+// cpu is the process's CPU admission policy (recognizer.CPU), which the
+// embedded engine and its pools share; nil admits every decode at once.
+func New(cfg Config, cpu *recognizer.CPU, logger *slog.Logger) (*Transcriber, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	rlog := logger.With("component", "recognizer")
-	t := &Transcriber{Media: cfg.Media}
+	t := &Transcriber{Media: cfg.Media, cpu: cpu}
 	fail := func(what string, err error) (*Transcriber, error) {
 		t.Close()
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	var err error
-	if t.embedded, err = sphinx.New(cfg.Sphinx, rlog); err != nil {
+	if t.embedded, err = sphinx.New(cfg.Sphinx, cpu, rlog); err != nil {
 		return fail("load engine", err)
 	}
 	tlog := rlog.With("model", "telephone")

@@ -1,6 +1,10 @@
 package pipeline
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/earshot-dev/earshot/recognizer"
+)
 
 // TestNewLivePools: only a pipeline that serves live sessions (the daemon)
 // loads the live pools, the wideband model's and the telephone model's;
@@ -18,7 +22,7 @@ func TestNewLivePools(t *testing.T) {
 		cfg.Sphinx.TelephoneHMM = "../../model/en-us-telephone"
 		cfg.Engines.SetDefaults()
 		cfg.Media.SetDefaults()
-		tr, err := New(cfg, nil)
+		tr, err := New(cfg, recognizer.NewCPU(cfg.Sphinx.LiveDecodes), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/addons/llm"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // The realtime add-ons of a live session (SPEC 2.7 realtime_processing)
@@ -33,7 +34,7 @@ func (a *Addons) SpellUtterance(u recognizer.Utterance, dict map[string][]string
 // EntitiesEnvelope is the named_entity_recognition envelope of utts; its
 // results are []EntityResult. Utterances in a language it does not read
 // fail it (languages.go).
-func (a *Addons) EntitiesEnvelope(utts []recognizer.Utterance) *Envelope {
+func (a *Addons) EntitiesEnvelope(utts []recognizer.Utterance) *transcript.Envelope {
 	return a.envelope("named_entity_recognition", func() (any, bool, error) {
 		if err := a.readable("named_entity_recognition", transcriptLanguages(utts, "")); err != nil {
 			return nil, true, err
@@ -47,7 +48,7 @@ func (a *Addons) EntitiesEnvelope(utts []recognizer.Utterance) *Envelope {
 // message carries it: its results are the []SentimentResult list itself
 // (a pre-recorded result has it as a JSON string). Utterances in a
 // language it does not read fail it.
-func (a *Addons) SentimentEnvelope(utts []recognizer.Utterance) *Envelope {
+func (a *Addons) SentimentEnvelope(utts []recognizer.Utterance) *transcript.Envelope {
 	return a.envelope("sentiment_analysis", func() (any, bool, error) {
 		if err := a.readable("sentiment_analysis", transcriptLanguages(utts, "")); err != nil {
 			return nil, true, err
@@ -71,7 +72,7 @@ func (a *Addons) TranslationUnavailable() error {
 // utterance, or the add-on error (the translator failed, panicked or
 // answered a wrong count; a cancelled ctx is "session ended"). Call it
 // only when TranslationUnavailable is nil.
-func (a *Addons) TranslateUtterance(ctx context.Context, u recognizer.Utterance, target string, o llm.TranslationOptions) (out *recognizer.Utterance, aerr *AddonError) {
+func (a *Addons) TranslateUtterance(ctx context.Context, u recognizer.Utterance, target string, o llm.TranslationOptions) (out *recognizer.Utterance, aerr *transcript.AddonError) {
 	defer func() {
 		if r := recover(); r != nil {
 			a.log.Error("add-on panicked", "addon", "translation", "panic", r)
@@ -96,15 +97,15 @@ func (a *Addons) TranslateUtterance(ctx context.Context, u recognizer.Utterance,
 
 // SummaryEnvelope is the summarization envelope of utts (post_processing),
 // failed when they hold a language it does not read.
-func (a *Addons) SummaryEnvelope(ctx context.Context, utts []recognizer.Utterance, typ string) *Envelope {
+func (a *Addons) SummaryEnvelope(ctx context.Context, utts []recognizer.Utterance, typ string) *transcript.Envelope {
 	return a.summaryEnvelope(ctx, utts, transcriptLanguages(utts, ""), typ)
 }
 
 // ChaptersEnvelope is the chapterization envelope of utts (post_processing),
 // failed when they hold a language it does not read.
-func (a *Addons) ChaptersEnvelope(ctx context.Context, utts []recognizer.Utterance) *Envelope {
+func (a *Addons) ChaptersEnvelope(ctx context.Context, utts []recognizer.Utterance) *transcript.Envelope {
 	return a.chaptersEnvelope(ctx, utts, transcriptLanguages(utts, ""))
 }
 
 // ErrorOf is the envelope's AddonError of an add-on failure err.
-func ErrorOf(err error) *AddonError { return addonError(err) }
+func ErrorOf(err error) *transcript.AddonError { return addonError(err) }

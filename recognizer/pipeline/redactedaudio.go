@@ -8,6 +8,7 @@ import (
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer/addons/ner"
 	"github.com/earshot-dev/earshot/recognizer/addons/pii"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // RedactedAudio is what a pii_redaction job's stored audio is to become
@@ -50,7 +51,7 @@ func redactedAudio(p *params.PreRecorded, channels [][]int16, found []ner.Entity
 func piiResults(found []ner.Entity) []map[string]any {
 	res := make([]map[string]any, 0, len(found))
 	for _, e := range found {
-		res = append(res, map[string]any{"entity_type": e.Type, "start": Round3(e.Start), "end": Round3(e.End), "channel": e.Channel})
+		res = append(res, map[string]any{"entity_type": e.Type, "start": transcript.Round3(e.Start), "end": transcript.Round3(e.End), "channel": e.Channel})
 	}
 	return res
 }
@@ -68,9 +69,9 @@ func unsupportedTypes(unsupported []string) error {
 // result: the entities its stream redacted (found), and an error naming
 // the types asked for (types, as pii_redaction_config.entity_types) that
 // the appliance cannot detect, as a pre-recorded job's envelope.
-func LivePIIEnvelope(found []ner.Entity, types []string) *Envelope {
+func LivePIIEnvelope(found []ner.Entity, types []string) *transcript.Envelope {
 	res := piiResults(found)
-	env := &Envelope{Success: true, IsEmpty: len(res) == 0, Results: res}
+	env := &transcript.Envelope{Success: true, IsEmpty: len(res) == 0, Results: res}
 	if _, unknown := ner.Expand(types); unknown != nil {
 		env.Success, env.Error = false, addonError(unsupportedTypes(unknown))
 	}

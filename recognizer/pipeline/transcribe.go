@@ -11,6 +11,7 @@ import (
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // Transcriber runs the pre-recorded pipeline on a file: decode, split
@@ -30,11 +31,16 @@ type Transcriber struct {
 	// live audio). Set it on a copy of the Transcriber.
 	Gate func(recognizer.Engine) recognizer.Engine
 
-	embedded *sphinx.Engine // owned: closed by Close
-	live     *sphinx.Engine // owned: the wideband live pool, nil when none
-	tel      *sphinx.Engine // owned: the telephone-band pool of live calls, nil when none
-	telBatch *sphinx.Engine // owned: the telephone-band pool of whole recordings, nil when none
+	embedded *sphinx.Engine  // owned: closed by Close
+	live     *sphinx.Engine  // owned: the wideband live pool, nil when none
+	tel      *sphinx.Engine  // owned: the telephone-band pool of live calls, nil when none
+	telBatch *sphinx.Engine  // owned: the telephone-band pool of whole recordings, nil when none
+	cpu      *recognizer.CPU // the process's CPU policy the engines were given (New)
 }
+
+// CPU is the process's CPU admission policy the pipeline's engines were
+// built with (New), for the live sessions and the batch passes to share.
+func (t *Transcriber) CPU() *recognizer.CPU { return t.cpu }
 
 // TranscribeFile runs the pipeline on path with the job's parameters.
 // Unreadable audio wraps ErrBadAudio; audio over a bound of t.Media (more
@@ -76,7 +82,7 @@ func (t *Transcriber) TranscribeFile(ctx context.Context, path string, p *params
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	res.Metadata.TranscriptionTime = Round3(time.Since(start).Seconds())
+	res.Metadata.TranscriptionTime = transcript.Round3(time.Since(start).Seconds())
 	return res, &pcm.Info, nil
 }
 

@@ -154,7 +154,8 @@ type Config struct {
 	// configuration: Telephone sets it from TelephoneLanguageWeight.
 	LanguageWeight float64 `yaml:"-"`
 	// LiveDecodes is how many live streams of the process decode at once,
-	// 1..256 (cpugate.go): a stream's block of audio waits for a free slot
+	// 1..256 (recognizer.CPU, which the composition root makes with it and
+	// passes to New): a stream's block of audio waits for a free slot
 	// and then decodes to its end, instead of the kernel time-slicing more
 	// decoders than CPUs on cold caches. 0 means one per CPU Go uses
 	// (GOMAXPROCS); -1 means no limit (before 2026-11-28). Whole recordings

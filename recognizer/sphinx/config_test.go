@@ -233,7 +233,7 @@ func TestPresetSettings(t *testing.T) {
 // clip to its transcript.
 func decodesClearClip(t *testing.T, cfg Config) {
 	t.Helper()
-	e, err := New(cfg, nil)
+	e, err := New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func TestSearchDictionarySameWords(t *testing.T) {
 func TestTelephoneSharesDictionary(t *testing.T) {
 	cfg := Config{Decoders: 1, TelephoneHMM: DefaultHMM, TelephoneDecoders: 1}
 	cfg.SetDefaults()
-	e, err := New(cfg, nil)
+	e, err := New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,12 +26,12 @@ type Engine struct {
 	cfg    Config
 	logger *slog.Logger
 	lex    *lexicon
-	dict   []byte        // the decoders' dictionary (searchDictionary)
-	gate   *decodeGate   // live decodes at once, process-wide (cpugate.go); nil: no limit
-	share  *tenantShare  // the decoders one tenant may hold (share.go); nil: no bound
-	slots  chan struct{} // one token per checked-out decoder; capacity cfg.Decoders
-	done   chan struct{} // closed by Close; wakes waiters in NewStream
-	warmed chan struct{} // closed when the background loading ended (see warm)
+	dict   []byte          // the decoders' dictionary (searchDictionary)
+	cpu    *recognizer.CPU // the process's CPU policy: its live decodes at once (LiveDecode); nil: no limit
+	share  *tenantShare    // the decoders one tenant may hold (share.go); nil: no bound
+	slots  chan struct{}   // one token per checked-out decoder; capacity cfg.Decoders
+	done   chan struct{}   // closed by Close; wakes waiters in NewStream
+	warmed chan struct{}   // closed when the background loading ended (see warm)
 
 	mu     sync.Mutex
 	closed bool       // guarded by mu
@@ -53,13 +53,16 @@ var _ recognizer.Engine = (*Engine)(nil)
 // A nil logger keeps the engine silent; PocketSphinx's own log output is
 // switched off unless the logger is enabled for debug, in which case the
 // C library writes to stderr. On error New frees what it had loaded.
-func New(cfg Config, logger *slog.Logger) (*Engine, error) {
-	return newEngineLike(cfg, nil, logger)
+// cpu is the process's CPU policy, which every engine of the process
+// shares (its live decodes run through cpu.LiveDecode; the composition
+// root makes it with cfg.LiveDecodes); nil runs them at once.
+func New(cfg Config, cpu *recognizer.CPU, logger *slog.Logger) (*Engine, error) {
+	return newEngineLike(cfg, nil, cpu, logger)
 }
 
 // newEngineLike is New, with the lexicon and dictionary of like when like has
 // cfg's dictionary and language model (they are read-only once loaded).
-func newEngineLike(cfg Config, like *Engine, logger *slog.Logger) (*Engine, error) {
+func newEngineLike(cfg Config, like *Engine, cpu *recognizer.CPU, logger *slog.Logger) (*Engine, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -87,7 +90,7 @@ func newEngineLike(cfg Config, like *Engine, logger *slog.Logger) (*Engine, erro
 		logger: logger,
 		lex:    lex,
 		dict:   dict,
-		gate:   gateOf(cfg),
+		cpu:    cpu,
 		share:  newTenantShare(cfg),
 		slots:  make(chan struct{}, cfg.Decoders),
 		done:   make(chan struct{}),
@@ -439,19 +442,19 @@ var errClosedStream = fmt.Errorf("sphinx: stream: %w", recognizer.ErrClosed)
 
 // NewLive loads the wideband model's live pool of cfg (see Config.Live):
 // the decoders of live streams of wideband audio.
-func NewLive(cfg Config, logger *slog.Logger) (*Engine, error) {
-	return newLive(cfg, nil, logger)
+func NewLive(cfg Config, cpu *recognizer.CPU, logger *slog.Logger) (*Engine, error) {
+	return newLive(cfg, nil, cpu, logger)
 }
 
 // Live is NewLive on e's configuration, beside e, whose decoders then
 // serve whole recordings only. The pool shares e's lexicon and
 // dictionary text.
 func (e *Engine) Live(logger *slog.Logger) (*Engine, error) {
-	return newLive(e.cfg, e, logger)
+	return newLive(e.cfg, e, e.cpu, logger)
 }
 
-func newLive(cfg Config, like *Engine, logger *slog.Logger) (*Engine, error) {
-	l, err := newEngineLike(cfg.Live(), like, logger)
+func newLive(cfg Config, like *Engine, cpu *recognizer.CPU, logger *slog.Logger) (*Engine, error) {
+	l, err := newEngineLike(cfg.Live(), like, cpu, logger)
 	if err != nil {
 		return nil, fmt.Errorf("live pool: %w", err)
 	}
@@ -461,8 +464,8 @@ func newLive(cfg Config, like *Engine, logger *slog.Logger) (*Engine, error) {
 // NewTelephone loads the telephone-band pool of cfg for live calls (see
 // Config.Telephone), or with batch its batch pool (Config.TelephoneBatch):
 // nil and no error when cfg has no telephone model.
-func NewTelephone(cfg Config, batch bool, logger *slog.Logger) (*Engine, error) {
-	return newTelephone(cfg, batch, nil, logger)
+func NewTelephone(cfg Config, batch bool, cpu *recognizer.CPU, logger *slog.Logger) (*Engine, error) {
+	return newTelephone(cfg, batch, nil, cpu, logger)
 }
 
 // SetTenantShare turns the pool's per-tenant bound (Config.TenantShare,
@@ -478,10 +481,10 @@ func (e *Engine) SetTenantShare(on bool) {
 // lexicon and dictionary text instead of reading its own (about 15 MB of
 // heap each).
 func (e *Engine) Telephone(batch bool, logger *slog.Logger) (*Engine, error) {
-	return newTelephone(e.cfg, batch, e, logger)
+	return newTelephone(e.cfg, batch, e, e.cpu, logger)
 }
 
-func newTelephone(cfg Config, batch bool, like *Engine, logger *slog.Logger) (*Engine, error) {
+func newTelephone(cfg Config, batch bool, like *Engine, cpu *recognizer.CPU, logger *slog.Logger) (*Engine, error) {
 	tc, ok := cfg.Telephone()
 	if batch {
 		tc, ok = cfg.TelephoneBatch()
@@ -489,7 +492,7 @@ func newTelephone(cfg Config, batch bool, like *Engine, logger *slog.Logger) (*E
 	if !ok {
 		return nil, nil
 	}
-	e, err := newEngineLike(tc, like, logger)
+	e, err := newEngineLike(tc, like, cpu, logger)
 	if err != nil {
 		return nil, fmt.Errorf("telephone model %s: %w", tc.HMM, err)
 	}

@@ -81,7 +81,7 @@ func TestPoolCapacity(t *testing.T) {
 func TestOnDemandPool(t *testing.T) {
 	cfg := Config{Decoders: 2, OnDemand: true}
 	cfg.SetDefaults()
-	e, err := New(cfg, nil)
+	e, err := New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestClose(t *testing.T) {
 func TestNewBadModel(t *testing.T) {
 	cfg := Config{Decoders: 2, HMM: t.TempDir()}
 	cfg.SetDefaults()
-	_, err := New(cfg, nil)
+	_, err := New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	if !errors.Is(err, ErrInit) {
 		t.Fatalf("New with an empty model directory: %v, want ErrInit", err)
 	}

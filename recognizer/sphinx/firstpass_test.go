@@ -21,7 +21,7 @@ func TestFirstPassOnlyPool(t *testing.T) {
 	if got := strings.Join(searchArgs(cfg), " "); got != "-fwdflat no" {
 		t.Errorf("search arguments %q", got)
 	}
-	e, err := New(cfg, nil)
+	e, err := New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestFirstPassLattice(t *testing.T) {
 	c, pcm := clip(t, "pocketsphinx-goforward.wav")
 	pool := Config{Decoders: 1, FirstPassOnly: true}
 	pool.SetDefaults()
-	firstPassPool, err := New(pool, nil)
+	firstPassPool, err := New(pool, recognizer.NewCPU(pool.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/earshot-dev/earshot/config"
+	"github.com/earshot-dev/earshot/recognizer"
 )
 
 // TestLeanSearch: a first-pass-only pool's decoder decodes on its lean
@@ -19,7 +20,7 @@ func TestLeanSearch(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(cfg, nil)
+	e, err := New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

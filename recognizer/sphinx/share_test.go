@@ -41,7 +41,7 @@ func TestTenantLimit(t *testing.T) {
 func TestTenantShare(t *testing.T) {
 	cfg := Config{Decoders: 4, TenantShare: 0.5}
 	cfg.SetDefaults()
-	e, err := New(cfg, nil)
+	e, err := New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestTenantShare(t *testing.T) {
 func TestTenantShareOff(t *testing.T) {
 	cfg := Config{Decoders: 4, TenantShare: 0.5}
 	cfg.SetDefaults()
-	e, err := New(cfg, nil)
+	e, err := New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ func newEngine(t *testing.T, n int) *Engine {
 	t.Helper()
 	cfg := Config{Decoders: n}
 	cfg.SetDefaults()
-	e, err := New(cfg, nil)
+	e, err := New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

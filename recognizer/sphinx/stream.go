@@ -62,7 +62,7 @@ func (s *Stream) flush() error {
 	if s.err != nil || len(s.pending) == 0 {
 		return s.err
 	}
-	s.e.gate.do(func() {
+	s.e.cpu.LiveDecode(func() {
 		s.err = s.d.process(s.pending, false)
 		s.d.refreshCMN()
 	})
@@ -98,7 +98,7 @@ func (s *Stream) Finish() (recognizer.Utterance, error) {
 	}
 	var words []recognizer.Word
 	var err error
-	s.e.gate.do(func() { words, err = s.d.end() })
+	s.e.cpu.LiveDecode(func() { words, err = s.d.end() })
 	if err != nil {
 		return recognizer.Utterance{}, err
 	}

@@ -105,7 +105,7 @@ func FuzzVocabulary(f *testing.F) {
 	e, err := func() (*Engine, error) {
 		cfg := Config{Decoders: 1}
 		cfg.SetDefaults()
-		return New(cfg, nil)
+		return New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	}()
 	if err != nil {
 		f.Fatal(err)

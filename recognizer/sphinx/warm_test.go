@@ -3,6 +3,8 @@ package sphinx
 import (
 	"testing"
 	"time"
+
+	"github.com/earshot-dev/earshot/recognizer"
 )
 
 // TestWarmLoadsPool: the decoders New does not load (Config.Preload) are
@@ -31,7 +33,7 @@ func TestWarmLoadsPool(t *testing.T) {
 func TestWarmRacesStreams(t *testing.T) {
 	cfg := Config{Decoders: 3, Preload: 1}
 	cfg.SetDefaults()
-	e, err := New(cfg, nil)
+	e, err := New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +46,7 @@ func TestWarmRacesStreams(t *testing.T) {
 		t.Errorf("total %d after the streams closed, want 3", total)
 	}
 
-	e2, err := New(cfg, nil)
+	e2, err := New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +66,7 @@ func TestWarmRacesStreams(t *testing.T) {
 func warmed(t *testing.T, cfg Config, most int) *Engine {
 	t.Helper()
 	cfg.SetDefaults()
-	e, err := New(cfg, nil)
+	e, err := New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +110,7 @@ func closed(ch <-chan struct{}) bool {
 func TestLivePool(t *testing.T) {
 	cfg := Config{Decoders: 1, LiveDecoders: 3}
 	cfg.SetDefaults()
-	e, err := New(cfg, nil)
+	e, err := New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,8 @@ type Options struct {
 	NoSync bool
 }
 
-// Bucket names. Version 1 of the schema creates all of them.
+// Bucket names. Version 1 of the schema creates all of them; version 2 adds
+// the audit trail's (audit.go).
 var (
 	bucketMeta            = []byte("meta")             // "schema_version" → uint64
 	bucketKeys            = []byte("keys")             // key id → keyRecord JSON
@@ -78,6 +79,7 @@ type migration struct {
 func migrations() []migration {
 	return []migration{
 		{name: "create buckets", up: createBuckets},
+		{name: "audit trail", up: createAuditBuckets},
 	}
 }
 

@@ -42,8 +42,8 @@ func TestOpenCreatesLayout(t *testing.T) {
 			}
 		})
 	}
-	if v, err := db.SchemaVersion(); err != nil || v != 1 {
-		t.Errorf("SchemaVersion() = %d, %v; want 1", v, err)
+	if v, err := db.SchemaVersion(); err != nil || v != 2 {
+		t.Errorf("SchemaVersion() = %d, %v; want 2", v, err)
 	}
 	if err := db.Check(); err != nil {
 		t.Errorf("Check on empty store: %v", err)
@@ -99,7 +99,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustCreate(t, db, newJob("j1", "acme", store.KindPreRecorded, store.StatusQueued, t0))
-	secret, _, err := db.CreateKey("acme")
+	secret, _, err := db.CreateKey("acme", store.KeyGrant{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,8 +36,8 @@ func TestMigrations(t *testing.T) {
 	// Upgrading runs only the new migration, once.
 	for range 2 {
 		db = openInternal(t, dir, append(migrations(), v2))
-		if v, err := db.SchemaVersion(); err != nil || v != 2 {
-			t.Fatalf("SchemaVersion = %d, %v; want 2", v, err)
+		if v, err := db.SchemaVersion(); err != nil || v != len(migrations())+1 {
+			t.Fatalf("SchemaVersion = %d, %v; want %d", v, err, len(migrations())+1)
 		}
 		db.Close()
 	}
@@ -63,8 +63,8 @@ func TestMigrations(t *testing.T) {
 	}
 	db = openInternal(t, dir, append(migrations(), v2))
 	defer db.Close()
-	if v, _ := db.SchemaVersion(); v != 2 {
-		t.Errorf("SchemaVersion after failed migration = %d, want 2", v)
+	if v, _ := db.SchemaVersion(); v != len(migrations())+1 {
+		t.Errorf("SchemaVersion after failed migration = %d, want %d", v, len(migrations())+1)
 	}
 	_ = db.bolt.View(func(tx *bbolt.Tx) error {
 		if tx.Bucket([]byte("y")) != nil {
@@ -132,7 +132,7 @@ func TestCheckDetectsCorruption(t *testing.T) {
 			if err := db.EnqueueDelivery(&store.Delivery{JobID: "d", URL: "http://x/"}); err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := db.CreateKey("a"); err != nil {
+			if _, _, err := db.CreateKey("a", store.KeyGrant{}); err != nil {
 				t.Fatal(err)
 			}
 			if err := db.Check(); err != nil {

@@ -115,6 +115,9 @@ func (db *DB) DeleteJob(id string) error {
 		if err != nil {
 			return err
 		}
+		if j.Held() {
+			return fmt.Errorf("job %s: %w", id, store.ErrHeld)
+		}
 		blob = j.Blob
 		if err := deleteJobEntries(tx, j); err != nil {
 			return err

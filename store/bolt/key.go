@@ -19,12 +19,16 @@ type keyRecord struct {
 	Hash []byte `json:"hash"` // sha256 of the secret
 }
 
-// CreateKey makes a new API key for account and returns its secret, which is
-// "es_" followed by 32 random bytes in unpadded base64url. The secret is
-// returned only here. An account outside [A-Za-z0-9._-]{1,64} is ErrInvalid.
-func (db *DB) CreateKey(account string) (secret string, k store.Key, err error) {
+// CreateKey makes a new API key for account with the scopes and expiry of
+// g and returns its secret, which is "es_" followed by 32 random bytes in
+// unpadded base64url. The secret is returned only here. An account outside
+// [A-Za-z0-9._-]{1,64}, or scopes g.ValidFor refuses, is ErrInvalid.
+func (db *DB) CreateKey(account string, g store.KeyGrant) (secret string, k store.Key, err error) {
 	if !store.ValidAccount(account) {
 		return "", store.Key{}, fmt.Errorf("store: create key: account %q: %w", account, store.ErrInvalid)
+	}
+	if !g.ValidFor(account) {
+		return "", store.Key{}, fmt.Errorf("store: create key: scopes %q for account %q: %w", g.Scopes, account, store.ErrInvalid)
 	}
 	raw := make([]byte, 32)
 	_, _ = rand.Read(raw)
@@ -34,6 +38,8 @@ func (db *DB) CreateKey(account string) (secret string, k store.Key, err error) 
 			Account:   account,
 			Prefix:    secret[:8],
 			CreatedAt: time.Now().UTC(),
+			Scopes:    g.Normal(),
+			ExpiresAt: g.ExpiresAt.UTC(),
 		},
 		Hash: store.HashSecret(secret),
 	}
@@ -129,8 +135,8 @@ func (db *DB) RevokeKey(id string) error {
 }
 
 // Authenticate returns the active key whose secret this is, looked up by
-// the secret's SHA-256 (two bucket reads). An unknown or revoked secret is
-// ErrUnauthorized.
+// the secret's SHA-256 (two bucket reads). An unknown, revoked or expired
+// secret is ErrUnauthorized.
 func (db *DB) Authenticate(secret string) (store.Key, error) {
 	if !strings.HasPrefix(secret, store.SecretPrefix) {
 		return store.Key{}, fmt.Errorf("store: authenticate: %w", store.ErrUnauthorized)
@@ -153,6 +159,9 @@ func (db *DB) Authenticate(secret string) (store.Key, error) {
 	}
 	if !rec.RevokedAt.IsZero() {
 		return store.Key{}, fmt.Errorf("store: authenticate: key %s revoked: %w", rec.ID, store.ErrUnauthorized)
+	}
+	if rec.Expired(time.Now()) {
+		return store.Key{}, fmt.Errorf("store: authenticate: key %s expired: %w", rec.ID, store.ErrUnauthorized)
 	}
 	return rec.Key, nil
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/earshot-dev/earshot/store"
 	"github.com/earshot-dev/earshot/store/bolt"
 )
 
@@ -20,7 +21,7 @@ func TestSecretNotOnDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret, _, err := db.CreateKey("acme")
+	secret, _, err := db.CreateKey("acme", store.KeyGrant{})
 	if err != nil {
 		t.Fatal(err)
 	}

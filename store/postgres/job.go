@@ -107,10 +107,10 @@ func prepareJob(j *store.Job) (*store.Job, []byte, error) {
 // insertJob inserts a prepared job owned by node and notifies the queue's
 // listeners when it is queued.
 func insertJob(ctx context.Context, tx pgx.Tx, rec *store.Job, head []byte, node string) error {
-	tag, err := tx.Exec(ctx, `INSERT INTO jobs (id, account, kind, status, created_ns, queued, awaiting, blob, node, head, params, result, batch_pass)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (id) DO NOTHING`,
+	tag, err := tx.Exec(ctx, `INSERT INTO jobs (id, account, kind, status, created_ns, queued, awaiting, blob, node, head, params, result, batch_pass, held)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (id) DO NOTHING`,
 		rec.ID, rec.Account, string(rec.Kind), string(rec.Status), ns(rec.CreatedAt), rec.InQueue(), rec.AwaitingAudio,
-		rec.Blob, node, head, nullBytes(rec.Params), nullBytes(rec.Result), string(rec.BatchPass))
+		rec.Blob, node, head, nullBytes(rec.Params), nullBytes(rec.Result), string(rec.BatchPass), rec.Held())
 	if err != nil {
 		return err
 	}
@@ -156,9 +156,9 @@ func writeJob(ctx context.Context, tx pgx.Tx, j *store.Job, node string, leaseNS
 		return err
 	}
 	_, err = tx.Exec(ctx, `UPDATE jobs SET status = $2, queued = $3, awaiting = $4, blob = $5, node = $6, lease_ns = $7,
-			head = $8, params = $9, result = $10, batch_pass = $11 WHERE id = $1`,
+			head = $8, params = $9, result = $10, batch_pass = $11, held = $12 WHERE id = $1`,
 		j.ID, string(j.Status), j.InQueue(), j.AwaitingAudio, j.Blob, node, leaseNS, head, nullBytes(j.Params), nullBytes(j.Result),
-		string(j.BatchPass))
+		string(j.BatchPass), j.Held())
 	if err != nil {
 		return err
 	}
@@ -216,12 +216,16 @@ func (db *DB) UpdateJob(id string, fn store.UpdateFunc) (*store.Job, error) {
 }
 
 // DeleteJob removes the job, its pending deliveries and its blob in one
-// transaction.
+// transaction; a held job is ErrHeld and stays.
 func (db *DB) DeleteJob(id string) error {
 	err := db.update(func(ctx context.Context, tx pgx.Tx) error {
 		var blob string
-		err := tx.QueryRow(ctx, "DELETE FROM jobs WHERE id = $1 RETURNING blob", id).Scan(&blob)
+		err := tx.QueryRow(ctx, "DELETE FROM jobs WHERE id = $1 AND NOT held RETURNING blob", id).Scan(&blob)
 		if errors.Is(err, pgx.ErrNoRows) {
+			var held bool
+			if tx.QueryRow(ctx, "SELECT held FROM jobs WHERE id = $1", id).Scan(&held) == nil && held {
+				return fmt.Errorf("job %s: %w", id, store.ErrHeld)
+			}
 			return fmt.Errorf("job %s: %w", id, store.ErrNotFound)
 		}
 		if err != nil {

@@ -13,20 +13,28 @@ import (
 	"github.com/earshot-dev/earshot/store"
 )
 
-// CreateKey makes a new API key for account and returns its secret (see
-// bolt.DB.CreateKey); only the secret's SHA-256 is stored.
-func (db *DB) CreateKey(account string) (string, store.Key, error) {
+// CreateKey makes a new API key for account with g's scopes and expiry and
+// returns its secret (see bolt.DB.CreateKey); only the secret's SHA-256 is
+// stored.
+func (db *DB) CreateKey(account string, g store.KeyGrant) (string, store.Key, error) {
 	if !store.ValidAccount(account) {
 		return "", store.Key{}, fmt.Errorf("store: create key: account %q: %w", account, store.ErrInvalid)
 	}
+	if !g.ValidFor(account) {
+		return "", store.Key{}, fmt.Errorf("store: create key: scopes %q for account %q: %w", g.Scopes, account, store.ErrInvalid)
+	}
 	secret, hash := store.NewSecret()
-	k := store.Key{Account: account, Prefix: secret[:8], CreatedAt: time.Now().UTC()}
+	k := store.Key{Account: account, Prefix: secret[:8], CreatedAt: time.Now().UTC(), Scopes: g.Normal(), ExpiresAt: g.ExpiresAt.UTC()}
+	var expires int64
+	if !k.ExpiresAt.IsZero() {
+		expires = ns(k.ExpiresAt)
+	}
 	err := db.update(func(ctx context.Context, tx pgx.Tx) error {
 		for {
 			k.ID = store.RandomID(6)
-			tag, err := tx.Exec(ctx, `INSERT INTO keys (id, account, prefix, created_ns, hash)
-				VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
-				k.ID, k.Account, k.Prefix, ns(k.CreatedAt), hash)
+			tag, err := tx.Exec(ctx, `INSERT INTO keys (id, account, prefix, created_ns, hash, scopes, expires_ns)
+				VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
+				k.ID, k.Account, k.Prefix, ns(k.CreatedAt), hash, scopeNames(k.Scopes), expires)
 			if err != nil {
 				return err
 			}
@@ -41,17 +49,39 @@ func (db *DB) CreateKey(account string) (string, store.Key, error) {
 	return secret, k, nil
 }
 
-const keyColumns = "id, account, prefix, created_ns, revoked_ns"
+const keyColumns = "id, account, prefix, created_ns, revoked_ns, scopes, expires_ns"
+
+// scopeNames is the scopes column of a key: NULL (nil) for every scope.
+func scopeNames(scopes []store.Scope) []string {
+	if scopes == nil {
+		return nil
+	}
+	out := make([]string, len(scopes))
+	for i, s := range scopes {
+		out[i] = string(s)
+	}
+	return out
+}
 
 func scanKey(row pgx.Row) (store.Key, error) {
 	var k store.Key
-	var created, revoked int64
-	if err := row.Scan(&k.ID, &k.Account, &k.Prefix, &created, &revoked); err != nil {
+	var created, revoked, expires int64
+	var scopes []string
+	if err := row.Scan(&k.ID, &k.Account, &k.Prefix, &created, &revoked, &scopes, &expires); err != nil {
 		return k, err
 	}
 	k.CreatedAt = fromNS(created)
 	if revoked != 0 {
 		k.RevokedAt = fromNS(revoked)
+	}
+	if expires != 0 {
+		k.ExpiresAt = fromNS(expires)
+	}
+	if scopes != nil {
+		k.Scopes = make([]store.Scope, len(scopes))
+		for i, s := range scopes {
+			k.Scopes[i] = store.Scope(s)
+		}
 	}
 	return k, nil
 }
@@ -107,7 +137,8 @@ func (db *DB) RevokeKey(id string) error {
 }
 
 // Authenticate returns the active key whose secret this is, looked up by
-// the secret's SHA-256 (one indexed read).
+// the secret's SHA-256 (one indexed read); an expired one is
+// store.ErrUnauthorized.
 func (db *DB) Authenticate(secret string) (store.Key, error) {
 	if !strings.HasPrefix(secret, store.SecretPrefix) {
 		return store.Key{}, fmt.Errorf("store: authenticate: %w", store.ErrUnauthorized)
@@ -123,6 +154,9 @@ func (db *DB) Authenticate(secret string) (store.Key, error) {
 	}
 	if !k.Active() {
 		return store.Key{}, fmt.Errorf("store: authenticate: key %s revoked: %w", k.ID, store.ErrUnauthorized)
+	}
+	if k.Expired(time.Now()) {
+		return store.Key{}, fmt.Errorf("store: authenticate: key %s expired: %w", k.ID, store.ErrUnauthorized)
 	}
 	return k, nil
 }

@@ -109,7 +109,7 @@ func TestOpenUnreachable(t *testing.T) {
 func TestNodesShareState(t *testing.T) {
 	dsn := pg.NewDatabase(t)
 	a, b := openNode(t, dsn, "a"), openNode(t, dsn, "b")
-	secret, k, err := a.CreateKey("acme")
+	secret, k, err := a.CreateKey("acme", store.KeyGrant{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +434,7 @@ func TestServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, _, err := db.CreateKey("acme"); err != nil {
+	if _, _, err := db.CreateKey("acme", store.KeyGrant{}); err != nil {
 		t.Fatal(err)
 	}
 	woke := make(chan struct{}, 16)

@@ -33,6 +33,7 @@ func Cases() []Case {
 	cs = append(cs, uploadCases()...)
 	cs = append(cs, blobCases()...)
 	cs = append(cs, retentionCases()...)
+	cs = append(cs, auditCases()...)
 	return cs
 }
 

@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -160,8 +161,8 @@ func blobCases() []Case {
 			mustCreate(t, s, a, b, c)
 			writeBlob(t, s, "job-orphan", strings.Repeat("x", 7000))
 			writeBlob(t, s, "upload-orphan", "0123456789")
-			if n, err := s.AccountBytes("acme"); err != nil || n != 1300 {
-				t.Errorf("AccountBytes(acme) = %d, %v; want 1300 (the linked upload once, the recording)", n, err)
+			if n, err := s.AccountBytes("acme"); err != nil || n != stored(s, 1000)+stored(s, 300) {
+				t.Errorf("AccountBytes(acme) = %d, %v; want %d (the linked upload once, the recording)", n, err, stored(s, 1000)+stored(s, 300))
 			}
 			removed, err := s.SweepBlobs()
 			if err != nil {
@@ -214,15 +215,15 @@ func retentionCases() []Case {
 			if n, _ := s.CountJobs(store.KindPreRecorded, ""); n != 13 {
 				t.Errorf("pre-recorded jobs before expiry: %d, want 13", n)
 			}
-			got, err := s.ExpireJobs(store.KindPreRecorded, cut, 1)
+			got, err := s.ExpireJobs(store.KindPreRecorded, store.Cutoff{Before: cut}, 1)
 			if err != nil || !slices.Equal(got, pre[:1]) {
 				t.Fatalf("ExpireJobs(limit 1) = %v, %v; want %v", got, err, pre[:1])
 			}
-			got, err = s.ExpireJobs(store.KindPreRecorded, cut, 100)
+			got, err = s.ExpireJobs(store.KindPreRecorded, store.Cutoff{Before: cut}, 100)
 			if err != nil || !slices.Equal(got, pre[1:]) {
 				t.Fatalf("ExpireJobs = %v, %v; want %v", got, err, pre[1:])
 			}
-			if again, err := s.ExpireJobs(store.KindPreRecorded, cut, 100); err != nil || len(again) != 0 {
+			if again, err := s.ExpireJobs(store.KindPreRecorded, store.Cutoff{Before: cut}, 100); err != nil || len(again) != 0 {
 				t.Errorf("second ExpireJobs = %v, %v; want none", again, err)
 			}
 			if n, _ := s.CountJobs(store.KindPreRecorded, ""); n != 11 {
@@ -239,10 +240,10 @@ func retentionCases() []Case {
 			if n, _ := s.CountJobs(store.KindLive, ""); n != 12 {
 				t.Errorf("live jobs after expiring pre-recorded ones: %d, want 12", n)
 			}
-			if got, err := s.ExpireJobs(store.KindLive, cut, 100); err != nil || !slices.Equal(got, want[store.KindLive]) {
+			if got, err := s.ExpireJobs(store.KindLive, store.Cutoff{Before: cut}, 100); err != nil || !slices.Equal(got, want[store.KindLive]) {
 				t.Errorf("ExpireJobs(live) = %v, %v; want %v", got, err, want[store.KindLive])
 			}
-			if again, err := s.ExpireJobs(store.KindLive, cut, 100); err != nil || len(again) != 0 {
+			if again, err := s.ExpireJobs(store.KindLive, store.Cutoff{Before: cut}, 100); err != nil || len(again) != 0 {
 				t.Errorf("second ExpireJobs(live) = %v, %v; want none", again, err)
 			}
 			if n, _ := s.CountJobs(store.KindLive, ""); n != 10 {
@@ -257,7 +258,7 @@ func retentionCases() []Case {
 				kind  store.Kind
 				limit int
 			}{{store.KindLive, 0}, {"batch", 10}} {
-				if _, err := s.ExpireJobs(tc.kind, cut, tc.limit); !errors.Is(err, store.ErrInvalid) {
+				if _, err := s.ExpireJobs(tc.kind, store.Cutoff{Before: cut}, tc.limit); !errors.Is(err, store.ErrInvalid) {
 					t.Errorf("ExpireJobs(%s, %d) = %v, want ErrInvalid", tc.kind, tc.limit, err)
 				}
 			}
@@ -283,10 +284,10 @@ func retentionCases() []Case {
 			if err := s.LinkBlob("up-u-old1", "job-from-upload"); err != nil {
 				t.Fatal(err)
 			}
-			if got, err := s.ExpireUploads(cut, 1); err != nil || !slices.Equal(got, []string{"u-old1"}) {
+			if got, err := s.ExpireUploads(store.Cutoff{Before: cut}, 1); err != nil || !slices.Equal(got, []string{"u-old1"}) {
 				t.Fatalf("ExpireUploads(limit 1) = %v, %v; want u-old1", got, err)
 			}
-			if got, err := s.ExpireUploads(cut, 100); err != nil || !slices.Equal(got, []string{"u-old2"}) {
+			if got, err := s.ExpireUploads(store.Cutoff{Before: cut}, 100); err != nil || !slices.Equal(got, []string{"u-old2"}) {
 				t.Fatalf("ExpireUploads = %v, %v; want u-old2", got, err)
 			}
 			for _, u := range ups {
@@ -299,9 +300,61 @@ func retentionCases() []Case {
 			if got := readBlob(t, s, "job-from-upload"); got != "audio" {
 				t.Errorf("a job's link to an expired upload's audio = %q", got)
 			}
-			if _, err := s.ExpireUploads(cut, 0); !errors.Is(err, store.ErrInvalid) {
+			if _, err := s.ExpireUploads(store.Cutoff{Before: cut}, 0); !errors.Is(err, store.ErrInvalid) {
 				t.Errorf("ExpireUploads(limit 0) = %v, want ErrInvalid", err)
 			}
 		}},
+		{"ExpirePerAccount", func(t *testing.T, s store.Store) {
+			// Each account's cut (retention.accounts): "keep" never
+			// expires, "long" keeps more than the default, "short" less,
+			// "acme" has the default's.
+			cut := store.Cutoff{Before: t0, Accounts: map[string]time.Time{
+				"keep": {}, "long": t0.Add(-48 * time.Hour), "short": t0.Add(24 * time.Hour),
+			}}
+			var want []string
+			for _, acct := range []string{"acme", "keep", "long", "short"} {
+				for _, age := range []time.Duration{-72 * time.Hour, -time.Hour, time.Hour} {
+					id := fmt.Sprintf("%s%+d", acct, int(age.Hours()))
+					created := t0.Add(age)
+					mustCreate(t, s, newJob(id, acct, store.KindLive, store.StatusDone, created))
+					if err := s.PutUpload(&store.Upload{ID: "u-" + id, Account: acct, CreatedAt: created}); err != nil {
+						t.Fatal(err)
+					}
+					if cut.Expired(acct, created) {
+						want = append(want, id)
+					}
+				}
+			}
+			slices.Sort(want)
+			if len(want) != 6 { // acme-72 acme-1 long-72 short-72 short-1 short+1
+				t.Fatalf("the cut expires %v, want six", want)
+			}
+			got, err := s.ExpireJobs(store.KindLive, cut, 100)
+			slices.Sort(got)
+			if err != nil || !slices.Equal(got, want) {
+				t.Errorf("ExpireJobs(per account) = %v, %v; want %v", got, err, want)
+			}
+			ups, err := s.ExpireUploads(cut, 100)
+			slices.Sort(ups)
+			var wantUps []string
+			for _, id := range want {
+				wantUps = append(wantUps, "u-"+id)
+			}
+			if err != nil || !slices.Equal(ups, wantUps) {
+				t.Errorf("ExpireUploads(per account) = %v, %v; want %v", ups, err, wantUps)
+			}
+			if got, err := s.ExpireJobs(store.KindLive, store.Cutoff{Accounts: map[string]time.Time{"keep": t0}}, 100); err != nil || !slices.Equal(got, []string{"keep-72", "keep-1"}) {
+				t.Errorf("ExpireJobs(no default, one account) = %v, %v; want keep-72 keep-1", got, err)
+			}
+		}},
 	}
+}
+
+// stored is the bytes a blob of n bytes takes on disk in s: n, or what a
+// store that transforms blobs (store/sealed's encryption) says it takes.
+func stored(s store.Store, n int64) int64 {
+	if t, ok := s.(interface{ StoredSize(n int64) int64 }); ok {
+		return t.StoredSize(n)
+	}
+	return n
 }

@@ -21,7 +21,7 @@ func keyCases() []Case {
 				ok      bool
 			}{{"acme", true}, {"a.b_c-1", true}, {"A.b_c-9", true}, {strings.Repeat("a", 64), true},
 				{"", false}, {strings.Repeat("a", 65), false}, {"a b", false}, {"slash/x", false}, {"é", false}} {
-				secret, k, err := s.CreateKey(tc.account)
+				secret, k, err := s.CreateKey(tc.account, store.KeyGrant{})
 				if !tc.ok {
 					if !errors.Is(err, store.ErrInvalid) {
 						t.Errorf("CreateKey(%q) = %v, want ErrInvalid", tc.account, err)
@@ -45,11 +45,11 @@ func keyCases() []Case {
 			}
 		}},
 		{"AuthenticateAndRevoke", func(t *testing.T, s store.Store) {
-			s1, k1, err := s.CreateKey("one")
+			s1, k1, err := s.CreateKey("one", store.KeyGrant{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			s2, k2, err := s.CreateKey("two")
+			s2, k2, err := s.CreateKey("two", store.KeyGrant{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,6 +93,68 @@ func keyCases() []Case {
 			}
 			if keys, _ := s.Keys(); !keys[0].RevokedAt.Equal(revokedAt) {
 				t.Error("second revoke changed RevokedAt")
+			}
+		}},
+		{"KeyScopes", func(t *testing.T, s store.Store) {
+			// Kept as granted, without repeats and in the order of
+			// store.Scopes; none granted holds every scope.
+			_, all, err := s.CreateKey("acme", store.KeyGrant{})
+			if err != nil || all.Scopes != nil || !all.Allows(store.ScopeJobsWrite) || !all.Allows(store.ScopeAdmin) {
+				t.Fatalf("CreateKey(no scopes) = %+v, %v; want every scope", all, err)
+			}
+			secret, ro, err := s.CreateKey("acme", store.KeyGrant{Scopes: []store.Scope{store.ScopeAudioRead, store.ScopeJobsRead, store.ScopeAudioRead}})
+			want := []store.Scope{store.ScopeJobsRead, store.ScopeAudioRead}
+			if err != nil || !reflect.DeepEqual(ro.Scopes, want) {
+				t.Fatalf("CreateKey(read scopes) = %+v, %v; want scopes %v", ro, err, want)
+			}
+			for name, get := range map[string]func() (store.Key, error){
+				"Key":          func() (store.Key, error) { return s.Key(ro.ID) },
+				"Authenticate": func() (store.Key, error) { return s.Authenticate(secret) },
+			} {
+				k, err := get()
+				if err != nil || !reflect.DeepEqual(k.Scopes, want) || k.Allows(store.ScopeJobsWrite) || !k.Allows(store.ScopeJobsRead) {
+					t.Errorf("%s = %+v, %v; want scopes %v", name, k, err, want)
+				}
+			}
+			if keys, err := s.Keys(); err != nil || len(keys) != 2 || keys[0].Scopes != nil || !reflect.DeepEqual(keys[1].Scopes, want) {
+				t.Errorf("Keys() = %+v, %v", keys, err)
+			}
+			if _, k, err := s.CreateKey(store.AdminAccount, store.KeyGrant{Scopes: []store.Scope{store.ScopeAdmin}}); err != nil || !k.Allows(store.ScopeAdmin) || k.Allows(store.ScopeLive) {
+				t.Errorf("CreateKey(admin, [admin]) = %+v, %v", k, err)
+			}
+			for _, g := range [][]store.Scope{{"jobs:delete"}, {""}, {store.ScopeJobsRead, "JOBS:READ"}} {
+				if _, _, err := s.CreateKey("acme", store.KeyGrant{Scopes: g}); !errors.Is(err, store.ErrInvalid) {
+					t.Errorf("CreateKey(scopes %q) = %v, want ErrInvalid", g, err)
+				}
+			}
+			if _, _, err := s.CreateKey("acme", store.KeyGrant{Scopes: []store.Scope{store.ScopeAdmin}}); !errors.Is(err, store.ErrInvalid) {
+				t.Errorf("CreateKey(acme, [admin]) = %v, want ErrInvalid (admin is the admin account's)", err)
+			}
+		}},
+		{"KeyExpiry", func(t *testing.T, s store.Store) {
+			now := time.Now()
+			past := now.Add(-time.Second).UTC()
+			future := now.Add(time.Hour).UTC()
+			old, expired, err := s.CreateKey("acme", store.KeyGrant{ExpiresAt: past})
+			if err != nil || !expired.ExpiresAt.Equal(past) || !expired.Expired(now) {
+				t.Fatalf("CreateKey(expired) = %+v, %v", expired, err)
+			}
+			live, valid, err := s.CreateKey("acme", store.KeyGrant{ExpiresAt: future, Scopes: []store.Scope{store.ScopeLive}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k, err := s.Authenticate(old); !errors.Is(err, store.ErrUnauthorized) {
+				t.Errorf("Authenticate(expired key) = %+v, %v; want ErrUnauthorized", k, err)
+			}
+			k, err := s.Authenticate(live)
+			if err != nil || !k.ExpiresAt.Equal(future) || !reflect.DeepEqual(k.Scopes, []store.Scope{store.ScopeLive}) {
+				t.Errorf("Authenticate(key expiring in 1h) = %+v, %v; want it, expiring at %v", k, err, future)
+			}
+			if got, err := s.Key(expired.ID); err != nil || !got.ExpiresAt.Equal(past) || !got.Active() {
+				t.Errorf("Key(expired) = %+v, %v; want it listed, expiry kept, not revoked", got, err)
+			}
+			if got, err := s.Key(valid.ID); err != nil || !reflect.DeepEqual(got, valid) {
+				t.Errorf("Key = %+v, %v; want %+v", got, err, valid)
 			}
 		}},
 		{"CallbackSecret", func(t *testing.T, s store.Store) {

@@ -248,7 +248,7 @@ func (m mode) String() string {
 }
 
 func runEarshot(ctx context.Context, cfg sphinx.Config, clips []clip, m mode) (row, error) {
-	e, err := sphinx.New(cfg, nil)
+	e, err := sphinx.New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	if err != nil {
 		return row{}, err
 	}

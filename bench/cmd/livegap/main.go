@@ -36,6 +36,7 @@ import (
 
 	"github.com/earshot-dev/earshot/bench/internal/benchd"
 	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
@@ -54,7 +55,7 @@ func main() {
 	flag.BoolVar(&warmChannel, "warm-channel", false, "diagnosis: run each clip through the live session once before the pass that is scored, so the scored pass starts on a channel that has spoken (its normalisation history full)")
 	flag.StringVar(&telephoneModel, "telephone-model", benchd.TelephoneModel, "telephone-band acoustic model for the 8 kHz renditions")
 	flag.BoolVar(&onePass, "narrow-one-pass", false, "narrowband live finals in one pass at each endpoint (LiveConfig.OnePassFinals)")
-	flag.DurationVar(&endpointing, "endpointing", 0, "the sessions' endpointing (LiveConfig.Endpointing; 0: its default)")
+	flag.DurationVar(&endpointing, "endpointing", 0, "the sessions' endpointing (the silence of LiveConfig.Endpointing; 0: params.DefaultSilence)")
 	flag.BoolVar(&stock, "stock", false, "also decode every rendition with Debian's stock model in pocketsphinx_batch and print the batch path's WER against it")
 	flag.Parse()
 	if err := run(*speech, *corpus, *every, *presets, *rends, *workers); err != nil {
@@ -297,13 +298,14 @@ func engineFor(rend, preset string, workers int, batch bool) (*sphinx.Engine, er
 		}
 	}
 	cfg.SetDefaults()
-	if e, err := sphinx.NewTelephone(cfg, batch, nil); e != nil || err != nil {
+	cpu := recognizer.NewCPU(cfg.LiveDecodes) // the engine's own, as the daemon's is its process's
+	if e, err := sphinx.NewTelephone(cfg, batch, cpu, nil); e != nil || err != nil {
 		return e, err
 	}
 	if !batch {
-		return sphinx.NewLive(cfg, nil)
+		return sphinx.NewLive(cfg, cpu, nil)
 	}
-	return sphinx.New(cfg, nil)
+	return sphinx.New(cfg, cpu, nil)
 }
 
 // measure runs the batch and the live path of one rendition on every
@@ -426,7 +428,11 @@ func decodeBatch(e *sphinx.Engine, pcm []int16) (string, string, error) {
 // 16 kHz (LiveConfig.Narrowband), and onePass applies to it only.
 func decodeLive(e recognizer.Engine, pcm []int16, narrow, onePass bool) (string, string, int, error) {
 	var words, fs []string
-	cfg := recognizer.LiveConfig{Narrowband: narrow, OnePassFinals: narrow && onePass, Endpointing: endpointing}
+	ep := params.DefaultEndpointing()
+	if endpointing != 0 {
+		ep.Silence = params.Seconds(endpointing)
+	}
+	cfg := recognizer.LiveConfig{Narrowband: narrow, OnePassFinals: narrow && onePass, Endpointing: ep}
 	l, err := recognizer.NewLive(e, cfg, func(ev recognizer.Event) {
 		switch ev.Kind {
 		case recognizer.EventFinal:

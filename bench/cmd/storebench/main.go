@@ -142,7 +142,7 @@ func ops(n int) []op {
 		}},
 		{"Authenticate (every request, 8 clients)", 8, func(s store.Store) error {
 			var err error
-			secret, _, err = s.CreateKey("acme")
+			secret, _, err = s.CreateKey("acme", store.KeyGrant{})
 			return err
 		}, func(s store.Store, i int) error {
 			_, err := s.Authenticate(secret)

@@ -3,8 +3,9 @@ package addonstest
 import (
 	"fmt"
 
-	"golang.org/x/sync/errgroup"
 	"testing"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
@@ -30,7 +31,7 @@ func Decode(t testing.TB, names ...string) []Transcript {
 	}
 	cfg := sphinx.Config{}
 	cfg.SetDefaults()
-	e, err := sphinx.New(cfg, nil)
+	e, err := sphinx.New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func engine(t *testing.T, hmm string) *sphinx.Engine {
 	t.Helper()
 	cfg := sphinx.Config{HMM: hmm, Decoders: 1, TelephoneHMM: sphinx.NoTelephoneHMM}
 	cfg.SetDefaults()
-	e, err := sphinx.New(cfg, nil)
+	e, err := sphinx.New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -6,13 +6,17 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/earshot-dev/earshot/store"
 )
 
 // reloadOnHangup calls each reload on every SIGHUP until ctx ends (the
 // doors closing): the SIP door's TLS certificate (sip.tls_cert, tls_key),
 // renewed on disk, is taken without a restart and without dropping a
-// call. A failed reload is logged; what was loaded before stays.
-func reloadOnHangup(ctx context.Context, log *slog.Logger, reloads ...func() error) {
+// call. A failed reload is logged; what was loaded before stays. Every
+// SIGHUP is recorded in the audit trail (config.reload, source "signal",
+// status 200, or 500 when a reload failed), with no reload to do too.
+func reloadOnHangup(ctx context.Context, log *slog.Logger, record func(store.AuditEntry), reloads ...func() error) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -22,11 +26,14 @@ func reloadOnHangup(ctx context.Context, log *slog.Logger, reloads ...func() err
 			return
 		case <-hup:
 			log.Info("reloading on SIGHUP")
+			status := 200
 			for _, reload := range reloads {
 				if err := reload(); err != nil {
 					log.Error("reload failed; keeping what was loaded", "error", err)
+					status = 500
 				}
 			}
+			record(store.AuditEntry{Source: "signal", Action: store.AuditConfigReload, Status: status})
 		}
 	}
 }

@@ -1,0 +1,234 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fasthttp/websocket"
+)
+
+// sealedConfig makes a data key with `earshotd keys generate-data-key` and
+// returns a config naming it.
+func sealedConfig(t *testing.T) (string, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "data-key")
+	if out, err := exec.Command(earshotd, "keys", "generate-data-key", path).CombinedOutput(); err != nil {
+		t.Fatalf("generate-data-key: %v %s", err, out)
+	}
+	return path, "store:\n  encryption_key_file: " + path + "\n"
+}
+
+// audioRuns returns the 64-byte runs of b at every 64th offset that are
+// not near-constant (silence would match any zeroed page).
+func audioRuns(b []byte) map[string]bool {
+	runs := map[string]bool{}
+	for i := 44; i+64 <= len(b); i += 64 {
+		w := b[i : i+64]
+		distinct := map[byte]bool{}
+		for _, c := range w {
+			distinct[c] = true
+		}
+		if len(distinct) >= 16 {
+			runs[string(w)] = true
+		}
+	}
+	return runs
+}
+
+// scanDir fails t for every file under dir holding one of words or one of
+// runs (a copy of the audio in clear) anywhere.
+func scanDir(t *testing.T, dir string, words []string, runs map[string]bool) int {
+	t.Helper()
+	files := 0
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || !fi.Mode().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		files++
+		low := bytes.ToLower(b)
+		for _, w := range words {
+			if bytes.Contains(low, []byte(strings.ToLower(w))) {
+				t.Errorf("%s holds %q in clear", p, w)
+			}
+		}
+		for i := 0; i+64 <= len(b); i++ {
+			if runs[string(b[i:i+64])] {
+				t.Errorf("%s holds a 64-byte run of the audio at %d", p, i)
+				break
+			}
+		}
+		return nil
+	})
+	return files
+}
+
+// transcriptWords returns the words of 5 letters or more of a job's
+// result transcript.
+func transcriptWords(t *testing.T, rec map[string]any) []string {
+	t.Helper()
+	b, _ := json.Marshal(rec["result"])
+	var r struct {
+		Transcription struct {
+			FullTranscript string `json:"full_transcript"`
+		} `json:"transcription"`
+	}
+	json.Unmarshal(b, &r)
+	var out []string
+	for _, w := range strings.Fields(r.Transcription.FullTranscript) {
+		if len(w) >= 5 {
+			out = append(out, w)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no transcript words in %s", b)
+	}
+	return out
+}
+
+// TestEncryptionAtRest: with store.encryption_key_file, after an upload, a
+// pre-recorded job and a live session over the WebSocket, no file of the
+// data dir holds a transcript word, the custom metadata or a 64-byte run of
+// the uploaded audio; a restart with the key reads every record and the
+// audio back identical; without the key the daemon refuses to start,
+// naming the setting.
+func TestEncryptionAtRest(t *testing.T) {
+	_, cfg := sealedConfig(t)
+	d := startDaemon(t, "", cfg)
+	key := createKey(t, d.DataDir, "acme")
+	path, _ := clip(t, "pocketsphinx-goforward.wav")
+	audio, _ := os.ReadFile(path)
+	status, up, body := d.upload(key, path)
+	if status != 200 {
+		t.Fatalf("upload: %d %s", status, body)
+	}
+	var pre struct{ ID string }
+	if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{
+		"audio_url": up.AudioURL, "custom_metadata": map[string]any{"ticket": "ZEBRAQUOKKA-77"},
+	}, &pre); status != 201 {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	live := d.createLive(key, map[string]any{})
+	c, err := dial(t, live.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.WriteMessage(websocket.BinaryMessage, pcmOf(t, path))
+	c.WriteJSON(map[string]any{"type": "stop_recording"})
+	readAll(t, c, time.Minute)
+	c.Close()
+	rec := d.waitJob(key, pre.ID, 2*time.Minute)
+	if rec["status"] != "done" {
+		t.Fatalf("job ended %v", rec)
+	}
+	words := append(transcriptWords(t, rec), "ZEBRAQUOKKA-77", filepath.Base(path))
+	var liveRec map[string]any
+	deadline := time.Now().Add(2 * time.Minute)
+	for liveRec["status"] != "done" && time.Now().Before(deadline) {
+		d.do("GET", "/v2/live/"+live.ID, key, nil, "", &liveRec)
+		time.Sleep(100 * time.Millisecond) // polling a real process
+	}
+	_, fileBefore := d.do("GET", "/v2/pre-recorded/"+pre.ID+"/file", key, nil, "", nil)
+	if !bytes.Equal(fileBefore, audio) {
+		t.Fatalf("job's audio: %d bytes, want the upload's %d", len(fileBefore), len(audio))
+	}
+	d.Stop()
+
+	n := scanDir(t, d.DataDir, words, audioRuns(audio))
+	t.Logf("scanned %d files of %s for %d words and the audio's runs", n, d.DataDir, len(words))
+
+	d2 := startDaemon(t, d.DataDir, cfg)
+	var again map[string]any
+	if status, body := d2.do("GET", "/v2/pre-recorded/"+pre.ID, key, nil, "", &again); status != 200 {
+		t.Fatalf("after restart: %d %s", status, body)
+	}
+	a, _ := json.Marshal(rec["result"])
+	b, _ := json.Marshal(again["result"])
+	if !bytes.Equal(a, b) || again["custom_metadata"].(map[string]any)["ticket"] != "ZEBRAQUOKKA-77" {
+		t.Fatalf("result after restart differs:\n%s\n%s", a, b)
+	}
+	if _, f := d2.do("GET", "/v2/pre-recorded/"+pre.ID+"/file", key, nil, "", nil); !bytes.Equal(f, audio) {
+		t.Fatalf("audio after restart: %d bytes, want %d", len(f), len(audio))
+	}
+	var liveAgain map[string]any
+	if status, body := d2.do("GET", "/v2/live/"+live.ID, key, nil, "", &liveAgain); status != 200 || liveAgain["status"] != "done" {
+		t.Fatalf("live job after restart: %d %s", status, body)
+	}
+	d2.Stop()
+
+	out, err := exec.Command(earshotd, "run", "--listen", "127.0.0.1:0", "--data-dir", d.DataDir).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "encryption_key_file") || !strings.Contains(string(out), "encrypted") {
+		t.Fatalf("start without the key: %v, %s; want a refusal naming store.encryption_key_file", err, out)
+	}
+}
+
+// TestEncryptionDeleteShreds: a job deleted after a backup was taken is
+// unrecoverable from the raw database file and from that backup's
+// database: its wrapped data key is in no file of the data dir any more,
+// and the backup's record, read with the keyring, is an integrity error.
+func TestEncryptionDeleteShreds(t *testing.T) {
+	_, cfg := sealedConfig(t)
+	d := startDaemon(t, "", cfg)
+	key := createKey(t, d.DataDir, "acme")
+	path, _ := clip(t, "pocketsphinx-goforward.wav")
+	_, up, _ := d.upload(key, path)
+	var pre struct{ ID string }
+	if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": up.AudioURL}, &pre); status != 201 {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	if rec := d.waitJob(key, pre.ID, 2*time.Minute); rec["status"] != "done" {
+		t.Fatalf("job ended %v", rec)
+	}
+	backup := filepath.Join(t.TempDir(), "before.db")
+	if out, err := exec.Command(earshotd, "backup", "--data-dir", d.DataDir, backup).CombinedOutput(); err != nil {
+		t.Fatalf("backup: %v %s", err, out)
+	}
+	ring, _ := os.ReadFile(filepath.Join(d.DataDir, "keyring"))
+	wrapped := wrappedKey(t, ring, "j:"+pre.ID)
+	if status, body := d.do("DELETE", "/v2/transcription/"+pre.ID, key, nil, "", nil); status != 202 {
+		t.Fatalf("delete: %d %s", status, body)
+	}
+	d.Stop()
+	filepath.Walk(d.DataDir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() {
+			if b, _ := os.ReadFile(p); bytes.Contains(b, wrapped) || bytes.Contains(b, []byte("j:"+pre.ID)) {
+				t.Errorf("%s still holds the deleted job's data key", p)
+			}
+		}
+		return nil
+	})
+	// The backup's database with the data dir's keyring (and key): the
+	// record is there, sealed, and its key is gone.
+	restored := t.TempDir()
+	db, _ := os.ReadFile(backup)
+	live, _ := os.ReadFile(filepath.Join(d.DataDir, "keyring"))
+	os.WriteFile(filepath.Join(restored, "earshot.db"), db, 0o600)
+	os.WriteFile(filepath.Join(restored, "keyring"), live, 0o600)
+	r := startDaemon(t, restored, cfg)
+	var eb errBody
+	status, body := r.do("GET", "/v2/pre-recorded/"+pre.ID, key, nil, "", &eb)
+	if status != 500 || !strings.Contains(string(body), "integrity") {
+		t.Fatalf("deleted job read from the backup: %d %s; want 500 naming integrity", status, body)
+	}
+}
+
+// wrappedKey returns the wrapped data key of id in a keyring file's bytes.
+func wrappedKey(t *testing.T, ring []byte, id string) []byte {
+	t.Helper()
+	i := bytes.Index(ring, []byte(id))
+	if i < 0 {
+		t.Fatalf("keyring has no %s", id)
+	}
+	p := i + len(id)
+	n := int(ring[p])<<8 | int(ring[p+1])
+	return bytes.Clone(ring[p+2 : p+2+n])
+}

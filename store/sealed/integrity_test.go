@@ -1,0 +1,275 @@
+package sealed_test
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/store/bolt"
+	"github.com/earshot-dev/earshot/store/sealed"
+)
+
+// openPair opens a sealed bbolt store in dir with the key file kek.
+func openPair(t *testing.T, dir string, keys ...*sealed.KEK) (*sealed.Store, *bolt.DB, error) {
+	t.Helper()
+	db, err := bolt.Open(dir, &bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := sealed.OpenFileKeyring(filepath.Join(dir, sealed.KeyringFile), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sealed.Open(db, sealed.Options{Keys: keys, Keyring: ring, RotateRate: 100000})
+	if err != nil {
+		db.Close()
+		ring.Close()
+		return nil, nil, err
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, db, nil
+}
+
+func readAll(s store.Store, name string) ([]byte, error) {
+	r, err := s.OpenBlob(name)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// TestBlobIntegrity: a sealed blob cut at a chunk boundary or mid-chunk,
+// with a flipped byte, or with two chunks swapped reads as
+// store.ErrIntegrity, never as bytes; an intact one reads back whole.
+func TestBlobIntegrity(t *testing.T) {
+	clear := make([]byte, 3*sealed.ChunkSize+1000)
+	_, _ = rand.Read(clear)
+	c := sealed.ChunkSize + 16
+	for _, tc := range []struct {
+		name   string
+		damage func(b []byte) []byte
+	}{
+		{"intact", func(b []byte) []byte { return b }},
+		{"cut at chunk boundary", func(b []byte) []byte { return b[:12+2*c] }},
+		{"cut mid chunk", func(b []byte) []byte { return b[:12+c+100] }},
+		{"last chunk dropped", func(b []byte) []byte { return b[:12+3*c] }},
+		{"byte flipped", func(b []byte) []byte { b[12+c+5] ^= 1; return b }},
+		{"header changed", func(b []byte) []byte { b[6] ^= 1; return b }},
+		{"chunks swapped", func(b []byte) []byte {
+			out := append([]byte{}, b[:12]...)
+			out = append(out, b[12+c:12+2*c]...)
+			out = append(out, b[12:12+c]...)
+			return append(out, b[12+2*c:]...)
+		}},
+		{"bytes appended", func(b []byte) []byte { return append(b, 1, 2, 3) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s, db, err := openPair(t, dir, newKEK(t, t.TempDir(), "k"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, err := s.WriteBlob("b1", bytes.NewReader(clear), 0); err != nil || n != int64(len(clear)) {
+				t.Fatalf("WriteBlob = %d, %v", n, err)
+			}
+			path, _ := db.LocalBlobPath("b1")
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(raw, clear[:64]) {
+				t.Fatal("blob file holds clear bytes")
+			}
+			if err := os.WriteFile(path, tc.damage(raw), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, err := readAll(s, "b1")
+			if tc.name == "intact" {
+				if err != nil || !bytes.Equal(got, clear) {
+					t.Fatalf("intact blob: %d bytes, %v", len(got), err)
+				}
+				r, _ := s.OpenBlob("b1")
+				fi, _ := r.Stat()
+				r.Close()
+				if fi.Size() != int64(len(clear)) {
+					t.Fatalf("Stat size %d, want %d", fi.Size(), len(clear))
+				}
+				return
+			}
+			if !errors.Is(err, store.ErrIntegrity) {
+				t.Fatalf("damaged blob read %d bytes, err %v; want ErrIntegrity", len(got), err)
+			}
+		})
+	}
+}
+
+// TestRecordIntegrity: a job's sealed result changed in the database file
+// reads as store.ErrIntegrity; the same job moved under another id does
+// too (fields are bound to their record).
+func TestRecordIntegrity(t *testing.T) {
+	dir := t.TempDir()
+	kek := newKEK(t, t.TempDir(), "k")
+	s, _, err := openPair(t, dir, kek)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &store.Job{ID: "j1", Account: "acme", Kind: store.KindPreRecorded, Status: store.StatusDone, CreatedAt: time.Now(),
+		Result: []byte(`{"transcript":"the quick brown fox"}`), CustomMetadata: store.Metadata{"who": "alice"}}
+	if err := s.CreateJob(j); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Job("j1")
+	if err != nil || string(got.Result) != string(j.Result) || got.CustomMetadata["who"] != "alice" {
+		t.Fatalf("Job = %+v, %v", got, err)
+	}
+	s.Close()
+	raw, err := os.ReadFile(filepath.Join(dir, "earshot.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(raw, []byte("quick brown")) || bytes.Contains(raw, []byte("alice")) {
+		t.Fatal("database file holds clear content")
+	}
+	// Flip one character of the sealed result's base64 in the file.
+	i := bytes.Index(raw, []byte(`\"es1.`))
+	if i < 0 {
+		i = bytes.Index(raw, []byte(`es1.`))
+	}
+	if i < 0 {
+		t.Fatal("no sealed field in the database file")
+	}
+	p := i + 12
+	if raw[p] == 'A' {
+		raw[p] = 'B'
+	} else {
+		raw[p] = 'A'
+	}
+	if err := os.WriteFile(filepath.Join(dir, "earshot.db"), raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s2, _, err := openPair(t, dir, kek)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s2.Job("j1"); !errors.Is(err, store.ErrIntegrity) {
+		t.Fatalf("tampered job read %+v, %v; want ErrIntegrity", got, err)
+	}
+}
+
+// TestKeyFile: a key file readable by group or others, of the wrong size,
+// or missing is refused naming the file and never showing its bytes.
+func TestKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	key := bytes.Repeat([]byte{0xab}, 32)
+	for _, tc := range []struct {
+		name string
+		data []byte
+		mode os.FileMode
+		want string
+	}{
+		{"ok", key, 0o600, ""},
+		{"read only owner", key, 0o400, ""},
+		{"group readable", key, 0o640, "mode 0640"},
+		{"world readable", key, 0o604, "mode 0604"},
+		{"short", key[:31], 0o600, "31 bytes"},
+		{"long", append(key, '\n'), 0o600, "33 bytes"},
+		{"missing", nil, 0, "no such file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
+			if tc.data != nil {
+				if err := os.WriteFile(path, tc.data, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(path, tc.mode); err != nil {
+					t.Fatal(err)
+				}
+			}
+			k, err := sealed.LoadKeyFile(path)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.Contains(k.String(), "abab") {
+					t.Fatal("key prints its bytes")
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("LoadKeyFile = %v; want an error naming %s and %q", err, path, tc.want)
+			}
+			if strings.Contains(err.Error(), "abab") || strings.Contains(err.Error(), "\xab") {
+				t.Fatal("error shows key bytes")
+			}
+		})
+	}
+}
+
+// TestWrongKeyRefused: a sealed store opened with another key is
+// ErrKeyMissing naming the key id it needs.
+func TestWrongKeyRefused(t *testing.T) {
+	dir := t.TempDir()
+	k1 := newKEK(t, t.TempDir(), "k1")
+	s, _, err := openPair(t, dir, k1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WriteBlob("b", strings.NewReader("x"), 0); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	_, _, err = openPair(t, dir, newKEK(t, t.TempDir(), "k2"))
+	if !errors.Is(err, store.ErrKeyMissing) || !strings.Contains(err.Error(), k1.ID()) {
+		t.Fatalf("open with another key = %v; want ErrKeyMissing naming %s", err, k1.ID())
+	}
+}
+
+// TestShred: deleting a job destroys its data key: the keyring file no
+// longer holds the wrapped key's bytes, and the job's sealed record, read
+// from a copy of the database taken before the delete, cannot be opened.
+func TestShred(t *testing.T) {
+	dir := t.TempDir()
+	kek := newKEK(t, t.TempDir(), "k")
+	s, db, err := openPair(t, dir, kek)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &store.Job{ID: "j1", Account: "acme", Kind: store.KindPreRecorded, Status: store.StatusDone, CreatedAt: time.Now(), Result: []byte(`"secret words"`)}
+	if err := s.CreateJob(j); err != nil {
+		t.Fatal(err)
+	}
+	backup := filepath.Join(t.TempDir(), "b.db")
+	if _, err := db.BackupFile(backup); err != nil {
+		t.Fatal(err)
+	}
+	ring, _ := os.ReadFile(filepath.Join(dir, sealed.KeyringFile))
+	if err := s.DeleteJob("j1"); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, sealed.KeyringFile))
+	if bytes.Equal(ring, after) || bytes.Contains(after, []byte("j:j1")) {
+		t.Fatal("keyring still holds the deleted job's key")
+	}
+	s.Close()
+	// The backup's database with the live keyring: the job's record is
+	// there, its content is not readable.
+	bdir := t.TempDir()
+	data, _ := os.ReadFile(backup)
+	os.WriteFile(filepath.Join(bdir, "earshot.db"), data, 0o600)
+	os.WriteFile(filepath.Join(bdir, sealed.KeyringFile), after, 0o600)
+	s2, _, err := openPair(t, bdir, kek)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s2.Job("j1"); !errors.Is(err, store.ErrIntegrity) {
+		t.Fatalf("deleted job from the backup = %+v, %v; want ErrIntegrity", got, err)
+	}
+}

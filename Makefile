@@ -165,6 +165,7 @@ bench: build test-deps
 	  echo "## SIP door (bench/cmd/sipbench)"; echo; $(GO) run ./bench/cmd/sipbench -speech $(SPEECH); echo; \
 	  echo "## WebRTC door (bench/cmd/whipbench)"; echo; $(GO) run ./bench/cmd/whipbench -speech $(SPEECH); echo; \
 	  echo "## Call doors by codec (bench/cmd/codecbench)"; echo; $(GO) run ./bench/cmd/codecbench -speech $(SPEECH); echo; \
+	  echo "## Conversational calls (bench/cmd/callbench)"; echo; $(GO) run ./bench/cmd/callbench -speech $(SPEECH) -corpus $(CORPUS); echo; \
 	  echo "## In-band DTMF on real speech (bench/cmd/dtmfbench)"; echo; $(GO) run ./bench/cmd/dtmfbench -speech $(SPEECH) -corpus $(CORPUS); echo; \
 	  if [ -f $(SOAK_OUT) ]; then echo "## Last soak ($(SOAK_OUT), from make soak)"; echo; cat $(SOAK_OUT); echo; fi; \
 	  if [ -f $(FUZZ_OUT) ]; then echo "## Last fuzz run ($(FUZZ_OUT), from make fuzz)"; echo; cat $(FUZZ_OUT); fi; \

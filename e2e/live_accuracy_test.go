@@ -49,6 +49,13 @@ var accuracyClips = []string{
 //	mulaw8k:              pre-recorded 45.35%, live 36.05%: gap  -9.30
 //	pcm16k-endpointing1s: pre-recorded 31.40%, live 19.77%: gap -11.63
 //
+// 2026-11-29 11:26 UTC, with the telephone batch pool searching without
+// the flat-lexicon pass (issue 41, recognizer/sphinx TelephoneBatch): the
+// mu-law pre-recorded job 45.35% -> 34.88% (nine words fewer), live
+// unchanged at 36.05%: gap +1.16. Its bound is now issue 14's target, 2
+// points (one word of margin), not the measured gap plus two words
+// (3.5), which would let live finals trail by more than the target.
+//
 // Before, the bounds were issue 14's targets (live finals no worse than
 // the pre-recorded job at 16 kHz, at most 2 points worse at 8 kHz): 0 and
 // 2 points, which let live finals lose ten and nine words of 86 unseen.
@@ -64,8 +71,18 @@ var accuracyClips = []string{
 // than the default's (docs/live-tuning.md, 2026-11-28 16:00 UTC).
 var maxLiveGap = map[string]float64{
 	"pcm16k":               -9.3,
-	"mulaw8k":              -6.9,
+	"mulaw8k":              2.0,
 	"pcm16k-endpointing1s": -9.3,
+}
+
+// maxLiveWER bounds the live finals' own WER where maxLiveGap no longer
+// holds them as tightly as before: the mu-law gap bound went from -6.9 to
+// +2.0 points on 2026-11-29 because the pre-recorded job got nine words
+// better (see maxLiveGap), not because live finals may be worse. They
+// were 36.05% before and after that change; the bound is that plus two
+// words (2.33 points), as the gap bounds were derived.
+var maxLiveWER = map[string]float64{
+	"mulaw8k": 36.05 + 2.33,
 }
 
 // maxEndpointingCost is how many points a session with a long endpointing
@@ -135,6 +152,9 @@ func TestLiveFinalsMatchBatch(t *testing.T) {
 			t.Logf("%s: pre-recorded WER %.2f%%, live finals %.2f%% (%d words): gap %.2f points", r.name, wb, wl, words, wl-wb)
 			if wl-wb > maxLiveGap[r.name] {
 				t.Errorf("live finals' WER %.2f%% is %.2f points above the pre-recorded job's %.2f%% (bound %.1f)", wl, wl-wb, wb, maxLiveGap[r.name])
+			}
+			if bound, ok := maxLiveWER[r.name]; ok && wl > bound {
+				t.Errorf("live finals' WER %.2f%% > %.2f%%", wl, bound)
 			}
 		})
 	}

@@ -278,7 +278,14 @@ func (c Config) TelephoneBatch() (Config, bool) {
 		return Config{}, false
 	}
 	t.Decoders, t.TelephoneDecoders, t.Preload = c.Decoders, c.Decoders, 0
-	t.FirstPassOnly = false // the same passes as pocketsphinx_batch
+	t.FirstPassOnly = false
+	// The first pass and the lattice's best path, without the flat-lexicon
+	// pass (FastSearch): on the corpus tuning subset through mu-law
+	// (livegap -corpus -every 15 -presets default,fast, 2026-11-29 10:58
+	// UTC) the batch path's WER 36.43 -> 36.57 % (one word) for 0.177 ->
+	// 0.135 CPU s per audio s; a call's record is the batch pass over both
+	// legs, most of a call's CPU (bench/CALLS.md, issue 41).
+	t.FastSearch = true
 	t.LanguageWeight = c.LanguageWeight
 	// Loaded when first needed: 2 decoders (about 160 MB) that a box
 	// taking only wideband audio and calls never used, and a whole

@@ -112,9 +112,10 @@ func TestTelephoneConfig(t *testing.T) {
 	}
 	c.TelephoneLanguageWeight = 0
 	// The batch pool: whole recordings, one decoder per CPU, the same
-	// model and search settings, all passes, PocketSphinx's weights.
+	// model and search settings, first pass and best path (no flat-lexicon
+	// pass), PocketSphinx's weights.
 	bc, ok := c.TelephoneBatch()
-	if !ok || bc.HMM != DefaultHMM || bc.Decoders != c.Decoders || bc.MaxHMMsPerFrame != DefaultTelephoneMaxHMMsPerFrame ||
+	if !ok || bc.HMM != DefaultHMM || bc.Decoders != c.Decoders || bc.MaxHMMsPerFrame != DefaultTelephoneMaxHMMsPerFrame || !bc.FastSearch ||
 		bc.TopN != DefaultTelephoneTopN || bc.Preload != 0 || bc.TelephoneHMM != NoTelephoneHMM || bc.FirstPassOnly || !bc.OnDemand || tc.OnDemand ||
 		bc.LanguageWeight != 0 {
 		t.Errorf("TelephoneBatch() = %+v, %v", bc, ok)

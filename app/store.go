@@ -16,7 +16,9 @@ import (
 // OpenStore opens the store cfg names: the embedded bbolt store in
 // cfg.DataDir, or the PostgreSQL store at cfg.Store.DSN as node
 // cfg.Cluster.NodeID (migrating its schema; a newer schema is
-// store.ErrSchemaTooNew). cfg must have passed Validate. bbolt o is passed
+// store.ErrSchemaTooNew), either sealed (store/sealed) when a data key is
+// configured (DataKeyFile): bbolt's data keys in data_dir/keyring,
+// PostgreSQL's in its table data_keys (postgres.Keyring). cfg must have passed Validate. bbolt o is passed
 // to bolt.Open (nil for the daemon's defaults).
 func OpenStore(ctx context.Context, cfg daemon.Config, o *bolt.Options) (store.Store, error) {
 	switch cfg.Store.Backend {
@@ -29,7 +31,12 @@ func OpenStore(ctx context.Context, cfg daemon.Config, o *bolt.Options) (store.S
 		if err != nil {
 			return nil, fmt.Errorf("open postgres store: %w", err)
 		}
-		return db, nil
+		s, err := sealShared(db, cfg)
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		return s, nil
 	default:
 		db, err := bolt.Open(cfg.DataDir, o)
 		if err != nil {
@@ -91,4 +98,29 @@ func seal(db store.Store, cfg daemon.Config, noSync bool) (store.Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// sealShared wraps the PostgreSQL store db in the sealing layer when a
+// data key is configured, its data keys in the database (every node of
+// the cluster opens what any sealed). A database that holds data keys and
+// no key configured is store.ErrKeyMissing, naming the setting.
+func sealShared(db *postgres.DB, cfg daemon.Config) (store.Store, error) {
+	ring := db.Keyring()
+	path := DataKeyFile(cfg)
+	if path == "" {
+		sealedDB, err := ring.HasKeys()
+		if err != nil {
+			return nil, err
+		}
+		if sealedDB {
+			return nil, fmt.Errorf("the PostgreSQL store is encrypted (table data_keys) but no data key is configured: set store.encryption_key_file or the systemd credential %s (the same key as the other nodes): %w",
+				CredentialName, store.ErrKeyMissing)
+		}
+		return db, nil
+	}
+	kek, err := sealed.LoadKeyFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("store.encryption_key_file: %w", err)
+	}
+	return sealed.Open(db, sealed.Options{Keys: []*sealed.KEK{kek}, Keyring: ring})
 }

@@ -32,7 +32,10 @@ type StoreConfig struct {
 	// 0600 or 0400), which turns on encryption at rest (store/sealed);
 	// default "": the systemd credential earshot-data-key when the unit
 	// loads one ($CREDENTIALS_DIRECTORY), else off. A data dir once sealed
-	// refuses to start without it. bbolt only for now.
+	// refuses to start without it. With backend postgres every node of the
+	// cluster names the same key (the data keys it wraps are in the shared
+	// database, table data_keys), and a database once sealed refuses a
+	// node without it.
 	EncryptionKeyFile string `yaml:"encryption_key_file"`
 }
 
@@ -54,9 +57,6 @@ func (c StoreConfig) Validate() error {
 	case BackendPostgres:
 		if c.DSN == "" {
 			return config.Errorf("dsn", "must be set with store.backend postgres")
-		}
-		if c.EncryptionKeyFile != "" {
-			return config.Errorf("encryption_key_file", "only with store.backend bbolt for now (a cluster needs its data keys in PostgreSQL)")
 		}
 	default:
 		return config.Errorf("backend", "must be bbolt or postgres, not %q", c.Backend)

@@ -88,9 +88,7 @@ func (s *Store) rewrapOne(id string, to *KEK) (bool, error) {
 	if !ok || e.KEK == to.ID() {
 		return false, nil // destroyed meanwhile, or done before a restart
 	}
-	s.keysMu.RLock()
-	kek := s.keks[e.KEK]
-	s.keysMu.RUnlock()
+	kek := s.kek(e.KEK)
 	if kek == nil {
 		return false, fmt.Errorf("sealed: rotate: data key of %s is under key %s, not configured", id, e.KEK)
 	}

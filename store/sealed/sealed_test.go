@@ -55,6 +55,19 @@ func TestConformance(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) {
 		storetest.Run(t, func(t testing.TB) store.Store { return seal(t, storetest.OpenPostgres(t, pg)) })
 	})
+	// A cluster's layer: the data keys in the shared database too
+	// (store/postgres.Keyring), as app.OpenStore composes it.
+	t.Run("postgres-keyring", func(t *testing.T) {
+		storetest.Run(t, func(t testing.TB) store.Store {
+			db := storetest.OpenPostgres(t, pg)
+			s, err := sealed.Open(db, sealed.Options{Keys: []*sealed.KEK{newKEK(t, t.TempDir(), "kek")}, Keyring: db.Keyring()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		})
+	})
 }
 
 var _ = rand.Read

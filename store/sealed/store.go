@@ -187,9 +187,7 @@ func (s *Store) dek(id string, create bool) (cipher.AEAD, error) {
 	if !ok {
 		return nil, nil
 	}
-	s.keysMu.RLock()
-	kek := s.keks[e.KEK]
-	s.keysMu.RUnlock()
+	kek := s.kek(e.KEK)
 	if kek == nil {
 		return nil, fmt.Errorf("sealed: data key of %s is under key %s, not configured: %w", id, e.KEK, store.ErrKeyMissing)
 	}
@@ -205,9 +203,7 @@ func (s *Store) newDEKLocked(id string) (Entry, bool) {
 	raw := make([]byte, KeySize)
 	_, _ = rand.Read(raw)
 	defer clear(raw)
-	s.keysMu.RLock()
-	kek := s.primary
-	s.keysMu.RUnlock()
+	kek := s.primaryKEK()
 	e := Entry{KEK: kek.ID(), Wrapped: kek.wrap(id, raw)}
 	if err := s.ring.Put(id, e); err != nil {
 		return Entry{}, false
@@ -688,9 +684,7 @@ func (s *Store) LinkBlob(src, dst string) error {
 	}
 	s.beginWrite(dst)
 	defer s.endWrite(dst)
-	s.keysMu.RLock()
-	kek, primary := s.keks[e.KEK], s.primary
-	s.keysMu.RUnlock()
+	kek, primary := s.kek(e.KEK), s.primaryKEK()
 	if kek == nil {
 		return fmt.Errorf("sealed: data key of blob %s is under key %s, not configured: %w", src, e.KEK, store.ErrKeyMissing)
 	}

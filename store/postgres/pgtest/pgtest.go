@@ -177,6 +177,10 @@ func (s *Server) run(prog string, args ...string) ([]byte, error) {
 	return cmd.CombinedOutput()
 }
 
+// DataDir returns the server's data directory (PGDATA): a test scans it
+// for what the database wrote to disk.
+func (s *Server) DataDir() string { return s.data }
+
 // Port returns the server's TCP port on 127.0.0.1.
 func (s *Server) Port() int { return s.port }
 

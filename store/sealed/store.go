@@ -635,9 +635,7 @@ func (s *Store) blobDEK(id string) (k cipher.AEAD, kept func() error, err error)
 	raw := make([]byte, KeySize)
 	_, _ = rand.Read(raw)
 	defer clear(raw)
-	s.keysMu.RLock()
-	kek := s.primary
-	s.keysMu.RUnlock()
+	kek := s.primaryKEK()
 	if k, err = newGCM(raw); err != nil {
 		s.ringMu.Unlock()
 		return nil, nil, err

@@ -273,3 +273,36 @@ func TestShred(t *testing.T) {
 		t.Fatalf("deleted job from the backup = %+v, %v; want ErrIntegrity", got, err)
 	}
 }
+
+// TestBlobKeyNotKept: a blob whose new data key could not be written to the
+// keyring (its write runs beside the blob's) is refused and not left in the
+// backend, where it would be sealed bytes under a key nobody has.
+func TestBlobKeyNotKept(t *testing.T) {
+	dir := t.TempDir()
+	db, err := bolt.Open(dir, &bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := sealed.OpenFileKeyring(filepath.Join(dir, sealed.KeyringFile), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sealed.Open(db, sealed.Options{Keys: []*sealed.KEK{newKEK(t, t.TempDir(), "kek")}, Keyring: ring})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.WriteBlob("kept", strings.NewReader("audio"), 0); err != nil {
+		t.Fatal(err)
+	}
+	ring.Close() // every later keyring write fails
+	if _, err := s.WriteBlob("lost", strings.NewReader("audio"), 0); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("WriteBlob with the keyring failing = %v, want store.ErrUnavailable", err)
+	}
+	if _, err := db.OpenBlob("lost"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the refused blob is in the backend: OpenBlob = %v", err)
+	}
+	if got, err := readAll(s, "kept"); err != nil || string(got) != "audio" {
+		t.Fatalf("blob written before: %q, %v", got, err)
+	}
+}

@@ -36,7 +36,7 @@ func openText(k cipher.AEAD, aad, text string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", aad, errIntegrity)
 	}
 	n := k.NonceSize()
-	clear, err := k.Open(nil, raw[:n], raw[n:], []byte(aad))
+	clear, err := k.Open(raw[n:n], raw[:n], raw[n:], []byte(aad)) // in place: raw is ours
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", aad, errIntegrity)
 	}

@@ -587,7 +587,7 @@ func (s *Store) WriteBlob(name string, r io.Reader, limit int64) (int64, error) 
 	}
 	s.beginWrite(name)
 	defer s.endWrite(name)
-	k, err := s.dek(blobKey(name), true)
+	k, kept, err := s.blobDEK(blobKey(name))
 	if err != nil {
 		return 0, err
 	}
@@ -597,6 +597,14 @@ func (s *Store) WriteBlob(name string, r io.Reader, limit int64) (int64, error) 
 		innerLimit = SealedSize(limit)
 	}
 	_, err = s.inner.WriteBlob(name, sr, innerLimit)
+	if kerr := kept(); kerr != nil {
+		if err == nil {
+			// Sealed under a key that was not kept: unreadable, and no
+			// record names it yet.
+			_ = s.inner.RemoveBlob(name)
+		}
+		return 0, kerr
+	}
 	if err != nil {
 		if isTooLarge(sr, err) {
 			return 0, fmt.Errorf("blob %s: over %d bytes: %w", name, limit, store.ErrTooLarge)
@@ -604,6 +612,48 @@ func (s *Store) WriteBlob(name string, r io.Reader, limit int64) (int64, error) 
 		return 0, err
 	}
 	return sr.n, nil
+}
+
+// blobDEK returns the data key a blob is sealed under: its own if it has
+// one, else a new one whose keyring write (synced) runs while the caller
+// writes the blob, so the two syncs overlap instead of adding up. kept
+// waits for that write and reports it; the caller calls it before it
+// returns, so a blob's key is durable before WriteBlob says the blob is.
+// ringMu is held until the write is done (no other key is made or
+// destroyed meanwhile), released by the writing goroutine.
+func (s *Store) blobDEK(id string) (k cipher.AEAD, kept func() error, err error) {
+	none := func() error { return nil }
+	if k, err := s.dek(id, false); err != nil || k != nil {
+		return k, none, err
+	}
+	s.ringMu.Lock()
+	if _, ok := s.ring.Get(id); ok { // made meanwhile
+		s.ringMu.Unlock()
+		k, err := s.dek(id, false)
+		return k, none, err
+	}
+	raw := make([]byte, KeySize)
+	_, _ = rand.Read(raw)
+	defer clear(raw)
+	kek := s.primaryKEK()
+	if k, err = newGCM(raw); err != nil {
+		s.ringMu.Unlock()
+		return nil, nil, err
+	}
+	e := Entry{KEK: kek.ID(), Wrapped: kek.wrap(id, raw)}
+	var perr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer s.ringMu.Unlock()
+		perr = s.ring.Put(id, e)
+	})
+	return k, func() error {
+		wg.Wait()
+		if perr != nil {
+			return fmt.Errorf("sealed: data key of %s: keyring write failed: %w: %w", id, store.ErrUnavailable, perr)
+		}
+		return nil
+	}, nil
 }
 
 func (s *Store) beginWrite(name string) {

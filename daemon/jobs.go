@@ -15,6 +15,7 @@ import (
 
 	"github.com/earshot-dev/earshot/errcode"
 	"github.com/earshot-dev/earshot/ingest"
+	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/store"
 )
@@ -147,16 +148,9 @@ func (d *Daemon) Upload(ctx context.Context, account, filename string, r io.Read
 	case err != nil:
 		return nil, err
 	}
-	path, release, err := d.blobFile(blob)
-	if err != nil {
-		d.db.RemoveBlob(blob)
-		d.quota.Forget(account)
-		return nil, err
-	}
 	// Audio over a bound (channels, duration, decoded bytes) is refused
 	// now, not kept and charged to fail when a job decodes it.
-	info, err := d.pl.ProbeFile(ctx, path)
-	release()
+	info, err := d.probeBlob(ctx, blob, size)
 	if err != nil {
 		d.db.RemoveBlob(blob)
 		d.quota.Forget(account)
@@ -179,6 +173,31 @@ func (d *Daemon) Upload(ctx context.Context, account, filename string, r io.Read
 		return nil, err
 	}
 	return up, nil
+}
+
+// probeBlob probes the blob name of size clear bytes (pipeline's
+// ProbeFile). A blob with no local file (a sealed or shared store) that is
+// a WAV is probed from its stream, which reads its header only (a sealed
+// blob's first chunk decrypted, not the whole blob copied into a memory
+// file); other formats go through blobFile, for ffprobe.
+func (d *Daemon) probeBlob(ctx context.Context, name string, size int64) (media.Info, error) {
+	if _, ok := d.db.LocalBlobPath(name); !ok {
+		r, err := d.db.OpenBlob(name)
+		if err != nil {
+			return media.Info{}, err
+		}
+		info, isWAV, err := d.pl.ProbeWAV(r, size)
+		r.Close()
+		if isWAV || err != nil {
+			return info, err
+		}
+	}
+	path, release, err := d.blobFile(name)
+	if err != nil {
+		return media.Info{}, err
+	}
+	defer release()
+	return d.pl.ProbeFile(ctx, path)
 }
 
 // OpenUpload opens an uploaded file owned by account.

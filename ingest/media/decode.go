@@ -1,6 +1,7 @@
 package media
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -45,24 +46,65 @@ func Probe(ctx context.Context, path string, o *Options) (Info, error) {
 		return Info{}, fmt.Errorf("media: probe: %w", err)
 	}
 	defer f.Close()
-	isWAV, err := sniffWAV(f)
+	st, err := f.Stat()
 	if err != nil {
-		return Info{}, err
+		return Info{}, fmt.Errorf("media: probe: %w", err)
 	}
-	if isWAV {
-		wf, dataLen, err := wavData(f)
-		if err == nil {
-			frames := dataLen / int64(wf.FrameSize())
-			return Info{Format: "wav", SampleRate: wf.SampleRate, Channels: wf.Channels,
-				Duration: float64(frames) / float64(wf.SampleRate)}, nil
-		}
-		if !errors.Is(err, ErrUnsupported) {
-			return Info{}, err
-		}
-		// A well-formed WAV in an encoding we do not decode (ADPCM, GSM,
-		// MP3-in-WAV...): ffmpeg may.
+	info, isWAV, err := ProbeWAV(f, st.Size())
+	if isWAV || err != nil {
+		return info, err
 	}
 	return ffprobe(ctx, path, &opts)
+}
+
+// ProbeWAV is Probe's WAV path over a stream: r holds a file of size bytes
+// and is read only as far as its WAV header (the bytes before the data
+// chunk), so a stream that is costly to read in full (a sealed blob,
+// decrypted as it is read) is probed from its first bytes. isWAV false
+// with a nil error means r is not a WAV this package decodes (another
+// container, or a WAV encoding only ffmpeg reads): Probe the file instead.
+// Errors are Probe's: ErrCorrupt for an empty stream or a truncated or
+// garbled WAV, the read's error for a failed read.
+func ProbeWAV(r io.Reader, size int64) (info Info, isWAV bool, err error) {
+	var b [12]byte
+	n, err := io.ReadFull(r, b[:])
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return Info{}, false, fmt.Errorf("media: probe: %w", err)
+	}
+	if n == 0 {
+		return Info{}, false, fmt.Errorf("%w: empty file", ErrCorrupt)
+	}
+	if !looksWAV(b[:n]) {
+		return Info{}, false, nil
+	}
+	cr := &countReader{r: io.MultiReader(bytes.NewReader(b[:n]), r)}
+	wf, dataLen, err := ReadWAVHeader(cr)
+	if err == nil {
+		dataLen, err = wavDataLen(wf, dataLen, size-cr.n)
+	}
+	switch {
+	case errors.Is(err, ErrUnsupported):
+		// A well-formed WAV in an encoding we do not decode (ADPCM, GSM,
+		// MP3-in-WAV...): ffmpeg may.
+		return Info{}, false, nil
+	case err != nil:
+		return Info{}, true, err
+	}
+	frames := dataLen / int64(wf.FrameSize())
+	return Info{Format: "wav", SampleRate: wf.SampleRate, Channels: wf.Channels,
+		Duration: float64(frames) / float64(wf.SampleRate)}, true, nil
+}
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // Decode reads the whole file into 16 kHz per-channel PCM. WAV (PCM 8, 16,
@@ -130,12 +172,18 @@ func sniffWAV(f *os.File) (bool, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return false, fmt.Errorf("media: seek %s: %w", f.Name(), err)
 	}
-	riff := string(b[:min(n, 4)])
+	return looksWAV(b[:n]), nil
+}
+
+// looksWAV reports whether b, a file's first (up to) 12 bytes, starts like
+// a RIFF/WAVE or RF64 file.
+func looksWAV(b []byte) bool {
+	riff := string(b[:min(len(b), 4)])
 	if riff == "RIFF" || riff == "RF64" {
 		// Too short to say WAVE is still a broken RIFF file, not another format.
-		return n < 12 || string(b[8:12]) == "WAVE", nil
+		return len(b) < 12 || string(b[8:12]) == "WAVE"
 	}
-	return false, nil
+	return false
 }
 
 // wavData reads the WAV header from the start of f and returns the format
@@ -155,15 +203,22 @@ func wavData(f *os.File) (Format, int64, error) {
 	if err != nil {
 		return wf, 0, fmt.Errorf("media: stat %s: %w", f.Name(), err)
 	}
-	rest := st.Size() - pos
+	n, err = wavDataLen(wf, n, st.Size()-pos)
+	return wf, n, err
+}
+
+// wavDataLen is the data chunk's usable length in whole frames: n as its
+// header says (-1 for unknown: to the end), rest the bytes the file has
+// after the header.
+func wavDataLen(wf Format, n, rest int64) (int64, error) {
 	switch {
 	case n < 0:
 		n = rest
 	case n > rest:
-		return wf, 0, fmt.Errorf("%w: data chunk says %d bytes, file has %d", ErrCorrupt, n, rest)
+		return 0, fmt.Errorf("%w: data chunk says %d bytes, file has %d", ErrCorrupt, n, rest)
 	}
 	fs := int64(wf.FrameSize())
-	return wf, n / fs * fs, nil
+	return n / fs * fs, nil
 }
 
 // wavChunkFrames is how many frames decodeWAV converts at a time; a chunk of

@@ -2,6 +2,7 @@ package media
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -462,5 +463,83 @@ func BenchmarkDecodeWAV44kStereo(b *testing.B) {
 		if len(p.Channels[0]) != 16000*secs {
 			b.Fatalf("%d samples", len(p.Channels[0]))
 		}
+	}
+}
+
+// TestProbeWAV: ProbeWAV over a stream describes each real speech WAV as
+// the manifest does, and a WAV whose header leaves its length open to the
+// end of the stream, reading the header only; refuses broken WAVs with
+// ErrCorrupt; leaves what only ffmpeg reads (another container, a WAV
+// encoding Decode leaves to ffmpeg) to ffprobe, saying so with no error.
+// Probe's WAV path is ProbeWAV, so TestDecodeBad covers it through files.
+func TestProbeWAV(t *testing.T) {
+	needFFmpeg(t)
+	type want struct {
+		info   Info
+		isWAV  bool
+		err    error
+		approx bool // duration within 6 ms (the manifest's rounding)
+	}
+	type tcase struct {
+		name string
+		b    []byte
+		want want
+	}
+	read := func(path string) []byte {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	var cases []tcase
+	for _, sf := range speechFiles(t) {
+		cases = append(cases, tcase{filepath.Base(sf.path), read(sf.path),
+			want{Info{"wav", 16000, sf.channels, sf.duration}, true, nil, true}})
+	}
+	f16 := Format{LinearPCM, 16, 16000, 1}
+	tone := encodeSamples(t, f16, tones(1, 16000, 1600, 0.5))
+	good := makeWAV(t, f16, tone, wavOpts{})
+	nine := Format{LinearPCM, 16, 16000, 9}
+	mono := speechPath(t, "ls-test-clean-1089-134691-0001.wav")
+	monoLen := float64(len(rawSamples(t, mono)[0])) / 16000
+	notWAV := want{}
+	corrupt := want{isWAV: true, err: ErrCorrupt}
+	cases = append(cases,
+		tcase{"length to the end", append(AppendWAVHeader(nil, f16, -1), tone...), want{Info{"wav", 16000, 1, 0.1}, true, nil, false}},
+		tcase{"s24 22.05k extensible", read(ffmpegMake(t, mono, "s24.wav", "-ar", "22050", "-c:a", "pcm_s24le", "-rf64", "never", "-write_bext", "1")),
+			want{Info{"wav", 22050, 1, monoLen}, true, nil, true}},
+		tcase{"9 channels", makeWAV(t, nine, encodeSamples(t, nine, tones(9, 16000, 100, 0.5)), wavOpts{}), want{Info{"wav", 16000, 9, 100.0 / 16000}, true, nil, false}},
+		tcase{"no samples", makeWAV(t, f16, nil, wavOpts{}), want{Info{"wav", 16000, 1, 0}, true, nil, false}},
+		tcase{"empty", nil, want{err: ErrCorrupt}},
+		tcase{"header only", good[:44], corrupt},
+		tcase{"truncated header", good[:30], corrupt},
+		tcase{"truncated data", good[:len(good)-1000], corrupt},
+		tcase{"garbled fmt", append(append([]byte(nil), good[:20]...), randomBytes(100)...), corrupt},
+		tcase{"RIFF cut short", []byte("RIFF\x00\x00"), corrupt},
+		tcase{"text", []byte("hello, this is not audio at all\n"), notWAV},
+		tcase{"random bytes", randomBytes(4096), notWAV},
+		tcase{"flac", read(ffmpegMake(t, mono, "a.flac")), notWAV},
+		tcase{"adpcm wav", read(ffmpegMake(t, mono, "adpcm.wav", "-c:a", "adpcm_ms")), notWAV},
+	)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &countReader{r: bytes.NewReader(tc.b)}
+			info, isWAV, err := ProbeWAV(r, int64(len(tc.b)))
+			w := tc.want
+			if isWAV != w.isWAV || !errors.Is(err, w.err) || (w.err == nil) != (err == nil) {
+				t.Fatalf("ProbeWAV = %+v, %v, %v; want isWAV %v, error %v", info, isWAV, err, w.isWAV, w.err)
+			}
+			d := info.Duration - w.info.Duration
+			if w.approx && math.Abs(d) <= 0.006 {
+				info.Duration = w.info.Duration
+			}
+			if info != w.info {
+				t.Fatalf("ProbeWAV = %+v, want %+v", info, w.info)
+			}
+			if isWAV && len(tc.b) > 8192 && r.n > 4096 {
+				t.Errorf("ProbeWAV read %d of %d bytes, want the header only", r.n, len(tc.b))
+			}
+		})
 	}
 }

@@ -12,8 +12,8 @@
 //   - Decode always returns 16 kHz audio, one slice per source channel, never
 //     more than 8 channels, never more than Options.MaxDuration of it, and
 //     never more than Options.MaxDecodedBytes in all; CheckLimits applies
-//     the same bounds to what Probe found, so a file can be refused before
-//     it is kept.
+//     the same bounds to what Probe (or ProbeWAV, over a stream) found,
+//     so a file can be refused before it is kept.
 //   - Parsers never allocate by a length field without a cap and never loop
 //     without consuming input, so hostile files cost at most their own size.
 //   - Every ffmpeg/ffprobe run is bounded by Options.Timeout and killed when

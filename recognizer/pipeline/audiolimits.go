@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 
 	"github.com/earshot-dev/earshot/errcode"
@@ -17,6 +18,29 @@ import (
 // errcode.ErrBadAudio.
 func (t *Transcriber) ProbeFile(ctx context.Context, path string) (media.Info, error) {
 	info, err := media.Probe(ctx, path, &t.Media)
+	return t.checkProbed(info, err)
+}
+
+// ProbeWAV is ProbeFile for a WAV read from a stream of size bytes (a
+// sealed blob, decrypted as it is read): only its header is read
+// (media.ProbeWAV). isWAV false with a nil error means the stream is not a
+// WAV decoded in Go: ProbeFile a file of it instead. An error reading r
+// is returned as it is, not as the audio's.
+func (t *Transcriber) ProbeWAV(r io.Reader, size int64) (info media.Info, isWAV bool, err error) {
+	info, isWAV, err = media.ProbeWAV(r, size)
+	switch {
+	case err != nil && !errors.Is(err, media.ErrCorrupt):
+		return media.Info{}, false, err // the stream's own (a store's), not the audio's
+	case !isWAV && err == nil:
+		return media.Info{}, false, nil
+	}
+	info, err = t.checkProbed(info, err)
+	return info, true, err
+}
+
+// checkProbed checks what a probe found against t.Media's bounds and turns
+// a probe's or a bound's error into the contract's.
+func (t *Transcriber) checkProbed(info media.Info, err error) (media.Info, error) {
 	if err == nil {
 		err = media.CheckLimits(info, &t.Media)
 	}

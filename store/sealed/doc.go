@@ -8,14 +8,20 @@
 // AEAD that streams). Ids, account, status, kind, times, error codes and
 // blob names stay clear: lists, claims and the queue need them.
 //
-// Keys. Each job, upload, delivery without a job and blob has its own
-// random 256-bit data key (DEK), wrapped by the key-encryption key (KEK,
-// kek.go) and kept in a Keyring (keyring.go) outside the backend's
-// database: a file of fixed slots under data_dir (FileKeyring) that is
-// overwritten in place when a key is destroyed. Deleting a job, an upload
-// or a blob (DeleteJob, DeleteUpload, RemoveBlob, ExpireJobs,
-// ExpireUploads, SweepBlobs) destroys its DEK: what the backend still holds
-// of it (bbolt's free pages, blob files a backup copied) is unreadable.
+// Keys. Each job, delivery without a job and blob has its own random
+// 256-bit data key (DEK), wrapped by the key-encryption key (KEK, kek.go)
+// and kept in a Keyring (keyring.go) outside the backend's database: a
+// file of fixed slots under data_dir (FileKeyring) that is overwritten in
+// place when a key is destroyed. An upload's record is sealed under its
+// blob's DEK (uploadDEK: one key, one synced keyring write per upload); a
+// record written when its blob had no key has its own. Deleting a job, an
+// upload or a blob (DeleteJob, DeleteUpload with RemoveBlob of its blob,
+// ExpireJobs, ExpireUploads, SweepBlobs) destroys its DEK: what the
+// backend still holds of it (bbolt's free pages, blob files a backup
+// copied) is unreadable. A blob linked to another (LinkBlob: a job made
+// from an upload) has the same key re-wrapped under its own name, so an
+// upload's file name stays readable from free pages as long as such a job
+// does, which holds the same audio and file name.
 //
 // Filters on custom_metadata (ListQuery.Metadata) are applied here after
 // unsealing, with Offset and Limit counted over the matching jobs.

@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -304,5 +306,78 @@ func TestBlobKeyNotKept(t *testing.T) {
 	}
 	if got, err := readAll(s, "kept"); err != nil || string(got) != "audio" {
 		t.Fatalf("blob written before: %q, %v", got, err)
+	}
+}
+
+// TestUploadSharesBlobKey: an upload's record is sealed under its blob's
+// data key, so storing an upload adds one key to the keyring (one synced
+// write), not two; its file name reads back; once the upload and its blob
+// are deleted the record, read from a copy of the database taken before,
+// cannot be opened. A record sealed under a key of its own (its blob had
+// none when it was written) still reads.
+func TestUploadSharesBlobKey(t *testing.T) {
+	dir := t.TempDir()
+	kek := newKEK(t, t.TempDir(), "k")
+	s, db, err := openPair(t, dir, kek)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := func() map[string]sealed.Entry {
+		t.Helper()
+		entries, _, err := sealed.ReadKeyring(filepath.Join(dir, sealed.KeyringFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return entries
+	}
+	if _, err := s.WriteBlob("upload-u1", strings.NewReader("RIFF audio"), 0); err != nil {
+		t.Fatal(err)
+	}
+	u1 := &store.Upload{ID: "u1", Account: "acme", Filename: "board-meeting.wav", Extension: "wav", Size: 10, CreatedAt: time.Now(), Blob: "upload-u1"}
+	if err := s.PutUpload(u1); err != nil {
+		t.Fatal(err)
+	}
+	if k := keys(); len(k) != 1 {
+		t.Fatalf("keyring after one upload holds %d keys, want 1 (its blob's): %v", len(k), slices.Collect(maps.Keys(k)))
+	}
+	if u, err := s.Upload("u1"); err != nil || u.Filename != "board-meeting.wav" {
+		t.Fatalf("upload u1 = %+v, %v", u, err)
+	}
+	// Its own key: the record written before its blob.
+	if err := s.PutUpload(&store.Upload{ID: "u2", Account: "acme", Filename: "own-key.wav", Extension: "wav", Size: 1, CreatedAt: time.Now(), Blob: "upload-u2"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WriteBlob("upload-u2", strings.NewReader("x"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := s.Upload("u2"); err != nil || u.Filename != "own-key.wav" {
+		t.Fatalf("upload u2 = %+v, %v", u, err)
+	}
+
+	backup := filepath.Join(t.TempDir(), "b.db")
+	if _, err := db.BackupFile(backup); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteUpload("u1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RemoveBlob("upload-u1"); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, sealed.KeyringFile))
+	s.Close()
+	bdir := t.TempDir()
+	data, _ := os.ReadFile(backup)
+	os.WriteFile(filepath.Join(bdir, "earshot.db"), data, 0o600)
+	os.WriteFile(filepath.Join(bdir, sealed.KeyringFile), after, 0o600)
+	s2, _, err := openPair(t, bdir, kek)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s2.Upload("u1"); !errors.Is(err, store.ErrIntegrity) {
+		t.Fatalf("deleted upload from the backup = %+v, %v; want ErrIntegrity", got, err)
+	}
+	if u, err := s2.Upload("u2"); err != nil || u.Filename != "own-key.wav" {
+		t.Fatalf("upload u2 from the backup = %+v, %v", u, err)
 	}
 }

@@ -452,7 +452,7 @@ func (s *Store) PutUpload(u *store.Upload) error {
 	if err := u.Validate(); err != nil {
 		return err
 	}
-	k, err := s.dek(uploadKey(u.ID), true)
+	k, err := s.uploadDEK(u, true)
 	if err != nil {
 		return err
 	}
@@ -471,7 +471,7 @@ func (s *Store) Upload(id string) (*store.Upload, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := s.dek(uploadKey(id), false)
+	k, err := s.uploadDEK(u, false)
 	if err != nil {
 		return nil, err
 	}
@@ -481,7 +481,29 @@ func (s *Store) Upload(id string) (*store.Upload, error) {
 	return u, nil
 }
 
-// DeleteUpload deletes the record and destroys its data key.
+// uploadDEK is the data key an upload's record is sealed under: its own
+// if it has one (a record written before uploads shared their blob's key,
+// or whose blob had none); else its blob's, made durable by WriteBlob
+// before the record is written, so a new upload costs one keyring write
+// (and sync), not two. The field's additional data names the upload, so
+// the shared key opens it as this upload's file name only. With create
+// and neither key, the upload gets its own (a blob written before sealing
+// was on).
+func (s *Store) uploadDEK(u *store.Upload, create bool) (cipher.AEAD, error) {
+	if k, err := s.dek(uploadKey(u.ID), false); err != nil || k != nil {
+		return k, err
+	}
+	if store.ValidName(u.Blob) {
+		if k, err := s.dek(blobKey(u.Blob), false); err != nil || k != nil {
+			return k, err
+		}
+	}
+	return s.dek(uploadKey(u.ID), create)
+}
+
+// DeleteUpload deletes the record and destroys its own data key, if it has
+// one; a record sealed under its blob's key is unreadable once the blob is
+// removed (RemoveBlob, ExpireUploads, SweepBlobs destroy that key).
 func (s *Store) DeleteUpload(id string) error {
 	if err := s.inner.DeleteUpload(id); err != nil {
 		return err

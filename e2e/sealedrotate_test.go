@@ -50,8 +50,9 @@ func TestEncryptionRotationKill(t *testing.T) {
 	writeWAV16(t, small, 1, samples)
 	smallBytes, _ := os.ReadFile(small)
 
-	// Several hundred uploads: two data keys each, so the paced re-wrap
-	// (500 a second) runs long enough to be killed in the middle.
+	// Several hundred uploads: a data key each (its blob's, which its
+	// record shares), so the paced re-wrap (500 a second) runs long enough
+	// to be killed in the middle.
 	const uploads = 400
 	var urls []string
 	start := time.Now()
@@ -147,7 +148,8 @@ func TestEncryptionRotationKill(t *testing.T) {
 	deadline = time.Now().Add(time.Minute)
 	for {
 		wraps, rotating := keyringWraps(t, d.DataDir)
-		if !rotating && len(wraps) == 1 && wraps[idB] > 2*uploads {
+		// Every key under B: at least one per upload, and the jobs'.
+		if !rotating && len(wraps) == 1 && wraps[idB] > uploads {
 			t.Logf("resumed rotation done: %v", wraps)
 			break
 		}

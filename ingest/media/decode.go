@@ -142,7 +142,7 @@ func sniffWAV(f *os.File) (bool, error) {
 // and the usable data length: the declared length (ErrCorrupt when the file
 // is shorter), or the rest of the file for a streaming header, rounded down
 // to whole frames. f is left at the first data byte.
-func wavData(f *os.File) (Format, int64, error) {
+func wavData(f namedSeeker) (Format, int64, error) {
 	wf, n, err := ReadWAVHeader(f)
 	if err != nil {
 		return wf, 0, err
@@ -151,11 +151,14 @@ func wavData(f *os.File) (Format, int64, error) {
 	if err != nil {
 		return wf, 0, fmt.Errorf("media: seek %s: %w", f.Name(), err)
 	}
-	st, err := f.Stat()
-	if err != nil {
-		return wf, 0, fmt.Errorf("media: stat %s: %w", f.Name(), err)
+	end, err := f.Seek(0, io.SeekEnd)
+	if err == nil {
+		_, err = f.Seek(pos, io.SeekStart)
 	}
-	rest := st.Size() - pos
+	if err != nil {
+		return wf, 0, fmt.Errorf("media: seek %s: %w", f.Name(), err)
+	}
+	rest := end - pos
 	switch {
 	case n < 0:
 		n = rest
@@ -164,6 +167,12 @@ func wavData(f *os.File) (Format, int64, error) {
 	}
 	fs := int64(wf.FrameSize())
 	return wf, n / fs * fs, nil
+}
+
+// namedSeeker is a file wavData reads: an *os.File, a sealed spool.
+type namedSeeker interface {
+	io.ReadSeeker
+	Name() string
 }
 
 // wavChunkFrames is how many frames decodeWAV converts at a time; a chunk of

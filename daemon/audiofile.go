@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/earshot-dev/earshot/daemon/live"
 	"github.com/earshot-dev/earshot/store"
 )
 
@@ -110,12 +111,45 @@ func (d *Daemon) recordingPath(name string) (string, error) {
 // is used.
 const recordingsDir = "recordings"
 
+// createRecording creates (truncating) the local file of a live recording
+// at path (recordingPath): a sealed spool when the store seals.
+func (d *Daemon) createRecording(path string) (live.RecordingFile, error) {
+	if sp, ok := d.db.(store.Spooler); ok {
+		return sp.CreateSpool(path)
+	}
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+}
+
+// openRecording opens the local file of a live recording for reading and
+// changing in place (blanking).
+func (d *Daemon) openRecording(path string) (live.RecordingFile, error) {
+	if sp, ok := d.db.(store.Spooler); ok {
+		return sp.OpenSpool(path)
+	}
+	return os.OpenFile(path, os.O_RDWR, 0)
+}
+
 // commitRecording stores a finished live recording (the file at path, named
 // by recordingPath) in a shared store, streaming it, and removes the local
 // file. With the embedded store the file is the blob already: nothing to do.
+// A sealed spool is stored through its opener and removed with its key.
 func (d *Daemon) commitRecording(path string) error {
 	if _, ok := d.db.LocalBlobPath(filepath.Base(path)); ok {
 		return nil
+	}
+	if sp, ok := d.db.(store.Spooler); ok {
+		f, err := sp.OpenSpool(path)
+		if err != nil {
+			return err
+		}
+		_, err = d.db.WriteBlob(filepath.Base(path), f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		return sp.RemoveSpool(path)
 	}
 	if err := d.storeBlobFile(filepath.Base(path), path); err != nil {
 		return err

@@ -55,6 +55,12 @@ type liveDeps struct{ d *Daemon }
 
 func (l liveDeps) RecordingPath(name string) (string, error) { return l.d.recordingPath(name) }
 func (l liveDeps) CommitRecording(path string) error         { return l.d.commitRecording(path) }
+func (l liveDeps) CreateRecording(path string) (live.RecordingFile, error) {
+	return l.d.createRecording(path)
+}
+func (l liveDeps) OpenRecording(path string) (live.RecordingFile, error) {
+	return l.d.openRecording(path)
+}
 func (l liveDeps) BlobFile(name string) (string, func(), error) {
 	return l.d.blobFile(name)
 }

@@ -232,3 +232,64 @@ func wrappedKey(t *testing.T, ring []byte, id string) []byte {
 	n := int(ring[p])<<8 | int(ring[p+1])
 	return bytes.Clone(ring[p+2 : p+2+n])
 }
+
+// TestEncryptionLiveRecordingWhileRunning: with encryption on, a running
+// WebSocket session's recording is sealed as it is written: the data dir,
+// scanned while the session is open and paused mid-stream (the audio sent
+// so far synced to disk), holds no 64-byte run of that audio; the session
+// then ends and its recording is the audio sent.
+func TestEncryptionLiveRecordingWhileRunning(t *testing.T) {
+	_, cfg := sealedConfig(t)
+	d := startDaemon(t, "", cfg)
+	key := createKey(t, d.DataDir, "acme")
+	path, _ := clip(t, "pocketsphinx-goforward.wav")
+	pcm := pcmOf(t, path)
+	live := d.createLive(key, map[string]any{})
+	c, err := dial(t, live.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sent := pcm[:len(pcm)*3/4]
+	for i := 0; i < len(sent); i += 32000 {
+		c.WriteMessage(websocket.BinaryMessage, sent[i:min(i+32000, len(sent))])
+	}
+	// The recording syncs at most once a second, at a write: one more
+	// frame after a pause makes what was sent reach the disk.
+	time.Sleep(1500 * time.Millisecond) // the session's sync interval, on a real process
+	last := pcm[len(sent) : len(sent)+3200]
+	c.WriteMessage(websocket.BinaryMessage, last)
+	sent = pcm[:len(sent)+len(last)]
+	time.Sleep(500 * time.Millisecond) // the frame taken in and synced
+
+	var onDisk int64
+	filepath.Walk(filepath.Join(d.DataDir, "recordings"), func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() {
+			onDisk += fi.Size()
+		}
+		return nil
+	})
+	if onDisk < int64(len(sent)) {
+		t.Fatalf("data_dir/recordings holds %d bytes while the session runs, want at least the %d sent", onDisk, len(sent))
+	}
+	n := scanDir(t, d.DataDir, nil, audioRuns(append(make([]byte, 44), sent...)))
+	t.Logf("scanned %d files of %s during the session (%d bytes sent, %d in recordings)", n, d.DataDir, len(sent), onDisk)
+
+	c.WriteJSON(map[string]any{"type": "stop_recording"})
+	readAll(t, c, time.Minute)
+	var rec map[string]any
+	deadline := time.Now().Add(2 * time.Minute)
+	for rec["status"] != "done" && time.Now().Before(deadline) {
+		d.do("GET", "/v2/live/"+live.ID, key, nil, "", &rec)
+		time.Sleep(100 * time.Millisecond) // polling a real process
+	}
+	if rec["status"] != "done" {
+		t.Fatalf("live job ended %v", rec)
+	}
+	status, file := d.do("GET", "/v2/live/"+live.ID+"/file", key, nil, "", nil)
+	if status != 200 || !bytes.Contains(file, sent) {
+		t.Fatalf("live recording: %d, %d bytes, want a WAV of the %d bytes sent", status, len(file), len(sent))
+	}
+	d.Stop()
+	scanDir(t, d.DataDir, nil, audioRuns(append(make([]byte, 44), sent...)))
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -67,4 +68,25 @@ func metadataMatches(md map[string]any, filter map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// Check reports whether q is a listing every backend takes: an account and
+// a kind, Offset and Limit not negative, BeforeID only with Before. A
+// failure wraps ErrInvalid.
+func (q ListQuery) Check() error {
+	if q.Account == "" || q.Kind == "" || q.Offset < 0 || q.Limit < 0 || (q.BeforeID != "" && q.Before.IsZero()) {
+		return fmt.Errorf("list jobs: account %q kind %q offset %d limit %d: %w", q.Account, q.Kind, q.Offset, q.Limit, ErrInvalid)
+	}
+	return nil
+}
+
+// CollectJobs is a backend's ListJobs over its EachJob: every job each
+// visits for q, in its order.
+func CollectJobs(q ListQuery, each func(ListQuery, func(*Job) bool) error) ([]*Job, error) {
+	var out []*Job
+	err := each(q, func(j *Job) bool {
+		out = append(out, j)
+		return true
+	})
+	return out, err
 }

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/earshot-dev/earshot/admin"
@@ -30,19 +29,11 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fs := flag.NewFlagSet("audit verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "", "YAML config file (the store it names: store.backend, store.dsn, data_dir)")
-	dataDir := fs.String("data-dir", "", "data directory (default /var/lib/earshot)")
-	var sets setFlags
-	fs.Var(&sets, "set", "`key.path=value`: set any config key, as for run (repeatable)")
+	load := storeConfigFlags(fs)
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	cfg, err := loadConfig(*cfgPath, os.Environ(), func(c *app.Config) error {
-		if *dataDir != "" {
-			c.DataDir = *dataDir
-		}
-		return sets.apply(c)
-	})
+	cfg, err := load()
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}

@@ -7,11 +7,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/earshot-dev/earshot/store/sealed"
 	"io"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/earshot-dev/earshot/store/sealed"
 
 	"github.com/earshot-dev/earshot/store/bolt"
 
@@ -61,24 +62,16 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "", "YAML config file (the store it names: store.backend, store.dsn, data_dir)")
-	dataDir := fs.String("data-dir", "", "data directory (default /var/lib/earshot)")
+	load := storeConfigFlags(fs)
 	acct := fs.String("account", "", "account name (create)")
 	id := fs.String("id", "", "key id (revoke)")
 	scopes := fs.String("scopes", "", "comma-separated scopes of the new key (create; default every scope)")
 	expires := fs.String("expires-at", "", "when the new key expires: RFC 3339, or a duration from now such as 720h (create; default never)")
 	newKey := fs.String("new-key-file", "", "the new key-encryption key (rotate-data-key)")
-	var sets setFlags
-	fs.Var(&sets, "set", "`key.path=value`: set any config key, as for run (repeatable)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	cfg, err := loadConfig(*cfgPath, os.Environ(), func(c *app.Config) error {
-		if *dataDir != "" {
-			c.DataDir = *dataDir
-		}
-		return sets.apply(c)
-	})
+	cfg, err := load()
 	if err != nil {
 		return fmt.Errorf("keys: %w", err)
 	}
@@ -196,4 +189,22 @@ func joinScopes(scopes []store.Scope) string {
 		names[i] = string(s)
 	}
 	return strings.Join(names, ",")
+}
+
+// storeConfigFlags adds the flags of a command that opens the store the
+// configuration names (keys, audit): --config, --data-dir and --set. The
+// function it returns loads that configuration once fs is parsed.
+func storeConfigFlags(fs *flag.FlagSet) func() (app.Config, error) {
+	cfgPath := fs.String("config", "", "YAML config file (the store it names: store.backend, store.dsn, data_dir)")
+	dataDir := fs.String("data-dir", "", "data directory (default /var/lib/earshot)")
+	var sets setFlags
+	fs.Var(&sets, "set", "`key.path=value`: set any config key, as for run (repeatable)")
+	return func() (app.Config, error) {
+		return loadConfig(*cfgPath, os.Environ(), func(c *app.Config) error {
+			if *dataDir != "" {
+				c.DataDir = *dataDir
+			}
+			return sets.apply(c)
+		})
+	}
 }

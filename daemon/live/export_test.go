@@ -17,6 +17,7 @@ var (
 	ErrEndedElsewhere = errEndedElsewhere
 	CheckOpen         = checkOpen
 	CreateRecording   = createRecording
+	PlainFiles        = blobFiles{}
 )
 
 type (

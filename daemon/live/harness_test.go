@@ -41,6 +41,14 @@ type blobFiles struct {
 
 func (b blobFiles) RecordingPath(name string) (string, error) { return filepath.Join(b.dir, name), nil }
 
+func (b blobFiles) CreateRecording(path string) (RecordingFile, error) {
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+}
+
+func (b blobFiles) OpenRecording(path string) (RecordingFile, error) {
+	return os.OpenFile(path, os.O_RDWR, 0)
+}
+
 func (b blobFiles) CommitRecording(path string) error {
 	return b.StoreBlobFile(filepath.Base(path), path)
 }

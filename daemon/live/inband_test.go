@@ -25,7 +25,7 @@ func inbandSession(t *testing.T, f media.Format, on bool) *session {
 	s.p.MessagesConfig.ReceiveDTMFEvents = true
 	s.p.PCI.InbandDTMF = on
 	s.p.Encoding, s.p.SampleRate, s.p.BitDepth = map[media.Encoding]string{media.MuLaw: "wav/ulaw", media.ALaw: "wav/alaw", media.LinearPCM: "wav/pcm"}[f.Encoding], f.SampleRate, f.BitDepth
-	rec, err := createRecording(filepath.Join(t.TempDir(), "rec.wav"), f)
+	rec, err := createRecording(blobFiles{}, filepath.Join(t.TempDir(), "rec.wav"), f)
 	if err != nil {
 		t.Fatal(err)
 	}

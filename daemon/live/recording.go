@@ -3,7 +3,6 @@ package live
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/earshot-dev/earshot/ingest/media"
@@ -14,15 +13,15 @@ import (
 // header of unknown length, then the whole frames as they come; finalize
 // writes the real sizes. Its session's goroutine owns it.
 type recording struct {
-	file     *os.File
+	file     RecordingFile
 	audio    int64 // audio bytes in file
 	lastSync time.Time
 }
 
 // createRecording creates (truncating) a session's WAV file with a header
 // of unknown length, ready for appending.
-func createRecording(path string, f media.Format) (*recording, error) {
-	file, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+func createRecording(rs Recordings, path string, f media.Format) (*recording, error) {
+	file, err := rs.CreateRecording(path)
 	if err == nil {
 		_, err = file.Write(media.AppendWAVHeader(nil, f, -1))
 		if err != nil {

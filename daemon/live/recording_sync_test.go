@@ -64,7 +64,7 @@ func TestRecordingSync(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	record := func(name string) (*live.Recording, *live.RecordingSync, string) {
 		path := filepath.Join(t.TempDir(), name)
-		rec, err := live.CreateRecording(path, format)
+		rec, err := live.CreateRecording(live.PlainFiles, path, format)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +162,7 @@ func TestRecordingSyncRewrite(t *testing.T) {
 	pcm, format := speechPCM(t, "ljspeech-LJ001-0001.wav")
 	svc := live.NewClusterService(nil, live.Deps{Cluster: c, RecordingSync: time.Hour})
 	path := filepath.Join(t.TempDir(), "live-blank.wav")
-	rec, err := live.CreateRecording(path, format)
+	rec, err := live.CreateRecording(live.PlainFiles, path, format)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,7 +138,15 @@ func (s *session) blankRecording(path string) (bool, error) {
 	if len(spans) == 0 {
 		return false, nil
 	}
-	return true, blankFile(path, spans, fill)
+	f, err := s.svc.deps.Recordings.OpenRecording(path)
+	if err != nil {
+		return true, fmt.Errorf("blank recording: %w", err)
+	}
+	err = media.Blank(f, spans, fill)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return true, err
 }
 
 // blankFile blanks the WAV file at path over spans with fill (media.Blank).

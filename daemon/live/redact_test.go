@@ -26,7 +26,7 @@ func redactSession(p *params.Live) *session {
 	p.MessagesConfig = params.WebSocketDefaults()
 	p.MessagesConfig.ReceivePartialTranscripts = true
 	return &session{
-		id: "s", log: slog.New(slog.DiscardHandler), p: p, format: pcm16,
+		id: "s", svc: &Service{deps: Deps{Recordings: blobFiles{}}}, log: slog.New(slog.DiscardHandler), p: p, format: pcm16,
 		state: stateAttached, messages: newMessageLog(1 << 20), pii: newPIIStream(p),
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -33,11 +34,28 @@ type Store interface {
 	CallbackSecret(account string) ([]byte, error)
 }
 
+// RecordingFile is a session's local recording: an *os.File, or with a
+// store that seals (store/sealed) a spool sealed as it is written, whose
+// clear bytes never reach the disk.
+type RecordingFile interface {
+	io.Writer
+	io.ReaderAt
+	io.WriterAt
+	io.ReadSeeker
+	Sync() error
+	Close() error
+	Name() string
+}
+
 // Recordings is where a session's audio lives on this node: the job
 // service's blob files.
 type Recordings interface {
 	// RecordingPath is the local file a session records the blob name into.
 	RecordingPath(name string) (string, error)
+	// CreateRecording creates (truncating) the file RecordingPath named;
+	// OpenRecording opens it for reading and changing in place.
+	CreateRecording(path string) (RecordingFile, error)
+	OpenRecording(path string) (RecordingFile, error)
 	// CommitRecording stores a finished recording (a file RecordingPath
 	// named) in the store.
 	CommitRecording(path string) error

@@ -120,7 +120,7 @@ func (s *Service) newSession(job *store.Job, p *params.Live, connectBy time.Time
 	if err != nil {
 		return nil, err
 	}
-	if sess.rec, err = createRecording(path, sess.format); err != nil {
+	if sess.rec, err = createRecording(s.deps.Recordings, path, sess.format); err != nil {
 		return nil, err
 	}
 	sess.shared = s.newRecordingSync(job.Blob, path, sess.log)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 
 	"github.com/zaf/g711"
@@ -43,6 +42,15 @@ const MaxSpans = 100000
 // blankChunkFrames is how many frames Blank writes at a time.
 const blankChunkFrames = 1 << 14
 
+// BlankFile is a WAV file Blank changes in place: an *os.File, or a
+// sealed local recording (store/sealed's Spool) that reseals what changes.
+type BlankFile interface {
+	io.ReadSeeker
+	io.WriterAt
+	Sync() error
+	Name() string
+}
+
 // Blank overwrites, in place, every channel of the WAV file f (linear PCM,
 // A-law or µ-law: what AppendWAVHeader writes; float is ErrUnsupported) over each span with fill, in
 // the file's own encoding and rate, and syncs f. Spans are clipped to the
@@ -50,7 +58,7 @@ const blankChunkFrames = 1 << 14
 // header never change. It writes at most blankChunkFrames frames at a
 // time, so its memory does not grow with the spans' length. More than
 // MaxSpans spans is an error, before anything is written.
-func Blank(f *os.File, spans []Span, fill Fill) error {
+func Blank(f BlankFile, spans []Span, fill Fill) error {
 	if len(spans) > MaxSpans {
 		return fmt.Errorf("media: blank: %d spans > limit %d", len(spans), MaxSpans)
 	}

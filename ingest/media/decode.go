@@ -190,7 +190,7 @@ func looksWAV(b []byte) bool {
 // and the usable data length: the declared length (ErrCorrupt when the file
 // is shorter), or the rest of the file for a streaming header, rounded down
 // to whole frames. f is left at the first data byte.
-func wavData(f *os.File) (Format, int64, error) {
+func wavData(f namedSeeker) (Format, int64, error) {
 	wf, n, err := ReadWAVHeader(f)
 	if err != nil {
 		return wf, 0, err
@@ -199,11 +199,14 @@ func wavData(f *os.File) (Format, int64, error) {
 	if err != nil {
 		return wf, 0, fmt.Errorf("media: seek %s: %w", f.Name(), err)
 	}
-	st, err := f.Stat()
-	if err != nil {
-		return wf, 0, fmt.Errorf("media: stat %s: %w", f.Name(), err)
+	end, err := f.Seek(0, io.SeekEnd)
+	if err == nil {
+		_, err = f.Seek(pos, io.SeekStart)
 	}
-	n, err = wavDataLen(wf, n, st.Size()-pos)
+	if err != nil {
+		return wf, 0, fmt.Errorf("media: seek %s: %w", f.Name(), err)
+	}
+	n, err = wavDataLen(wf, n, end-pos)
 	return wf, n, err
 }
 
@@ -219,6 +222,12 @@ func wavDataLen(wf Format, n, rest int64) (int64, error) {
 	}
 	fs := int64(wf.FrameSize())
 	return n / fs * fs, nil
+}
+
+// namedSeeker is a file wavData reads: an *os.File, a sealed spool.
+type namedSeeker interface {
+	io.ReadSeeker
+	Name() string
 }
 
 // wavChunkFrames is how many frames decodeWAV converts at a time; a chunk of

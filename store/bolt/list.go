@@ -99,12 +99,7 @@ func prefixEnd(p []byte) []byte {
 // that need a Metadata check) are decoded. Skipping Offset matches costs one
 // index step each.
 func (db *DB) ListJobs(q store.ListQuery) ([]*store.Job, error) {
-	var out []*store.Job
-	err := db.EachJob(q, func(j *store.Job) bool {
-		out = append(out, j)
-		return true
-	})
-	return out, err
+	return store.CollectJobs(q, db.EachJob)
 }
 
 // EachJob calls fn with each job matching q, in ListJobs' order, inside
@@ -113,9 +108,8 @@ func (db *DB) ListJobs(q store.ListQuery) ([]*store.Job, error) {
 // drops each one lists in bounded memory; fn must be quick (it holds the
 // transaction) and must not call the store.
 func (db *DB) EachJob(q store.ListQuery, fn func(*store.Job) bool) error {
-	if q.Account == "" || q.Kind == "" || q.Offset < 0 || q.Limit < 0 || (q.BeforeID != "" && q.Before.IsZero()) {
-		return fmt.Errorf("store: list jobs: account %q kind %q offset %d limit %d: %w",
-			q.Account, q.Kind, q.Offset, q.Limit, store.ErrInvalid)
+	if err := q.Check(); err != nil {
+		return fmt.Errorf("store: %w", err)
 	}
 	prefix := jobIndexPrefix(q.Account, q.Kind)
 	var after []byte

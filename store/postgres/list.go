@@ -11,12 +11,7 @@ import (
 // ListJobs returns the jobs matching q, newest first (CreatedAt descending,
 // then ID descending), as bolt.DB.ListJobs does.
 func (db *DB) ListJobs(q store.ListQuery) ([]*store.Job, error) {
-	var out []*store.Job
-	err := db.EachJob(q, func(j *store.Job) bool {
-		out = append(out, j)
-		return true
-	})
-	return out, err
+	return store.CollectJobs(q, db.EachJob)
 }
 
 // EachJob calls fn with each job matching q, in ListJobs' order, while one
@@ -26,9 +21,8 @@ func (db *DB) ListJobs(q store.ListQuery) ([]*store.Job, error) {
 // jobs_list index); a Metadata filter is applied here, row by row, with the
 // embedded store's rules (store.MetadataMatches), skipping Offset matches.
 func (db *DB) EachJob(q store.ListQuery, fn func(*store.Job) bool) error {
-	if q.Account == "" || q.Kind == "" || q.Offset < 0 || q.Limit < 0 || (q.BeforeID != "" && q.Before.IsZero()) {
-		return fmt.Errorf("store: list jobs: account %q kind %q offset %d limit %d: %w",
-			q.Account, q.Kind, q.Offset, q.Limit, store.ErrInvalid)
+	if err := q.Check(); err != nil {
+		return fmt.Errorf("store: %w", err)
 	}
 	var sb strings.Builder
 	args := []any{q.Account, string(q.Kind)}

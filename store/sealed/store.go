@@ -372,12 +372,7 @@ func (s *Store) ListJobs(q store.ListQuery) ([]*store.Job, error) {
 	if len(q.Metadata) == 0 {
 		return s.openAll(s.inner.ListJobs(q))
 	}
-	var out []*store.Job
-	err := s.EachJob(q, func(j *store.Job) bool {
-		out = append(out, j)
-		return true
-	})
-	return out, err
+	return store.CollectJobs(q, s.EachJob)
 }
 
 // EachJob calls fn with each job of q, opened (as ListJobs filters).

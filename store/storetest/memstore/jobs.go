@@ -206,20 +206,14 @@ func (s *Store) deleteJob(id string) error {
 
 // ListJobs is store.DB.ListJobs.
 func (s *Store) ListJobs(q store.ListQuery) ([]*store.Job, error) {
-	var out []*store.Job
-	err := s.EachJob(q, func(j *store.Job) bool {
-		out = append(out, j)
-		return true
-	})
-	return out, err
+	return store.CollectJobs(q, s.EachJob)
 }
 
 // EachJob is store.DB.EachJob: newest first. The matching jobs are read
 // under the mutex, then fn is called without it.
 func (s *Store) EachJob(q store.ListQuery, fn func(*store.Job) bool) error {
-	if q.Account == "" || q.Kind == "" || q.Offset < 0 || q.Limit < 0 || (q.BeforeID != "" && q.Before.IsZero()) {
-		return fmt.Errorf("memstore: list jobs: account %q kind %q offset %d limit %d: %w",
-			q.Account, q.Kind, q.Offset, q.Limit, store.ErrInvalid)
+	if err := q.Check(); err != nil {
+		return fmt.Errorf("memstore: %w", err)
 	}
 	if err := s.lock("EachJob"); err != nil {
 		return err

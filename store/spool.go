@@ -1,0 +1,25 @@
+package store
+
+import "io"
+
+// SpoolFile is a local file a store that seals writes sealed as it grows
+// (a running live session's recording, daemon/live): read and changed in
+// place through it, clear bytes only in memory.
+type SpoolFile interface {
+	io.Writer
+	io.ReaderAt
+	io.WriterAt
+	io.ReadSeeker
+	Sync() error
+	Close() error
+	Name() string
+}
+
+// Spooler is a store whose local spools are sealed (store/sealed).
+// CreateSpool creates (truncating) the spool at path under a new data key,
+// OpenSpool opens it, RemoveSpool removes it and destroys its key.
+type Spooler interface {
+	CreateSpool(path string) (SpoolFile, error)
+	OpenSpool(path string) (SpoolFile, error)
+	RemoveSpool(path string) error
+}

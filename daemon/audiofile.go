@@ -12,12 +12,6 @@ import (
 	"github.com/earshot-dev/earshot/store"
 )
 
-// sealing is a store that seals what it keeps (store/sealed): the clear
-// bytes of its blobs must reach no disk.
-type sealing interface {
-	Seals() bool
-}
-
 // blobFile returns a local file holding the blob's bytes and a release to
 // call when done with it. With the embedded store that is the blob file
 // itself. Otherwise the blob is streamed into a copy, removed by release
@@ -50,7 +44,7 @@ func (d *Daemon) blobFile(name string) (string, func(), error) {
 		return "", nil, err
 	}
 	defer r.Close()
-	if s, ok := d.db.(sealing); ok && s.Seals() {
+	if d.db.Sealer() != nil {
 		return memFile(name, r)
 	}
 	dir := filepath.Join(d.cfg.DataDir, "scratch")
@@ -114,7 +108,7 @@ const recordingsDir = "recordings"
 // createRecording creates (truncating) the local file of a live recording
 // at path (recordingPath): a sealed spool when the store seals.
 func (d *Daemon) createRecording(path string) (live.RecordingFile, error) {
-	if sp, ok := d.db.(store.Spooler); ok {
+	if sp := d.db.Sealer(); sp != nil {
 		return sp.CreateSpool(path)
 	}
 	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
@@ -123,7 +117,7 @@ func (d *Daemon) createRecording(path string) (live.RecordingFile, error) {
 // openRecording opens the local file of a live recording for reading and
 // changing in place (blanking).
 func (d *Daemon) openRecording(path string) (live.RecordingFile, error) {
-	if sp, ok := d.db.(store.Spooler); ok {
+	if sp := d.db.Sealer(); sp != nil {
 		return sp.OpenSpool(path)
 	}
 	return os.OpenFile(path, os.O_RDWR, 0)
@@ -137,7 +131,7 @@ func (d *Daemon) commitRecording(path string) error {
 	if _, ok := d.db.LocalBlobPath(filepath.Base(path)); ok {
 		return nil
 	}
-	if sp, ok := d.db.(store.Spooler); ok {
+	if sp := d.db.Sealer(); sp != nil {
 		f, err := sp.OpenSpool(path)
 		if err != nil {
 			return err

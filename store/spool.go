@@ -15,10 +15,13 @@ type SpoolFile interface {
 	Name() string
 }
 
-// Spooler is a store whose local spools are sealed (store/sealed).
-// CreateSpool creates (truncating) the spool at path under a new data key,
-// OpenSpool opens it, RemoveSpool removes it and destroys its key.
-type Spooler interface {
+// Sealer is the capability of a store that seals what it keeps
+// (store/sealed), which Store.Sealer returns (nil on a store that keeps
+// content in clear): besides the records and blobs it seals, local files
+// written as they grow are sealed spools. CreateSpool creates (truncating)
+// the spool at path under a new data key, OpenSpool opens it, RemoveSpool
+// removes it and destroys its key.
+type Sealer interface {
 	CreateSpool(path string) (SpoolFile, error)
 	OpenSpool(path string) (SpoolFile, error)
 	RemoveSpool(path string) error

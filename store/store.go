@@ -107,6 +107,9 @@ type Store interface {
 	// Cluster is the backend's capability as a store shared by several
 	// nodes, nil on a store one process owns (store/bolt).
 	Cluster() Cluster
+	// Sealer is the store's capability as one that seals what it keeps
+	// (store/sealed), nil on a store that keeps content in clear.
+	Sealer() Sealer
 }
 
 // BlobReader reads one blob from its start, streaming (never the whole blob

@@ -296,3 +296,7 @@ var _ store.Store = (*DB)(nil)
 
 // Cluster returns nil: one process holds a bbolt store.
 func (db *DB) Cluster() store.Cluster { return nil }
+
+// Sealer returns nil: this store keeps content as it is given (store/sealed
+// seals it).
+func (db *DB) Sealer() store.Sealer { return nil }

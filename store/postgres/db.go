@@ -341,3 +341,7 @@ func (db *DB) ChunkSize() int { return ChunkSize }
 
 // LocalBlobPath reports false: blobs live in the database.
 func (db *DB) LocalBlobPath(string) (string, bool) { return "", false }
+
+// Sealer returns nil: this store keeps content as it is given (store/sealed
+// seals it).
+func (db *DB) Sealer() store.Sealer { return nil }

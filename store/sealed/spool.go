@@ -312,4 +312,4 @@ func (sp *Spool) Close() error {
 	return err
 }
 
-var _ store.Spooler = (*Store)(nil)
+var _ store.Sealer = (*Store)(nil)

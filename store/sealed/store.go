@@ -154,10 +154,8 @@ func (s *Store) Close() error {
 
 func (s *Store) closing() <-chan struct{} { return s.ctx.Done() }
 
-// Seals is true: what the store keeps of content is sealed, so its
-// clear bytes must not be copied to a disk (the daemon's blob copies are
-// memory files).
-func (s *Store) Seals() bool { return true }
+// Sealer returns s: it seals what it keeps, local spools too.
+func (s *Store) Sealer() store.Sealer { return s }
 
 // Check checks the backend.
 func (s *Store) Check() error { return s.inner.Check() }

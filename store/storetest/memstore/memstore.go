@@ -511,3 +511,7 @@ func (s *Store) Cluster() store.Cluster { return nil }
 // them through OpenBlob as it does a shared store's
 // (store.Store.LocalBlobPath).
 func (s *Store) LocalBlobPath(string) (string, bool) { return "", false }
+
+// Sealer returns nil: this store keeps content as it is given (store/sealed
+// seals it).
+func (s *Store) Sealer() store.Sealer { return nil }

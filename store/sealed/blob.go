@@ -56,40 +56,52 @@ func chunkNonce(prefix []byte, idx uint32, last bool) []byte {
 	return n
 }
 
+// chunks is what a reader of chunks has made and not yet handed out: the
+// sealing and the opening reader each make the next (step) when a Read
+// finds it empty.
+type chunks struct {
+	idx  uint32 // chunks made
+	out  []byte // the rest of the last one made
+	done bool   // the last chunk was made
+	err  error  // making the next failed
+}
+
+// read copies out the chunk at hand, making the next with step first when
+// it is used up.
+func (c *chunks) read(p []byte, step func()) (int, error) {
+	for len(c.out) == 0 {
+		if c.err != nil {
+			return 0, c.err
+		}
+		if c.done {
+			return 0, io.EOF
+		}
+		step()
+	}
+	n := copy(p, c.out)
+	c.out = c.out[n:]
+	return n, nil
+}
+
 // sealReader reads src sealed: the header, then one chunk at a time.
 type sealReader struct {
+	chunks
 	src      io.Reader
 	k        cipher.AEAD
 	header   []byte
-	idx      uint32
-	buf, out []byte
+	buf      []byte
 	n, limit int64 // clear bytes read; limit 0 = none
-	done     bool
 	tooLarge bool
-	err      error
 }
 
 func newSealReader(k cipher.AEAD, src io.Reader, limit int64) *sealReader {
 	h := make([]byte, headerLen)
 	copy(h, blobMagic[:])
 	_, _ = rand.Read(h[4:])
-	return &sealReader{src: src, k: k, header: h, out: h, limit: limit, buf: make([]byte, ChunkSize, ChunkSize+tagSize)}
+	return &sealReader{chunks: chunks{out: h}, src: src, k: k, header: h, limit: limit, buf: make([]byte, ChunkSize, ChunkSize+tagSize)}
 }
 
-func (s *sealReader) Read(p []byte) (int, error) {
-	for len(s.out) == 0 {
-		if s.err != nil {
-			return 0, s.err
-		}
-		if s.done {
-			return 0, io.EOF
-		}
-		s.fill()
-	}
-	n := copy(p, s.out)
-	s.out = s.out[n:]
-	return n, nil
-}
+func (s *sealReader) Read(p []byte) (int, error) { return s.read(p, s.fill) }
 
 func (s *sealReader) fill() {
 	if s.idx == lastFlag-1 {
@@ -119,15 +131,12 @@ func (s *sealReader) fill() {
 // openReader reads a sealed blob as its clear bytes; anything that does
 // not authenticate is store.ErrIntegrity.
 type openReader struct {
+	chunks
 	r      store.BlobReader
 	name   string
 	k      cipher.AEAD
 	header []byte
-	idx    uint32
 	buf    []byte
-	out    []byte
-	done   bool
-	err    error
 }
 
 func newOpenReader(k cipher.AEAD, name string, r store.BlobReader) (*openReader, error) {
@@ -138,20 +147,7 @@ func newOpenReader(k cipher.AEAD, name string, r store.BlobReader) (*openReader,
 	return &openReader{r: r, name: name, k: k, header: h, buf: make([]byte, ChunkSize+tagSize)}, nil
 }
 
-func (o *openReader) Read(p []byte) (int, error) {
-	for len(o.out) == 0 {
-		if o.err != nil {
-			return 0, o.err
-		}
-		if o.done {
-			return 0, io.EOF
-		}
-		o.next()
-	}
-	n := copy(p, o.out)
-	o.out = o.out[n:]
-	return n, nil
-}
+func (o *openReader) Read(p []byte) (int, error) { return o.read(p, o.next) }
 
 func (o *openReader) next() {
 	n, err := io.ReadFull(o.r, o.buf)

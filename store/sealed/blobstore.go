@@ -1,0 +1,245 @@
+package sealed
+
+import (
+	"crypto/cipher"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/earshot-dev/earshot/store"
+)
+
+// The Store's blobs: sealed as they are written (blob.go), their data keys
+// made first and destroyed with them.
+
+// WriteBlob seals r into the blob name under the blob's data key (made
+// first, kept while the write runs); limit counts clear bytes.
+func (s *Store) WriteBlob(name string, r io.Reader, limit int64) (int64, error) {
+	if !store.ValidName(name) {
+		return 0, fmt.Errorf("blob %q: %w", name, store.ErrInvalidName)
+	}
+	s.beginWrite(name)
+	defer s.endWrite(name)
+	k, kept, err := s.blobDEK(blobKey(name))
+	if err != nil {
+		return 0, err
+	}
+	sr := newSealReader(k, r, limit)
+	innerLimit := int64(0)
+	if limit > 0 {
+		innerLimit = SealedSize(limit)
+	}
+	_, err = s.inner.WriteBlob(name, sr, innerLimit)
+	if kerr := kept(); kerr != nil {
+		if err == nil {
+			// Sealed under a key that was not kept: unreadable, and no
+			// record names it yet.
+			_ = s.inner.RemoveBlob(name)
+		}
+		return 0, kerr
+	}
+	if err != nil {
+		if isTooLarge(sr, err) {
+			return 0, fmt.Errorf("blob %s: over %d bytes: %w", name, limit, store.ErrTooLarge)
+		}
+		return 0, err
+	}
+	return sr.n, nil
+}
+
+// blobDEK returns the data key a blob is sealed under: its own if it has
+// one, else a new one whose keyring write (synced) runs while the caller
+// writes the blob, so the two syncs overlap instead of adding up. kept
+// waits for that write and reports it; the caller calls it before it
+// returns, so a blob's key is durable before WriteBlob says the blob is.
+// ringMu is held until the write is done (no other key is made or
+// destroyed meanwhile), released by the writing goroutine.
+func (s *Store) blobDEK(id string) (k cipher.AEAD, kept func() error, err error) {
+	none := func() error { return nil }
+	if k, err := s.dek(id, false); err != nil || k != nil {
+		return k, none, err
+	}
+	s.ringMu.Lock()
+	if _, ok := s.ring.Get(id); ok { // made meanwhile
+		s.ringMu.Unlock()
+		k, err := s.dek(id, false)
+		return k, none, err
+	}
+	raw := make([]byte, KeySize)
+	_, _ = rand.Read(raw)
+	defer clear(raw)
+	kek := s.primaryKEK()
+	if k, err = newGCM(raw); err != nil {
+		s.ringMu.Unlock()
+		return nil, nil, err
+	}
+	e := Entry{KEK: kek.ID(), Wrapped: kek.wrap(id, raw)}
+	var perr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer s.ringMu.Unlock()
+		perr = s.ring.Put(id, e)
+	})
+	return k, func() error {
+		wg.Wait()
+		if perr != nil {
+			return fmt.Errorf("sealed: data key of %s: keyring write failed: %w: %w", id, store.ErrUnavailable, perr)
+		}
+		return nil
+	}, nil
+}
+
+func (s *Store) beginWrite(name string) {
+	s.ringMu.Lock()
+	s.writing[name]++
+	s.ringMu.Unlock()
+}
+
+func (s *Store) endWrite(name string) {
+	s.ringMu.Lock()
+	if s.writing[name]--; s.writing[name] <= 0 {
+		delete(s.writing, name)
+	}
+	s.ringMu.Unlock()
+}
+
+// LinkBlob makes dst a copy of src: the bytes as sealed, src's data key
+// re-wrapped as dst's (written before the copy).
+func (s *Store) LinkBlob(src, dst string) error {
+	if !store.ValidName(src) || !store.ValidName(dst) {
+		return fmt.Errorf("link blob %q to %q: %w", src, dst, store.ErrInvalidName)
+	}
+	e, sealed := s.ring.Get(blobKey(src))
+	if !sealed {
+		return s.inner.LinkBlob(src, dst)
+	}
+	s.beginWrite(dst)
+	defer s.endWrite(dst)
+	kek, primary := s.kek(e.KEK), s.primaryKEK()
+	if kek == nil {
+		return fmt.Errorf("sealed: data key of blob %s is under key %s, not configured: %w", src, e.KEK, store.ErrKeyMissing)
+	}
+	raw, err := kek.unwrap(blobKey(src), e.Wrapped)
+	if err != nil {
+		return err
+	}
+	defer clear(raw)
+	s.ringMu.Lock()
+	err = s.ring.Put(blobKey(dst), Entry{KEK: primary.ID(), Wrapped: primary.wrap(blobKey(dst), raw)})
+	s.ringMu.Unlock()
+	if err != nil {
+		return err
+	}
+	return s.inner.LinkBlob(src, dst)
+}
+
+// OpenBlob opens the blob for reading its clear bytes; a blob written
+// before sealing was on (no data key) reads as it is.
+func (s *Store) OpenBlob(name string) (store.BlobReader, error) {
+	r, err := s.inner.OpenBlob(name)
+	if err != nil {
+		return nil, err
+	}
+	k, err := s.dek(blobKey(name), false)
+	if err != nil || k == nil {
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		return r, nil
+	}
+	o, err := newOpenReader(k, name, r)
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return o, nil
+}
+
+// RemoveBlob removes the blob and destroys its data key.
+func (s *Store) RemoveBlob(name string) error {
+	if err := s.inner.RemoveBlob(name); err != nil {
+		return err
+	}
+	return s.shred(blobKey(name))
+}
+
+// SweepBlobs sweeps as the backend does, then destroys the data keys of
+// blobs, jobs and uploads that no longer exist (a crash between a removal
+// and its key's destruction, a creation that failed after its key).
+func (s *Store) SweepBlobs() ([]string, error) {
+	names, err := s.inner.SweepBlobs()
+	return names, errors.Join(err, s.sweepKeys())
+}
+
+// blobExists reports whether the backend has the blob name.
+func (s *Store) blobExists(name string) bool {
+	if p, ok := s.inner.LocalBlobPath(name); ok {
+		_, err := os.Stat(p)
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	r, err := s.inner.OpenBlob(name)
+	if err == nil {
+		r.Close()
+	}
+	return !errors.Is(err, store.ErrNotFound)
+}
+
+// sweepBlobKeys destroys the data keys of blobs that are gone.
+func (s *Store) sweepBlobKeys() error {
+	var gone []string
+	for _, id := range s.ring.IDs() {
+		if name, ok := strings.CutPrefix(id, "b:"); ok && !s.blobExists(name) {
+			gone = append(gone, id)
+		}
+	}
+	return s.shred(gone...)
+}
+
+func (s *Store) sweepKeys() error {
+	var gone []string
+	for _, id := range s.ring.IDs() {
+		kind, rest, _ := strings.Cut(id, ":")
+		var err error
+		switch kind {
+		case "b":
+			if !s.blobExists(rest) {
+				err = store.ErrNotFound
+			}
+		case "j":
+			_, err = s.inner.Job(rest)
+		case "u":
+			_, err = s.inner.Upload(rest)
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			gone = append(gone, id)
+		}
+	}
+	return s.shred(gone...)
+}
+
+// AccountBytes is the backend's count: the blobs' bytes on disk, sealed
+// (StoredSize of their clear size).
+func (s *Store) AccountBytes(account string) (int64, error) { return s.inner.AccountBytes(account) }
+
+// StoredSize is the bytes a blob of n clear bytes takes in the backend.
+func (s *Store) StoredSize(n int64) int64 { return SealedSize(n) }
+
+// LocalBlobPath is false: a blob's file holds sealed bytes, read with
+// OpenBlob.
+func (s *Store) LocalBlobPath(string) (string, bool) { return "", false }
+
+// Cluster is the backend's, its live jobs sealed (cluster.go).
+func (s *Store) Cluster() store.Cluster {
+	c := s.inner.Cluster()
+	if c == nil {
+		return nil
+	}
+	return &cluster{Cluster: c, s: s}
+}
+
+var _ store.Store = (*Store)(nil)

@@ -62,8 +62,9 @@ func main() {
 	maxSeconds := flag.Float64("max-seconds", 12, "longest clip sent")
 	modules := flag.String("node-modules", "bin/e2e-node/node_modules", "where playwright-core is installed (make test-deps)")
 	only := flag.String("paths", "", "measure only the paths whose name contains this (e.g. WHIP); all when empty")
+	dump := flag.String("dump", "", "diagnosis: write each session's reference, live finals, record and recording to this directory, and transcribe the recording as a pre-recorded job too")
 	flag.Parse()
-	if err := run(*speech, *maxSeconds, *modules, *only); err != nil {
+	if err := run(*speech, *maxSeconds, *modules, *only, *dump); err != nil {
 		fmt.Fprintln(os.Stderr, "codecbench:", err)
 		os.Exit(1)
 	}
@@ -74,7 +75,7 @@ type clip struct {
 	narrow string // 8 kHz rendition
 }
 
-func run(speechDir string, maxSeconds float64, modules, only string) error {
+func run(speechDir string, maxSeconds float64, modules, only, dump string) error {
 	if speechDir == "" {
 		d, err := recognizertest.LocateSpeechDir()
 		if err != nil {
@@ -141,6 +142,11 @@ func run(speechDir string, maxSeconds float64, modules, only string) error {
 				return fmt.Errorf("%s, %s: %w", p.name, c.File, err)
 			}
 			rw := recognizertest.Normalize(c.Transcript)
+			if dump != "" {
+				if err := b.dump(dump, p, c, id, rec); err != nil {
+					return fmt.Errorf("%s, %s: dump: %w", p.name, c.File, err)
+				}
+			}
 			liveErrs += recognizertest.EditDistance(rw, recognizertest.Normalize(strings.Join(rec.Finals, " ")))
 			batchErrs += recognizertest.EditDistance(rw, recognizertest.Normalize(rec.FullTranscript))
 			words += len(rw)

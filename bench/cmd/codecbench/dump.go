@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/earshot-dev/earshot/bench/internal/benchd"
+)
+
+// dump writes one session's diagnosis to dir: the reference, the live
+// finals, the stored record, the recording the door made, and the
+// recording's transcript as a pre-recorded job (the same audio through the
+// pre-recorded door), as <path>-<clip>.json and .wav.
+func (b *bench) dump(dir string, p path, c clip, id string, rec benchd.LiveRecord) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	req, err := http.NewRequest("GET", b.d.Base+"/v2/live/"+id+"/file", nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("x-service-key", b.d.Key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	var wav bytes.Buffer
+	_, err = wav.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET recording: %d %v", resp.StatusCode, err)
+	}
+	name := strings.NewReplacer(" ", "_", "(", "", ")", "", ",", "", ".", "").Replace(p.name) + "-" + strings.TrimSuffix(filepath.Base(c.File), filepath.Ext(c.File))
+	if err := os.WriteFile(filepath.Join(dir, name+".wav"), wav.Bytes(), 0o644); err != nil {
+		return err
+	}
+	_, pre, err := b.d.PreRecorded(name+".wav", wav.Bytes(), 200*time.Millisecond, 5*time.Minute)
+	if err != nil {
+		return err
+	}
+	var job json.RawMessage
+	if err := b.d.Call("GET", "/v2/live/"+id, b.d.Key, "", http.StatusOK, &job); err != nil {
+		return err
+	}
+	out, err := json.MarshalIndent(map[string]any{
+		"clip": c.File, "reference": c.Transcript, "finals": rec.Finals, "record": rec.FullTranscript,
+		"prerecorded_of_recording": pre, "job": job,
+	}, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, name+".json"), out, 0o644)
+}

@@ -97,3 +97,13 @@ type Stream interface {
 
 // SampleRate is the only rate streams accept.
 const SampleRate = 16000
+
+// Chooser is implemented by streams that can score given word sequences
+// against audio, each the same way (the embedded engine's acoustic and
+// language models, as its own search weighs them): Choose returns the
+// index of the alternative that fits pcm best. A live session's stored
+// record takes, stretch by stretch, the better of its live finals and
+// its batch pass by it (daemon/live/combine.go).
+type Chooser interface {
+	Choose(pcm []int16, alternatives [][]string) (int, error)
+}

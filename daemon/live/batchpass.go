@@ -162,6 +162,7 @@ func (s *Service) batchTranscribe(ctx context.Context, job *store.Job) (res *pip
 	if err := s.blankStored(job.Blob, path, res); err != nil {
 		return nil, fmt.Errorf("%w: %w", errUnredacted, err)
 	}
+	s.combineRecord(ctx, &tr, job, path, p, res)
 	if lp.PostProcessing.Chapterization {
 		res.Chapterization = tr.Addons.OrBuiltin().ChaptersEnvelope(ctx, recognizerUtterances(res.Transcription.Utterances))
 	}
@@ -260,7 +261,7 @@ func fillBatchPass(j *store.Job, res *pipeline.Result, cause error, took time.Du
 		for k, v := range res.PostSessionMetadata { // engine, band, add-on notes of this pass
 			md[k] = v
 		}
-		md["transcription_pass"] = passBatch
+		md["transcription_pass"] = passBatch // record_stretches says how much is the live finals' (combine.go)
 		md["batch_pass"] = batchPassDone
 		md["batch_pass_seconds"] = transcript.Round3(took.Seconds())
 	} else {

@@ -103,6 +103,9 @@ type gatedStream struct {
 	once sync.Once
 }
 
+// Unwrap is the engine's stream (pipeline.NewChooser scores words on it).
+func (s *gatedStream) Unwrap() recognizer.Stream { return s.Stream }
+
 func (s *gatedStream) Close() error {
 	err := s.Stream.Close()
 	s.once.Do(s.g.release)

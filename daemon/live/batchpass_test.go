@@ -122,3 +122,21 @@ func TestFillBatchPass(t *testing.T) {
 		t.Errorf("a job without a running pass: %v, want errNoBatchPass", err)
 	}
 }
+
+// TestCombinable: the record takes live finals only when nothing of the
+// batch pass's result derives from its own words.
+func TestCombinable(t *testing.T) {
+	on := true
+	if !combinable(batchParams(&params.Live{})) {
+		t.Error("a plain session's record is not combinable")
+	}
+	for name, p := range map[string]*params.PreRecorded{
+		"translation": {Translation: true}, "ner": {NamedEntityRecognition: true}, "sentiment": {SentimentAnalysis: true},
+		"summarization": {Summarization: true}, "spelling": {CustomSpelling: true}, "vocabulary": {CustomVocabulary: &on},
+		"pii": {PIIRedaction: true},
+	} {
+		if combinable(p) {
+			t.Errorf("%s: combinable", name)
+		}
+	}
+}

@@ -38,9 +38,11 @@ import (
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
 	"github.com/earshot-dev/earshot/recognizer/sphinx/telmodel"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 func main() {
@@ -57,6 +59,7 @@ func main() {
 	flag.BoolVar(&onePass, "narrow-one-pass", false, "narrowband live finals in one pass at each endpoint (LiveConfig.OnePassFinals)")
 	flag.DurationVar(&endpointing, "endpointing", 0, "the sessions' endpointing (the silence of LiveConfig.Endpointing; 0: params.DefaultSilence)")
 	flag.BoolVar(&stock, "stock", false, "also decode every rendition with Debian's stock model in pocketsphinx_batch and print the batch path's WER against it")
+	flag.BoolVar(&record, "record", false, "also score the stored record of a live session (issue 41): the live finals or the batch segments, stretch by stretch, whichever the batch engine scores higher (pipeline.CombineUtterances)")
 	flag.Parse()
 	if err := run(*speech, *corpus, *every, *presets, *rends, *workers); err != nil {
 		fmt.Fprintln(os.Stderr, "livegap:", err)
@@ -79,6 +82,9 @@ var batch = true
 // telephoneModel is the model directory of the narrowband renditions.
 var telephoneModel string
 
+// record scores the stored record too (-record).
+var record bool
+
 // heldOut selects the corpus's held-out readers instead of the tuning
 // subset (with -corpus).
 var heldOut bool
@@ -98,6 +104,7 @@ func run(speech, corpus string, every int, presets, rends string, workers int) e
 	fmt.Printf("livegap %s: %d clips (%s); %d CPUs; load average before: %s\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), len(set), setName(speech, corpus), runtime.NumCPU(), loadAvg())
 	var stocks []stockRow
+	var records []string
 	fmt.Println("| rendition | preset | batch WER % | live finals WER % | gap points | finals | live CPU s per audio s | batch CPU s per audio s |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, rend := range strings.Split(rends, ",") {
@@ -125,6 +132,18 @@ func run(speech, corpus string, every int, presets, rends string, workers int) e
 			}
 			fmt.Printf("| %s | %s | %.2f | %.2f | %+.2f | %d | %.3f | %.3f |\n", rend, p, r.batchWER, r.liveWER,
 				r.liveWER-r.batchWER, r.finals, r.liveCPU, r.batchCPU)
+			if record {
+				records = append(records, fmt.Sprintf("| %s | %s | %.2f | %.2f | %.2f | %d of %d |", rend, p, r.liveWER, r.batchWER, r.recordWER, r.fromLive, r.stretch))
+			}
+		}
+	}
+	if len(records) > 0 {
+		fmt.Println("\nStored record (issue 41: per stretch the live finals or the batch segments, whichever the batch engine scores higher):")
+		fmt.Println()
+		fmt.Println("| rendition | preset | live finals WER % | batch WER % | record WER % | stretches from the live finals |")
+		fmt.Println("|---|---|---|---|---|---|")
+		for _, r := range records {
+			fmt.Println(r)
 		}
 	}
 	printStock(stocks)
@@ -271,6 +290,8 @@ func probeChannels(path string) (int, error) {
 
 type outcome struct {
 	batchWER, liveWER float64
+	recordWER         float64 // with -record
+	fromLive, stretch int     // with -record: stretches the record took from the live finals, of all
 	finals            int
 	liveCPU, batchCPU float64 // CPU s per audio s
 }
@@ -335,6 +356,9 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 	type hyp struct {
 		batch, live       string
 		batchSegs, liveFs string // with LIVEGAP_VERBOSE: each segment's and final's times and text
+		record            string // with -record
+		batchUtts         []transcript.Utterance
+		fromLive, stretch int
 		finals            int
 		batchCPU, liveCPU time.Duration
 	}
@@ -347,20 +371,29 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 			h := &hyps[k][i]
 			if batch {
 				cpu := threadCPU()
-				text, segs, err := decodeBatch(e[1], c.pcm)
+				text, segs, butts, err := decodeBatch(e[1], c.pcm)
 				if err != nil {
 					return err
 				}
+				h.batchUtts = butts
 				h.batchCPU = threadCPU() - cpu
 				h.batch, h.batchSegs = text, segs
 			}
 			cpu := threadCPU()
-			live, fs, finals, err := decodeLive(e[0], c.pcm, rend != "pcm16k", onePass)
+			live, fs, finals, lutts, err := decodeLive(e[0], c.pcm, rend != "pcm16k", onePass)
 			if err != nil {
 				return err
 			}
 			h.liveCPU = threadCPU() - cpu
 			h.live, h.liveFs, h.finals = live, fs, finals
+			if record && batch {
+				utts, fromLive, err := combine(e[1], c.pcm, lutts, h.batchUtts)
+				if err != nil {
+					return err
+				}
+				h.record, h.fromLive = pipeline.JoinUtterances(utts), fromLive
+				h.stretch = len(pipeline.Stretches(lutts, h.batchUtts))
+			}
 		}
 		return nil
 	})
@@ -369,13 +402,16 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 	}
 	out := make([]outcome, len(presets))
 	for k := range presets {
-		var be, le, words int
+		var be, le, re, words int
 		var bcpu, lcpu time.Duration
 		for i, c := range clips {
 			h := hyps[k][i]
 			ref := recognizertest.Normalize(c.transcript)
 			be += recognizertest.EditDistance(ref, recognizertest.Normalize(h.batch))
 			le += recognizertest.EditDistance(ref, recognizertest.Normalize(h.live))
+			re += recognizertest.EditDistance(ref, recognizertest.Normalize(h.record))
+			out[k].fromLive += h.fromLive
+			out[k].stretch += h.stretch
 			words += len(ref)
 			out[k].finals += h.finals
 			bcpu += h.batchCPU
@@ -390,6 +426,7 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 		}
 		out[k].batchWER = 100 * float64(be) / float64(max(words, 1))
 		out[k].liveWER = 100 * float64(le) / float64(max(words, 1))
+		out[k].recordWER = 100 * float64(re) / float64(max(words, 1))
 		out[k].batchCPU = bcpu.Seconds() / audio
 		out[k].liveCPU = lcpu.Seconds() / audio
 	}
@@ -399,26 +436,53 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 // decodeBatch is recognizer.Transcribe on one channel, one segment at a
 // time on the calling goroutine: the default VAD's segments, each decoded
 // in one pass on a stream of e.
-func decodeBatch(e *sphinx.Engine, pcm []int16) (string, string, error) {
+func decodeBatch(e *sphinx.Engine, pcm []int16) (string, string, []transcript.Utterance, error) {
 	var vad recognizer.VADConfig
 	vad.SetDefaults()
 	var words, segs []string
+	var utts []transcript.Utterance
 	for _, sp := range recognizer.Segment(pcm, vad) {
 		st, err := e.NewStream(context.Background(), recognizer.StreamOptions{})
 		if err != nil {
-			return "", "", err
+			return "", "", nil, err
 		}
 		u, err := st.(*sphinx.Stream).Decode(pcm[sp.Start:sp.End])
 		st.Close()
 		if err != nil {
-			return "", "", err
+			return "", "", nil, err
 		}
 		if u.Text != "" {
 			words = append(words, u.Text)
+			off := float64(sp.Start) / recognizer.SampleRate
+			u.Start += off
+			u.End += off
+			for w := range u.Words {
+				u.Words[w].Start += off
+				u.Words[w].End += off
+			}
+			utts = append(utts, pipeline.ContractUtterance(u, "en"))
 		}
 		segs = append(segs, fmt.Sprintf("[%.2f-%.2f %s]", float64(sp.Start)/recognizer.SampleRate, float64(sp.End)/recognizer.SampleRate, u.Text))
 	}
-	return strings.Join(words, " "), strings.Join(segs, " "), nil
+	return strings.Join(words, " "), strings.Join(segs, " "), utts, nil
+}
+
+// combine is the stored record of a live session over pcm (issue 41):
+// the live finals or the batch segments, stretch by stretch, whichever a
+// stream of the batch engine e scores higher.
+func combine(e *sphinx.Engine, pcm []int16, live, batch []transcript.Utterance) ([]transcript.Utterance, int, error) {
+	st, err := e.NewStream(context.Background(), recognizer.StreamOptions{})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer st.Close()
+	ch := st.(*sphinx.Stream)
+	utts, fromLive := pipeline.CombineUtterances(live, batch, func(_ int, start, end float64, alts [][]string) (int, error) {
+		a := min(max(int(start*recognizer.SampleRate), 0), len(pcm))
+		b := min(max(int(end*recognizer.SampleRate), a), len(pcm))
+		return ch.Choose(pcm[a:b], alts)
+	})
+	return utts, fromLive, nil
 }
 
 // decodeLive streams pcm through a Live with default session settings in
@@ -426,8 +490,9 @@ func decodeBatch(e *sphinx.Engine, pcm []int16) (string, string, error) {
 // the speech starts and ends), and their count. narrow is a telephone-band
 // rendition: the session is told so, as the daemon's is for a source below
 // 16 kHz (LiveConfig.Narrowband), and onePass applies to it only.
-func decodeLive(e recognizer.Engine, pcm []int16, narrow, onePass bool) (string, string, int, error) {
+func decodeLive(e recognizer.Engine, pcm []int16, narrow, onePass bool) (string, string, int, []transcript.Utterance, error) {
 	var words, fs []string
+	var utts []transcript.Utterance
 	ep := params.DefaultEndpointing()
 	if endpointing != 0 {
 		ep.Silence = params.Seconds(endpointing)
@@ -437,6 +502,9 @@ func decodeLive(e recognizer.Engine, pcm []int16, narrow, onePass bool) (string,
 		switch ev.Kind {
 		case recognizer.EventFinal:
 			words = append(words, ev.Utterance.Text)
+			if ev.Utterance.Text != "" {
+				utts = append(utts, pipeline.ContractUtterance(ev.Utterance, "en"))
+			}
 			fs = append(fs, fmt.Sprintf("[%.2f-%.2f %s]", ev.Utterance.Start, ev.Utterance.End, ev.Utterance.Text))
 		case recognizer.EventSpeechStart:
 			fs = append(fs, fmt.Sprintf("(start %.2f)", ev.Time))
@@ -445,30 +513,30 @@ func decodeLive(e recognizer.Engine, pcm []int16, narrow, onePass bool) (string,
 		}
 	})
 	if err != nil {
-		return "", "", 0, err
+		return "", "", 0, nil, err
 	}
 	defer l.Close()
 	const chunk = recognizer.SampleRate / 50
 	if warmChannel {
 		for k := 0; k < len(pcm); k += chunk {
 			if err := l.Write(context.Background(), [][]int16{pcm[k:min(k+chunk, len(pcm))]}); err != nil {
-				return "", "", 0, err
+				return "", "", 0, nil, err
 			}
 		}
 		if err := l.Flush(context.Background()); err != nil {
-			return "", "", 0, err
+			return "", "", 0, nil, err
 		}
-		words, fs = nil, nil
+		words, fs, utts = nil, nil, nil
 	}
 	for k := 0; k < len(pcm); k += chunk {
 		if err := l.Write(context.Background(), [][]int16{pcm[k:min(k+chunk, len(pcm))]}); err != nil {
-			return "", "", 0, err
+			return "", "", 0, nil, err
 		}
 	}
 	if err := l.Flush(context.Background()); err != nil {
-		return "", "", 0, err
+		return "", "", 0, nil, err
 	}
-	return strings.Join(words, " "), strings.Join(fs, " "), len(words), nil
+	return strings.Join(words, " "), strings.Join(fs, " "), len(words), utts, nil
 }
 
 // each runs fn on every clip, workers at a time, and returns the first

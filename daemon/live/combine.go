@@ -1,0 +1,56 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/earshot-dev/earshot/params"
+	"github.com/earshot-dev/earshot/recognizer/pipeline"
+	"github.com/earshot-dev/earshot/store"
+)
+
+// combinable reports whether a batch pass's record may take stretches of
+// the live finals: not when the pass derived anything from its own words
+// that the live finals' words would then contradict (add-ons run on the
+// transcript, custom spelling, PII redaction), nor with a custom
+// vocabulary (the scoring search has the engine's dictionary only).
+func combinable(p *params.PreRecorded) bool {
+	return !p.Translation && !p.NamedEntityRecognition && !p.SentimentAnalysis && !p.Summarization &&
+		!p.CustomSpelling && (p.CustomVocabulary == nil || !*p.CustomVocabulary) && !p.PIIRedaction
+}
+
+// combineRecord makes res, the batch pass's result over the recording at
+// path, take the live finals of job stretch by stretch where the engine
+// scores them higher on the recording (pipeline.CombineUtterances; issue
+// 41: the stored record is never worse than what the client saw), and
+// notes record_stretches {live, batch} in its post_session_metadata. A record it cannot combine (another engine, the
+// options above, no live utterances) stays the batch pass's.
+func (s *Service) combineRecord(ctx context.Context, tr *pipeline.Transcriber, job *store.Job, path string, p *params.PreRecorded, res *pipeline.Result) {
+	if !combinable(p) || len(job.Result) == 0 {
+		return
+	}
+	var live pipeline.Result
+	if err := json.Unmarshal(job.Result, &live); err != nil || len(live.Transcription.Utterances) == 0 {
+		return
+	}
+	ch, err := tr.NewChooser(ctx, path, p)
+	if err != nil {
+		if !errors.Is(err, pipeline.ErrNoChooser) {
+			s.log.Warn("batch pass: the record stays the batch pass's", "job_id", job.ID, "error", err)
+		}
+		return
+	}
+	defer ch.Close()
+	utts, fromLive := pipeline.CombineUtterances(live.Transcription.Utterances, res.Transcription.Utterances, ch.Choose)
+	n := len(pipeline.Stretches(live.Transcription.Utterances, res.Transcription.Utterances))
+	if res.PostSessionMetadata == nil {
+		res.PostSessionMetadata = map[string]any{}
+	}
+	res.PostSessionMetadata["record_stretches"] = map[string]any{"live": fromLive, "batch": n - fromLive}
+	if fromLive == 0 {
+		return
+	}
+	res.Transcription.Utterances = utts
+	res.Transcription.FullTranscript = pipeline.JoinUtterances(utts)
+}

@@ -1,0 +1,178 @@
+package sphinx
+
+/*
+#cgo pkg-config: pocketsphinx sphinxbase
+#include <stdlib.h>
+#include <pocketsphinx.h>
+#include <sphinxbase/fsg_model.h>
+#include <sphinxbase/ngram_model.h>
+
+// es_choose_search makes the finite-state search named name whose one
+// path is the n words in words, each word's transition weighted by the
+// n-gram language model of the active search (its probability given up to
+// two words before it, the sequence starting at <s>, times the search's
+// -lw; </s> on the way to the final state), and makes it the active
+// search. Silence and fillers between words are the finite-state search's
+// own (-fsgusefiller). The active search's name is written to prev (to go
+// back to). Returns 0, or the negative step that failed.
+static int es_choose_search(ps_decoder_t *ps, const char *name, char **words, int n, const char **prev) {
+	const char *cur = ps_get_search(ps);
+	if (cur == NULL)
+		return -1;
+	*prev = cur;
+	ngram_model_t *lm = ps_get_lm(ps, cur);
+	if (lm == NULL)
+		return -2;
+	float lw = cmd_ln_float32_r(ps_get_config(ps), "-lw");
+	fsg_model_t *fsg = fsg_model_init(name, ps_get_logmath(ps), lw, n + 2);
+	if (fsg == NULL)
+		return -3;
+	fsg->start_state = 0;
+	fsg->final_state = 1;
+	int32 hist[2] = {ngram_wid(lm, "<s>"), -1};
+	int32 nhist = 1, nused = 0, from = 0;
+	for (int j = 0; j < n; j++) {
+		int32 lwid = ngram_wid(lm, words[j]);
+		int32 p = ngram_ng_prob(lm, lwid, hist, nhist, &nused);
+		int32 wid = fsg_model_word_add(fsg, words[j]);
+		fsg_model_trans_add(fsg, from, j + 2, (int32)(lw * p), wid);
+		from = j + 2;
+		hist[1] = hist[0];
+		hist[0] = lwid;
+		nhist = 2;
+	}
+	int32 p = ngram_ng_prob(lm, ngram_wid(lm, "</s>"), hist, nhist, &nused);
+	fsg_model_null_trans_add(fsg, from, 1, (int32)(lw * p));
+	fsg_model_null_trans_closure(fsg, NULL);
+	int rv = ps_set_fsg(ps, name, fsg);
+	fsg_model_free(fsg); // the search holds its own reference
+	if (rv < 0)
+		return -4;
+	if (ps_set_search(ps, name) < 0)
+		return -5;
+	return 0;
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"unsafe"
+
+	"github.com/earshot-dev/earshot/recognizer"
+)
+
+// chooseSearch names the decoder's search of Choose.
+const chooseSearch = "earshot_choose"
+
+// ErrNoChoice is Choose's error when the search reached the end of the
+// audio through none of the alternatives (each was pruned away).
+var ErrNoChoice = errors.New("sphinx: no alternative survived the search")
+
+// Choose decodes pcm (16 kHz mono, one stretch of speech) against the given
+// word sequences only and returns the index of the one the search prefers:
+// the decoder's acoustic model and its n-gram language model, weighted as
+// the decoder's own search weighs them (-lw, -wip), score every
+// alternative the same way, so the choice does not depend on which search
+// proposed it. Cepstra are normalised over pcm as Decode does. An empty
+// alternative stands for no words. Words the dictionary does not hold
+// make it fail (ErrDecode). It leaves the stream as it found it, ready
+// for Decode, Write or another Choose.
+func (s *Stream) Choose(pcm []int16, alternatives [][]string) (int, error) {
+	if s.d == nil {
+		return -1, errClosedStream
+	}
+	if len(alternatives) == 0 {
+		return -1, fmt.Errorf("%w: choose among no alternatives", ErrDecode)
+	}
+	if len(pcm) == 0 {
+		return -1, ErrNoChoice
+	}
+	s.pending, s.err = s.pending[:0], nil
+	s.d.reset()
+	var i int
+	var err error
+	s.e.cpu.LiveDecode(func() { i, err = s.d.choose(pcm, alternatives) })
+	return i, err
+}
+
+// choose is Choose on the decoder: each alternative is scored on its
+// own (a search of that one path, so that no alternative is pruned for
+// another's sake), and the best score wins (the first of equals).
+func (d *decoder) choose(pcm []int16, alternatives [][]string) (int, error) {
+	for _, alt := range alternatives {
+		for _, w := range alt {
+			if !d.knows(w) {
+				return -1, fmt.Errorf("%w: %q not in the dictionary", ErrDecode, w)
+			}
+		}
+	}
+	best, bestScore := -1, 0
+	for i, alt := range alternatives {
+		score, ok, err := d.scorePath(pcm, alt)
+		if err != nil {
+			return -1, err
+		}
+		if ok && (best < 0 || score > bestScore) {
+			best, bestScore = i, score
+		}
+	}
+	if best < 0 {
+		return -1, ErrNoChoice
+	}
+	return best, nil
+}
+
+// scorePath decodes pcm as one utterance against the single word
+// sequence words (no words: silence and fillers only) and returns the
+// path's score (acoustic plus weighted language model, in the decoder's
+// log base); false when no path reached the end. The decoder goes back
+// to its own search.
+func (d *decoder) scorePath(pcm []int16, words []string) (int, bool, error) {
+	cw := make([]*C.char, len(words)+1) // one more: never empty
+	for i, w := range words {
+		cw[i] = C.CString(w)
+	}
+	defer func() {
+		for _, w := range cw {
+			C.free(unsafe.Pointer(w))
+		}
+	}()
+	name := C.CString(chooseSearch)
+	defer C.free(unsafe.Pointer(name))
+	var prev *C.char
+	// prev points into the decoder's search table: the active search
+	// lives on (ps_set_fsg adds one of another name).
+	if rv := C.es_choose_search(d.ps, name, &cw[0], C.int(len(words)), &prev); rv < 0 {
+		if prev != nil {
+			C.ps_set_search(d.ps, prev)
+		}
+		return 0, false, fmt.Errorf("%w: choose search (step %d)", ErrDecode, -int(rv))
+	}
+	back := C.GoString(prev)
+	defer d.setSearch(back)
+	if err := d.start(); err != nil {
+		return 0, false, err
+	}
+	if err := d.process(pcm, true); err != nil {
+		d.reset()
+		return 0, false, err
+	}
+	d.inUtt = false
+	if C.ps_end_utt(d.ps) < 0 {
+		return 0, false, fmt.Errorf("%w: end utterance", ErrDecode)
+	}
+	var score C.int32
+	h := C.ps_get_hyp(d.ps, &score)
+	if h == nil {
+		return 0, len(words) == 0, nil
+	}
+	if !slices.Equal(cleanHyp(C.GoString(h)), words) {
+		return 0, false, nil // the search ended short of the final state
+	}
+	return int(score), true, nil
+}
+
+var _ recognizer.Chooser = (*Stream)(nil)

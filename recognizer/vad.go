@@ -88,6 +88,12 @@ type Span struct {
 const (
 	noiseWindow   = 1500 * time.Millisecond // each side: the floor is the quietest level within it
 	noiseFloorMin = -70.0                   // dBFS; digital silence does not make hiss look like speech
+	// digitalSilence is the level (dBFS) below which a frame is digital
+	// silence, a few LSB at most (a call's padding, a muted line, a codec's
+	// zeros), which no recorded pause reaches: the developer test set's
+	// quietest frames are -55 to -76 dBFS, the zeros a SIP client sends
+	// after its file -88. A segment's padding stops at it (Segment).
+	digitalSilence = -80.0
 	speechMin     = 50 * time.Millisecond   // speech frames a segment needs (drops clicks)
 	mergeGap      = 150 * time.Millisecond  // padded segments closer than this are joined
 	cutSmooth     = 5                       // frames averaged when looking for the quietest cut point
@@ -183,6 +189,23 @@ func Segment(pcm []int16, c VADConfig) []Span {
 	var out []Span
 	for _, s := range segs {
 		seg := Span{max(0, s.Start*frameLen-pad), min(len(pcm), s.End*frameLen+pad)}
+		// The padding keeps word edges, not digital silence: cepstra of
+		// frames of zeros are far from any speech, and a segment decoded
+		// in one pass normalises over them too (on G.722 calls, whose
+		// clients send zeros after their speech, the record lost 2.3
+		// points to them; issue 41).
+		for f := s.Start - 1; f >= 0 && f*frameLen >= seg.Start; f-- {
+			if db(ms[f]) < digitalSilence {
+				seg.Start = (f + 1) * frameLen
+				break
+			}
+		}
+		for f := s.End; f < nf && f*frameLen < seg.End; f++ {
+			if db(ms[f]) < digitalSilence {
+				seg.End = f * frameLen
+				break
+			}
+		}
 		if n := len(out); n > 0 && seg.Start-out[n-1].End < gap {
 			prev := &out[n-1]
 			if seg.End-prev.Start <= maxLen {

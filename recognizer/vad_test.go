@@ -175,3 +175,34 @@ func TestVADConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestSegmentPaddingStopsAtDigitalSilence: speech followed by zeros (a
+// SIP client's padding after its file) gets no padding into the zeros,
+// while the same speech followed by a quiet recorded pause keeps its full
+// padding.
+func TestSegmentPaddingStopsAtDigitalSilence(t *testing.T) {
+	pcm := speech(t, "pocketsphinx-goforward.wav")
+	tight := recognizer.VADConfig{Padding: time.Millisecond}
+	spans := recognizer.Segment(pcm, tight)
+	if len(spans) != 1 {
+		t.Fatalf("%d segments in the clip, want 1", len(spans))
+	}
+	speechStart, speechEnd := spans[0].Start+16, spans[0].End-16
+	cut := speechEnd + recognizer.SampleRate/20 // 50 ms after the speech
+	var vad recognizer.VADConfig
+	vad.SetDefaults()
+	pad := int(vad.Padding.Seconds() * recognizer.SampleRate)
+	const frame = recognizer.SampleRate / 100
+	zeros := append(slices.Clone(pcm[:cut]), make([]int16, recognizer.SampleRate)...)
+	got := recognizer.Segment(zeros, vad)
+	if len(got) != 1 || got[0].End > cut+2*frame || got[0].End < speechEnd {
+		t.Errorf("speech ending at %d, zeros from %d: segments %v, want one ending at the zeros", speechEnd, cut, got)
+	}
+	if got[0].Start != max(0, speechStart-pad) {
+		t.Errorf("start %d, want %d (the padding before the speech)", got[0].Start, max(0, speechStart-pad))
+	}
+	hiss := append(slices.Clone(pcm[:cut]), noise(recognizer.SampleRate, 30, 7)...)
+	if got := recognizer.Segment(hiss, vad); len(got) != 1 || got[0].End != speechEnd+pad {
+		t.Errorf("speech ending at %d, then a quiet pause: segments %v, want one ending at %d", speechEnd, got, speechEnd+pad)
+	}
+}

@@ -92,10 +92,9 @@ func (s *Stream) Choose(pcm []int16, alternatives [][]string) (int, error) {
 	}
 	s.pending, s.err = s.pending[:0], nil
 	s.d.reset()
-	var i int
-	var err error
-	s.e.cpu.LiveDecode(func() { i, err = s.d.choose(pcm, alternatives) })
-	return i, err
+	// Not a live decode (the CPU policy's live bound is not taken): a
+	// whole-recording stream's work, as Decode.
+	return s.d.choose(pcm, alternatives)
 }
 
 // choose is Choose on the decoder: each alternative is scored on its

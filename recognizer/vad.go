@@ -94,9 +94,9 @@ const (
 	// quietest frames are -55 to -76 dBFS, the zeros a SIP client sends
 	// after its file -88. A segment's padding stops at it (Segment).
 	digitalSilence = -80.0
-	speechMin     = 50 * time.Millisecond   // speech frames a segment needs (drops clicks)
-	mergeGap      = 150 * time.Millisecond  // padded segments closer than this are joined
-	cutSmooth     = 5                       // frames averaged when looking for the quietest cut point
+	speechMin      = 50 * time.Millisecond  // speech frames a segment needs (drops clicks)
+	mergeGap       = 150 * time.Millisecond // padded segments closer than this are joined
+	cutSmooth      = 5                      // frames averaged when looking for the quietest cut point
 )
 
 // Segment finds the speech in pcm (16 kHz mono) and returns it as ordered,

@@ -166,7 +166,7 @@ type decoder struct {
 	recordHMMs        int
 	hasRecord, record bool
 	nSamples          int // samples fed to the current utterance
-	refreshed     int // nSamples at the last refreshCMN that refreshed
+	refreshed         int // nSamples at the last refreshCMN that refreshed
 	// vocab is the key of the vocabulary applied to this decoder ("" for
 	// none). A decoder with a vocabulary keeps it: its dictionary and
 	// language model were changed, so it only serves streams with the same

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -125,11 +126,17 @@ func (t *toolbox) decode(ctx context.Context, name string, us []utt, extra ...st
 	if err := os.WriteFile(prefix+".ctl", []byte(ids(us)), 0o644); err != nil {
 		return decoded{}, err
 	}
-	args := []string{"-hmm", t.o.hmm, "-lm", t.o.lm, "-dict", t.o.dict, "-remove_silence", "no",
-		"-fwdflat", "no", "-topn", "4", "-maxhmmpf", "5000", "-lw", "6.5",
+	search := []string{"-fwdflat", "no", "-topn", "4", "-maxhmmpf", "5000", "-lw", "6.5", "-cmn", t.fp["-cmn"]}
+	for i := 0; i+1 < len(extra); i += 2 { // PocketSphinx refuses an argument given twice
+		if k := slices.Index(search, extra[i]); k >= 0 && k%2 == 0 {
+			search[k+1] = extra[i+1]
+		} else {
+			search = append(search, extra[i], extra[i+1])
+		}
+	}
+	args := append([]string{"-hmm", t.o.hmm, "-lm", t.o.lm, "-dict", t.o.dict, "-remove_silence", "no",
 		"-adcin", "yes", "-adchdr", "44", "-cepext", ".wav", "-cepdir", filepath.Join(t.o.scratch, "wav"),
-		"-ctl", prefix + ".ctl", "-hyp", prefix + ".hyp", "-ctm", prefix + ".ctm"}
-	args = append(args, extra...)
+		"-ctl", prefix + ".ctl", "-hyp", prefix + ".hyp", "-ctm", prefix + ".ctm"}, search...)
 	if _, err := t.tool(ctx, "decode-"+name, "pocketsphinx_batch", args...); err != nil {
 		return decoded{}, err
 	}

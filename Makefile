@@ -148,28 +148,15 @@ BENCH_RESULTS ?= bench/RESULTS.md
 # search, which saturates the box, side by side).
 BENCH_PRESETS ?= default,stock,hmm8k-topn4,hmm6k-topn2,topn2,ds2,fast-beams,fast-ds2,fast-ds3,hmm1k
 BENCH_NARROW_PRESETS ?= ,ungated,no-lean,stock-no-lean,stock-no-lean-ungated
+# The conversational calls' before/after table (issue 41): the daemon of CALLS_BEFORE (the commit before the
+# issue's work) measured first on the same calls, in the same run.
+CALLS_BEFORE ?= d449e75
+# BENCH_ONLY=calls,codecs (section keys in bench/scripts/results.sh) re-runs only those sections of
+# BENCH_RESULTS and keeps the others as they are, each dated by its own first line.
 bench: build test-deps
-	@{ echo "# Benchmark results"; echo; \
-	  echo "$$(date -u '+%Y-%m-%d %H:%M UTC'), $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $$(nproc) CPUs, $$($(GO) env GOVERSION)"; echo; \
-	  echo "## Speech recognition (bench/cmd/asrbench)"; echo; $(GO) run ./bench/cmd/asrbench -serial -speech $(SPEECH); echo; \
-	  echo "## HTTP (bench/cmd/httpbench)"; echo; $(GO) run ./bench/cmd/httpbench -speech $(SPEECH)/pocketsphinx-goforward.wav; echo; \
-	  echo "## OpenAI-compatible door against /v2 (bench/cmd/openaibench)"; echo; $(GO) run ./bench/cmd/openaibench -speech $(SPEECH)/pocketsphinx-goforward.wav; echo; \
-	  echo "## Stores: bbolt and PostgreSQL (bench/cmd/storebench)"; echo; $(GO) run ./bench/cmd/storebench; echo; \
-	  echo "## Encryption at rest against none (bench/cmd/sealbench)"; echo; nice $(GO) run ./bench/cmd/sealbench -speech $(SPEECH); echo; \
-	  echo "## Live finals against batch (bench/cmd/livegap)"; echo; $(GO) run ./bench/cmd/livegap -speech $(SPEECH) -renditions pcm16k,mulaw8k,alaw8k,mulaw8k-mag,alaw8k-mag; echo; \
-	  echo "## Live finals against batch, corpus tuning subset (bench/cmd/livegap -corpus)"; echo; $(GO) run ./bench/cmd/livegap -corpus $(CORPUS) -every 15 -renditions pcm16k,mulaw8k; echo; \
-	  echo "## Live finals against batch, corpus readers held out, and stock pocketsphinx_batch on them (bench/cmd/livegap -corpus -held-out -stock)"; echo; $(GO) run ./bench/cmd/livegap -corpus $(CORPUS) -every 15 -held-out -stock -renditions pcm16k,mulaw8k,alaw8k; echo; \
-	  echo "## Engine presets, 8 kHz mu-law (bench/cmd/livegap)"; echo; $(GO) run ./bench/cmd/livegap -speech $(SPEECH) -renditions mulaw8k -presets $(BENCH_PRESETS); echo; \
-	  echo "## Live sessions (bench/cmd/livebench)"; echo; $(GO) run ./bench/cmd/livebench -speech $(SPEECH) -presets $(BENCH_NARROW_PRESETS); echo; \
-	  echo "## Live acknowledgments (bench/cmd/ackbench)"; echo; $(GO) run ./bench/cmd/ackbench -speech $(SPEECH); echo; \
-	  echo "## SIP door (bench/cmd/sipbench)"; echo; $(GO) run ./bench/cmd/sipbench -speech $(SPEECH); echo; \
-	  echo "## WebRTC door (bench/cmd/whipbench)"; echo; $(GO) run ./bench/cmd/whipbench -speech $(SPEECH); echo; \
-	  echo "## Call doors by codec (bench/cmd/codecbench)"; echo; $(GO) run ./bench/cmd/codecbench -speech $(SPEECH); echo; \
-	  echo "## Conversational calls (bench/cmd/callbench)"; echo; $(GO) run ./bench/cmd/callbench -speech $(SPEECH) -corpus $(CORPUS); echo; \
-	  echo "## In-band DTMF on real speech (bench/cmd/dtmfbench)"; echo; $(GO) run ./bench/cmd/dtmfbench -speech $(SPEECH) -corpus $(CORPUS); echo; \
-	  if [ -f $(SOAK_OUT) ]; then echo "## Last soak ($(SOAK_OUT), from make soak)"; echo; cat $(SOAK_OUT); echo; fi; \
-	  if [ -f $(FUZZ_OUT) ]; then echo "## Last fuzz run ($(FUZZ_OUT), from make fuzz)"; echo; cat $(FUZZ_OUT); fi; \
-	} > $(BENCH_RESULTS).tmp && mv $(BENCH_RESULTS).tmp $(BENCH_RESULTS) && cat $(BENCH_RESULTS)
+	GO=$(GO) SPEECH=$(SPEECH) CORPUS=$(CORPUS) BENCH_PRESETS=$(BENCH_PRESETS) BENCH_NARROW_PRESETS=$(BENCH_NARROW_PRESETS) \
+	  CALLS_BEFORE=$(CALLS_BEFORE) SOAK_OUT=$(SOAK_OUT) FUZZ_OUT=$(FUZZ_OUT) BENCH_ONLY=$(BENCH_ONLY) \
+	  ./bench/scripts/results.sh $(BENCH_RESULTS)
 
 # Soak: normal traffic alone (SOAK_QUIET), then beside the hostile mix of
 # another account for SOAK_DURATION, against a loopback daemon.

@@ -31,6 +31,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -71,14 +72,15 @@ func main() {
 	only := flag.String("rows", "", "run only the rows whose name contains this (e.g. \"SIPREC PCMU 0%\")")
 	ns := flag.String("n", "", "replace each row's N by these (comma separated)")
 	maxSeconds := flag.Float64("max-seconds", 12, "longest utterance used")
+	before := flag.String("before", "", "also measure the daemon of this git revision, first, on the same calls (a before/after table in one sitting)")
 	flag.Parse()
-	if err := run(*speech, *corpus, *only, *ns, *maxSeconds); err != nil {
+	if err := run(*speech, *corpus, *only, *ns, *maxSeconds, *before); err != nil {
 		fmt.Fprintln(os.Stderr, "callbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(speech, corpus, only, ns string, maxSeconds float64) error {
+func run(speech, corpus, only, ns string, maxSeconds float64, before string) error {
 	var todo []row
 	for _, r := range rows {
 		if !strings.Contains(r.String(), only) {
@@ -114,7 +116,25 @@ func run(speech, corpus, only, ns string, maxSeconds float64) error {
 	}
 	cfg := fmt.Sprintf("live:\n  capacity: 64\n  max_sessions_per_account: 0\n  max_channels_per_account: 0\n  decoder_share: 1\n"+
 		"sip:\n  listen: %s\n  rtp_ports: 35000-35199\n  allow: [127.0.0.0/8]\n  routes:\n    - user: bench\n      account: bench\n", sipAddr)
-	d, err := benchd.Start(cfg)
+	if before != "" {
+		src, err := checkout(before)
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(src)
+		fmt.Printf("Before: the daemon of %s.\n\n", before)
+		if err := table(src, cfg, sipAddr, todo, calls); err != nil {
+			return fmt.Errorf("before: %w", err)
+		}
+		fmt.Printf("\nAfter: the daemon of this checkout.\n\n")
+	}
+	return table(".", cfg, sipAddr, todo, calls)
+}
+
+// table starts the daemon of the checkout in src, measures every row on it
+// and prints the table.
+func table(src, cfg, sipAddr string, todo []row, calls []call) error {
+	d, err := benchd.StartIn(src, cfg)
 	if err != nil {
 		return err
 	}
@@ -171,6 +191,21 @@ func run(speech, corpus, only, ns string, maxSeconds float64) error {
 	load, _ = os.ReadFile("/proc/loadavg")
 	fmt.Printf("\nload average at end %s\n", strings.Join(strings.Fields(string(load))[:3], " "))
 	return nil
+}
+
+// checkout writes the tree of git revision rev to a temp dir (git archive:
+// no worktree left registered) and returns the dir.
+func checkout(rev string) (string, error) {
+	dir, err := os.MkdirTemp("", "callbench-before-")
+	if err != nil {
+		return "", err
+	}
+	arch := exec.Command("sh", "-c", `git archive "$1" | tar -x -C "$2"`, "sh", rev, dir)
+	if out, err := arch.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("checkout %s: %v %s", rev, err, out)
+	}
+	return dir, nil
 }
 
 // leanShare is how many live segments decoded on the lean search (the

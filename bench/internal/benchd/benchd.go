@@ -40,12 +40,21 @@ var addrRE = regexp.MustCompile(`"msg":"api listening".*"addr":"([^"]+)"`)
 // starts it with the given extra flags and YAML config. The per-key rate
 // limit is off: a load generator is one key doing the work of many clients.
 func Start(configYAML string, flags ...string) (*Daemon, error) {
+	return StartIn(".", configYAML, flags...)
+}
+
+// StartIn is Start for the checkout in directory src (another commit's
+// tree, for a before/after table in one sitting): its ./cmd/earshotd and
+// its telephone-band model.
+func StartIn(src, configYAML string, flags ...string) (*Daemon, error) {
 	dir, err := os.MkdirTemp("", "earshot-bench-")
 	if err != nil {
 		return nil, err
 	}
 	bin := filepath.Join(dir, "earshotd")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/earshotd").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-o", bin, "./cmd/earshotd")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("build: %v %s", err, out)
 	}
 	data := filepath.Join(dir, "data")
@@ -60,7 +69,7 @@ func Start(configYAML string, flags ...string) (*Daemon, error) {
 	args := []string{"run", "--listen", "127.0.0.1:0", "--data-dir", data, "--config", cfg, "--set", "limits.requests_per_second=0"}
 	// The telephone-band model of this checkout, as `make run` and the
 	// .deb give the daemon (its default is the .deb's installed path).
-	if abs, err := filepath.Abs(TelephoneModel); err == nil {
+	if abs, err := filepath.Abs(filepath.Join(src, TelephoneModel)); err == nil {
 		if st, err := os.Stat(abs); err == nil && st.IsDir() {
 			args = append(args, "--set", "sphinx.telephone_hmm="+abs)
 		}

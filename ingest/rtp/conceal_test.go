@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"net"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/zaf/g711"
 
@@ -279,6 +281,68 @@ func TestConcealBoundsAndStart(t *testing.T) {
 			if !bytes.Equal(tail, bytes.Repeat([]byte{c.Silence()}, 64)) && !bytes.Equal(tail, bytes.Repeat([]byte{g711.EncodeUlawFrame(0)}, 64)) {
 				t.Errorf("%s: the end of a 10 s loss is not silence: %x", c, tail)
 			}
+		}
+	}
+}
+
+// TestReceiverConcealsLoss: through a Receiver, three packets of real
+// mu-law speech that never come are concealed (not silence bytes), the
+// call keeps its length, and the other packets pass as they came but for
+// the blend after the loss.
+func TestReceiverConcealsLoss(t *testing.T) {
+	pcm := speech8k(t)[8000 : 8000+160*50]
+	mu := make([]byte, len(pcm))
+	for i, v := range pcm {
+		mu[i] = g711.EncodeUlawFrame(v)
+	}
+	ports := testPorts(t)
+	pair, err := ports.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pair.Close()
+	r, err := NewReceiver(ReceiverConfig{Codec: codec.PCMU}, []Stream{{Pair: pair, Codecs: map[uint8]codec.Codec{0: codec.PCMU}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	var s sink
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx, &s) }()
+	conn, err := net.DialUDP("udp", nil, pair.RTP.LocalAddr().(*net.UDPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	tick := time.NewTicker(2 * time.Millisecond)
+	for i, p := range packets(t, mu, 0, 1) {
+		<-tick.C
+		if i < 20 || i > 22 {
+			conn.Write(p)
+		}
+	}
+	tick.Stop()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(s.bytes()) < len(mu) && time.Now().Before(deadline) {
+		<-time.After(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got := s.bytes()
+	if len(got) != len(mu) {
+		t.Fatalf("%d bytes out of %d; stats %+v", len(got), len(mu), r.Stats())
+	}
+	if st := r.Stats()[0].Jitter; st.Lost != 3 {
+		t.Fatalf("jitter stats %+v, want 3 lost", st)
+	}
+	if lostSpan := got[20*160 : 23*160]; bytes.Count(lostSpan, []byte{codec.PCMU.Silence()}) > len(lostSpan)/2 {
+		t.Fatalf("the lost packets are mostly silence bytes: %x", lostSpan[:64])
+	}
+	for i := range mu {
+		if (i < 20*160 || i >= 23*160+30) && got[i] != mu[i] {
+			t.Fatalf("byte %d: %#x, sent %#x", i, got[i], mu[i])
 		}
 	}
 }

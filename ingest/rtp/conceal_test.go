@@ -288,8 +288,45 @@ func TestConcealBoundsAndStart(t *testing.T) {
 // TestReceiverConcealsLoss: through a Receiver, three packets of real
 // mu-law speech that never come are concealed (not silence bytes), the
 // call keeps its length, and the other packets pass as they came but for
-// the blend after the loss.
+// the blend after the loss; with jitter.conceal: silence they are silence
+// bytes as before.
 func TestReceiverConcealsLoss(t *testing.T) {
+	got, mu := lossyCall(t, JitterConfig{})
+	if lostSpan := got[20*160 : 23*160]; bytes.Count(lostSpan, []byte{codec.PCMU.Silence()}) > len(lostSpan)/2 {
+		t.Fatalf("the lost packets are mostly silence bytes: %x", lostSpan[:64])
+	}
+	for i := range mu {
+		if (i < 20*160 || i >= 23*160+30) && got[i] != mu[i] {
+			t.Fatalf("byte %d: %#x, sent %#x", i, got[i], mu[i])
+		}
+	}
+	// jitter.conceal: silence keeps the silence bytes, the rest as sent.
+	got, mu = lossyCall(t, JitterConfig{Conceal: ConcealSilence})
+	for i := range mu {
+		want := mu[i]
+		if i >= 20*160 && i < 23*160 {
+			want = codec.PCMU.Silence()
+		}
+		if got[i] != want {
+			t.Fatalf("conceal: silence: byte %d: %#x, want %#x", i, got[i], want)
+		}
+	}
+}
+
+func TestConcealConfig(t *testing.T) {
+	for _, v := range []string{"", ConcealPLC, ConcealSilence, "comfort"} {
+		c := JitterConfig{Conceal: v}
+		c.SetDefaults()
+		if err := c.Validate(); (err != nil) != (v == "comfort") {
+			t.Errorf("conceal %q: %v", v, err)
+		}
+	}
+}
+
+// lossyCall sends 50 packets of real mu-law speech to a Receiver but for
+// packets 20-22 and returns what it wrote and what was sent.
+func lossyCall(t *testing.T, jc JitterConfig) (got, sent []byte) {
+	t.Helper()
 	pcm := speech8k(t)[8000 : 8000+160*50]
 	mu := make([]byte, len(pcm))
 	for i, v := range pcm {
@@ -301,7 +338,7 @@ func TestReceiverConcealsLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pair.Close()
-	r, err := NewReceiver(ReceiverConfig{Codec: codec.PCMU}, []Stream{{Pair: pair, Codecs: map[uint8]codec.Codec{0: codec.PCMU}}}, nil)
+	r, err := NewReceiver(ReceiverConfig{Codec: codec.PCMU, Jitter: jc}, []Stream{{Pair: pair, Codecs: map[uint8]codec.Codec{0: codec.PCMU}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,19 +367,12 @@ func TestReceiverConcealsLoss(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	got := s.bytes()
+	got = s.bytes()
 	if len(got) != len(mu) {
 		t.Fatalf("%d bytes out of %d; stats %+v", len(got), len(mu), r.Stats())
 	}
 	if st := r.Stats()[0].Jitter; st.Lost != 3 {
 		t.Fatalf("jitter stats %+v, want 3 lost", st)
 	}
-	if lostSpan := got[20*160 : 23*160]; bytes.Count(lostSpan, []byte{codec.PCMU.Silence()}) > len(lostSpan)/2 {
-		t.Fatalf("the lost packets are mostly silence bytes: %x", lostSpan[:64])
-	}
-	for i := range mu {
-		if (i < 20*160 || i >= 23*160+30) && got[i] != mu[i] {
-			t.Fatalf("byte %d: %#x, sent %#x", i, got[i], mu[i])
-		}
-	}
+	return got, mu
 }

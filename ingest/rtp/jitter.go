@@ -24,7 +24,17 @@ type JitterConfig struct {
 	// Capacity bounds the packets held; a packet beyond it is dropped;
 	// default 64.
 	Capacity int `yaml:"capacity"`
+	// Conceal is what lost packets become: ConcealPLC (default),
+	// spandsp's packet loss concealment (conceal.go), or ConcealSilence,
+	// the codec's silence bytes (G.722's decoder fed them).
+	Conceal string `yaml:"conceal"`
 }
+
+// The values of JitterConfig.Conceal.
+const (
+	ConcealPLC     = "plc"
+	ConcealSilence = "silence"
+)
 
 // SetDefaults fills zero fields.
 func (c *JitterConfig) SetDefaults() {
@@ -39,6 +49,9 @@ func (c *JitterConfig) SetDefaults() {
 	}
 	if c.Capacity == 0 {
 		c.Capacity = 64
+	}
+	if c.Conceal == "" {
+		c.Conceal = ConcealPLC
 	}
 }
 
@@ -56,6 +69,9 @@ func (c JitterConfig) Validate() error {
 	}
 	if c.Capacity < 1 || c.Capacity > 4096 {
 		errs = append(errs, config.Errorf("capacity", "%d must be 1 to 4096", c.Capacity))
+	}
+	if c.Conceal != ConcealPLC && c.Conceal != ConcealSilence {
+		errs = append(errs, config.Errorf("conceal", "%q must be %q or %q", c.Conceal, ConcealPLC, ConcealSilence))
 	}
 	return errors.Join(errs...)
 }

@@ -370,9 +370,10 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 	for i, s := range r.streams {
 		c := m.ch[i]
 		s.last, s.mix = start, c
+		plc := r.cfg.Jitter.Conceal != ConcealSilence
 		s.emit = func(audio []byte, silence int, lost bool) {
 			if silence > 0 {
-				c.fill(silence, r.fillLimit(), lost)
+				c.fill(silence, r.fillLimit(), lost && plc)
 			} else {
 				c.audio(audio)
 			}

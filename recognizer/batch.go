@@ -29,6 +29,9 @@ type BatchOptions struct {
 	// Vocabulary and Prompt are passed to every stream (StreamOptions).
 	Vocabulary []VocabularyWord
 	Prompt     string
+	// Record is passed to every stream (StreamOptions.Record): the
+	// recording is a live session's, decoded for its record.
+	Record bool
 }
 
 // BatchResult is what Transcribe found in a multi-channel recording.
@@ -116,7 +119,7 @@ func Transcribe(ctx context.Context, e Engine, channels [][]int16, o BatchOption
 		}
 		g.Go(func() error {
 			pcm := channels[j.channel][j.span.Start:j.span.End]
-			u, err := decodeSegment(gctx, e, StreamOptions{Language: lang, Vocabulary: o.Vocabulary, Prompt: o.Prompt}, pcm)
+			u, err := decodeSegment(gctx, e, StreamOptions{Language: lang, Vocabulary: o.Vocabulary, Prompt: o.Prompt, Record: o.Record}, pcm)
 			if err != nil {
 				return fmt.Errorf("recognizer: channel %d at %.2fs: %w", j.channel, seconds(j.span.Start), err)
 			}

@@ -55,6 +55,12 @@ type StreamOptions struct {
 	// one tenant holds at once (the embedded engine's live pools,
 	// live.decoder_share). Empty: not counted (whole recordings).
 	Tenant string
+	// Record is set when the stream decodes a live session's recording
+	// for its record (the batch pass): the session's words came from its
+	// live pass already, so an engine may search more cheaply than for a
+	// pre-recorded job (the embedded engine's wideband pool caps its
+	// active HMMs, sphinx.Config.RecordMaxHMMsPerFrame). Others ignore it.
+	Record bool
 }
 
 // VocabularyWord is one custom_vocabulary item as an engine takes it.

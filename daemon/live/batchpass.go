@@ -147,7 +147,7 @@ func (s *Service) batchTranscribe(ctx context.Context, job *store.Job) (res *pip
 	}
 	p := batchParams(lp)
 	tr := *s.pl
-	tr.Gate = s.gate.wrap
+	tr.Gate, tr.Record = s.gate.wrap, true
 	path, release, err := s.deps.Recordings.BlobFile(job.Blob)
 	if err != nil {
 		return nil, err

@@ -116,7 +116,12 @@ type gatedWholeStream struct {
 	decode func([]int16) (recognizer.Utterance, error)
 }
 
-func (s gatedWholeStream) Decode(pcm []int16) (recognizer.Utterance, error) { return s.decode(pcm) }
+// Decode runs on a thread below the live decodes in priority
+// (recognizer.CPU.BatchDecode).
+func (s gatedWholeStream) Decode(pcm []int16) (u recognizer.Utterance, err error) {
+	s.g.cpu.BatchDecode(func() { u, err = s.decode(pcm) })
+	return u, err
+}
 
 // BatchPassOpen reports whether a batch pass could start decoding now:
 // workers claim a pass only then, so a closed gate does not hold a worker

@@ -30,6 +30,12 @@ type Transcriber struct {
 	// live session's batch pass: daemon/live/batchpass_gate.go keeps it below
 	// live audio). Set it on a copy of the Transcriber.
 	Gate func(recognizer.Engine) recognizer.Engine
+	// Record is set for a live session's batch pass: the recording is
+	// decoded for the session's record, which the embedded engine's
+	// wideband pool does with a cheaper search than a pre-recorded job's
+	// (recognizer.StreamOptions.Record). Set it on a copy of the
+	// Transcriber.
+	Record bool
 
 	embedded *sphinx.Engine  // owned: closed by Close
 	live     *sphinx.Engine  // owned: the wideband live pool, nil when none
@@ -116,6 +122,7 @@ func (t *Transcriber) recognise(ctx context.Context, channels [][]int16, band re
 	if t.Gate != nil && rt.remote == nil {
 		rt.Engine = t.Gate(rt.Engine)
 	}
+	vocab.Record = t.Record
 	br, err := transcribeRoute(ctx, rt, channels, vocab)
 	if err == nil {
 		return br, notes, nil
@@ -135,7 +142,7 @@ func (t *Transcriber) recognise(ctx context.Context, channels [][]int16, band re
 	if t.Gate != nil {
 		fen = t.Gate(fen)
 	}
-	br, ferr := transcribeRoute(ctx, Route{Engine: fen, Language: fl}, channels, recognizer.BatchOptions{})
+	br, ferr := transcribeRoute(ctx, Route{Engine: fen, Language: fl}, channels, recognizer.BatchOptions{Record: t.Record})
 	if ferr != nil {
 		return nil, nil, fmt.Errorf("transcribe (fallback after %v): %w", jerr, ferr)
 	}

@@ -62,6 +62,12 @@ const (
 	// 7 about 10 % less CPU. The batch pool keeps 6.5: 7 there was 0.26
 	// points worse.
 	DefaultTelephoneLanguageWeight = 7.0
+	// DefaultRecordMaxHMMsPerFrame is the -maxhmmpf of the search a live
+	// session's record decodes with on the wideband pool
+	// (RecordMaxHMMsPerFrame unset; recordSearch): the pool's own passes,
+	// capped as the wideband live pool's first pass
+	// (DefaultFirstPassMaxHMMsPerFrame). See RecordMaxHMMsPerFrame.
+	DefaultRecordMaxHMMsPerFrame = 8000
 )
 
 // MaxDecoders bounds the pool sizes; each decoder holds about 80 MB (a
@@ -144,6 +150,17 @@ type Config struct {
 	// 0 means DefaultOverloadMaxHMMsPerFrame; -1 turns the lean search off
 	// (finals then fall behind when the box is short of CPU).
 	OverloadMaxHMMsPerFrame int `yaml:"overload_max_hmms_per_frame"`
+	// RecordMaxHMMsPerFrame is the -maxhmmpf, 100..100000, of the search
+	// the wideband pool decodes a live session's recording with (its
+	// batch pass, recognizer.StreamOptions.Record: a call over G.722, a
+	// WebSocket or WebRTC session): the pool's own passes, capped. A
+	// session's words came from its live pass already; its record is
+	// CPU the box spends beside live calls (issue 41). Pre-recorded jobs
+	// keep the pool's own search. 0 means DefaultRecordMaxHMMsPerFrame;
+	// -1 turns it off (a record decodes as a pre-recorded job). Applies
+	// only to a pool whose own search is wider (MaxHMMsPerFrame unset or
+	// larger).
+	RecordMaxHMMsPerFrame int `yaml:"record_max_hmms_per_frame"`
 	// TelephoneLanguageWeight is the language weight (-lw), 1..30, of the
 	// telephone model's live pool: the weight of the language model
 	// against the acoustics in the search that calls' live finals come
@@ -376,6 +393,9 @@ func (c Config) Validate() error {
 	if n := c.OverloadMaxHMMsPerFrame; n != 0 && n != -1 && (n < 100 || n > 100000) {
 		errs = append(errs, config.Errorf("overload_max_hmms_per_frame", "%d not 0, -1 or in 100..100000", n))
 	}
+	if n := c.RecordMaxHMMsPerFrame; n != 0 && n != -1 && (n < 100 || n > 100000) {
+		errs = append(errs, config.Errorf("record_max_hmms_per_frame", "%d not 0, -1 or in 100..100000", n))
+	}
 	if n := c.LiveDecodes; n < -1 || n > 256 {
 		errs = append(errs, config.Errorf("live_decodes", "%d not 0, -1 or in 1..256", n))
 	}
@@ -412,6 +432,32 @@ func (c Config) leanMaxHMMs() int {
 	}
 	return n
 }
+
+// recordMaxHMMs is the -maxhmmpf of the record search of the pool's
+// decoders, 0 for none: only a pool with all passes has one (the
+// wideband pool; the telephone batch pool's own search is leaner), and
+// only when it is leaner than the pool's own search (PocketSphinx's
+// 30000 when MaxHMMsPerFrame is unset).
+func (c Config) recordMaxHMMs() int {
+	n := c.RecordMaxHMMsPerFrame
+	switch {
+	case c.FirstPassOnly || n < 0:
+		return 0
+	case n == 0:
+		n = DefaultRecordMaxHMMsPerFrame
+	}
+	own := c.MaxHMMsPerFrame
+	if own == 0 {
+		own = pocketSphinxMaxHMMs
+	}
+	if n >= own {
+		return 0
+	}
+	return n
+}
+
+// pocketSphinxMaxHMMs is PocketSphinx's own -maxhmmpf.
+const pocketSphinxMaxHMMs = 30000
 
 // firstPassMaxHMMs is the -maxhmmpf of the live pool's first-pass search
 // (Live): MaxHMMsPerFrame when set (it applies to every search), else

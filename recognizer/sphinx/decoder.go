@@ -58,6 +58,28 @@ static int es_first_pass_search(ps_decoder_t *ps, const char *name, long maxhmmp
 		return -5;
 	return 0;
 }
+// es_capped_search adds a search named name on the active search's
+// language model with the decoder's own passes and at most maxhmmpf
+// active HMMs per frame, and goes back to the active search: the
+// search a live session's record decodes with (recordSearch). Its passes
+// are the active search's, so the acoustic model stays set up for them.
+// Returns 0, or the negative step that failed.
+static int es_capped_search(ps_decoder_t *ps, const char *name, long maxhmmpf) {
+	const char *cur = ps_get_search(ps);
+	if (cur == NULL)
+		return -1;
+	ngram_model_t *lm = ps_get_lm(ps, cur);
+	if (lm == NULL)
+		return -2;
+	cmd_ln_t *cfg = ps_get_config(ps);
+	long hmmpf = cmd_ln_int_r(cfg, "-maxhmmpf");
+	cmd_ln_set_int_r(cfg, "-maxhmmpf", maxhmmpf);
+	int rv = ps_set_lm(ps, name, lm);
+	cmd_ln_set_int_r(cfg, "-maxhmmpf", hmmpf);
+	if (rv < 0)
+		return -3;
+	return ps_set_search(ps, cur) < 0 ? -5 : 0;
+}
 static int32 es_seg_ascr(ps_seg_t *seg) {
 	int32 ascr = 0, lscr = 0, lback = 0;
 	ps_seg_prob(seg, &ascr, &lscr, &lback);
@@ -138,8 +160,13 @@ type decoder struct {
 	// and lean whether the decoder is on it (useLean).
 	leanHMMs      int
 	hasLean, lean bool
-	nSamples      int // samples fed to the current utterance
-	refreshed     int // nSamples at the last refreshCMN that refreshed
+	// recordHMMs is the -maxhmmpf of the record search of a full pool's
+	// decoder (Config.recordMaxHMMs; 0: none), hasRecord whether it was
+	// made and record whether the decoder is on it (useRecord).
+	recordHMMs        int
+	hasRecord, record bool
+	nSamples          int // samples fed to the current utterance
+	refreshed         int // nSamples at the last refreshCMN that refreshed
 	// vocab is the key of the vocabulary applied to this decoder ("" for
 	// none). A decoder with a vocabulary keeps it: its dictionary and
 	// language model were changed, so it only serves streams with the same
@@ -206,6 +233,7 @@ func newDecoder(cfg Config, dict []byte) (*decoder, error) {
 	d.base = C.GoString(C.ps_get_search(ps))
 	d.firstPassOnly = cfg.FirstPassOnly
 	d.leanHMMs = cfg.leanMaxHMMs()
+	d.recordHMMs = cfg.recordMaxHMMs()
 	return d, nil
 }
 
@@ -243,6 +271,15 @@ func (d *decoder) addFirstPassSearch(name string, hmms int, restore bool) bool {
 	return C.es_first_pass_search(d.ps, cname, C.long(hmms), r) >= 0
 }
 
+// addCappedSearch makes the search name with the decoder's own passes
+// at most hmms active HMMs per frame (es_capped_search). Call it between
+// utterances.
+func (d *decoder) addCappedSearch(name string, hmms int) bool {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	return C.es_capped_search(d.ps, cname, C.long(hmms)) >= 0
+}
+
 // setSearch makes the search name the decoder's active one (between
 // utterances); false when PocketSphinx refused.
 func (d *decoder) setSearch(name string) bool {
@@ -274,9 +311,9 @@ func (d *decoder) reset() {
 		C.ps_end_utt(d.ps)
 		d.inUtt = false
 	}
-	if d.firstPass || d.lean {
+	if d.firstPass || d.lean || d.record {
 		d.setSearch(d.base)
-		d.firstPass, d.lean = false, false
+		d.firstPass, d.lean, d.record = false, false, false
 	}
 	d.resetCMN()
 }

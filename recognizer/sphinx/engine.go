@@ -313,7 +313,10 @@ func (e *Engine) NewStream(ctx context.Context, o recognizer.StreamOptions) (rec
 		return nil, err
 	}
 	d.reset()
-	return &Stream{e: e, d: d, lang: lang, tenant: o.Tenant}, nil
+	if o.Record {
+		d.useRecord()
+	}
+	return &Stream{e: e, d: d, lang: lang, tenant: o.Tenant, record: o.Record}, nil
 }
 
 // takeLocked removes and returns the idle decoder best suited to a

@@ -27,6 +27,7 @@ var presets = []preset{
 		c.FastSearch, c.FrameDownsample, c.Beam, c.WordBeam, c.PhoneBeam = true, 2, 1e-40, 1e-24, 1e-40
 	}},
 	{"fast-ds3", func(c *Config) { c.FastSearch, c.FrameDownsample = true, 3 }},
+	{"fast-hmm8k", func(c *Config) { c.FastSearch, c.MaxHMMsPerFrame = true, 8000 }},
 	{"hmm30k", func(c *Config) { c.MaxHMMsPerFrame = 30000 }},
 	{"hmm10k", func(c *Config) { c.MaxHMMsPerFrame = 10000 }},
 	{"hmm8k", func(c *Config) { c.MaxHMMsPerFrame = 8000 }},

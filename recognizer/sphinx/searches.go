@@ -80,3 +80,39 @@ func (d *decoder) makeLean() bool {
 	d.hasLean = true
 	return true
 }
+
+// recordSearch names the record search of a full pool's decoder: its own
+// passes with at most recordHMMs active HMMs per frame, for the whole
+// recordings of live sessions (Stream.Record).
+const recordSearch = "earshot_record"
+
+// useRecord switches the decoder, between utterances, to its record
+// search, made on first use (makeRecord: not ahead of need, as most
+// boxes' wideband decoders never decode a session's record); reset
+// switches back. A decoder holding a vocabulary, or
+// on another search, keeps its search.
+func (d *decoder) useRecord() {
+	if d.inUtt || d.record || d.firstPass || d.lean || d.vocab != "" || !d.makeRecord() {
+		return
+	}
+	if d.setSearch(recordSearch) {
+		d.record = true
+	}
+}
+
+// makeRecord makes the record search (once; about 0.35 s of CPU and its
+// own lexicon tree) without switching to it; false when the decoder has
+// none or it could not be made. Call it between utterances.
+func (d *decoder) makeRecord() bool {
+	if d.hasRecord {
+		return true
+	}
+	if d.inUtt || d.recordHMMs <= 0 || d.vocab != "" {
+		return false
+	}
+	if !d.addCappedSearch(recordSearch, d.recordHMMs) {
+		return false
+	}
+	d.hasRecord = true
+	return true
+}

@@ -17,6 +17,9 @@ type Stream struct {
 	// tenant is StreamOptions.Tenant: its share of the pool counts the
 	// stream until Close (share.go).
 	tenant string
+	// record is StreamOptions.Record: Decode searches with the decoder's
+	// record search (useRecord).
+	record bool
 	// pending is audio written but not yet decoded (see writeBlock); err
 	// is the failure of a decode that a reader started (Path, Partial),
 	// which the next Write or Finish returns.
@@ -117,6 +120,9 @@ func (s *Stream) Decode(pcm []int16) (recognizer.Utterance, error) {
 	}
 	s.pending, s.err = s.pending[:0], nil
 	s.d.reset()
+	if s.record {
+		s.d.useRecord()
+	}
 	if len(pcm) == 0 {
 		return utterance(nil, s.lang), nil
 	}

@@ -7,7 +7,9 @@
 // session (the telephone-band path). G.722 (SIP) and Opus (WebRTC) are
 // decoded here, by the cgo bindings g722 (spandsp) and opus (libopus), to
 // 16 kHz 16-bit PCM, and the session is opened for that (the wideband
-// path). It owns no sockets, SDP parsing or sessions.
+// path). The packet loss concealer of the byte-stream codecs (G.711,
+// G.722) is the cgo binding plc (spandsp). It owns no sockets, SDP parsing
+// or sessions.
 //
 // Invariants: a Codec's decoded Format is fixed (a call cannot change from
 // narrowband to wideband mid-session); a Decoder holds C memory until

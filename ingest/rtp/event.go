@@ -116,13 +116,14 @@ func (d *EventDecoder) wasEnded(ts uint32) bool {
 // queued behind the audio that came before it.
 type chunk struct {
 	audio []byte
+	lost  []byte // audio's loss marks (mixer.take), nil when none
 	key   *ingest.Key
 }
 
 // queueKey hands a decoded key to the writer goroutine, behind the audio
 // mixed so far (send flushes the mixer's whole frames first), unless the
 // call's bound on keys refuses it: a flood is counted and logged once.
-func (r *Receiver) queueKey(out chan<- chunk, m *mixer, send func([]byte), k ingest.Key) {
+func (r *Receiver) queueKey(out chan<- chunk, m *mixer, send func(b, lost []byte), k ingest.Key) {
 	if !r.keys.Admit(r.now, r.log) {
 		return
 	}

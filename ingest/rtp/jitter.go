@@ -24,7 +24,17 @@ type JitterConfig struct {
 	// Capacity bounds the packets held; a packet beyond it is dropped;
 	// default 64.
 	Capacity int `yaml:"capacity"`
+	// Conceal is what lost packets become: ConcealPLC (default),
+	// spandsp's packet loss concealment (conceal.go), or ConcealSilence,
+	// the codec's silence bytes (G.722's decoder fed them).
+	Conceal string `yaml:"conceal"`
 }
+
+// The values of JitterConfig.Conceal.
+const (
+	ConcealPLC     = "plc"
+	ConcealSilence = "silence"
+)
 
 // SetDefaults fills zero fields.
 func (c *JitterConfig) SetDefaults() {
@@ -39,6 +49,9 @@ func (c *JitterConfig) SetDefaults() {
 	}
 	if c.Capacity == 0 {
 		c.Capacity = 64
+	}
+	if c.Conceal == "" {
+		c.Conceal = ConcealPLC
 	}
 }
 
@@ -56,6 +69,9 @@ func (c JitterConfig) Validate() error {
 	}
 	if c.Capacity < 1 || c.Capacity > 4096 {
 		errs = append(errs, config.Errorf("capacity", "%d must be 1 to 4096", c.Capacity))
+	}
+	if c.Conceal != ConcealPLC && c.Conceal != ConcealSilence {
+		errs = append(errs, config.Errorf("conceal", "%q must be %q or %q", c.Conceal, ConcealPLC, ConcealSilence))
 	}
 	return errors.Join(errs...)
 }
@@ -76,7 +92,7 @@ type Packet struct {
 // JitterStats counts what a jitter buffer did.
 type JitterStats struct {
 	Released  int // audio packets passed on
-	Lost      int // sequence numbers never seen, concealed with silence
+	Lost      int // sequence numbers never seen, their time concealed (conceal.go)
 	Late      int // packets that came after their slot was played
 	Duplicate int // second copies of a held packet
 	Overflow  int // packets dropped because the buffer was full
@@ -84,8 +100,11 @@ type JitterStats struct {
 }
 
 // Emit receives a jitter buffer's output in order: either audio bytes
-// (valid only during the call) or a count of silent samples.
-type Emit func(audio []byte, silence int)
+// (valid only during the call) or a count of silent samples. lost says
+// the silence stands for packets that never came (a loss, to conceal),
+// not for time the sender sent no audio for (silence suppression,
+// telephone events, comfort noise).
+type Emit func(audio []byte, silence int, lost bool)
 
 // maxDropout is the sequence jump taken as a restart of the sender
 // (RFC 3550 appendix A.1 uses 3000).
@@ -100,9 +119,9 @@ type slot struct {
 }
 
 // Jitter reorders the packets of one RTP stream (one SSRC) by sequence
-// number, drops duplicates and late packets, and conceals loss and
-// timestamp gaps with silence (RFC 3550 sections 5.1 and 6.4.1 for the
-// numbering). An in-order packet is released at once; a gap holds later
+// number, drops duplicates and late packets, and emits timestamp gaps as
+// silence to fill, marked lost when packets never came (RFC 3550 sections
+// 5.1 and 6.4.1 for the numbering). An in-order packet is released at once; a gap holds later
 // packets until the missing one comes, Depth packets queue or Delay
 // passes. It is not safe for concurrent use: one goroutine owns it.
 type Jitter struct {
@@ -200,7 +219,8 @@ func (j *Jitter) release(emit Emit) {
 	h := j.buf[0]
 	copy(j.buf, j.buf[1:])
 	j.buf = j.buf[:len(j.buf)-1]
-	if h.ext > j.expected {
+	lost := h.ext > j.expected
+	if lost {
 		j.stats.Lost += int(h.ext - j.expected)
 	}
 	j.expected = h.ext + 1
@@ -213,7 +233,7 @@ func (j *Jitter) release(emit Emit) {
 		gap := int64(int32(h.ts - j.nextTS))
 		switch {
 		case gap > 0 && gap <= int64(j.cfg.MaxGap):
-			emit(nil, int(gap))
+			emit(nil, int(gap), lost)
 		case gap < 0 && -gap < int64(len(audio)):
 			audio = audio[-gap:] // overlaps what was played
 		case gap != 0:
@@ -224,6 +244,6 @@ func (j *Jitter) release(emit Emit) {
 	j.nextTS = h.ts + uint32(len(h.payload))
 	j.stats.Released++
 	if len(audio) > 0 {
-		emit(audio, 0)
+		emit(audio, 0, false)
 	}
 }

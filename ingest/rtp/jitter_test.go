@@ -8,27 +8,33 @@ import (
 	"time"
 )
 
-// collector records a jitter buffer's output as bytes, silence as 0xFF.
+// collector records a jitter buffer's output as bytes, silence as 0xFF,
+// silence for lost packets as 0xFE.
 type collector struct{ out []byte }
 
-func (c *collector) emit(audio []byte, silence int) {
+func (c *collector) emit(audio []byte, silence int, lost bool) {
 	c.out = append(c.out, audio...)
-	c.out = append(c.out, bytes.Repeat([]byte{0xFF}, silence)...)
+	s := byte(0xFF)
+	if lost {
+		s = 0xFE
+	}
+	c.out = append(c.out, bytes.Repeat([]byte{s}, silence)...)
 }
 
-// frame is packet i's payload: 160 bytes of value i (never 0xFF).
+// frame is packet i's payload: 160 bytes of value i (never 0xFE or 0xFF).
 func frame(i int) []byte { return bytes.Repeat([]byte{byte(i % 200)}, 160) }
 
 func pkt(seq uint16, i int) Packet {
 	return Packet{Seq: seq, Timestamp: uint32(1000 + 160*i), Payload: frame(i)}
 }
 
-// expect builds the output for packet indexes, -1 meaning a silent frame.
+// expect builds the output for packet indexes, -1 meaning a silent frame,
+// -2 a frame of a lost packet.
 func expect(idx ...int) []byte {
 	var b []byte
 	for _, i := range idx {
 		if i < 0 {
-			b = append(b, bytes.Repeat([]byte{0xFF}, 160)...)
+			b = append(b, bytes.Repeat([]byte{byte(0x100 + i)}, 160)...)
 		} else {
 			b = append(b, frame(i)...)
 		}
@@ -47,12 +53,12 @@ func TestJitter(t *testing.T) {
 	}{
 		{"in order", []int{0, 1, 2, 3}, 10, expect(0, 1, 2, 3), JitterStats{Released: 4}},
 		{"reordered", []int{0, 2, 1, 4, 3, 5}, 10, expect(0, 1, 2, 3, 4, 5), JitterStats{Released: 6}},
-		{"loss becomes silence", []int{0, 1, 3, 4, 5, 6, 7, 8, 9}, 10, expect(0, 1, -1, 3, 4, 5, 6, 7, 8, 9), JitterStats{Released: 9, Lost: 1}},
+		{"loss becomes silence marked lost", []int{0, 1, 3, 4, 5, 6, 7, 8, 9}, 10, expect(0, 1, -2, 3, 4, 5, 6, 7, 8, 9), JitterStats{Released: 9, Lost: 1}},
 		{"duplicates after release dropped", []int{0, 1, 1, 2, 2, 3}, 10, expect(0, 1, 2, 3), JitterStats{Released: 4, Late: 2}},
 		{"duplicate while held dropped", []int{0, 2, 2, 1, 3}, 10, expect(0, 1, 2, 3), JitterStats{Released: 4, Duplicate: 1}},
-		{"late packet dropped", []int{0, 2, 3, 4, 5, 6, 7, 1, 8}, 10, expect(0, -1, 2, 3, 4, 5, 6, 7, 8), JitterStats{Released: 8, Lost: 1, Late: 1}},
+		{"late packet dropped", []int{0, 2, 3, 4, 5, 6, 7, 1, 8}, 10, expect(0, -2, 2, 3, 4, 5, 6, 7, 8), JitterStats{Released: 8, Lost: 1, Late: 1}},
 		{"sequence wraps", []int{0, 1, 2, 3}, 65534, expect(0, 1, 2, 3), JitterStats{Released: 4}},
-		{"burst loss", []int{0, 4, 5, 6, 7, 8, 9}, 10, expect(0, -1, -1, -1, 4, 5, 6, 7, 8, 9), JitterStats{Released: 7, Lost: 3}},
+		{"burst loss", []int{0, 4, 5, 6, 7, 8, 9}, 10, expect(0, -2, -2, -2, 4, 5, 6, 7, 8, 9), JitterStats{Released: 7, Lost: 3}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -78,8 +84,8 @@ func TestJitter(t *testing.T) {
 func frames(b []byte) []int {
 	var out []int
 	for i := 0; i < len(b); i += 160 {
-		if b[i] == 0xFF {
-			out = append(out, -1)
+		if b[i] >= 0xFE {
+			out = append(out, int(b[i])-0x100)
 		} else {
 			out = append(out, int(b[i]))
 		}
@@ -98,7 +104,7 @@ func TestJitterWaitsForMissing(t *testing.T) {
 		t.Fatalf("released %d bytes before the delay, holding %d", len(col.out), j.Len())
 	}
 	j.Pop(t0.Add(80*time.Millisecond), col.emit)
-	if !bytes.Equal(col.out, expect(0, -1, 2)) {
+	if !bytes.Equal(col.out, expect(0, -2, 2)) {
 		t.Fatalf("after the delay: frames %v", frames(col.out))
 	}
 }
@@ -112,7 +118,8 @@ func TestJitterTimestampGapAndEvents(t *testing.T) {
 	// two frames later on the clock.
 	j.Push(Packet{Seq: 2, Timestamp: 1160, Payload: []byte{1, 0, 0, 160}, Skip: true}, now, col.emit)
 	j.Push(pkt(3, 3), now, col.emit)
-	// A jump beyond MaxGap is a new timeline: no fill.
+	// A jump beyond MaxGap is a new timeline: no fill. The event's time is
+	// silence, not a loss.
 	j.Push(Packet{Seq: 4, Timestamp: 1000 + 160*4 + 1_000_000, Payload: frame(4)}, now, col.emit)
 	j.Pop(now, col.emit)
 	if !bytes.Equal(col.out, expect(0, -1, -1, 3, 4)) {
@@ -147,19 +154,19 @@ func TestMixerInterleavesAndPays(t *testing.T) {
 	m := newMixer(2, 0xFF)
 	m.ch[0].audio([]byte{1, 2, 3})
 	m.ch[1].audio([]byte{9})
-	if got := m.take(); !bytes.Equal(got, []byte{1, 9}) {
+	if got, _ := m.take(); !bytes.Equal(got, []byte{1, 9}) {
 		t.Fatalf("take %v", got)
 	}
 	// Channel 1 went quiet: it is padded to channel 0, and its later
 	// timestamp gap fill is paid from that debt, not added again.
 	m.padTo(1, m.most())
-	if got := m.take(); !bytes.Equal(got, []byte{2, 0xFF, 3, 0xFF}) {
+	if got, _ := m.take(); !bytes.Equal(got, []byte{2, 0xFF, 3, 0xFF}) {
 		t.Fatalf("take after pad %v", got)
 	}
-	m.ch[1].fill(2, math.MaxInt64)
+	m.ch[1].fill(2, math.MaxInt64, false)
 	m.ch[1].audio([]byte{7})
 	m.ch[0].audio([]byte{4})
-	if got := m.take(); !bytes.Equal(got, []byte{4, 7}) {
+	if got, _ := m.take(); !bytes.Equal(got, []byte{4, 7}) {
 		t.Fatalf("take after debt %v", got)
 	}
 }
@@ -172,7 +179,7 @@ func FuzzJitter(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		j := NewJitter(JitterConfig{MaxGap: 1600})
 		var out int
-		emit := func(audio []byte, silence int) {
+		emit := func(audio []byte, silence int, _ bool) {
 			if silence > 1600 {
 				t.Fatalf("silence %d > max gap", silence)
 			}

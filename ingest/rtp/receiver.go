@@ -37,7 +37,8 @@ const fillSlack = time.Second
 
 // Writer takes the call's audio: G.711 bytes of the receiver's codec, or
 // for G.722 its 16 kHz 16-bit little-endian PCM, channels interleaved
-// frame by frame (codec.Codec.Format). ingest.Session implements it.
+// frame by frame (codec.Codec.Format), lost packets concealed
+// (conceal.go). ingest.Session implements it.
 type Writer interface {
 	Write(ctx context.Context, audio []byte) error
 }
@@ -273,15 +274,12 @@ func (r *Receiver) Stats() []StreamStats {
 // close the pairs.
 func (r *Receiver) Run(ctx context.Context, w Writer) error {
 	r.start = time.Now()
-	keys := w // the session, before a G.722 decoder wraps w
-	if r.cfg.Codec.Wideband() {
-		dw, err := newDecodeWriter(w, r.cfg.Codec, len(r.streams))
-		if err != nil {
-			return err
-		}
-		defer dw.Close()
-		w = dw
+	keys := w // the session, behind the concealer
+	conceal, err := newConcealer(w, r.cfg.Codec, len(r.streams))
+	if err != nil {
+		return err
 	}
+	defer conceal.Close()
 	// The readers outlive ctx until drain has taken the last packets.
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
@@ -334,7 +332,7 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 				ingest.SendKey(wctx, keys, *b.key, r.log)
 				continue
 			}
-			if err := w.Write(wctx, b.audio); err != nil {
+			if err := conceal.write(wctx, b.audio, b.lost); err != nil {
 				werr <- err
 				for range out {
 				}
@@ -351,12 +349,16 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 		}
 	}
 	defer closeOut()
-	send := func(b []byte) {
+	send := func(b, lost []byte) {
 		if len(b) == 0 {
 			return
 		}
+		ch := chunk{audio: append([]byte(nil), b...)}
+		if lost != nil {
+			ch.lost = append([]byte(nil), lost...)
+		}
 		select {
-		case out <- chunk{audio: append([]byte(nil), b...)}:
+		case out <- ch:
 		default:
 			r.overflow.Add(int64(len(b)))
 		}
@@ -368,9 +370,10 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 	for i, s := range r.streams {
 		c := m.ch[i]
 		s.last, s.mix = start, c
-		s.emit = func(audio []byte, silence int) {
+		plc := r.cfg.Jitter.Conceal != ConcealSilence
+		s.emit = func(audio []byte, silence int, lost bool) {
 			if silence > 0 {
-				c.fill(silence, r.fillLimit())
+				c.fill(silence, r.fillLimit(), lost && plc)
 			} else {
 				c.audio(audio)
 			}

@@ -245,9 +245,9 @@ func FuzzRTPDatagram(f *testing.F) {
 		}
 		m := newMixer(1, 0xFF)
 		s := r.streams[0]
-		s.emit = func(audio []byte, silence int) {
+		s.emit = func(audio []byte, silence int, lost bool) {
 			if silence > 0 {
-				m.ch[0].fill(silence, math.MaxInt64)
+				m.ch[0].fill(silence, math.MaxInt64, lost)
 			} else {
 				m.ch[0].audio(audio)
 			}
@@ -258,8 +258,8 @@ func FuzzRTPDatagram(f *testing.F) {
 			now = now.Add(time.Second)
 		}
 		s.jb.Flush(s.emit)
-		if n := len(m.take()); n > 3*len(data)+16000 {
-			t.Fatalf("%d bytes of audio from %d-byte datagrams", n, len(data))
+		if b, _ := m.take(); len(b) > 3*len(data)+16000 {
+			t.Fatalf("%d bytes of audio from %d-byte datagrams", len(b), len(data))
 		}
 	})
 }

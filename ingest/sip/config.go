@@ -57,7 +57,8 @@ type Config struct {
 	// only from the SDP and signalling addresses.
 	RTPLatching *bool `yaml:"rtp_latching"`
 	// Jitter sizes each stream's jitter buffer (depth, delay, max_gap,
-	// capacity); defaults 5 packets, 80ms, 16000 samples, 64 packets.
+	// capacity, conceal); defaults 5 packets, 80ms, 16000 samples, 64
+	// packets, plc.
 	Jitter rtp.JitterConfig `yaml:"jitter"`
 	// MaxTCPConns bounds the door's open TCP connections in all; a new one
 	// beyond it is closed at once. Default 1024 (each is a file

@@ -21,8 +21,14 @@ func ffmpeg(wav string, args ...string) ([]byte, error) {
 }
 
 // PCM16k is wav as 16 kHz mono 16-bit samples (ffmpeg's resampler).
-func PCM16k(wav string) ([]int16, error) {
-	b, err := ffmpeg(wav, "-ac", "1", "-ar", "16000", "-f", "s16le")
+func PCM16k(wav string) ([]int16, error) { return pcm(wav, 16000) }
+
+// PCM8k is wav as 8 kHz mono 16-bit samples: telephone-band audio before
+// G.711 encoding.
+func PCM8k(wav string) ([]int16, error) { return pcm(wav, 8000) }
+
+func pcm(wav string, rate int) ([]int16, error) {
+	b, err := ffmpeg(wav, "-ac", "1", "-ar", fmt.Sprint(rate), "-f", "s16le")
 	if err != nil {
 		return nil, err
 	}

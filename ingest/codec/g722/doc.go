@@ -3,8 +3,9 @@
 // (RFC 3551 payload type 9), to 16 kHz 16-bit PCM.
 //
 // It owns one C decoder state per Decoder and nothing else (no encoder
-// outside tests). Invariants: this is the only package that includes
-// spandsp headers; no C type crosses its boundary; C memory is freed in
+// outside tests). Invariants: this and ingest/codec/plc (spandsp's loss
+// concealer) are the only packages that include spandsp headers; no C
+// type crosses its boundary; C memory is freed in
 // Close, never by a finalizer; a Decoder is used by one goroutine at a
 // time; every byte is a valid code word, so no input fails or makes it
 // write past the slice it is given.

@@ -17,20 +17,6 @@ import (
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 )
 
-// lossPattern marks lost 20 ms packets of n: bursts of 1 to 3 packets at
-// fixed places, about 8 % of them (deterministic: the tests cannot flake).
-func lossPattern(n int) []bool {
-	lost := make([]bool, n)
-	for i := 7; i < n; i += 23 {
-		for k := range 1 + i%3 {
-			if i+k < n {
-				lost[i+k] = true
-			}
-		}
-	}
-	return lost
-}
-
 // callThrough plays two channels of byte-stream audio (160 bytes a
 // packet) through a mixer and a concealer as a Receiver does, one 20 ms
 // tick at a time: channel 0 loses the packets lost marks (the jitter
@@ -112,7 +98,7 @@ func TestConcealPCMU(t *testing.T) {
 	for i := range other {
 		other[i] = mu[len(mu)-1-i]
 	}
-	lost := lossPattern((len(mu) + 159) / 160)
+	lost := codectest.BurstLoss((len(mu) + 159) / 160)
 	out := callThrough(t, codec.PCMU, mu, other, lost)
 	if len(out) != 2*len(mu) {
 		t.Fatalf("%d bytes out of 2 channels of %d", len(out), len(mu))
@@ -155,7 +141,7 @@ func TestConcealG722(t *testing.T) {
 	for i := range other {
 		other[i] = g[len(g)-1-i]
 	}
-	lost := lossPattern((len(g) + 159) / 160)
+	lost := codectest.BurstLoss((len(g) + 159) / 160)
 	decode := func(b []byte) []int16 {
 		d, err := codec.NewDecoder(codec.G722)
 		if err != nil {

@@ -10,20 +10,6 @@ import (
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 )
 
-// burstLoss marks lost 20 ms packets of n: bursts of 1 to 3 packets at
-// fixed places, about 8 % of them (deterministic, so the test cannot flake).
-func burstLoss(n int) []bool {
-	lost := make([]bool, n)
-	for i := 7; i < n; i += 23 {
-		for k := range 1 + i%3 {
-			if i+k < n {
-				lost[i+k] = true
-			}
-		}
-	}
-	return lost
-}
-
 func count(b []bool) int {
 	n := 0
 	for _, v := range b {
@@ -95,7 +81,7 @@ func TestConcealSpeech(t *testing.T) {
 		t.Fatal(err)
 	}
 	const size = 160
-	lost := burstLoss(len(pcm) / size)
+	lost := codectest.BurstLoss(len(pcm) / size)
 	c, err := New()
 	if err != nil {
 		t.Fatal(err)

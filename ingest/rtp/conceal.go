@@ -20,30 +20,34 @@ import (
 // and the received samples the concealer blends after a loss are
 // re-encoded; elsewhere the bytes pass as they came. A G.722 decoder is
 // never fed a lost span's bytes: its output there is the fill, two
-// samples a byte.
+// samples a byte. Without PLC (JitterConfig.Conceal silence) nothing is
+// marked lost and nothing is concealed: G.711 passes as it came, G.722 is
+// only decoded.
 type concealer struct {
 	w     Writer
 	codec codec.Codec
-	plcs  []*plc.Concealer
-	decs  []codec.Decoder // G.722's, one a channel; none for G.711
-	ch    [][]byte        // a channel's bytes of one write
-	lost  [][]byte        // their loss marks
-	pcm   [][]int16       // a channel's linear samples of one write
-	was   []int16         // G.711 samples as received, before blending
-	inGap []bool          // the channel's last frame was concealed
+	plcs  []*plc.Concealer // one a channel; none without PLC
+	decs  []codec.Decoder  // G.722's, one a channel; none for G.711
+	ch    [][]byte         // a channel's bytes of one write
+	lost  [][]byte         // their loss marks
+	pcm   [][]int16        // a channel's linear samples of one write
+	was   []int16          // G.711 samples as received, before blending
+	inGap []bool           // the channel's last frame was concealed
 	out   []byte
 }
 
-func newConcealer(w Writer, c codec.Codec, channels int) (*concealer, error) {
+func newConcealer(w Writer, c codec.Codec, channels int, usePLC bool) (*concealer, error) {
 	k := &concealer{w: w, codec: c, ch: make([][]byte, channels), lost: make([][]byte, channels),
 		pcm: make([][]int16, channels), inGap: make([]bool, channels)}
 	for range channels {
-		p, err := plc.New()
-		if err != nil {
-			k.Close()
-			return nil, err
+		if usePLC {
+			p, err := plc.New()
+			if err != nil {
+				k.Close()
+				return nil, err
+			}
+			k.plcs = append(k.plcs, p)
 		}
-		k.plcs = append(k.plcs, p)
 		if c.Wideband() {
 			dec, err := codec.NewDecoder(c)
 			if err != nil {
@@ -60,8 +64,11 @@ func newConcealer(w Writer, c codec.Codec, channels int) (*concealer, error) {
 // the channel count) and their loss marks (nil: none lost), conceals,
 // decodes, and writes the result. It may rewrite b.
 func (k *concealer) write(ctx context.Context, b, lost []byte) error {
-	n := len(k.plcs)
+	n := len(k.ch)
 	b = b[:len(b)-len(b)%n]
+	if k.plcs == nil && k.decs == nil {
+		return k.w.Write(ctx, b)
+	}
 	for c := range k.ch {
 		k.ch[c], k.lost[c] = k.ch[c][:0], k.lost[c][:0]
 	}
@@ -167,7 +174,11 @@ func (k *concealer) conceal711(c int) error {
 
 // decode decodes channel c's G.722 bytes to k.pcm[c], concealing the lost.
 func (k *concealer) decode(c int) error {
-	dec, p, b := k.decs[c], k.plcs[c], k.ch[c]
+	var p *plc.Concealer
+	if k.plcs != nil {
+		p = k.plcs[c]
+	}
+	dec, b := k.decs[c], k.ch[c]
 	k.pcm[c] = k.pcm[c][:0]
 	return k.runs(c, func(from, to int, lost bool) error {
 		n0 := len(k.pcm[c])
@@ -185,6 +196,9 @@ func (k *concealer) decode(c int) error {
 		var err error
 		if k.pcm[c], err = dec.Decode(b[from:to], k.pcm[c]); err != nil {
 			return fmt.Errorf("rtp: decode: %w", err)
+		}
+		if p == nil {
+			return nil
 		}
 		if err := p.Received(k.pcm[c][n0:]); err != nil {
 			return fmt.Errorf("rtp: conceal: %w", err)

@@ -25,7 +25,7 @@ import (
 func callThrough(t *testing.T, c codec.Codec, ch0, ch1 []byte, lost []bool) []byte {
 	t.Helper()
 	var s sink
-	k, err := newConcealer(&s, c, 2)
+	k, err := newConcealer(&s, c, 2, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestMixerMarksLossOnly(t *testing.T) {
 func TestConcealBoundsAndStart(t *testing.T) {
 	for _, c := range []codec.Codec{codec.PCMU, codec.PCMA, codec.G722} {
 		var s sink
-		k, err := newConcealer(&s, c, 2)
+		k, err := newConcealer(&s, c, 2, true)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package rtp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -275,7 +276,8 @@ func (r *Receiver) Stats() []StreamStats {
 func (r *Receiver) Run(ctx context.Context, w Writer) error {
 	r.start = time.Now()
 	keys := w // the session, behind the concealer
-	conceal, err := newConcealer(w, r.cfg.Codec, len(r.streams))
+	plc := r.cfg.Jitter.Conceal != ConcealSilence
+	conceal, err := newConcealer(w, r.cfg.Codec, len(r.streams), plc)
 	if err != nil {
 		return err
 	}
@@ -353,10 +355,7 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 		if len(b) == 0 {
 			return
 		}
-		ch := chunk{audio: append([]byte(nil), b...)}
-		if lost != nil {
-			ch.lost = append([]byte(nil), lost...)
-		}
+		ch := chunk{audio: bytes.Clone(b), lost: bytes.Clone(lost)} // lost stays nil when nil
 		select {
 		case out <- ch:
 		default:
@@ -370,7 +369,6 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 	for i, s := range r.streams {
 		c := m.ch[i]
 		s.last, s.mix = start, c
-		plc := r.cfg.Jitter.Conceal != ConcealSilence
 		s.emit = func(audio []byte, silence int, lost bool) {
 			if silence > 0 {
 				c.fill(silence, r.fillLimit(), lost && plc)

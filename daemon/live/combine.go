@@ -42,8 +42,7 @@ func (s *Service) combineRecord(ctx context.Context, tr *pipeline.Transcriber, j
 		return
 	}
 	defer ch.Close()
-	utts, fromLive := pipeline.CombineUtterances(live.Transcription.Utterances, res.Transcription.Utterances, ch.Choose)
-	n := len(pipeline.Stretches(live.Transcription.Utterances, res.Transcription.Utterances))
+	utts, fromLive, n := pipeline.CombineUtterances(live.Transcription.Utterances, res.Transcription.Utterances, ch.Choose)
 	if res.PostSessionMetadata == nil {
 		res.PostSessionMetadata = map[string]any{}
 	}

@@ -97,10 +97,11 @@ type ChooseFunc func(channel int, start, end float64, alternatives [][]string) (
 
 // CombineUtterances is the record's utterances: per stretch, the batch
 // pass's, or the live finals' where choose prefers them; live is how many
-// stretches are the live finals'. A stretch choose cannot score keeps the
-// batch pass's.
-func CombineUtterances(liveUtts, batchUtts []transcript.Utterance, choose ChooseFunc) (out []transcript.Utterance, live int) {
-	for _, s := range Stretches(liveUtts, batchUtts) {
+// of the stretches are the live finals'. A stretch choose cannot score
+// keeps the batch pass's.
+func CombineUtterances(liveUtts, batchUtts []transcript.Utterance, choose ChooseFunc) (out []transcript.Utterance, live, stretches int) {
+	all := Stretches(liveUtts, batchUtts)
+	for _, s := range all {
 		lw, bw := words(s.Live), words(s.Batch)
 		if slices.Equal(lw, bw) {
 			out = append(out, s.Batch...)
@@ -117,7 +118,7 @@ func CombineUtterances(liveUtts, batchUtts []transcript.Utterance, choose Choose
 	slices.SortStableFunc(out, func(a, b transcript.Utterance) int {
 		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Channel, b.Channel))
 	})
-	return out, live
+	return out, live, len(all)
 }
 
 // JoinUtterances joins the utterances' texts as the pipeline does.

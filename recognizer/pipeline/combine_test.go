@@ -77,7 +77,7 @@ func TestCombineUtterances(t *testing.T) {
 	// The engine prefers the live finals: the differing stretch is theirs,
 	// the agreeing one stays the batch pass's without being scored.
 	calls = nil
-	got, live := CombineUtterances(combineLive, combineBatch, pick(1, nil))
+	got, live, _ := CombineUtterances(combineLive, combineBatch, pick(1, nil))
 	want := JoinUtterances(combineLive[:7]) + " he could wait no longer"
 	if live != 1 || texts(got) != want || len(got) != 8 || got[7].Start != 12.05 {
 		t.Errorf("live preferred: %d live stretches, %q (%d utterances)", live, texts(got), len(got))
@@ -88,14 +88,14 @@ func TestCombineUtterances(t *testing.T) {
 	}
 	// The engine prefers the batch pass, or cannot score: the batch pass's.
 	for _, c := range []ChooseFunc{pick(0, nil), pick(-1, errors.New("no path"))} {
-		got, live := CombineUtterances(combineLive, combineBatch, c)
+		got, live, _ := CombineUtterances(combineLive, combineBatch, c)
 		if live != 0 || texts(got) != texts(combineBatch) {
 			t.Errorf("batch kept: %d live stretches, %q", live, texts(got))
 		}
 	}
 	// Words compare case-blind and without their spacing.
 	calls = nil
-	_, live = CombineUtterances([]transcript.Utterance{spanUtt(0, 1, 2, "Go Forward")}, []transcript.Utterance{spanUtt(0, 1.1, 2, "go forward")}, pick(1, nil))
+	_, live, _ = CombineUtterances([]transcript.Utterance{spanUtt(0, 1, 2, "Go Forward")}, []transcript.Utterance{spanUtt(0, 1.1, 2, "go forward")}, pick(1, nil))
 	if live != 0 || len(calls) != 0 {
 		t.Errorf("same words scored (%d calls) or taken from live (%d)", len(calls), live)
 	}

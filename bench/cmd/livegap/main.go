@@ -387,12 +387,11 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 			h.liveCPU = threadCPU() - cpu
 			h.live, h.liveFs, h.finals = live, fs, finals
 			if record && batch {
-				utts, fromLive, err := combine(e[1], c.pcm, lutts, h.batchUtts)
+				utts, fromLive, stretches, err := combine(e[1], c.pcm, lutts, h.batchUtts)
 				if err != nil {
 					return err
 				}
-				h.record, h.fromLive = pipeline.JoinUtterances(utts), fromLive
-				h.stretch = len(pipeline.Stretches(lutts, h.batchUtts))
+				h.record, h.fromLive, h.stretch = pipeline.JoinUtterances(utts), fromLive, stretches
 			}
 		}
 		return nil
@@ -470,19 +469,19 @@ func decodeBatch(e *sphinx.Engine, pcm []int16) (string, string, []transcript.Ut
 // combine is the stored record of a live session over pcm (issue 41):
 // the live finals or the batch segments, stretch by stretch, whichever a
 // stream of the batch engine e scores higher.
-func combine(e *sphinx.Engine, pcm []int16, live, batch []transcript.Utterance) ([]transcript.Utterance, int, error) {
+func combine(e *sphinx.Engine, pcm []int16, live, batch []transcript.Utterance) ([]transcript.Utterance, int, int, error) {
 	st, err := e.NewStream(context.Background(), recognizer.StreamOptions{})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	defer st.Close()
 	ch := st.(*sphinx.Stream)
-	utts, fromLive := pipeline.CombineUtterances(live, batch, func(_ int, start, end float64, alts [][]string) (int, error) {
+	utts, fromLive, stretches := pipeline.CombineUtterances(live, batch, func(_ int, start, end float64, alts [][]string) (int, error) {
 		a := min(max(int(start*recognizer.SampleRate), 0), len(pcm))
 		b := min(max(int(end*recognizer.SampleRate), a), len(pcm))
 		return ch.Choose(pcm[a:b], alts)
 	})
-	return utts, fromLive, nil
+	return utts, fromLive, stretches, nil
 }
 
 // decodeLive streams pcm through a Live with default session settings in

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/earshot-dev/earshot/recognizer"
 )
 
 // TestChooseScoresAlternativesAlike: Choose picks the decoder's own
@@ -73,5 +75,63 @@ func TestChooseUnknownWord(t *testing.T) {
 	}
 	if _, err := st.Choose(pcm, [][]string{{"go", "forward", "ten", "meters"}}); err != nil {
 		t.Fatalf("after a refused word: %v", err)
+	}
+}
+
+// TestChooseJointAsApart: the alternatives scored as the branches of one
+// search pick what scoring each in a search of its own (ChooseApart, the
+// way before) picks, on real speech and real differing outputs, in
+// either order.
+func TestChooseJointAsApart(t *testing.T) {
+	joint := openStream(t, newEngine(t, 1))
+	cfg := Config{Decoders: 1, ChooseApart: true}
+	cfg.SetDefaults()
+	ea, err := New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ea.Close() })
+	apart := openStream(t, ea)
+	_, pcm := clip(t, "ls-test-clean-1089-134686-0000.wav")
+	live := strings.Fields("he hoped there would be stew for dinner turnips and carrots and bruised potatoes and fast mcbean pieces to be labeled out in thick peppered flower fat and sauce")
+	batch := strings.Fields("he hoped there would be stew for dinner turn up some carrots and bruised potatoes in fact mutton pieces to be labeled out and thick peppered flower fat and sauce")
+	other := strings.Fields("for a full hour he had paste up without waking")
+	chosen := func(st *Stream, alts [][]string) int {
+		i, err := st.Choose(pcm, alts)
+		if errors.Is(err, ErrNoChoice) {
+			return -1
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return i
+	}
+	for _, alts := range [][][]string{{live, batch}, {batch, live}, {other, batch}, {batch, other}, {other, live}} {
+		if j, a := chosen(joint, alts), chosen(apart, alts); j != a {
+			t.Errorf("%d words against %d: joint search chose %d, apart %d", len(alts[0]), len(alts[1]), j, a)
+		}
+	}
+}
+
+// TestChooseNoWordsUnscored: an alternative of no words is not chosen
+// over words the search scores, in either order. PocketSphinx reports no
+// path of fillers only, and Choose took that for a score of 0, above any
+// path's (scores are log probabilities): the record then dropped the
+// batch pass's words wherever the live finals had none.
+func TestChooseNoWordsUnscored(t *testing.T) {
+	st := openStream(t, newEngine(t, 1))
+	_, pcm := clip(t, "ls-test-clean-1089-134686-0000.wav")
+	batch := strings.Fields("he hoped there would be stew for dinner turn up some carrots and bruised potatoes in fact mutton pieces to be labeled out and thick peppered flower fat and sauce")
+	for _, alts := range [][][]string{{batch, {}}, {{}, batch}} {
+		i, err := st.Choose(pcm, alts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(alts[i]) == 0 {
+			t.Errorf("Choose(%d words, %d words) chose no words", len(alts[0]), len(alts[1]))
+		}
+	}
+	if i, err := st.Choose(pcm, [][]string{{}}); !errors.Is(err, ErrNoChoice) {
+		t.Errorf("no words alone: %d, %v; want ErrNoChoice", i, err)
 	}
 }

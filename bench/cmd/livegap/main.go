@@ -133,15 +133,15 @@ func run(speech, corpus string, every int, presets, rends string, workers int) e
 			fmt.Printf("| %s | %s | %.2f | %.2f | %+.2f | %d | %.3f | %.3f |\n", rend, p, r.batchWER, r.liveWER,
 				r.liveWER-r.batchWER, r.finals, r.liveCPU, r.batchCPU)
 			if record {
-				records = append(records, fmt.Sprintf("| %s | %s | %.2f | %.2f | %.2f | %d of %d |", rend, p, r.liveWER, r.batchWER, r.recordWER, r.fromLive, r.stretch))
+				records = append(records, fmt.Sprintf("| %s | %s | %.2f | %.2f | %.2f | %d of %d | %.4f |", rend, p, r.liveWER, r.batchWER, r.recordWER, r.fromLive, r.stretch, r.chooseCPU))
 			}
 		}
 	}
 	if len(records) > 0 {
 		fmt.Println("\nStored record (issue 41: per stretch the live finals or the batch segments, whichever the batch engine scores higher):")
 		fmt.Println()
-		fmt.Println("| rendition | preset | live finals WER % | batch WER % | record WER % | stretches from the live finals |")
-		fmt.Println("|---|---|---|---|---|---|")
+		fmt.Println("| rendition | preset | live finals WER % | batch WER % | record WER % | stretches from the live finals | scoring CPU s per audio s |")
+		fmt.Println("|---|---|---|---|---|---|---|")
 		for _, r := range records {
 			fmt.Println(r)
 		}
@@ -294,6 +294,7 @@ type outcome struct {
 	fromLive, stretch int     // with -record: stretches the record took from the live finals, of all
 	finals            int
 	liveCPU, batchCPU float64 // CPU s per audio s
+	chooseCPU         float64 // with -record: the combination's scoring, CPU s per audio s
 }
 
 // engineFor loads a pool of workers decoders with the preset's search
@@ -361,6 +362,7 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 		fromLive, stretch int
 		finals            int
 		batchCPU, liveCPU time.Duration
+		chooseCPU         time.Duration // with -record
 	}
 	hyps := make([][]hyp, len(presets))
 	for k := range hyps {
@@ -387,10 +389,12 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 			h.liveCPU = threadCPU() - cpu
 			h.live, h.liveFs, h.finals = live, fs, finals
 			if record && batch {
+				cpu := threadCPU()
 				utts, fromLive, stretches, err := combine(e[1], c.pcm, lutts, h.batchUtts)
 				if err != nil {
 					return err
 				}
+				h.chooseCPU = threadCPU() - cpu
 				h.record, h.fromLive, h.stretch = pipeline.JoinUtterances(utts), fromLive, stretches
 			}
 		}
@@ -402,7 +406,7 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 	out := make([]outcome, len(presets))
 	for k := range presets {
 		var be, le, re, words int
-		var bcpu, lcpu time.Duration
+		var bcpu, lcpu, ccpu time.Duration
 		for i, c := range clips {
 			h := hyps[k][i]
 			ref := recognizertest.Normalize(c.transcript)
@@ -415,6 +419,7 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 			out[k].finals += h.finals
 			bcpu += h.batchCPU
 			lcpu += h.liveCPU
+			ccpu += h.chooseCPU
 			if os.Getenv("LIVEGAP_VERBOSE") != "" {
 				fmt.Fprintf(os.Stderr, "%s %s %s %.2fs batch errors %d live errors %d of %d words\n  ref:   %s\n  batch: %s\n  live:  %s\n  batch segments: %s\n  live finals: %s\n",
 					rend, presets[k], c.name, float64(len(c.pcm))/recognizer.SampleRate,
@@ -428,6 +433,7 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 		out[k].recordWER = 100 * float64(re) / float64(max(words, 1))
 		out[k].batchCPU = bcpu.Seconds() / audio
 		out[k].liveCPU = lcpu.Seconds() / audio
+		out[k].chooseCPU = ccpu.Seconds() / audio
 	}
 	return out, nil
 }

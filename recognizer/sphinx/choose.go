@@ -86,7 +86,9 @@ var ErrNoChoice = errors.New("sphinx: no alternative survived the search")
 // the decoder's own search weighs them (-lw, -wip), score every
 // alternative the same way, so the choice does not depend on which search
 // proposed it. Cepstra are normalised over pcm as Decode does. An empty
-// alternative stands for no words. Words the dictionary does not hold
+// alternative stands for no words; 5prealpha reports no path of fillers
+// only, so it is never chosen (ErrNoChoice when it is the only one
+// left). Words the dictionary does not hold
 // make it fail (ErrDecode). It leaves the stream as it found it, ready
 // for Decode, Write or another Choose.
 func (s *Stream) Choose(pcm []int16, alternatives [][]string) (int, error) {

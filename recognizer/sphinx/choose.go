@@ -7,18 +7,15 @@ package sphinx
 #include <sphinxbase/fsg_model.h>
 #include <sphinxbase/ngram_model.h>
 
-// es_choose_search makes the finite-state search named name whose paths
-// are the nalts word sequences in words (sequence a is the lens[a] words
-// after those of the sequences before it; 0 words is silence and fillers
-// only), each from the start state to the final one on a branch of its
-// own, each word's transition weighted by the n-gram language model of
-// the active search (its probability given up to two words before it,
-// the sequence starting at <s>, times the search's -lw; </s> on the way
-// to the final state), and makes it the active search. Silence and
-// fillers between words are the finite-state search's own
-// (-fsgusefiller). The active search's name is written to prev (to go
+// es_choose_search makes the finite-state search named name whose one
+// path is the n words in words, each word's transition weighted by the
+// n-gram language model of the active search (its probability given up to
+// two words before it, the sequence starting at <s>, times the search's
+// -lw; </s> on the way to the final state), and makes it the active
+// search. Silence and fillers between words are the finite-state search's
+// own (-fsgusefiller). The active search's name is written to prev (to go
 // back to). Returns 0, or the negative step that failed.
-static int es_choose_search(ps_decoder_t *ps, const char *name, char **words, int *lens, int nalts, const char **prev) {
+static int es_choose_search(ps_decoder_t *ps, const char *name, char **words, int n, const char **prev) {
 	const char *cur = ps_get_search(ps);
 	if (cur == NULL)
 		return -1;
@@ -26,32 +23,26 @@ static int es_choose_search(ps_decoder_t *ps, const char *name, char **words, in
 	ngram_model_t *lm = ps_get_lm(ps, cur);
 	if (lm == NULL)
 		return -2;
-	int total = 0;
-	for (int a = 0; a < nalts; a++)
-		total += lens[a];
 	float lw = cmd_ln_float32_r(ps_get_config(ps), "-lw");
-	fsg_model_t *fsg = fsg_model_init(name, ps_get_logmath(ps), lw, total + 2);
+	fsg_model_t *fsg = fsg_model_init(name, ps_get_logmath(ps), lw, n + 2);
 	if (fsg == NULL)
 		return -3;
 	fsg->start_state = 0;
 	fsg->final_state = 1;
-	int32 next = 2, w = 0;
-	for (int a = 0; a < nalts; a++) {
-		int32 hist[2] = {ngram_wid(lm, "<s>"), -1};
-		int32 nhist = 1, nused = 0, from = 0;
-		for (int j = 0; j < lens[a]; j++, w++) {
-			int32 lwid = ngram_wid(lm, words[w]);
-			int32 p = ngram_ng_prob(lm, lwid, hist, nhist, &nused);
-			int32 wid = fsg_model_word_add(fsg, words[w]);
-			fsg_model_trans_add(fsg, from, next, (int32)(lw * p), wid);
-			from = next++;
-			hist[1] = hist[0];
-			hist[0] = lwid;
-			nhist = 2;
-		}
-		int32 p = ngram_ng_prob(lm, ngram_wid(lm, "</s>"), hist, nhist, &nused);
-		fsg_model_null_trans_add(fsg, from, 1, (int32)(lw * p));
+	int32 hist[2] = {ngram_wid(lm, "<s>"), -1};
+	int32 nhist = 1, nused = 0, from = 0;
+	for (int j = 0; j < n; j++) {
+		int32 lwid = ngram_wid(lm, words[j]);
+		int32 p = ngram_ng_prob(lm, lwid, hist, nhist, &nused);
+		int32 wid = fsg_model_word_add(fsg, words[j]);
+		fsg_model_trans_add(fsg, from, j + 2, (int32)(lw * p), wid);
+		from = j + 2;
+		hist[1] = hist[0];
+		hist[0] = lwid;
+		nhist = 2;
 	}
+	int32 p = ngram_ng_prob(lm, ngram_wid(lm, "</s>"), hist, nhist, &nused);
+	fsg_model_null_trans_add(fsg, from, 1, (int32)(lw * p));
 	fsg_model_null_trans_closure(fsg, NULL);
 	int rv = ps_set_fsg(ps, name, fsg);
 	fsg_model_free(fsg); // the search holds its own reference
@@ -87,8 +78,8 @@ var ErrNoChoice = errors.New("sphinx: no alternative survived the search")
 // alternative the same way, so the choice does not depend on which search
 // proposed it. Cepstra are normalised over pcm as Decode does. An empty
 // alternative stands for no words; 5prealpha reports no path of fillers
-// only, so it is never chosen (ErrNoChoice when it is the only one
-// left). Words the dictionary does not hold
+// only, so it is never chosen (ErrNoChoice when no other alternative
+// has a path). Words the dictionary does not hold
 // make it fail (ErrDecode). It leaves the stream as it found it, ready
 // for Decode, Write or another Choose.
 func (s *Stream) Choose(pcm []int16, alternatives [][]string) (int, error) {
@@ -108,11 +99,7 @@ func (s *Stream) Choose(pcm []int16, alternatives [][]string) (int, error) {
 	return s.d.choose(pcm, alternatives)
 }
 
-// choose is Choose on the decoder. With a joint search (the default) the
-// alternatives are the branches of one search over pcm, so the audio is
-// scored once and the search's best path names the winner; when that path
-// is none of them whole (it ended short of the final state), or without
-// a joint search (Config.ChooseApart), each alternative is scored on its
+// choose is Choose on the decoder: each alternative is scored on its
 // own (a search of that one path, so that no alternative is pruned for
 // another's sake), and the best score wins (the first of equals).
 func (d *decoder) choose(pcm []int16, alternatives [][]string) (int, error) {
@@ -123,25 +110,13 @@ func (d *decoder) choose(pcm []int16, alternatives [][]string) (int, error) {
 			}
 		}
 	}
-	if !d.chooseApart && len(alternatives) > 1 {
-		hyp, _, ok, err := d.searchPaths(pcm, alternatives)
-		if err != nil {
-			return -1, err
-		}
-		if ok {
-			if i := slices.IndexFunc(alternatives, func(a []string) bool { return slices.Equal(a, hyp) }); i >= 0 {
-				return i, nil
-			}
-		}
-	}
 	best, bestScore := -1, 0
 	for i, alt := range alternatives {
-		hyp, score, ok, err := d.searchPaths(pcm, [][]string{alt})
+		score, ok, err := d.scorePath(pcm, alt)
 		if err != nil {
 			return -1, err
 		}
-		// A path short of the final state is not the alternative's.
-		if ok && slices.Equal(hyp, alt) && (best < 0 || score > bestScore) {
+		if ok && (best < 0 || score > bestScore) {
 			best, bestScore = i, score
 		}
 	}
@@ -151,21 +126,16 @@ func (d *decoder) choose(pcm []int16, alternatives [][]string) (int, error) {
 	return best, nil
 }
 
-// searchPaths decodes pcm as one utterance against the word sequences
-// alts only (no words: silence and fillers only) and returns the words of
-// the search's best path and its score (acoustic plus weighted language
-// model, in the decoder's log base); false when the search has no path.
-// The decoder goes back to its own search.
-func (d *decoder) searchPaths(pcm []int16, alts [][]string) ([]string, int, bool, error) {
-	var cw []*C.char
-	lens := make([]C.int, len(alts))
-	for a, alt := range alts {
-		lens[a] = C.int(len(alt))
-		for _, w := range alt {
-			cw = append(cw, C.CString(w))
-		}
+// scorePath decodes pcm as one utterance against the single word
+// sequence words (no words: silence and fillers only) and returns the
+// path's score (acoustic plus weighted language model, in the decoder's
+// log base); false when no path reached the end. The decoder goes back
+// to its own search.
+func (d *decoder) scorePath(pcm []int16, words []string) (int, bool, error) {
+	cw := make([]*C.char, len(words)+1) // one more: never empty
+	for i, w := range words {
+		cw[i] = C.CString(w)
 	}
-	cw = append(cw, nil) // never empty
 	defer func() {
 		for _, w := range cw {
 			C.free(unsafe.Pointer(w))
@@ -176,31 +146,37 @@ func (d *decoder) searchPaths(pcm []int16, alts [][]string) ([]string, int, bool
 	var prev *C.char
 	// prev points into the decoder's search table: the active search
 	// lives on (ps_set_fsg adds one of another name).
-	if rv := C.es_choose_search(d.ps, name, &cw[0], &lens[0], C.int(len(alts)), &prev); rv < 0 {
+	if rv := C.es_choose_search(d.ps, name, &cw[0], C.int(len(words)), &prev); rv < 0 {
 		if prev != nil {
 			C.ps_set_search(d.ps, prev)
 		}
-		return nil, 0, false, fmt.Errorf("%w: choose search (step %d)", ErrDecode, -int(rv))
+		return 0, false, fmt.Errorf("%w: choose search (step %d)", ErrDecode, -int(rv))
 	}
 	back := C.GoString(prev)
 	defer d.setSearch(back)
 	if err := d.start(); err != nil {
-		return nil, 0, false, err
+		return 0, false, err
 	}
 	if err := d.process(pcm, true); err != nil {
 		d.reset()
-		return nil, 0, false, err
+		return 0, false, err
 	}
 	d.inUtt = false
 	if C.ps_end_utt(d.ps) < 0 {
-		return nil, 0, false, fmt.Errorf("%w: end utterance", ErrDecode)
+		return 0, false, fmt.Errorf("%w: end utterance", ErrDecode)
 	}
 	var score C.int32
 	h := C.ps_get_hyp(d.ps, &score)
 	if h == nil {
-		return nil, 0, false, nil
+		// No path: no score. (Taken for a path of no words scoring 0, it
+		// beat every real path, scores being log probabilities; 5prealpha
+		// reports no path of fillers only.)
+		return 0, false, nil
 	}
-	return cleanHyp(C.GoString(h)), int(score), true, nil
+	if !slices.Equal(cleanHyp(C.GoString(h)), words) {
+		return 0, false, nil // the search ended short of the final state
+	}
+	return int(score), true, nil
 }
 
 var _ recognizer.Chooser = (*Stream)(nil)

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/earshot-dev/earshot/recognizer"
 )
 
 // TestChooseScoresAlternativesAlike: Choose picks the decoder's own
@@ -75,41 +73,6 @@ func TestChooseUnknownWord(t *testing.T) {
 	}
 	if _, err := st.Choose(pcm, [][]string{{"go", "forward", "ten", "meters"}}); err != nil {
 		t.Fatalf("after a refused word: %v", err)
-	}
-}
-
-// TestChooseJointAsApart: the alternatives scored as the branches of one
-// search pick what scoring each in a search of its own (ChooseApart, the
-// way before) picks, on real speech and real differing outputs, in
-// either order.
-func TestChooseJointAsApart(t *testing.T) {
-	joint := openStream(t, newEngine(t, 1))
-	cfg := Config{Decoders: 1, ChooseApart: true}
-	cfg.SetDefaults()
-	ea, err := New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ea.Close() })
-	apart := openStream(t, ea)
-	_, pcm := clip(t, "ls-test-clean-1089-134686-0000.wav")
-	live := strings.Fields("he hoped there would be stew for dinner turnips and carrots and bruised potatoes and fast mcbean pieces to be labeled out in thick peppered flower fat and sauce")
-	batch := strings.Fields("he hoped there would be stew for dinner turn up some carrots and bruised potatoes in fact mutton pieces to be labeled out and thick peppered flower fat and sauce")
-	other := strings.Fields("for a full hour he had paste up without waking")
-	chosen := func(st *Stream, alts [][]string) int {
-		i, err := st.Choose(pcm, alts)
-		if errors.Is(err, ErrNoChoice) {
-			return -1
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return i
-	}
-	for _, alts := range [][][]string{{live, batch}, {batch, live}, {other, batch}, {batch, other}, {other, live}} {
-		if j, a := chosen(joint, alts), chosen(apart, alts); j != a {
-			t.Errorf("%d words against %d: joint search chose %d, apart %d", len(alts[0]), len(alts[1]), j, a)
-		}
 	}
 }
 

@@ -166,14 +166,6 @@ type Config struct {
 	// only to a pool whose own search is wider (MaxHMMsPerFrame unset or
 	// larger).
 	RecordMaxHMMsPerFrame int `yaml:"record_max_hmms_per_frame"`
-	// ChooseApart makes Stream.Choose (the stored record's choice between a
-	// session's live finals and its batch pass, stretch by stretch) score
-	// each alternative in a search of its own, as before 2026-11-29: the
-	// audio scored once per alternative. By default the alternatives are
-	// the branches of one search, the audio scored once, and they are
-	// scored apart only when that search's best path is none of them
-	// (issue 41).
-	ChooseApart bool `yaml:"choose_apart"`
 	// TelephoneLanguageWeight is the language weight (-lw), 1..30, of the
 	// telephone model's live pool: the weight of the language model
 	// against the acoustics in the search that calls' live finals come

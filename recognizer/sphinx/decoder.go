@@ -165,11 +165,8 @@ type decoder struct {
 	// made and record whether the decoder is on it (useRecord).
 	recordHMMs        int
 	hasRecord, record bool
-	// chooseApart: choose scores each alternative in a search of its own
-	// (Config.ChooseApart).
-	chooseApart bool
-	nSamples    int // samples fed to the current utterance
-	refreshed   int // nSamples at the last refreshCMN that refreshed
+	nSamples          int // samples fed to the current utterance
+	refreshed         int // nSamples at the last refreshCMN that refreshed
 	// vocab is the key of the vocabulary applied to this decoder ("" for
 	// none). A decoder with a vocabulary keeps it: its dictionary and
 	// language model were changed, so it only serves streams with the same
@@ -237,7 +234,6 @@ func newDecoder(cfg Config, dict []byte) (*decoder, error) {
 	d.firstPassOnly = cfg.FirstPassOnly
 	d.leanHMMs = cfg.leanMaxHMMs()
 	d.recordHMMs = cfg.recordMaxHMMs()
-	d.chooseApart = cfg.ChooseApart
 	return d, nil
 }
 

@@ -31,15 +31,6 @@ var presets = []preset{
 	{"hmm30k", func(c *Config) { c.MaxHMMsPerFrame = 30000 }},
 	{"hmm10k", func(c *Config) { c.MaxHMMsPerFrame = 10000 }},
 	{"hmm8k", func(c *Config) { c.MaxHMMsPerFrame = 8000 }},
-	// hmm8k-choose-apart: hmm8k (the wideband record search) with the
-	// record's alternatives scored each in a search of its own (livegap
-	// -record's scoring CPU, before and after the joint search).
-	// hmm8k-fb*: hmm8k with the flat-lexicon pass's beams narrower.
-	{"hmm8k-fb56", func(c *Config) { c.MaxHMMsPerFrame, c.FlatBeam = 8000, 1e-56 }},
-	{"hmm8k-fb48", func(c *Config) { c.MaxHMMsPerFrame, c.FlatBeam = 8000, 1e-48 }},
-	{"hmm8k-fwb25", func(c *Config) { c.MaxHMMsPerFrame, c.FlatWordBeam = 8000, 1e-25 }},
-	{"hmm8k-fb48-fwb25", func(c *Config) { c.MaxHMMsPerFrame, c.FlatBeam, c.FlatWordBeam = 8000, 1e-48, 1e-25 }},
-	{"hmm8k-choose-apart", func(c *Config) { c.MaxHMMsPerFrame, c.ChooseApart = 8000, true }},
 	{"hmm7k", func(c *Config) { c.MaxHMMsPerFrame = 7000 }},
 	{"hmm6k", func(c *Config) { c.MaxHMMsPerFrame = 6000 }},
 	{"hmm5k", func(c *Config) { c.MaxHMMsPerFrame = 5000 }},
@@ -108,7 +99,7 @@ func (c *Config) ApplyPreset(name string) error {
 // "key=value" with the keys of Config's YAML names (fast_search,
 // frame_downsample, topn, phone_lookahead, beam, word_beam, phone_beam,
 // flat_beam, flat_word_beam, max_hmms_per_frame, max_words_per_frame,
-// overload_max_hmms_per_frame, live_decodes, choose_apart), for a daemon's
+// overload_max_hmms_per_frame, live_decodes), for a daemon's
 // --set sphinx.KEY=VALUE.
 func PresetSettings(name string) ([]string, error) {
 	var c Config
@@ -149,9 +140,6 @@ func PresetSettings(name string) ([]string, error) {
 	}
 	if c.LiveDecodes != 0 {
 		add("live_decodes", c.LiveDecodes)
-	}
-	if c.ChooseApart {
-		add("choose_apart", true)
 	}
 	return out, nil
 }

@@ -121,7 +121,7 @@ func TestRevisedTranscripts(t *testing.T) {
 		}
 	}
 	if revisions == 0 || len(open) != 0 || !ended {
-		t.Fatalf("%d revisions naming %v; finals never revised %v; post_transcript %v", revisions, named, open, ended)
+		t.Fatalf("%d revisions naming %v; finals never revised %v; post_transcript %v; counted %v (before %v)", revisions, named, open, ended, revisionCounts(s), before)
 	}
 	if got, want := fullTranscript(t, j), strings.ToLower(strings.Join(revisedWords, " ")); got != want {
 		t.Errorf("stored record %q, want the revisions' %q", got, want)

@@ -20,13 +20,12 @@ var revised bool
 // reviser keeps one live session's finals and replaces a segment's with
 // its revision when the segment ends.
 type reviser struct {
-	e      *sphinx.Engine // the batch pool
-	ids    []int          // the finals' IDs, -1 for a revision's
-	texts  []string
-	cpu    time.Duration // the revisions' decodes (this thread's CPU)
-	n      int           // revisions
-	err    error
-	active bool
+	e     *sphinx.Engine // the batch pool
+	ids   []int          // the finals' IDs, -1 for a revision's
+	texts []string
+	cpu   time.Duration // the revisions' decodes (this thread's CPU)
+	n     int           // revisions
+	err   error
 }
 
 func (r *reviser) final(id int, text string) {

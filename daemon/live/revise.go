@@ -37,7 +37,8 @@ const (
 
 // revisionEndWait bounds how long a session's end waits for its pending
 // revisions before end_recording; those not done by then are dropped. A
-// 20 s segment (liveSegmentMax) decodes in 2 to 4 s on an unloaded core.
+// 20 s segment (liveSegmentMax) takes 3 to 5 s of one core (0.14 to 0.25 CPU
+// s per audio s, docs/live-tuning.md).
 // A variable for the tests only: on a box loaded by other processes the
 // revision's niced thread gets a tenth of a core.
 var revisionEndWait = 10 * time.Second

@@ -78,12 +78,14 @@ type Live struct {
 	emit func(Event)
 	lang string
 
-	channels []*liveChannel
-	frame    []int16 // scratch: one frame being analysed
-	written  int64   // samples written per channel
-	nextID   int
-	closed   bool
-	load     liveLoad // decode speed and the lean search (live_load.go)
+	channels  []*liveChannel
+	frame     []int16 // scratch: one frame being analysed
+	written   int64   // samples written per channel
+	nextID    int
+	closed    bool
+	load      liveLoad   // decode speed and the lean search (live_load.go)
+	trace     FinalTrace // TEMPORARY
+	writeWall time.Time  // TEMPORARY
 
 	// Config in samples.
 	endpoint, maxUtt, softFrom, softPause, partialEvery, preRoll, histLen, warmLen, hangover int64
@@ -234,6 +236,7 @@ func (l *Live) Write(ctx context.Context, pcm [][]int16) error {
 		}
 	}
 	l.written += int64(n)
+	l.writeWall = time.Now()
 	// Every channel has the same number of pending samples.
 	used := 0
 	for len(l.channels[0].pending)+(n-used) >= liveFrameLen {

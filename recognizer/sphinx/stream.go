@@ -2,6 +2,7 @@ package sphinx
 
 import (
 	"strings"
+	"time"
 
 	"github.com/earshot-dev/earshot/recognizer"
 )
@@ -23,9 +24,13 @@ type Stream struct {
 	// pending is audio written but not yet decoded (see writeBlock); err
 	// is the failure of a decode that a reader started (Path, Partial),
 	// which the next Write or Finish returns.
-	pending []int16
-	err     error
+	pending   []int16
+	err       error
+	wait, run time.Duration // TEMPORARY: the last flush's gate wait and decode
 }
+
+// DecodeTimes is TEMPORARY instrumentation: the last flush's gate wait and decode.
+func (s *Stream) DecodeTimes() (time.Duration, time.Duration) { return s.wait, s.run }
 
 // writeBlock is how much audio Write gathers before it decodes: a live
 // session writes 10 ms at a time, and decoding each as it comes made the
@@ -62,10 +67,15 @@ func (s *Stream) Write(pcm []int16) error {
 // flush decodes the pending audio (inside the engine's gate, as Finish's
 // lattice pass) and refreshes a primed stream's live mean with it.
 func (s *Stream) flush() error {
+	s.wait, s.run = 0, 0
 	if s.err != nil || len(s.pending) == 0 {
 		return s.err
 	}
+	w0 := time.Now()
 	s.e.cpu.LiveDecode(func() {
+		r0 := time.Now()
+		s.wait = r0.Sub(w0)
+		defer func() { s.run = time.Since(r0) }()
 		s.err = s.d.process(s.pending, false)
 		s.d.refreshCMN()
 	})

@@ -11,7 +11,7 @@ import (
 
 // TEMPORARY latency instrumentation of live finals (issue 41).
 
-var traceOn = os.Getenv("EARSHOT_TRACE_FINALS") != ""
+var traceOn = os.Getenv("ESTRACE_FINALS") != ""
 
 type traceArr struct {
 	pos int64

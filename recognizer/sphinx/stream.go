@@ -51,6 +51,7 @@ func (s *Stream) Write(pcm []int16) error {
 	if s.err != nil {
 		return s.err
 	}
+	s.wait, s.run = 0, 0
 	if len(pcm) == 0 {
 		return nil
 	}

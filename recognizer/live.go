@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"time"
 
@@ -79,15 +78,12 @@ type Live struct {
 	emit func(Event)
 	lang string
 
-	channels               []*liveChannel
-	frame                  []int16 // scratch: one frame being analysed
-	written                int64   // samples written per channel
-	nextID                 int
-	closed                 bool
-	load                   liveLoad      // decode speed and the lean search (live_load.go)
-	trace                  FinalTrace    // TEMPORARY
-	wCheckout, wWait, wRun time.Duration // TEMPORARY
-	writeWall              time.Time     // TEMPORARY
+	channels []*liveChannel
+	frame    []int16 // scratch: one frame being analysed
+	written  int64   // samples written per channel
+	nextID   int
+	closed   bool
+	load     liveLoad // decode speed and the lean search (live_load.go)
 
 	// Config in samples.
 	endpoint, maxUtt, softFrom, softPause, partialEvery, preRoll, histLen, warmLen, hangover int64
@@ -238,9 +234,6 @@ func (l *Live) Write(ctx context.Context, pcm [][]int16) error {
 		}
 	}
 	l.written += int64(n)
-	l.writeWall = time.Now()
-	l.wCheckout, l.wWait, l.wRun = 0, 0, 0
-	defer l.traceWrite()
 	// Every channel has the same number of pending samples.
 	used := 0
 	for len(l.channels[0].pending)+(n-used) >= liveFrameLen {
@@ -372,8 +365,6 @@ func (l *Live) incremental() bool { return l.cfg.Partials || !l.cfg.OnePassFinal
 // under 8 SIPREC calls (16 streams on the 8 decoders of a 2-CPU box's
 // telephone pool) finals came up to 0.8 s late (issue 41).
 func (l *Live) checkout(ctx context.Context, ch *liveChannel, start, t1 int64, wait bool) error {
-	c0 := time.Now()
-	defer func() { l.wCheckout += time.Since(c0) }()
 	var wctx context.Context
 	var cancel context.CancelFunc
 	if wait {
@@ -429,13 +420,6 @@ func (l *Live) write(ch *liveChannel, pcm []int16, t1 int64) {
 	start := time.Now()
 	err := ch.st.Write(pcm)
 	l.load.add(time.Since(start), len(pcm))
-	if dt, ok := ch.st.(interface {
-		DecodeTimes() (time.Duration, time.Duration)
-	}); ok {
-		w, r := dt.DecodeTimes()
-		l.wWait += w
-		l.wRun += r
-	}
 	if err != nil {
 		l.release(ch)
 		l.fail(ch, t1, fmt.Errorf("recognizer: live channel %d at %.2fs: decode: %w", ch.index, seconds64(t1), err))
@@ -609,11 +593,3 @@ func (l *Live) Close() error {
 }
 
 func seconds64(samples int64) float64 { return float64(samples) / SampleRate }
-
-// traceWrite is TEMPORARY: a slow Write's breakdown.
-func (l *Live) traceWrite() {
-	if d := time.Since(l.writeWall); d > 60*time.Millisecond && os.Getenv("ESTRACE_FINALS") != "" {
-		fmt.Fprintf(os.Stdout, "WRITETRACE %p pos=%.2f total=%.0f checkout=%.0f wait=%.0f run=%.0f\n", l, seconds64(l.written),
-			float64(d.Microseconds())/1000, float64(l.wCheckout.Microseconds())/1000, float64(l.wWait.Microseconds())/1000, float64(l.wRun.Microseconds())/1000)
-	}
-}

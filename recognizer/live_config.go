@@ -186,14 +186,4 @@ type Event struct {
 	// free within DecoderWait (that utterance is not transcribed), or a
 	// decoder failure.
 	Err error
-	// Trace: TEMPORARY latency instrumentation of a final (issue 41).
-	Trace FinalTrace
-}
-
-// FinalTrace is TEMPORARY instrumentation of a final's path.
-type FinalTrace struct {
-	WriteWall, EmitWall time.Time     // the Write that emitted it started; emit
-	Read, Wait, Run     time.Duration // the path read (flush incl. gate wait), its gate wait and decode
-	Due, Close, VADEnd  int64         // samples: d.at, the position pathFinal ran, the speech end then
-	Finish              bool          // from finishDue
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"time"
 )
 
 // pathReader is implemented by streams that can report the words of their
@@ -100,8 +99,7 @@ func (l *Live) restartSegment(ch *liveChannel, t1 int64) {
 // decoder has had liveFinalLookahead of audio past at.
 type dueFinal struct {
 	from, before, at int64
-	id               int
-	close, vadEnd    int64 // TEMPORARY trace // -1 until a partial or a later utterance's ID needs it
+	id               int // -1 until a partial or a later utterance's ID needs it
 }
 
 // pathWords returns the words of the segment's path whose middle lies in
@@ -144,7 +142,7 @@ func (l *Live) pathFinal(ch *liveChannel, t1, before int64) {
 	if ws := l.pathWords(ch, ch.cutAt, before); len(ws) > 0 {
 		at = min(at, int64(ws[len(ws)-1].End*SampleRate)+l.endpoint+l.hangover)
 	}
-	ch.due = append(ch.due, dueFinal{from: ch.cutAt, before: before, at: at, id: ch.id, close: t1, vadEnd: ch.speechEnd})
+	ch.due = append(ch.due, dueFinal{from: ch.cutAt, before: before, at: at, id: ch.id})
 	ch.cutAt = max(ch.cutAt, before)
 	ch.id = -1
 	l.emitDue(ch, t1, false)
@@ -160,15 +158,7 @@ func (l *Live) emitDue(ch *liveChannel, now int64, all bool) {
 		if ch.st == nil {
 			continue
 		}
-		rs := time.Now()
-		ws := l.pathWords(ch, d.from, d.before)
-		l.trace = FinalTrace{Read: time.Since(rs)}
-		if dt, ok := ch.st.(interface {
-			DecodeTimes() (time.Duration, time.Duration)
-		}); ok {
-			l.trace.Wait, l.trace.Run = dt.DecodeTimes()
-		}
-		l.emitDueFinal(ch, d, ws, now)
+		l.emitDueFinal(ch, d, l.pathWords(ch, d.from, d.before), now)
 	}
 }
 
@@ -180,9 +170,7 @@ func (l *Live) emitDue(ch *liveChannel, now int64, all bool) {
 func (l *Live) finishDue(ch *liveChannel, now int64) error {
 	due := ch.due
 	ch.due = ch.due[:0]
-	rs := time.Now()
 	u, err := ch.st.Finish()
-	l.trace = FinalTrace{Read: time.Since(rs), Finish: true}
 	if err != nil {
 		return fmt.Errorf("recognizer: live channel %d at %.2fs: finish: %w", ch.index, seconds64(now), err)
 	}
@@ -213,10 +201,8 @@ func (l *Live) emitDueFinal(ch *liveChannel, d dueFinal, words []Word, now int64
 		d.id = l.nextID
 		l.nextID++
 	}
-	tr := l.trace
-	tr.WriteWall, tr.EmitWall, tr.Due, tr.Close, tr.VADEnd = l.writeWall, time.Now(), d.at, d.close, d.vadEnd
 	l.emit(Event{Kind: EventFinal, Channel: ch.index, Time: seconds64(max(now, d.at)),
-		Utterance: l.utterance(ch, words), ID: d.id, Trace: tr})
+		Utterance: l.utterance(ch, words), ID: d.id})
 }
 
 // pathPartial emits the current utterance's words of the segment's path,

@@ -272,9 +272,6 @@ func (s *session) onEvent(ev recognizer.Event) {
 			return
 		}
 		s.releaseDue(u.Start)
-		if final {
-			s.traceFinal(ev)
-		}
 		s.onUtterance(ev.ID, u, final)
 	case recognizer.EventError:
 		s.send(errorMsg(s.id, "", "recogniser: "+errcode.Message(ev.Err)+": "+ev.Err.Error()))

@@ -155,7 +155,6 @@ func (s *session) queue(pcm [][]int16) {
 	for c := range pcm {
 		s.backlog[c] = append(s.backlog[c], pcm[c]...)
 	}
-	s.traceQueued(len(pcm[0]))
 	limit := embeddedBacklog
 	if s.route != nil && s.route.Remote() {
 		limit = remoteBacklog

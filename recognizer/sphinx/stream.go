@@ -2,7 +2,6 @@ package sphinx
 
 import (
 	"strings"
-	"time"
 
 	"github.com/earshot-dev/earshot/recognizer"
 )
@@ -24,13 +23,9 @@ type Stream struct {
 	// pending is audio written but not yet decoded (see writeBlock); err
 	// is the failure of a decode that a reader started (Path, Partial),
 	// which the next Write or Finish returns.
-	pending   []int16
-	err       error
-	wait, run time.Duration // TEMPORARY: the last flush's gate wait and decode
+	pending []int16
+	err     error
 }
-
-// DecodeTimes is TEMPORARY instrumentation: the last flush's gate wait and decode.
-func (s *Stream) DecodeTimes() (time.Duration, time.Duration) { return s.wait, s.run }
 
 // writeBlock is how much audio Write gathers before it decodes: a live
 // session writes 10 ms at a time, and decoding each as it comes made the
@@ -51,7 +46,6 @@ func (s *Stream) Write(pcm []int16) error {
 	if s.err != nil {
 		return s.err
 	}
-	s.wait, s.run = 0, 0
 	if len(pcm) == 0 {
 		return nil
 	}
@@ -70,19 +64,14 @@ func (s *Stream) Write(pcm []int16) error {
 // reader's flush (Path, Partial, Finish: read) goes through the gate ahead
 // of the blocks of streams decoding as their audio comes (CPU.LiveRead).
 func (s *Stream) flush(read bool) error {
-	s.wait, s.run = 0, 0
 	if s.err != nil || len(s.pending) == 0 {
 		return s.err
 	}
-	w0 := time.Now()
 	gate := s.e.cpu.LiveDecode
 	if read {
 		gate = s.e.cpu.LiveRead
 	}
 	gate(func() {
-		r0 := time.Now()
-		s.wait = r0.Sub(w0)
-		defer func() { s.run = time.Since(r0) }()
 		s.err = s.d.process(s.pending, false)
 		s.d.refreshCMN()
 	})

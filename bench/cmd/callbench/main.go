@@ -389,13 +389,6 @@ func measure(d *benchd.Daemon, p *phone, r row, calls []call) (*result, error) {
 					live = append(live, f.Text)
 					if end := c.turnEnd(leg, f.Start, f.End); end > 0 {
 						res.latency = append(res.latency, f.at.Sub(dones[i].t0).Seconds()-end)
-						if tf := os.Getenv("CALLBENCH_FINALS"); tf != "" { // TEMPORARY
-							if w, err := os.OpenFile(tf, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-								id, _ := recs[i]["id"].(string)
-								fmt.Fprintf(w, "%s %s %d %d %.3f %.3f %d %d %.3f %.3f\n", r, id, i, ch, f.Start, f.End, f.at.UnixMicro(), dones[i].t0.UnixMicro(), end, f.at.Sub(dones[i].t0).Seconds()-end)
-								w.Close()
-							}
-						}
 					}
 				}
 			}

@@ -106,6 +106,7 @@ type liveChannel struct {
 	seg         bool       // a decoder segment is open past its last final (live_segment.go)
 	cutAt       int64      // the segment's words with their middle before this sample were emitted (or are due)
 	due         []dueFinal // finals of the segment waiting for their lookahead, oldest first
+	segIDs      []int      // IDs of the segment's finals emitted so far (LiveConfig.Segments)
 	wordsEnd    float64    // end of the last word emitted, session seconds
 	speechStart int64      // session sample where the utterance's speech began
 	speechEnd   int64      // end of the last speech frame

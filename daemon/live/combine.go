@@ -12,12 +12,12 @@ import (
 
 // combinable reports whether a batch pass's record may take stretches of
 // the live finals: not when the pass derived anything from its own words
-// that the live finals' words would then contradict (add-ons run on the
-// transcript, custom spelling, PII redaction), nor with a custom
-// vocabulary (the scoring search has the engine's dictionary only).
+// that the live finals' words would then contradict (any add-on: they all
+// read the transcript, custom spelling and PII redaction included), nor
+// with a custom vocabulary (the scoring search has the engine's
+// dictionary only).
 func combinable(p *params.PreRecorded) bool {
-	return !p.Translation && !p.NamedEntityRecognition && !p.SentimentAnalysis && !p.Summarization &&
-		!p.CustomSpelling && (p.CustomVocabulary == nil || !*p.CustomVocabulary) && !p.PIIRedaction
+	return !p.AnyAddon() && (p.CustomVocabulary == nil || !*p.CustomVocabulary)
 }
 
 // combineRecord makes res, the batch pass's result over the recording at

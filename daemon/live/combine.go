@@ -6,8 +6,10 @@ import (
 	"errors"
 
 	"github.com/earshot-dev/earshot/params"
+	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // combinable reports whether a batch pass's record may take stretches of
@@ -42,7 +44,7 @@ func (s *Service) combineRecord(ctx context.Context, tr *pipeline.Transcriber, j
 		return
 	}
 	defer ch.Close()
-	utts, fromLive, n := pipeline.CombineUtterances(live.Transcription.Utterances, res.Transcription.Utterances, ch.Choose)
+	utts, fromLive, n := combineBelowLive(s.gate.cpu, live.Transcription.Utterances, res.Transcription.Utterances, ch.Choose)
 	if res.PostSessionMetadata == nil {
 		res.PostSessionMetadata = map[string]any{}
 	}
@@ -52,4 +54,15 @@ func (s *Service) combineRecord(ctx context.Context, tr *pipeline.Transcriber, j
 	}
 	res.Transcription.Utterances = utts
 	res.Transcription.FullTranscript = pipeline.JoinUtterances(utts)
+}
+
+// combineBelowLive is pipeline.CombineUtterances with its scoring searches
+// on a thread below the live decodes, as the pass's own decodes are
+// (recognizer.CPU.BatchDecode): the scoring is about a tenth of a wideband
+// record's CPU (bench/CALLS.md) and must not delay live finals either.
+func combineBelowLive(cpu *recognizer.CPU, liveUtts, batchUtts []transcript.Utterance, choose pipeline.ChooseFunc) (utts []transcript.Utterance, fromLive, stretches int) {
+	cpu.BatchDecode(func() {
+		utts, fromLive, stretches = pipeline.CombineUtterances(liveUtts, batchUtts, choose)
+	})
+	return utts, fromLive, stretches
 }

@@ -41,7 +41,15 @@ func newConcealer(w Writer, c codec.Codec, channels int, usePLC bool) (*conceale
 		pcm: make([][]int16, channels), inGap: make([]bool, channels)}
 	for range channels {
 		if usePLC {
-			p, err := plc.New()
+			// G.711: the fill ends in a noise floor, not digital silence
+			// (measured on mu-law, bench/CALLS.md "3 % loss, word by
+			// word"); G.722's fades to silence, as its calls' record
+			// measured better so.
+			newPLC := plc.NewNoiseFloor
+			if c.Wideband() {
+				newPLC = plc.New
+			}
+			p, err := newPLC()
 			if err != nil {
 				k.Close()
 				return nil, err

@@ -47,7 +47,7 @@ type Concealer struct {
 	st      *C.plc_state_t // nil after Close
 	missing int            // samples concealed since audio was last received
 	heard   bool           // audio was received: a fill has something to fade from
-	noise   *rand.Rand     // the noise floor's (fixed seed: the output is reproducible)
+	noise   *rand.Rand     // the noise floor's (fixed seed: the output is reproducible); nil: none
 	scratch [overlapMax]C.int16_t
 }
 
@@ -57,7 +57,19 @@ func New() (*Concealer, error) {
 	if st == nil {
 		return nil, ErrInit
 	}
-	return &Concealer{st: st, noise: rand.New(rand.NewPCG(0x10557, 0xf100))}, nil
+	return &Concealer{st: st}, nil
+}
+
+// NewNoiseFloor is New whose fill, once audio was received, never has
+// digital silence: where it has faded, a noise floor (floorSigma). Measured
+// on 8 kHz mu-law only (bench/CALLS.md, "3 % loss, word by word").
+func NewNoiseFloor() (*Concealer, error) {
+	c, err := New()
+	if err != nil {
+		return nil, err
+	}
+	c.noise = rand.New(rand.NewPCG(0x10557, 0xf100))
+	return c, nil
 }
 
 // Received takes audio as it arrived. After a loss it rewrites the first
@@ -77,9 +89,8 @@ func (c *Concealer) Received(pcm []int16) error {
 }
 
 // Conceal overwrites pcm with the fill for that many lost samples, after
-// those received and concealed so far. Once audio was received, the fill
-// never has digital silence: where it has faded, a noise floor
-// (floorSigma); before any audio it is silence.
+// those received and concealed so far: where it has faded, silence, or
+// the noise floor of a NewNoiseFloor concealer once audio was received.
 func (c *Concealer) Conceal(pcm []int16) error {
 	if c.st == nil {
 		return ErrClosed
@@ -100,7 +111,7 @@ func (c *Concealer) Conceal(pcm []int16) error {
 	}
 	clear(pcm)
 	c.missing = min(c.missing+len(pcm), MaxFill)
-	if c.heard {
+	if c.heard && c.noise != nil {
 		// Where the fill has faded to zeros: the noise floor.
 		for i, v := range all {
 			if v == 0 {

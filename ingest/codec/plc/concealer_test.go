@@ -118,7 +118,7 @@ func TestConcealSpeech(t *testing.T) {
 // TestConcealBounds: a fill at the start of a stream (no history) is
 // silence; fills shorter than a quarter pitch period at the start of a
 // loss write nothing past what they are given; a loss of minutes fades to
-// the noise floor and keeps the count bounded; Close is idempotent.
+// zeros and keeps the count bounded; Close is idempotent.
 func TestConcealBounds(t *testing.T) {
 	c, err := New()
 	if err != nil {
@@ -172,8 +172,10 @@ func TestConcealBounds(t *testing.T) {
 	if c.missing > MaxFill {
 		t.Fatalf("%d samples counted missing, want at most %d", c.missing, MaxFill)
 	}
-	if rms, peak := level(buf); rms < floorSigma/2 || rms > 2*floorSigma || peak > 8*floorSigma {
-		t.Fatalf("a minute into a loss: rms %.1f, peak %d; want the noise floor (sigma %d)", rms, peak, floorSigma)
+	for i, v := range buf {
+		if v != 0 {
+			t.Fatalf("a minute into a loss sample %d is %d, want silence", i, v)
+		}
 	}
 	if got := int(c.st.missing_samples); got > MaxFill {
 		t.Fatalf("spandsp counts %d missing samples, want at most %d", got, MaxFill)
@@ -200,9 +202,10 @@ func level(pcm []int16) (rms float64, peak int) {
 
 // TestConcealNoDigitalSilence: a burst of six 20 ms packets lost inside
 // real speech is filled without a 10 ms frame of digital silence (below
-// -80 dBFS, what the batch segmenter takes for a client's zeros): past the
-// 50 ms fade the fill is the noise floor, far below the speech; a fill
-// with no history stays silence.
+// -80 dBFS, what the batch segmenter takes for a client's zeros) by a
+// NewNoiseFloor concealer: past the 50 ms fade the fill is the noise
+// floor, far below the speech, also a minute into a loss; a fill with no
+// history stays silence.
 func TestConcealNoDigitalSilence(t *testing.T) {
 	pcm, err := codectest.PCM8k(filepath.Join(recognizertest.SpeechDir(t), "ls-test-clean-1089-134686-0000.wav"))
 	if err != nil {
@@ -220,7 +223,7 @@ func TestConcealNoDigitalSilence(t *testing.T) {
 	for p := at; p < at+6; p++ {
 		lost[p] = true
 	}
-	c, err := New()
+	c, err := NewNoiseFloor()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,8 +239,18 @@ func TestConcealNoDigitalSilence(t *testing.T) {
 	if rms, peak := level(fill[len(fill)-size:]); rms > 2*floorSigma || peak > 8*floorSigma {
 		t.Errorf("the fill's last 20 ms: rms %.1f, peak %d; want the noise floor (sigma %d)", rms, peak, floorSigma)
 	}
+	// A minute into a loss: the floor, bounded.
+	buf := make([]int16, 8000)
+	for range 60 {
+		if err := c.Conceal(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rms, peak := level(buf); rms < floorSigma/2 || rms > 2*floorSigma || peak > 8*floorSigma {
+		t.Errorf("a minute into a loss: rms %.1f, peak %d; want the noise floor (sigma %d)", rms, peak, floorSigma)
+	}
 	start := make([]int16, 960)
-	c2, err := New()
+	c2, err := NewNoiseFloor()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,25 +61,22 @@ sip:
 // baresip places one call from Debian's baresip to uri with the account's
 // audio codecs (baresip names, in offer order), playing wav (rate Hz, the
 // source rate baresip is told) from its aufile source; baresip hangs up
-// when the file ends and quits after limit. extra are more config lines;
+// when the file ends and quits then (runBaresipCall), after limit at the
+// latest. extra are more config lines;
 // one naming a key of the defaults (sip_listen) replaces it; one starting
 // "account;" adds its parameters to the account (";auth_pass=..."). It
 // returns baresip's output.
 func baresip(t *testing.T, uri, codecs, wav string, rate int, limit time.Duration, extra ...string) string {
 	t.Helper()
 	bin, dir := baresipConfig(t, codecs, wav, rate, extra...)
-	ctx, cancel := context.WithTimeout(t.Context(), limit+10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-f", dir, "-e", "/dial "+uri, "-t", fmt.Sprint(int(limit.Seconds())))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("baresip: %v\n%s", err, out.String())
+	out, err := runBaresipCall(t.Context(), bin, limit, "-f", dir, "-e", "/dial "+uri)
+	if err != nil {
+		t.Fatalf("baresip: %v\n%s", err, out)
 	}
-	if !strings.Contains(out.String(), "Call established") || !strings.Contains(out.String(), "terminated") {
-		t.Fatalf("baresip did not complete a call:\n%s", out.String())
+	if !strings.Contains(out, "Call established") || !strings.Contains(out, "terminated") {
+		t.Fatalf("baresip did not complete a call:\n%s", out)
 	}
-	return out.String()
+	return out
 }
 
 // baresipConfig writes baresip's config and accounts files (as baresip

@@ -533,6 +533,9 @@ func liveCases(hookURL string, hook *callbackReceiver) []liveCase {
 					t.Errorf("custom_metadata %v", r.job["custom_metadata"])
 				}
 			}},
+		{name: "revised_transcript messages replace each decoder segment's finals, by their switches (off by default: nothing decoded again)",
+			fields:   []string{"messages_config.receive_revised_transcripts", "callback_config.receive_revised_transcripts"},
+			provenBy: "daemon/live/revise_test.go:TestRevisedTranscripts"},
 		{name: "dtmf messages on a call, masked (pci.mask_dtmf) or not, by its switches", fields: []string{"messages_config.receive_dtmf_events", "callback_config.receive_dtmf_events", "pci.mask_dtmf"},
 			provenBy: "e2e/sipdtmf_test.go:TestSIPDTMFInfo"},
 		{name: "pci.pause_sequence and resume_sequence pause a call by its keys", fields: []string{"pci.pause_sequence", "pci.resume_sequence"},

@@ -1,13 +1,10 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -102,22 +99,18 @@ func baresipSRTP(t *testing.T, uri, codecs, mediaenc, wav string, rate int, limi
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), limit+10*time.Second)
-	defer cancel()
-	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, "baresip", "-f", dir, "-e", "/dial "+uri, "-t", fmt.Sprint(int(limit.Seconds())))
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("baresip: %v\n%s", err, out.String())
+	out, err := runBaresipCall(t.Context(), "baresip", limit, "-f", dir, "-e", "/dial "+uri)
+	if err != nil {
+		t.Fatalf("baresip: %v\n%s", err, out)
 	}
-	established := strings.Contains(out.String(), "Call established")
+	established := strings.Contains(out, "Call established")
 	switch {
-	case answered && (!established || !strings.Contains(out.String(), "terminated")):
-		t.Fatalf("baresip did not complete a call:\n%s", out.String())
+	case answered && (!established || !strings.Contains(out, "terminated")):
+		t.Fatalf("baresip did not complete a call:\n%s", out)
 	case !answered && established:
-		t.Fatalf("the call was answered:\n%s", out.String())
+		t.Fatalf("the call was answered:\n%s", out)
 	}
-	return out.String()
+	return out
 }
 
 // TestSIPSRTPBaresip places real baresip calls of the same clip in clear

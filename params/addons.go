@@ -30,6 +30,14 @@ func (r *PreRecorded) addonSwitches() []addonSwitch {
 	}
 }
 
+// AnyAddon reports whether the request enables an add-on. Every add-on
+// reads the transcript (its words, or diarization its utterances), so a
+// result whose transcript is changed after its add-ons ran would
+// contradict them.
+func (r *PreRecorded) AnyAddon() bool {
+	return slices.ContainsFunc(r.addonSwitches(), func(s addonSwitch) bool { return s.on })
+}
+
 // addonSwitches are the add-ons of a live request.
 func (l *Live) addonSwitches() []addonSwitch {
 	rt, pp := l.RealtimeProcessing, l.PostProcessing

@@ -2,6 +2,7 @@ package params
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -68,4 +69,26 @@ func TestAddonLanguages(t *testing.T) {
 		}
 		refused(t, l.CheckLanguages(caps), "realtime_processing.named_entity_recognition")
 	})
+}
+
+// TestAnyAddon: every switch of a pre-recorded request is an add-on that
+// AnyAddon counts, but for the ones named here that are not add-ons, so a
+// new add-on field cannot be left out of addonSwitches unnoticed.
+func TestAnyAddon(t *testing.T) {
+	notAddons := map[string]bool{"Callback": true}
+	if (&PreRecorded{}).AnyAddon() {
+		t.Fatal("a request without add-ons has one")
+	}
+	typ := reflect.TypeFor[PreRecorded]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if f.Type.Kind() != reflect.Bool || notAddons[f.Name] {
+			continue
+		}
+		var p PreRecorded
+		reflect.ValueOf(&p).Elem().Field(i).SetBool(true)
+		if !p.AnyAddon() {
+			t.Errorf("%s true: AnyAddon false (not in addonSwitches?)", f.Name)
+		}
+	}
 }

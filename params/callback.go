@@ -31,6 +31,12 @@ type MessageSwitches struct {
 	// ReceiveDTMFEvents (not in SPEC) selects the dtmf messages: a key
 	// pressed on the call (PROTOCOL.md, DTMF). Default true on both.
 	ReceiveDTMFEvents bool `json:"receive_dtmf_events"`
+	// ReceiveRevisedTranscripts (not in SPEC) selects the
+	// revised_transcript messages: a decoder segment's finals decoded again
+	// over the whole segment once it has ended (PROTOCOL.md, Revised
+	// finals). Default false on both: the re-decode costs CPU, and is
+	// done only for a session where a switch asks for it.
+	ReceiveRevisedTranscripts bool `json:"receive_revised_transcripts"`
 }
 
 // WebSocketDefaults returns the messages_config defaults (SPEC section 6,
@@ -93,6 +99,7 @@ func decodeSwitches(o *object, s *MessageSwitches) (preProcessingAsked string) {
 	s.ReceiveErrors = o.boolean("receive_errors", s.ReceiveErrors)
 	s.ReceiveLifecycleEvents = o.boolean("receive_lifecycle_events", s.ReceiveLifecycleEvents)
 	s.ReceiveDTMFEvents = o.boolean("receive_dtmf_events", s.ReceiveDTMFEvents)
+	s.ReceiveRevisedTranscripts = o.boolean("receive_revised_transcripts", s.ReceiveRevisedTranscripts)
 	if given && s.ReceivePreProcessingEvents {
 		return child(o.path, "receive_pre_processing_events")
 	}

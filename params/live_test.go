@@ -31,11 +31,11 @@ func TestDecodeLiveDefaults(t *testing.T) {
 			`"post_processing":{"summarization":false,"summarization_config":{"type":"general"},"chapterization":false},` +
 			`"messages_config":{"receive_partial_transcripts":false,"receive_final_transcripts":true,"receive_speech_events":true,` +
 			`"receive_pre_processing_events":false,"receive_realtime_processing_events":true,"receive_post_processing_events":true,` +
-			`"receive_acknowledgments":true,"receive_errors":true,"receive_lifecycle_events":false,"receive_dtmf_events":true},` +
+			`"receive_acknowledgments":true,"receive_errors":true,"receive_lifecycle_events":false,"receive_dtmf_events":true,"receive_revised_transcripts":false},` +
 			`"callback":false,` +
 			`"callback_config":{"method":"POST","receive_partial_transcripts":false,"receive_final_transcripts":true,"receive_speech_events":false,` +
 			`"receive_pre_processing_events":false,"receive_realtime_processing_events":true,"receive_post_processing_events":true,` +
-			`"receive_acknowledgments":false,"receive_errors":false,"receive_lifecycle_events":true,"receive_dtmf_events":true}}`
+			`"receive_acknowledgments":false,"receive_errors":false,"receive_lifecycle_events":true,"receive_dtmf_events":true,"receive_revised_transcripts":false}}`
 		if string(b) != want {
 			t.Errorf("%q: request_params =\n%s\nwant\n%s", body, b, want)
 		}

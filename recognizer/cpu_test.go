@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -65,6 +67,48 @@ func TestCPULiveDecodesWait(t *testing.T) {
 		}
 		close(release)
 		<-second
+	})
+}
+
+// TestCPULiveReadFirst: a freed slot goes to the oldest waiting read (a
+// final's path, a segment's end) before any block waiting longer, then to
+// the blocks in the order they came; the bound holds throughout. Before,
+// one FIFO queue made a final wait behind the blocks of every stream that
+// asked first (issue 41).
+func TestCPULiveReadFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := recognizer.NewCPU(1)
+		release := make(chan struct{})
+		go c.LiveDecode(func() { <-release })
+		synctest.Wait()
+		var order []string
+		for _, name := range []string{"block 1", "block 2", "read 1", "block 3", "read 2"} {
+			do := c.LiveDecode
+			if strings.HasPrefix(name, "read") {
+				do = c.LiveRead
+			}
+			go do(func() { order = append(order, name) })
+			synctest.Wait() // queued in this order
+		}
+		if len(order) != 0 {
+			t.Fatalf("%v ran while the slot was held", order)
+		}
+		close(release)
+		synctest.Wait()
+		want := []string{"read 1", "read 2", "block 1", "block 2", "block 3"}
+		if !slices.Equal(order, want) {
+			t.Errorf("ran %v, want %v", order, want)
+		}
+		if c.LivePeak() != 1 {
+			t.Errorf("%d decodes at once, bound 1", c.LivePeak())
+		}
+		// A read does not pass a free slot's waiting blocks when there
+		// are none: it runs at once.
+		ran := false
+		c.LiveRead(func() { ran = true })
+		if !ran {
+			t.Error("a read with a free slot did not run")
+		}
 	})
 }
 

@@ -81,6 +81,9 @@ type VocabularyWord struct {
 // Engine turns 16 kHz mono PCM into text. Engines are heavy: an
 // implementation holds a bounded pool of decoders, and NewStream waits for a
 // free one until ctx ends (then it returns an error wrapping ErrAtCapacity).
+// It takes a free one before it looks at ctx, so a ctx already done asks for
+// one only if one is free now (Live's checkout at a speech start relies on
+// it).
 type Engine interface {
 	// Name is a short identifier for logs and metadata ("sphinx").
 	Name() string

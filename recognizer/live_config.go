@@ -52,9 +52,12 @@ type LiveConfig struct {
 	// PartialInterval is the cadence of partials, in audio time, during
 	// speech, 20ms..500ms. Default 250ms.
 	PartialInterval time.Duration `yaml:"partial_interval"`
-	// DecoderWait is how long Write waits for a free decoder when speech
-	// starts, 1ms..60s; after that the utterance gets an EventError
-	// wrapping ErrAtCapacity (its speech events still come). Default 3s.
+	// DecoderWait is how long an utterance's final waits for a free
+	// decoder, 1ms..60s; after that the utterance gets an EventError
+	// wrapping ErrAtCapacity (its speech events still come). A speech start
+	// takes a decoder only if one is free; until one is, the utterance's
+	// audio is kept and each frame tries again, and Write never waits
+	// before the utterance ends. Default 3s.
 	DecoderWait time.Duration `yaml:"decoder_wait"`
 	// Detect asks the engine to detect the language of each utterance
 	// (an engine that can takes an empty StreamOptions.Language as
@@ -77,6 +80,11 @@ type LiveConfig struct {
 	// starts on the lean search of decoders that have one. Nil: each
 	// session judges by its own decode speed alone. Not configuration.
 	BoxLoad *BoxLoad `yaml:"-"`
+	// Segments asks for an EventSegment at the end of each decoder
+	// segment that gave finals (live_revision.go): its audio and the IDs
+	// of its finals, for a revised final decoded again in one pass. Per
+	// session, not configuration; off, nothing is copied.
+	Segments bool `yaml:"-"`
 }
 
 // Bounds of LiveConfig fields.
@@ -140,10 +148,13 @@ const (
 	EventPartial
 	EventFinal
 	EventError
+	// EventSegment reports a decoder segment that ended after giving
+	// finals (LiveConfig.Segments): after its last final.
+	EventSegment
 )
 
 // String returns the kind's protocol name: speech_start, speech_end,
-// partial, final or error.
+// partial, final, error or segment.
 func (k EventKind) String() string {
 	switch k {
 	case EventSpeechStart:
@@ -156,6 +167,8 @@ func (k EventKind) String() string {
 		return "final"
 	case EventError:
 		return "error"
+	case EventSegment:
+		return "segment"
 	}
 	return fmt.Sprintf("EventKind(%d)", int(k))
 }
@@ -186,4 +199,18 @@ type Event struct {
 	// free within DecoderWait (that utterance is not transcribed), or a
 	// decoder failure.
 	Err error
+	// Segment is set for EventSegment.
+	Segment *LiveSegment
+}
+
+// LiveSegment is a decoder segment that ended (EventSegment): the audio the
+// live decoder had for it and the finals it gave.
+type LiveSegment struct {
+	// Start is where Audio starts, in seconds of session audio.
+	Start float64
+	// Audio is the segment's 16 kHz samples (pre-roll and the pauses
+	// inside it included); a copy the receiver owns.
+	Audio []int16
+	// IDs are the IDs of the segment's finals, in the order emitted.
+	IDs []int
 }

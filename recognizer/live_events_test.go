@@ -89,6 +89,11 @@ func checkEvents(t testing.TB, evs []recognizer.Event, channels int, seconds flo
 			if ev.Err == nil {
 				t.Errorf("event %d: error event without Err", i)
 			}
+		case recognizer.EventSegment:
+			// Its IDs are checked by TestLiveSegmentEvents.
+			if ev.Segment == nil || len(ev.Segment.IDs) == 0 || len(ev.Segment.Audio) == 0 {
+				t.Errorf("event %d: segment %+v", i, ev.Segment)
+			}
 		default:
 			t.Errorf("event %d: kind %v", i, ev.Kind)
 		}

@@ -74,6 +74,7 @@ func (l *Live) endSegment(ch *liveChannel) {
 		l.release(ch)
 	}
 	ch.seg = false
+	l.segmentEnded(ch, ch.pos)
 	l.remember(ch)
 	ch.utt = ch.utt[:0]
 }
@@ -86,6 +87,7 @@ func (l *Live) restartSegment(ch *liveChannel, t1 int64) {
 		l.release(ch)
 		l.fail(ch, t1, err)
 	}
+	l.segmentEnded(ch, t1)
 	l.remember(ch)
 	ch.utt = ch.utt[:0]
 	ch.uttStart, ch.cutAt = t1, t1
@@ -203,6 +205,9 @@ func (l *Live) emitDueFinal(ch *liveChannel, d dueFinal, words []Word, now int64
 	}
 	l.emit(Event{Kind: EventFinal, Channel: ch.index, Time: seconds64(max(now, d.at)),
 		Utterance: l.utterance(ch, words), ID: d.id})
+	if l.cfg.Segments {
+		ch.segIDs = append(ch.segIDs, d.id)
+	}
 }
 
 // pathPartial emits the current utterance's words of the segment's path,

@@ -1,6 +1,8 @@
 package recognizer_test
 
 import (
+	"math"
+	"slices"
 	"testing"
 
 	"github.com/earshot-dev/earshot/params"
@@ -132,5 +134,54 @@ func TestLiveFinalLookahead(t *testing.T) {
 				t.Errorf("pause %s, narrowband %v: first final at %.3f s (speech_end %.3f, last word's end %.3f), want %.3f to %.3f", tc.pause, narrow, at, end, wordsEnd, lo, hi)
 			}
 		}
+	}
+}
+
+// TestLiveSegmentEvents: with LiveConfig.Segments, each decoder segment
+// that gave finals ends with an EventSegment after its last final, naming
+// exactly the IDs of its finals, with the segment's audio: "go forward ten
+// meters" twice, 1 s of hiss between (longer than the segment's 450 ms
+// pause: two segments), the audio ending where the segment ended and
+// lying within the session's. Without Segments the same session emits
+// none and the same finals.
+func TestLiveSegmentEvents(t *testing.T) {
+	t.Parallel()
+	e := liveEngine(t, 1)
+	_, gf := liveClip(t, "pocketsphinx-goforward.wav")
+	pcm := cat(gf[0], liveHiss(recognizer.SampleRate, 20, 4), gf[0])
+	cfg := recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), Segments: true}
+	evs := runLive(t, e, cfg, [][]int16{pcm})
+	var ids, segments []int
+	for i, ev := range evs {
+		switch ev.Kind {
+		case recognizer.EventFinal:
+			ids = append(ids, ev.ID)
+		case recognizer.EventSegment:
+			seg := ev.Segment
+			if !slices.Equal(seg.IDs, ids) {
+				t.Errorf("event %d: segment names finals %v, want %v (the finals since the last segment)", i, seg.IDs, ids)
+			}
+			end := seg.Start + float64(len(seg.Audio))/recognizer.SampleRate
+			if seg.Start < 0 || math.Abs(end-ev.Time) > 1e-9 {
+				t.Errorf("event %d: segment audio [%.3f, %.3f], event at %.3f", i, seg.Start, end, ev.Time)
+			}
+			a := int(math.Round(seg.Start * recognizer.SampleRate))
+			if !slices.Equal(seg.Audio, pcm[a:a+len(seg.Audio)]) {
+				t.Errorf("event %d: segment audio is not the session's from %.3f s", i, seg.Start)
+			}
+			segments = append(segments, len(seg.IDs))
+			ids = nil
+		}
+	}
+	if len(segments) != 2 || len(ids) != 0 {
+		t.Errorf("segments with %v finals, %v finals after the last; want 2 segments, every final in one", segments, ids)
+	}
+	cfg.Segments = false
+	off := runLive(t, e, cfg, [][]int16{pcm})
+	if n := count(off, recognizer.EventSegment); n != 0 {
+		t.Errorf("%d segment events without LiveConfig.Segments", n)
+	}
+	if got, want := finals(off, 0), finals(evs, 0); got != want {
+		t.Errorf("finals without Segments %q, with %q", got, want)
 	}
 }

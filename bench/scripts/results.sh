@@ -19,7 +19,7 @@ sections=(
   "seal|Encryption at rest against none (bench/cmd/sealbench)|nice $GO run ./bench/cmd/sealbench -speech $SPEECH"
   "livegap|Live finals against batch (bench/cmd/livegap)|$GO run ./bench/cmd/livegap -speech $SPEECH -renditions pcm16k,mulaw8k,alaw8k,mulaw8k-mag,alaw8k-mag"
   "livegap-corpus|Live finals against batch, corpus tuning subset (bench/cmd/livegap -corpus)|$GO run ./bench/cmd/livegap -corpus $CORPUS -every 15 -renditions pcm16k,mulaw8k"
-  "livegap-heldout|Live finals against batch, corpus readers held out, and stock pocketsphinx_batch on them (bench/cmd/livegap -corpus -held-out -stock)|$GO run ./bench/cmd/livegap -corpus $CORPUS -every 15 -held-out -stock -renditions pcm16k,mulaw8k,alaw8k"
+  "livegap-heldout|Live finals against batch, corpus readers held out, and stock pocketsphinx_batch on them (bench/cmd/livegap -corpus -held-out -stock)|$GO run ./bench/cmd/livegap -corpus $CORPUS -every 15 -held-out -stock -revised -renditions pcm16k,mulaw8k,alaw8k"
   "livegap-record|Stored record (live finals or batch, stretch by stretch) against both, corpus readers held out (bench/cmd/livegap -corpus -held-out -record)|$GO run ./bench/cmd/livegap -corpus $CORPUS -every 15 -held-out -record -renditions pcm16k,mulaw8k,alaw8k"
   "presets|Engine presets, 8 kHz mu-law (bench/cmd/livegap)|$GO run ./bench/cmd/livegap -speech $SPEECH -renditions mulaw8k -presets $BENCH_PRESETS"
   "live|Live sessions (bench/cmd/livebench)|$GO run ./bench/cmd/livebench -speech $SPEECH -presets $BENCH_NARROW_PRESETS"

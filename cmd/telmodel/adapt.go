@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -200,7 +199,7 @@ const bwParts = 2
 // is reused.
 func (b *builder) bw(ctx context.Context, name, means, vars string) ([]string, error) {
 	o := b.o
-	fp, err := featParams(filepath.Join(o.base, "feat.params"))
+	fp, err := telmodel.FeatParams(filepath.Join(o.base, "feat.params"))
 	if err != nil {
 		return nil, err
 	}
@@ -287,28 +286,6 @@ func toolNice(ctx context.Context, _ *options, nice int, logPath, name string, a
 		return fmt.Errorf("%s: %w (log %s)", filepath.Base(name), err, logPath)
 	}
 	return nil
-}
-
-// featParams reads a model's feat.params ("-key value" lines).
-func featParams(path string) (map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	m := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), " "); ok {
-			m[k] = strings.TrimSpace(v)
-		}
-	}
-	for _, k := range []string{"-feat", "-svspec", "-cmn", "-agc", "-varnorm"} {
-		if m[k] == "" {
-			return nil, fmt.Errorf("%s: no %s", path, k)
-		}
-	}
-	return m, sc.Err()
 }
 
 // linkBase makes dir a model directory whose shared files are symbolic

@@ -34,7 +34,7 @@ func (u utt) rendered(scratch string, v telmodel.Variant) string {
 // loadCorpus reads the corpus manifest: file, duration_s, speaker, gender,
 // transcript, ...
 func loadCorpus(dir string) ([]utt, error) {
-	rows, err := readTSV(filepath.Join(dir, "manifest.tsv"))
+	rows, err := telmodel.ReadTSV(filepath.Join(dir, "manifest.tsv"))
 	if err != nil {
 		return nil, err
 	}
@@ -74,24 +74,6 @@ func loadTestdata(dir string) ([]utt, error) {
 			text: c.Transcript, set: "test"})
 	}
 	return us, nil
-}
-
-func readTSV(path string) ([][]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var rows [][]string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	for first := true; sc.Scan(); first = false {
-		if first || sc.Text() == "" {
-			continue
-		}
-		rows = append(rows, strings.Split(sc.Text(), "\t"))
-	}
-	return rows, sc.Err()
 }
 
 // render writes every rendition vs of every recording in sets that is

@@ -133,7 +133,8 @@ func TestCombinable(t *testing.T) {
 	for name, p := range map[string]*params.PreRecorded{
 		"translation": {Translation: true}, "ner": {NamedEntityRecognition: true}, "sentiment": {SentimentAnalysis: true},
 		"summarization": {Summarization: true}, "spelling": {CustomSpelling: true}, "vocabulary": {CustomVocabulary: &on},
-		"pii": {PIIRedaction: true},
+		"pii": {PIIRedaction: true}, "sentences": {Sentences: true}, "subtitles": {Subtitles: true},
+		"diarization": {Diarization: true}, "punctuation": {PunctuationEnhanced: true}, "llm": {AudioToLLM: true},
 	} {
 		if combinable(p) {
 			t.Errorf("%s: combinable", name)

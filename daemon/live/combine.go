@@ -6,18 +6,20 @@ import (
 	"errors"
 
 	"github.com/earshot-dev/earshot/params"
+	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store"
+	"github.com/earshot-dev/earshot/transcript"
 )
 
 // combinable reports whether a batch pass's record may take stretches of
 // the live finals: not when the pass derived anything from its own words
-// that the live finals' words would then contradict (add-ons run on the
-// transcript, custom spelling, PII redaction), nor with a custom
-// vocabulary (the scoring search has the engine's dictionary only).
+// that the live finals' words would then contradict (any add-on: they all
+// read the transcript, custom spelling and PII redaction included), nor
+// with a custom vocabulary (the scoring search has the engine's
+// dictionary only).
 func combinable(p *params.PreRecorded) bool {
-	return !p.Translation && !p.NamedEntityRecognition && !p.SentimentAnalysis && !p.Summarization &&
-		!p.CustomSpelling && (p.CustomVocabulary == nil || !*p.CustomVocabulary) && !p.PIIRedaction
+	return !p.AnyAddon() && (p.CustomVocabulary == nil || !*p.CustomVocabulary)
 }
 
 // combineRecord makes res, the batch pass's result over the recording at
@@ -42,7 +44,7 @@ func (s *Service) combineRecord(ctx context.Context, tr *pipeline.Transcriber, j
 		return
 	}
 	defer ch.Close()
-	utts, fromLive, n := pipeline.CombineUtterances(live.Transcription.Utterances, res.Transcription.Utterances, ch.Choose)
+	utts, fromLive, n := combineBelowLive(s.gate.cpu, live.Transcription.Utterances, res.Transcription.Utterances, ch.Choose)
 	if res.PostSessionMetadata == nil {
 		res.PostSessionMetadata = map[string]any{}
 	}
@@ -52,4 +54,15 @@ func (s *Service) combineRecord(ctx context.Context, tr *pipeline.Transcriber, j
 	}
 	res.Transcription.Utterances = utts
 	res.Transcription.FullTranscript = pipeline.JoinUtterances(utts)
+}
+
+// combineBelowLive is pipeline.CombineUtterances with its scoring searches
+// on a thread below the live decodes, as the pass's own decodes are
+// (recognizer.CPU.BatchDecode): the scoring is about a tenth of a wideband
+// record's CPU (bench/CALLS.md) and must not delay live finals either.
+func combineBelowLive(cpu *recognizer.CPU, liveUtts, batchUtts []transcript.Utterance, choose pipeline.ChooseFunc) (utts []transcript.Utterance, fromLive, stretches int) {
+	cpu.BatchDecode(func() {
+		utts, fromLive, stretches = pipeline.CombineUtterances(liveUtts, batchUtts, choose)
+	})
+	return utts, fromLive, stretches
 }

@@ -40,6 +40,11 @@ func (s *session) finish(ctx context.Context, failure string) {
 	}
 	s.closeRecogniser()
 	s.releaseHeld()
+	if failure != "" {
+		s.dropRevisions("the session failed")
+	} else {
+		s.finishRevisions(ctx) // before end_recording
+	}
 	dur := s.secondsAt(s.received)
 	if s.started.IsZero() && failure == "" {
 		failure = "session never connected"
@@ -273,6 +278,8 @@ func (s *session) onEvent(ev recognizer.Event) {
 		}
 		s.releaseDue(u.Start)
 		s.onUtterance(ev.ID, u, final)
+	case recognizer.EventSegment:
+		s.onSegment(ev.Segment, ev.Channel)
 	case recognizer.EventError:
 		s.send(errorMsg(s.id, "", "recogniser: "+errcode.Message(ev.Err)+": "+ev.Err.Error()))
 	}

@@ -160,6 +160,8 @@ func switchFor(sw params.MessageSwitches, m *message) bool {
 		return sw.ReceiveErrors
 	case typeDTMF:
 		return sw.ReceiveDTMFEvents
+	case typeRevisedTranscript:
+		return sw.ReceiveRevisedTranscripts
 	}
 	return false
 }

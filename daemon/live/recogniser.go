@@ -46,6 +46,11 @@ type recogniser struct {
 	closed bool // in is closed; the session's
 
 	busy time.Duration // time in the recogniser; the session reads it after events is closed
+
+	// segments: the Live reports its ended segments for revised finals
+	// (revise.go), decoded on route.BatchEngine with streamOpts.
+	segments   bool
+	streamOpts recognizer.StreamOptions
 }
 
 // recEvent is one thing the recogniser tells its session: a recogniser
@@ -58,8 +63,10 @@ type recEvent struct {
 }
 
 // newRecogniser routes the session to its engine and prepares the Live;
-// ctx bounds its engine calls.
-func newRecogniser(ctx context.Context, pl *pipeline.Transcriber, lo pipeline.LiveOptions, cfg recognizer.LiveConfig) (*recogniser, error) {
+// ctx bounds its engine calls. revise asks for the ended segments
+// (LiveConfig.Segments) when the route has a batch pool to decode them
+// again on.
+func newRecogniser(ctx context.Context, pl *pipeline.Transcriber, lo pipeline.LiveOptions, cfg recognizer.LiveConfig, revise bool) (*recogniser, error) {
 	r := &recogniser{ctx: ctx, in: make(chan [][]int16), flush: make(chan struct{}), events: make(chan recEvent, recogniserEvents)}
 	// The engine's notices come from within Live.Write, on the
 	// recogniser's goroutine.
@@ -69,6 +76,10 @@ func newRecogniser(ctx context.Context, pl *pipeline.Transcriber, lo pipeline.Li
 		return nil, err
 	}
 	rt.Configure(&cfg)
+	if revise && rt.BatchEngine() != nil {
+		cfg.Segments, r.segments = true, true
+		r.streamOpts = recognizer.StreamOptions{Vocabulary: cfg.Vocabulary, Narrowband: cfg.Narrowband, Tenant: cfg.Tenant}
+	}
 	live, err := recognizer.NewLive(rt.Engine, cfg, func(ev recognizer.Event) { r.events <- recEvent{ev: ev} })
 	if err != nil {
 		return nil, fmt.Errorf("start recogniser: %w", err)

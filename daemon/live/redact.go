@@ -100,6 +100,7 @@ func (s *session) releaseHeld() {
 func (s *session) sendUtterance(id int, u recognizer.Utterance, final bool) {
 	if final {
 		s.finals = append(s.finals, u)
+		s.finalIDs = append(s.finalIDs, id)
 	}
 	m := msg(typeTranscript, s.id, transcriptData{ID: liveUtteranceID(s.id, id), IsFinal: final, Utterance: pipeline.ContractUtterance(u, u.Language)})
 	m.final = final

@@ -126,6 +126,8 @@ type Service struct {
 	segments *prometheus.CounterVec
 	// keys counts the DTMF keys sessions took, by source (dtmf.go).
 	keys *prometheus.CounterVec
+	// revisions counts the revised finals by outcome (revise.go).
+	revisions *prometheus.CounterVec
 	// box meters the box's CPU use for every session's lean search
 	// (recognizer.BoxLoad).
 	box *recognizer.BoxLoad
@@ -175,6 +177,13 @@ func New(cfg Config, deps Deps) *Service {
 	}, []string{"source"})
 	for _, src := range []string{ingest.KeyRFC4733, ingest.KeySIPInfo, ingest.KeyInband} {
 		s.keys.WithLabelValues(src)
+	}
+	s.revisions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "earshot_live_revisions_total",
+		Help: "Revised finals of live sessions that asked for them (receive_revised_transcripts), by outcome: sent; dropped (too many pending in the session, or its end came first); failed (no batch decoder in time, or the decode failed).",
+	}, []string{"outcome"})
+	for _, o := range []string{revisionSent, revisionDropped, revisionFailed} {
+		s.revisions.WithLabelValues(o)
 	}
 	s.halt, s.haltNow = context.WithCancelCause(context.Background())
 	cpu := deps.CPU
@@ -241,7 +250,7 @@ func (s *Service) shuttingDown() bool {
 // Collectors are the service's own series: sessions created and decoder
 // segments by search since start.
 func (s *Service) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{s.created, s.segments, s.keys}
+	return []prometheus.Collector{s.created, s.segments, s.keys, s.revisions}
 }
 
 // Sessions is how many sessions exist (created and not ended).

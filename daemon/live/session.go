@@ -74,6 +74,8 @@ type session struct {
 	recog      *recogniser    // nil until start
 	backlog    [][]int16      // 16 kHz audio not yet handed to the recogniser, per channel
 	finals     []recognizer.Utterance
+	finalIDs   []int               // the utterance ID of each of finals, -1 for a revision's (revise.go)
+	rev        *reviser            // decodes ended segments again (revise.go), nil unless the session asked
 	messages   *messageLog         // what result.messages keeps (messages.go)
 	pending    []*store.Delivery   // callback deliveries not committed yet (flushDeliveries)
 	heldTried  time.Time           // the last flush the store could not take (outage.go); zero when it took it
@@ -160,6 +162,7 @@ func (s *session) run() {
 				}
 				s.recWG.Wait()
 			}
+			s.rev.stop()
 		}
 		if s.stopDetach != nil {
 			s.stopDetach()
@@ -182,6 +185,8 @@ func (s *session) run() {
 			s.backlog = nil
 		case <-s.addonsReady():
 			s.pumpAddons()
+		case rv := <-s.revisionsReady():
+			s.onRevision(rv)
 		case now := <-tick.C:
 			s.expire(now, false)
 		case <-s.svc.stop:
@@ -289,9 +294,12 @@ func (s *session) start() error {
 	if err != nil {
 		return err
 	}
-	rg, err := newRecogniser(s.svc.halt, s.svc.pl, lo, cfg)
+	rg, err := newRecogniser(s.svc.halt, s.svc.pl, lo, cfg, wantsRevisions(s.p))
 	if err != nil {
 		return err
+	}
+	if rg.segments {
+		s.rev = newReviser(s.svc.halt, rg.route.BatchEngine(), rg.streamOpts, s.svc.gate.cpu, cfg.DecoderWait)
 	}
 	s.route, s.framer, s.recog = rg.route, framer, rg
 	s.recWG.Go(rg.run)

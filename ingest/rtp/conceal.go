@@ -18,8 +18,9 @@ import (
 // as received, pads included; and it decodes G.722 to 16 kHz 16-bit PCM.
 // G.711 stays bytes: a lost span is the fill encoded in the call's law,
 // and the received samples the concealer blends after a loss are
-// re-encoded; elsewhere the bytes pass as they came. A G.722 decoder is
-// never fed a lost span's bytes: its output there is the fill, two
+// re-encoded; elsewhere the bytes pass as they came. A G.722 decoder
+// still takes a lost span's fill bytes (it resumes from the state they
+// leave), but its output there is replaced by the concealer's fill, two
 // samples a byte. Without PLC (JitterConfig.Conceal silence) nothing is
 // marked lost and nothing is concealed: G.711 passes as it came, G.722 is
 // only decoded.

@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/recognizer/remote"
 )
 
 // fakePool stands in for one of the embedded engine's sphinx pools.
@@ -84,5 +86,37 @@ func TestPoolInfo(t *testing.T) {
 	}
 	if want := "wideband telephone telephone_batch"; strings.Join(got, " ") != want {
 		t.Errorf("pools %q, want %q", strings.Join(got, " "), want)
+	}
+}
+
+// TestLiveRouteBatchEngine: a live session on the embedded engine names
+// the pool that decodes whole recordings of its band (a revised final
+// decodes a live segment on it): the telephone batch pool for a call, the
+// embedded engine's own for wideband audio; on a remote route, none.
+func TestLiveRouteBatchEngine(t *testing.T) {
+	live, batch := fakePool{model: "telephone, live pool"}, fakePool{model: "telephone, batch pool"}
+	e := testEngines(t, EnginesConfig{Remote: []remote.Config{remoteCfg("gpu", "en")},
+		Routes: RoutesConfig{Model1: EmbeddedEngine, Model3: "gpu"}})
+	e.SetPools(Pools{Live: fakePool{model: "en-us, live pool"}, Telephone: live, TelephoneBatch: batch})
+	for _, c := range []struct {
+		name   string
+		o      LiveOptions
+		engine recognizer.Engine
+		batch  recognizer.Engine
+	}{
+		{"call", LiveOptions{Model: params.Model1, Languages: []string{"en"}, Narrowband: true}, live, batch},
+		{"wideband", LiveOptions{Model: params.Model1, Languages: []string{"en"}}, fakePool{model: "en-us, live pool"}, e.Embedded()},
+		{"remote", LiveOptions{Model: params.Model3, Narrowband: true}, nil, nil},
+	} {
+		rt, err := e.Live(c.o)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if c.engine != nil && rt.Engine != c.engine {
+			t.Errorf("%s: live engine %v, want %v", c.name, rt.Engine, c.engine)
+		}
+		if got := rt.BatchEngine(); got != c.batch {
+			t.Errorf("%s: batch engine %v, want %v", c.name, got, c.batch)
+		}
 	}
 }

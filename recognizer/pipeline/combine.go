@@ -22,6 +22,8 @@ import (
 // weighs them, each sequence the only path of a search of its own), so
 // neither pass's own search settings or confidence scale decides; the
 // higher score wins, the batch pass on a tie or when the scoring fails.
+// A stretch where one pass has no words stays the batch pass's, unscored:
+// no words cannot be scored (a search of fillers only reports no path).
 // post_session_metadata.transcription_pass is "batch" when every
 // stretch is the batch pass's, "combined" when some are the live
 // finals' (record_stretches counts them).
@@ -103,7 +105,10 @@ func CombineUtterances(liveUtts, batchUtts []transcript.Utterance, choose Choose
 	all := Stretches(liveUtts, batchUtts)
 	for _, s := range all {
 		lw, bw := words(s.Live), words(s.Batch)
-		if slices.Equal(lw, bw) {
+		// A pass with no words in the stretch cannot be scored against
+		// the other's (the engine reports no path of fillers only), so
+		// the batch pass's stay, words or none.
+		if slices.Equal(lw, bw) || len(lw) == 0 || len(bw) == 0 {
 			out = append(out, s.Batch...)
 			continue
 		}

@@ -99,4 +99,14 @@ func TestCombineUtterances(t *testing.T) {
 	if live != 0 || len(calls) != 0 {
 		t.Errorf("same words scored (%d calls) or taken from live (%d)", len(calls), live)
 	}
+	// A stretch where one pass has no words is the batch pass's, unscored:
+	// batch words where the live finals have none stay (the scoring took
+	// no words for the best path and dropped them), and live words where
+	// the batch pass has none are not taken.
+	calls = nil
+	got, live, n := CombineUtterances([]transcript.Utterance{spanUtt(0, 1, 2, "go forward")},
+		[]transcript.Utterance{spanUtt(0, 5, 6, "ten meters")}, pick(1, nil))
+	if live != 0 || n != 2 || texts(got) != "ten meters" || len(calls) != 0 {
+		t.Errorf("one-sided stretches: %d of %d live, %q, %d scored", live, n, texts(got), len(calls))
+	}
 }

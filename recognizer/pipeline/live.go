@@ -50,7 +50,8 @@ type LiveRoute struct {
 	route     Route
 	bandNotes map[string]any
 	vocabNote string
-	remote    *liveEngine // the remote route's engine (errors, fallback), nil otherwise
+	remote    *liveEngine       // the remote route's engine (errors, fallback), nil otherwise
+	batch     recognizer.Engine // the embedded engine's batch pool for the band, nil on a remote route
 }
 
 // Live routes a live session (Route), picks the band's engine, gives it
@@ -63,6 +64,9 @@ func (e *Engines) Live(o LiveOptions) (*LiveRoute, error) {
 	}
 	lr := &LiveRoute{}
 	band := recognizer.Band{Narrowband: o.Narrowband, ByRate: true}
+	if rt.remote == nil {
+		lr.batch, _ = e.forBand(rt.Engine, band, true)
+	}
 	rt.Engine, lr.bandNotes = e.forBand(rt.Engine, band, false)
 	if o.Vocabulary != nil && rt.remote != nil {
 		lr.prompt = vocabularyPrompt(o.Vocabulary)
@@ -85,6 +89,11 @@ func (l *LiveRoute) Configure(c *recognizer.LiveConfig) {
 	c.Language, c.Detect = l.Language, l.Language == ""
 	c.Vocabulary, c.Prompt = l.vocab, l.prompt
 }
+
+// BatchEngine is the pool that decodes whole recordings of the session's
+// band on its embedded route (a revised final decodes a live segment again
+// on it, daemon/live/revise.go), nil on a remote route.
+func (l *LiveRoute) BatchEngine() recognizer.Engine { return l.batch }
 
 // Remote reports whether the session runs on a remote engine (whose
 // requests wait on the network, not on this machine's CPU).

@@ -77,7 +77,9 @@ var ErrNoChoice = errors.New("sphinx: no alternative survived the search")
 // the decoder's own search weighs them (-lw, -wip), score every
 // alternative the same way, so the choice does not depend on which search
 // proposed it. Cepstra are normalised over pcm as Decode does. An empty
-// alternative stands for no words. Words the dictionary does not hold
+// alternative stands for no words; 5prealpha reports no path of fillers
+// only, so it is never chosen (ErrNoChoice when no other alternative
+// has a path). Words the dictionary does not hold
 // make it fail (ErrDecode). It leaves the stream as it found it, ready
 // for Decode, Write or another Choose.
 func (s *Stream) Choose(pcm []int16, alternatives [][]string) (int, error) {
@@ -166,7 +168,10 @@ func (d *decoder) scorePath(pcm []int16, words []string) (int, bool, error) {
 	var score C.int32
 	h := C.ps_get_hyp(d.ps, &score)
 	if h == nil {
-		return 0, len(words) == 0, nil
+		// No path: no score. (Taken for a path of no words scoring 0, it
+		// beat every real path, scores being log probabilities; 5prealpha
+		// reports no path of fillers only.)
+		return 0, false, nil
 	}
 	if !slices.Equal(cleanHyp(C.GoString(h)), words) {
 		return 0, false, nil // the search ended short of the final state

@@ -75,3 +75,26 @@ func TestChooseUnknownWord(t *testing.T) {
 		t.Fatalf("after a refused word: %v", err)
 	}
 }
+
+// TestChooseNoWordsUnscored: an alternative of no words is not chosen
+// over words the search scores, in either order. PocketSphinx reports no
+// path of fillers only, and Choose took that for a score of 0, above any
+// path's (scores are log probabilities): the record then dropped the
+// batch pass's words wherever the live finals had none.
+func TestChooseNoWordsUnscored(t *testing.T) {
+	st := openStream(t, newEngine(t, 1))
+	_, pcm := clip(t, "ls-test-clean-1089-134686-0000.wav")
+	batch := strings.Fields("he hoped there would be stew for dinner turn up some carrots and bruised potatoes in fact mutton pieces to be labeled out and thick peppered flower fat and sauce")
+	for _, alts := range [][][]string{{batch, {}}, {{}, batch}} {
+		i, err := st.Choose(pcm, alts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(alts[i]) == 0 {
+			t.Errorf("Choose(%d words, %d words) chose no words", len(alts[0]), len(alts[1]))
+		}
+	}
+	if i, err := st.Choose(pcm, [][]string{{}}); !errors.Is(err, ErrNoChoice) {
+		t.Errorf("no words alone: %d, %v; want ErrNoChoice", i, err)
+	}
+}

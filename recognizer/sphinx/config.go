@@ -132,6 +132,11 @@ type Config struct {
 	Beam      float64 `yaml:"beam"`
 	WordBeam  float64 `yaml:"word_beam"`
 	PhoneBeam float64 `yaml:"phone_beam"`
+	// FlatBeam and FlatWordBeam are -fwdflatbeam and -fwdflatwbeam, the
+	// second (flat-lexicon) pass's pruning thresholds, each in 1e-80..1e-5.
+	// 0 means PocketSphinx's defaults: 1e-64 and 7e-29.
+	FlatBeam     float64 `yaml:"flat_beam"`
+	FlatWordBeam float64 `yaml:"flat_word_beam"`
 	// MaxHMMsPerFrame is -maxhmmpf, 100..100000: the most HMMs the search
 	// keeps active in a frame (beyond it the beam narrows for that frame).
 	// Lower is cheaper on noisy or ambiguous audio, where the active set
@@ -408,7 +413,8 @@ func (c Config) Validate() error {
 	for _, b := range []struct {
 		key string
 		v   float64
-	}{{"beam", c.Beam}, {"word_beam", c.WordBeam}, {"phone_beam", c.PhoneBeam}} {
+	}{{"beam", c.Beam}, {"word_beam", c.WordBeam}, {"phone_beam", c.PhoneBeam},
+		{"flat_beam", c.FlatBeam}, {"flat_word_beam", c.FlatWordBeam}} {
 		if b.v != 0 && !(b.v >= 1e-80 && b.v <= 1e-5) {
 			errs = append(errs, config.Errorf(b.key, "%v not 0 or in 1e-80..1e-5", b.v))
 		}
@@ -488,7 +494,8 @@ func searchArgs(cfg Config) []string {
 	for _, b := range []struct {
 		arg string
 		v   float64
-	}{{"-beam", cfg.Beam}, {"-wbeam", cfg.WordBeam}, {"-pbeam", cfg.PhoneBeam}} {
+	}{{"-beam", cfg.Beam}, {"-wbeam", cfg.WordBeam}, {"-pbeam", cfg.PhoneBeam},
+		{"-fwdflatbeam", cfg.FlatBeam}, {"-fwdflatwbeam", cfg.FlatWordBeam}} {
 		if b.v > 0 {
 			args = append(args, b.arg, strconv.FormatFloat(b.v, 'g', -1, 64))
 		}

@@ -98,9 +98,9 @@ func (c *Config) ApplyPreset(name string) error {
 // PresetSettings returns the named preset as configuration settings,
 // "key=value" with the keys of Config's YAML names (fast_search,
 // frame_downsample, topn, phone_lookahead, beam, word_beam, phone_beam,
-// max_hmms_per_frame, max_words_per_frame, overload_max_hmms_per_frame,
-// live_decodes),
-// for a daemon's --set sphinx.KEY=VALUE.
+// flat_beam, flat_word_beam, max_hmms_per_frame, max_words_per_frame,
+// overload_max_hmms_per_frame, live_decodes), for a daemon's
+// --set sphinx.KEY=VALUE.
 func PresetSettings(name string) ([]string, error) {
 	var c Config
 	if err := c.ApplyPreset(name); err != nil {
@@ -123,7 +123,8 @@ func PresetSettings(name string) ([]string, error) {
 	for _, b := range []struct {
 		key string
 		v   float64
-	}{{"beam", c.Beam}, {"word_beam", c.WordBeam}, {"phone_beam", c.PhoneBeam}} {
+	}{{"beam", c.Beam}, {"word_beam", c.WordBeam}, {"phone_beam", c.PhoneBeam},
+		{"flat_beam", c.FlatBeam}, {"flat_word_beam", c.FlatWordBeam}} {
 		if b.v != 0 {
 			add(b.key, b.v)
 		}

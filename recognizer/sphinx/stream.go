@@ -56,16 +56,22 @@ func (s *Stream) Write(pcm []int16) error {
 	if len(s.pending) < writeBlock {
 		return nil
 	}
-	return s.flush()
+	return s.flush(false)
 }
 
 // flush decodes the pending audio (inside the engine's gate, as Finish's
-// lattice pass) and refreshes a primed stream's live mean with it.
-func (s *Stream) flush() error {
+// lattice pass) and refreshes a primed stream's live mean with it. A
+// reader's flush (Path, Partial, Finish: read) goes through the gate ahead
+// of the blocks of streams decoding as their audio comes (CPU.LiveRead).
+func (s *Stream) flush(read bool) error {
 	if s.err != nil || len(s.pending) == 0 {
 		return s.err
 	}
-	s.e.cpu.LiveDecode(func() {
+	gate := s.e.cpu.LiveDecode
+	if read {
+		gate = s.e.cpu.LiveRead
+	}
+	gate(func() {
 		s.err = s.d.process(s.pending, false)
 		s.d.refreshCMN()
 	})
@@ -76,7 +82,7 @@ func (s *Stream) flush() error {
 // Partial returns the decoder's current best guess (text only, no word
 // times), false when the utterance has no words yet.
 func (s *Stream) Partial() (recognizer.Hypothesis, bool) {
-	if s.d == nil || !s.d.inUtt || s.flush() != nil {
+	if s.d == nil || !s.d.inUtt || s.flush(true) != nil {
 		return recognizer.Hypothesis{}, false
 	}
 	words := cleanHyp(s.d.hyp())
@@ -94,14 +100,14 @@ func (s *Stream) Finish() (recognizer.Utterance, error) {
 	if s.d == nil {
 		return recognizer.Utterance{}, errClosedStream
 	}
-	if err := s.flush(); err != nil {
+	if err := s.flush(true); err != nil {
 		s.d.reset()
 		s.err = nil // the stream may be written again
 		return recognizer.Utterance{}, err
 	}
 	var words []recognizer.Word
 	var err error
-	s.e.cpu.LiveDecode(func() { words, err = s.d.end() })
+	s.e.cpu.LiveRead(func() { words, err = s.d.end() })
 	if err != nil {
 		return recognizer.Utterance{}, err
 	}
@@ -192,7 +198,7 @@ func (s *Stream) SetCMNFrom(pcm []int16) {
 // frame mapped to 0..1 (the posteriors of Finish need the lattice of an
 // ended utterance). Nil when no utterance is open.
 func (s *Stream) Path() []recognizer.Word {
-	if s.d == nil || !s.d.inUtt || s.flush() != nil {
+	if s.d == nil || !s.d.inUtt || s.flush(true) != nil {
 		return nil
 	}
 	return s.d.words()

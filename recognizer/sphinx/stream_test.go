@@ -75,7 +75,7 @@ func TestSetCMNFromShortStart(t *testing.T) {
 	st := openStream(t, e)
 	st.SetCMNFrom(start)
 	writeChunks(t, st, body)
-	if err := st.flush(); err != nil {
+	if err := st.flush(false); err != nil {
 		t.Fatal(err)
 	}
 	live := st.d.cmnMean()

@@ -414,17 +414,23 @@ func measure(d *benchd.Daemon, p *phone, r row, calls []call) (*result, error) {
 	return res, nil
 }
 
-// turnEnd is the end (call time) of the turn of leg a final of [start,
-// end] belongs to, or of the final itself when that is earlier (a turn cut
-// into several finals): the moment the final's last audio was sent. 0 when
-// the final overlaps no turn.
+// turnEnd is the moment (call time) the final of [start, end] on leg had
+// its last audio sent: the end of the latest turn of leg it overlaps, or
+// the final's own end when that is earlier (a turn cut into several
+// finals). 0 when the final overlaps no turn. On a plain call's one mixed
+// channel a final may hold the end of one turn and the start of the next
+// (turns overlap, and a clip's trailing silence runs into the next turn);
+// before 2026-11-29 its latency was counted from the first turn's end,
+// which added the next turn's length: the plain rows' p95 of ~3 s were
+// that, not late finals.
 func (c call) turnEnd(leg int, start, end float64) float64 {
+	last := 0.0
 	for _, t := range c.turns {
 		if (leg < 0 || t.leg == leg) && start < t.end() && end > t.start {
-			return min(end, t.end())
+			last = max(last, min(end, t.end()))
 		}
 	}
-	return 0
+	return last
 }
 
 // final is a live final transcript of a record's result.messages.

@@ -16,17 +16,16 @@
 // reports on corpus speakers held out of the telephone model's adaptation
 // (test-other), on utterances outside the tuning subset. -stock adds Debian's
 // stock model in pocketsphinx_batch on the same samples, the reference of
-// the telephone-band target.
+// the telephone-band target. -revised adds the revised finals (each live
+// decoder segment decoded again at its end on the batch pool, replacing
+// its finals: the daemon's receive_revised_transcripts) and their CPU.
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -35,13 +34,11 @@ import (
 	"time"
 
 	"github.com/earshot-dev/earshot/bench/internal/benchd"
-	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 	"github.com/earshot-dev/earshot/recognizer/sphinx"
-	"github.com/earshot-dev/earshot/recognizer/sphinx/telmodel"
 	"github.com/earshot-dev/earshot/transcript"
 )
 
@@ -59,6 +56,7 @@ func main() {
 	flag.BoolVar(&onePass, "narrow-one-pass", false, "narrowband live finals in one pass at each endpoint (LiveConfig.OnePassFinals)")
 	flag.DurationVar(&endpointing, "endpointing", 0, "the sessions' endpointing (the silence of LiveConfig.Endpointing; 0: params.DefaultSilence)")
 	flag.BoolVar(&stock, "stock", false, "also decode every rendition with Debian's stock model in pocketsphinx_batch and print the batch path's WER against it")
+	flag.BoolVar(&revised, "revised", false, "also score the revised finals (issue 41): each live decoder segment decoded again at its end on the batch pool, replacing its finals (receive_revised_transcripts)")
 	flag.BoolVar(&record, "record", false, "also score the stored record of a live session (issue 41): the live finals or the batch segments, stretch by stretch, whichever the batch engine scores higher (pipeline.CombineUtterances)")
 	flag.Parse()
 	if err := run(*speech, *corpus, *every, *presets, *rends, *workers); err != nil {
@@ -97,6 +95,9 @@ type clip struct {
 }
 
 func run(speech, corpus string, every int, presets, rends string, workers int) error {
+	if revised && !batch {
+		return fmt.Errorf("-revised decodes on the batch pool: not with -batch=false")
+	}
 	set, err := listClips(speech, corpus, every)
 	if err != nil {
 		return err
@@ -104,7 +105,7 @@ func run(speech, corpus string, every int, presets, rends string, workers int) e
 	fmt.Printf("livegap %s: %d clips (%s); %d CPUs; load average before: %s\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), len(set), setName(speech, corpus), runtime.NumCPU(), loadAvg())
 	var stocks []stockRow
-	var records []string
+	var records, revs []string
 	fmt.Println("| rendition | preset | batch WER % | live finals WER % | gap points | finals | live CPU s per audio s | batch CPU s per audio s |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, rend := range strings.Split(rends, ",") {
@@ -132,17 +133,30 @@ func run(speech, corpus string, every int, presets, rends string, workers int) e
 			}
 			fmt.Printf("| %s | %s | %.2f | %.2f | %+.2f | %d | %.3f | %.3f |\n", rend, p, r.batchWER, r.liveWER,
 				r.liveWER-r.batchWER, r.finals, r.liveCPU, r.batchCPU)
+			if revised {
+				revs = append(revs, fmt.Sprintf("| %s | %s | %.2f | %.2f | %.2f | %+.2f | %d | %.3f | %.3f | %.3f |", rend, p, r.batchWER, r.liveWER,
+					r.revisedWER, r.revisedWER-r.batchWER, r.revisions, r.liveCPU, r.revCPU, r.liveCPU+r.revCPU))
+			}
 			if record {
-				records = append(records, fmt.Sprintf("| %s | %s | %.2f | %.2f | %.2f | %d of %d |", rend, p, r.liveWER, r.batchWER, r.recordWER, r.fromLive, r.stretch))
+				records = append(records, fmt.Sprintf("| %s | %s | %.2f | %.2f | %.2f | %d of %d | %.4f |", rend, p, r.liveWER, r.batchWER, r.recordWER, r.fromLive, r.stretch, r.chooseCPU))
 			}
 		}
 	}
 	if len(records) > 0 {
 		fmt.Println("\nStored record (issue 41: per stretch the live finals or the batch segments, whichever the batch engine scores higher):")
 		fmt.Println()
-		fmt.Println("| rendition | preset | live finals WER % | batch WER % | record WER % | stretches from the live finals |")
-		fmt.Println("|---|---|---|---|---|---|")
+		fmt.Println("| rendition | preset | live finals WER % | batch WER % | record WER % | stretches from the live finals | scoring CPU s per audio s |")
+		fmt.Println("|---|---|---|---|---|---|---|")
 		for _, r := range records {
+			fmt.Println(r)
+		}
+	}
+	if len(revs) > 0 {
+		fmt.Println("\nRevised finals (issue 41: each live decoder segment decoded again at its end on the batch pool, replacing its finals):")
+		fmt.Println()
+		fmt.Println("| rendition | preset | batch WER % | live finals WER % | revised finals WER % | revised gap points | revisions | live CPU s per audio s | revision CPU s per audio s | live + revision CPU s per audio s |")
+		fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+		for _, r := range revs {
 			fmt.Println(r)
 		}
 	}
@@ -210,90 +224,16 @@ func listClips(speech, corpus string, every int) ([]recognizertest.Clip, error) 
 	return out, nil
 }
 
-// render makes the rendition of every mono clip: ffmpeg to the codec (as
-// a PBX or a phone would send it), then earshot's own G.711 decoder and
-// resampler (media.Framer, as the doors and the WebSocket do). The "-mag"
-// renditions are companded by the Magnitude encoder instead of ffmpeg's
-// (telmodel.Encoder: zaf/g711, as asrbench renders), from ffmpeg's 8 kHz
-// samples.
-func render(set []recognizertest.Clip, rend string) ([]clip, error) {
-	var format media.Format
-	var args []string
-	var compand func([]byte) []byte
-	if law, ok := strings.CutSuffix(rend, "-mag"); ok {
-		v := telmodel.Variant{Law: telmodel.MuLaw, Encoder: telmodel.Magnitude}
-		if law == "alaw8k" {
-			v.Law = telmodel.ALaw
-		} else if law != "mulaw8k" {
-			return nil, fmt.Errorf("unknown rendition %q", rend)
-		}
-		rend = law
-		compand = func(b []byte) []byte {
-			lin := make([]int16, len(b)/2)
-			for i := range lin {
-				lin[i] = int16(binary.LittleEndian.Uint16(b[2*i:]))
-			}
-			return v.Compand(lin)
-		}
-	}
-	switch rend {
-	case "pcm16k":
-		format = media.Format{Encoding: media.LinearPCM, BitDepth: 16, SampleRate: 16000, Channels: 1}
-		args = []string{"-ar", "16000", "-f", "s16le"}
-	case "mulaw8k":
-		format = media.Format{Encoding: media.MuLaw, BitDepth: 8, SampleRate: 8000, Channels: 1}
-		args = []string{"-ar", "8000", "-f", "mulaw"}
-	case "alaw8k":
-		format = media.Format{Encoding: media.ALaw, BitDepth: 8, SampleRate: 8000, Channels: 1}
-		args = []string{"-ar", "8000", "-f", "alaw"}
-	default:
-		return nil, fmt.Errorf("unknown rendition %q", rend)
-	}
-	if compand != nil {
-		args = []string{"-ar", "8000", "-f", "s16le"} // ffmpeg's 8 kHz samples, companded here
-	}
-	var out []clip
-	for _, c := range set {
-		if ch, _ := probeChannels(c.Path); ch != 1 {
-			continue
-		}
-		cmd := exec.Command("ffmpeg", append([]string{"-nostdin", "-v", "error", "-i", c.Path, "-ac", "1"}, append(args, "-")...)...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		b, err := cmd.Output()
-		if err != nil {
-			return nil, fmt.Errorf("ffmpeg %s: %v %s", c.File, err, stderr.String())
-		}
-		if compand != nil {
-			b = compand(b)
-		}
-		fr, err := media.NewFramer(format, recognizer.SampleRate)
-		if err != nil {
-			return nil, err
-		}
-		pcm, _ := fr.Push(b)
-		out = append(out, clip{name: c.File, transcript: c.Transcript, pcm: append([]int16(nil), pcm[0]...)})
-	}
-	return out, nil
-}
-
-// probeChannels returns the clip's channel count (ffprobe).
-func probeChannels(path string) (int, error) {
-	out, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "stream=channels", "-of", "csv=p=0", path).Output()
-	if err != nil {
-		return 0, err
-	}
-	var n int
-	_, err = fmt.Sscan(strings.TrimSpace(string(out)), &n)
-	return n, err
-}
-
 type outcome struct {
 	batchWER, liveWER float64
 	recordWER         float64 // with -record
+	revisedWER        float64 // with -revised
+	revisions         int     // with -revised
+	revCPU            float64 // with -revised: the revisions' CPU s per audio s
 	fromLive, stretch int     // with -record: stretches the record took from the live finals, of all
 	finals            int
 	liveCPU, batchCPU float64 // CPU s per audio s
+	chooseCPU         float64 // with -record: the combination's scoring, CPU s per audio s
 }
 
 // engineFor loads a pool of workers decoders with the preset's search
@@ -357,10 +297,14 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 		batch, live       string
 		batchSegs, liveFs string // with LIVEGAP_VERBOSE: each segment's and final's times and text
 		record            string // with -record
+		revised           string // with -revised
+		revisions         int
+		revCPU            time.Duration
 		batchUtts         []transcript.Utterance
 		fromLive, stretch int
 		finals            int
 		batchCPU, liveCPU time.Duration
+		chooseCPU         time.Duration // with -record
 	}
 	hyps := make([][]hyp, len(presets))
 	for k := range hyps {
@@ -379,18 +323,31 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 				h.batchCPU = threadCPU() - cpu
 				h.batch, h.batchSegs = text, segs
 			}
+			var rv *reviser
+			if revised {
+				rv = &reviser{e: e[1]}
+			}
 			cpu := threadCPU()
-			live, fs, finals, lutts, err := decodeLive(e[0], c.pcm, rend != "pcm16k", onePass)
+			live, fs, finals, lutts, err := decodeLive(e[0], c.pcm, rend != "pcm16k", onePass, rv)
 			if err != nil {
 				return err
 			}
 			h.liveCPU = threadCPU() - cpu
+			if rv != nil {
+				if rv.err != nil {
+					return rv.err
+				}
+				h.liveCPU -= rv.cpu
+				h.revised, h.revisions, h.revCPU = rv.text(), rv.n, rv.cpu
+			}
 			h.live, h.liveFs, h.finals = live, fs, finals
 			if record && batch {
+				cpu := threadCPU()
 				utts, fromLive, stretches, err := combine(e[1], c.pcm, lutts, h.batchUtts)
 				if err != nil {
 					return err
 				}
+				h.chooseCPU = threadCPU() - cpu
 				h.record, h.fromLive, h.stretch = pipeline.JoinUtterances(utts), fromLive, stretches
 			}
 		}
@@ -401,20 +358,24 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 	}
 	out := make([]outcome, len(presets))
 	for k := range presets {
-		var be, le, re, words int
-		var bcpu, lcpu time.Duration
+		var be, le, re, ve, words int
+		var bcpu, lcpu, vcpu, ccpu time.Duration
 		for i, c := range clips {
 			h := hyps[k][i]
 			ref := recognizertest.Normalize(c.transcript)
 			be += recognizertest.EditDistance(ref, recognizertest.Normalize(h.batch))
 			le += recognizertest.EditDistance(ref, recognizertest.Normalize(h.live))
 			re += recognizertest.EditDistance(ref, recognizertest.Normalize(h.record))
+			ve += recognizertest.EditDistance(ref, recognizertest.Normalize(h.revised))
+			out[k].revisions += h.revisions
+			vcpu += h.revCPU
 			out[k].fromLive += h.fromLive
 			out[k].stretch += h.stretch
 			words += len(ref)
 			out[k].finals += h.finals
 			bcpu += h.batchCPU
 			lcpu += h.liveCPU
+			ccpu += h.chooseCPU
 			if os.Getenv("LIVEGAP_VERBOSE") != "" {
 				fmt.Fprintf(os.Stderr, "%s %s %s %.2fs batch errors %d live errors %d of %d words\n  ref:   %s\n  batch: %s\n  live:  %s\n  batch segments: %s\n  live finals: %s\n",
 					rend, presets[k], c.name, float64(len(c.pcm))/recognizer.SampleRate,
@@ -426,8 +387,11 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 		out[k].batchWER = 100 * float64(be) / float64(max(words, 1))
 		out[k].liveWER = 100 * float64(le) / float64(max(words, 1))
 		out[k].recordWER = 100 * float64(re) / float64(max(words, 1))
+		out[k].revisedWER = 100 * float64(ve) / float64(max(words, 1))
+		out[k].revCPU = vcpu.Seconds() / audio
 		out[k].batchCPU = bcpu.Seconds() / audio
 		out[k].liveCPU = lcpu.Seconds() / audio
+		out[k].chooseCPU = ccpu.Seconds() / audio
 	}
 	return out, nil
 }
@@ -488,18 +452,24 @@ func combine(e *sphinx.Engine, pcm []int16, live, batch []transcript.Utterance) 
 // 20 ms writes and returns its finals joined, each with its times (and
 // the speech starts and ends), and their count. narrow is a telephone-band
 // rendition: the session is told so, as the daemon's is for a source below
-// 16 kHz (LiveConfig.Narrowband), and onePass applies to it only.
-func decodeLive(e recognizer.Engine, pcm []int16, narrow, onePass bool) (string, string, int, []transcript.Utterance, error) {
+// 16 kHz (LiveConfig.Narrowband), and onePass applies to it only. rv, when
+// not nil, takes the finals and decodes the ended segments again.
+func decodeLive(e recognizer.Engine, pcm []int16, narrow, onePass bool, rv *reviser) (string, string, int, []transcript.Utterance, error) {
 	var words, fs []string
 	var utts []transcript.Utterance
 	ep := params.DefaultEndpointing()
 	if endpointing != 0 {
 		ep.Silence = params.Seconds(endpointing)
 	}
-	cfg := recognizer.LiveConfig{Narrowband: narrow, OnePassFinals: narrow && onePass, Endpointing: ep}
+	cfg := recognizer.LiveConfig{Narrowband: narrow, OnePassFinals: narrow && onePass, Endpointing: ep, Segments: rv != nil}
 	l, err := recognizer.NewLive(e, cfg, func(ev recognizer.Event) {
 		switch ev.Kind {
+		case recognizer.EventSegment:
+			rv.segment(ev.Segment)
 		case recognizer.EventFinal:
+			if rv != nil {
+				rv.final(ev.ID, ev.Utterance.Text)
+			}
 			words = append(words, ev.Utterance.Text)
 			if ev.Utterance.Text != "" {
 				utts = append(utts, pipeline.ContractUtterance(ev.Utterance, "en"))
@@ -526,6 +496,9 @@ func decodeLive(e recognizer.Engine, pcm []int16, narrow, onePass bool) (string,
 			return "", "", 0, nil, err
 		}
 		words, fs, utts = nil, nil, nil
+		if rv != nil {
+			rv.reset()
+		}
 	}
 	for k := 0; k < len(pcm); k += chunk {
 		if err := l.Write(context.Background(), [][]int16{pcm[k:min(k+chunk, len(pcm))]}); err != nil {

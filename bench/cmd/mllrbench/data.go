@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -39,7 +38,7 @@ var rendition = telmodel.Variant{Law: telmodel.MuLaw, Encoder: telmodel.Magnitud
 // loadSets reads the corpus's held-out readers and the test set's mono
 // clips and groups each speaker's utterances.
 func loadSets(o *options) ([]speakerSet, error) {
-	rows, err := readTSV(filepath.Join(o.corpus, "manifest.tsv"))
+	rows, err := telmodel.ReadTSV(filepath.Join(o.corpus, "manifest.tsv"))
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +74,7 @@ func loadSets(o *options) ([]speakerSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	durs, err := readTSV(filepath.Join(dir, "manifest.tsv"))
+	durs, err := telmodel.ReadTSV(filepath.Join(dir, "manifest.tsv"))
 	if err != nil {
 		return nil, err
 	}
@@ -179,24 +178,6 @@ func render(ctx context.Context, dir string, us []utt) (map[string]float64, erro
 		secs[u.id] = float64(len(r.PCM)) / 16000
 	}
 	return secs, nil
-}
-
-func readTSV(path string) ([][]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var rows [][]string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	for first := true; sc.Scan(); first = false {
-		if first || sc.Text() == "" {
-			continue
-		}
-		rows = append(rows, strings.Split(sc.Text(), "\t"))
-	}
-	return rows, sc.Err()
 }
 
 // score is a word error count.

@@ -49,7 +49,7 @@ func (t *toolbox) prepare(ctx context.Context, us []utt) error {
 		return err
 	}
 	t.secs = secs
-	fp, err := featParams(filepath.Join(t.o.hmm, "feat.params"))
+	fp, err := telmodel.FeatParams(filepath.Join(t.o.hmm, "feat.params"))
 	if err != nil {
 		return err
 	}
@@ -296,25 +296,6 @@ func (t *toolbox) tool(ctx context.Context, log, name string, args ...string) (f
 	st := cmd.ProcessState
 	t.lastCPU = (st.UserTime() + st.SystemTime()).Seconds()
 	return t.lastCPU, nil
-}
-
-// featParams reads a model's feat.params ("-key value" lines).
-func featParams(path string) (map[string]string, error) {
-	m := map[string]string{}
-	err := eachLine(path, func(l string) {
-		if k, v, ok := strings.Cut(strings.TrimSpace(l), " "); ok {
-			m[k] = strings.TrimSpace(v)
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, k := range []string{"-feat", "-svspec", "-cmn", "-agc", "-varnorm"} {
-		if m[k] == "" {
-			return nil, fmt.Errorf("%s: no %s", path, k)
-		}
-	}
-	return m, nil
 }
 
 func eachLine(path string, fn func(string)) error {

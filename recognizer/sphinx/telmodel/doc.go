@@ -4,5 +4,6 @@
 // adaptation data looks exactly like what the SIP and WebRTC doors and the
 // pre-recorded path hand the decoder, and the conversion of PocketSphinx's
 // 8-bit senone dump (sendump) back to the float mixture weights sphinxtrain
-// reads.
+// reads; and the corpus manifest and feat.params readers that cmd/telmodel
+// and bench/cmd/mllrbench share.
 package telmodel

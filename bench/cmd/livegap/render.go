@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os/exec"
+	"strings"
+
+	"github.com/earshot-dev/earshot/ingest/media"
+	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/recognizer/recognizertest"
+	"github.com/earshot-dev/earshot/recognizer/sphinx/telmodel"
+)
+
+// render makes the rendition of every mono clip: ffmpeg to the codec (as
+// a PBX or a phone would send it), then earshot's own G.711 decoder and
+// resampler (media.Framer, as the doors and the WebSocket do). The "-mag"
+// renditions are companded by the Magnitude encoder instead of ffmpeg's
+// (telmodel.Encoder: zaf/g711, as asrbench renders), from ffmpeg's 8 kHz
+// samples.
+func render(set []recognizertest.Clip, rend string) ([]clip, error) {
+	var format media.Format
+	var args []string
+	var compand func([]byte) []byte
+	if law, ok := strings.CutSuffix(rend, "-mag"); ok {
+		v := telmodel.Variant{Law: telmodel.MuLaw, Encoder: telmodel.Magnitude}
+		if law == "alaw8k" {
+			v.Law = telmodel.ALaw
+		} else if law != "mulaw8k" {
+			return nil, fmt.Errorf("unknown rendition %q", rend)
+		}
+		rend = law
+		compand = func(b []byte) []byte {
+			lin := make([]int16, len(b)/2)
+			for i := range lin {
+				lin[i] = int16(binary.LittleEndian.Uint16(b[2*i:]))
+			}
+			return v.Compand(lin)
+		}
+	}
+	switch rend {
+	case "pcm16k":
+		format = media.Format{Encoding: media.LinearPCM, BitDepth: 16, SampleRate: 16000, Channels: 1}
+		args = []string{"-ar", "16000", "-f", "s16le"}
+	case "mulaw8k":
+		format = media.Format{Encoding: media.MuLaw, BitDepth: 8, SampleRate: 8000, Channels: 1}
+		args = []string{"-ar", "8000", "-f", "mulaw"}
+	case "alaw8k":
+		format = media.Format{Encoding: media.ALaw, BitDepth: 8, SampleRate: 8000, Channels: 1}
+		args = []string{"-ar", "8000", "-f", "alaw"}
+	default:
+		return nil, fmt.Errorf("unknown rendition %q", rend)
+	}
+	if compand != nil {
+		args = []string{"-ar", "8000", "-f", "s16le"} // ffmpeg's 8 kHz samples, companded here
+	}
+	var out []clip
+	for _, c := range set {
+		if ch, _ := probeChannels(c.Path); ch != 1 {
+			continue
+		}
+		cmd := exec.Command("ffmpeg", append([]string{"-nostdin", "-v", "error", "-i", c.Path, "-ac", "1"}, append(args, "-")...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		b, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("ffmpeg %s: %v %s", c.File, err, stderr.String())
+		}
+		if compand != nil {
+			b = compand(b)
+		}
+		fr, err := media.NewFramer(format, recognizer.SampleRate)
+		if err != nil {
+			return nil, err
+		}
+		pcm, _ := fr.Push(b)
+		out = append(out, clip{name: c.File, transcript: c.Transcript, pcm: append([]int16(nil), pcm[0]...)})
+	}
+	return out, nil
+}
+
+// probeChannels returns the clip's channel count (ffprobe).
+func probeChannels(path string) (int, error) {
+	out, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "stream=channels", "-of", "csv=p=0", path).Output()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	_, err = fmt.Sscan(strings.TrimSpace(string(out)), &n)
+	return n, err
+}

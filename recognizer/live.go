@@ -355,34 +355,16 @@ func (l *Live) begin(ctx context.Context, ch *liveChannel, start, t1 int64) erro
 // decoder held from speech start) rather than in one pass at their end.
 func (l *Live) incremental() bool { return l.cfg.Partials || !l.cfg.OnePassFinals }
 
-// checkout gets the channel a decoder. With wait it waits at most
-// DecoderWait, and when none comes it reports an error event and leaves
-// ch.st nil. Without wait it takes one only if one is free now: when the
-// pool is short (ErrAtCapacity) it leaves ch.st nil with no error, the
-// utterance's audio stays buffered in ch.utt and the next frame tries
-// again, or its final waits (final). Before, a speech start waited for a
-// decoder on the session's one recogniser goroutine, so every channel of
-// the session stopped with it and their due finals came that much later:
-// under 8 SIPREC calls (16 streams on the 8 decoders of a 2-CPU box's
-// telephone pool) finals came up to 0.8 s late (issue 41).
-func (l *Live) checkout(ctx context.Context, ch *liveChannel, start, t1 int64, wait bool) error {
-	var wctx context.Context
-	var cancel context.CancelFunc
-	if wait {
-		wctx, cancel = context.WithTimeout(ctx, l.cfg.DecoderWait)
-	} else {
-		wctx, cancel = context.WithCancel(ctx)
-		cancel() // a free decoder or none: NewStream takes one before it waits
-	}
+// checkout gets the channel a decoder, waiting at most DecoderWait; when
+// none comes it reports an error event and leaves ch.st nil.
+func (l *Live) checkout(ctx context.Context, ch *liveChannel, start, t1 int64) error {
+	wctx, cancel := context.WithTimeout(ctx, l.cfg.DecoderWait)
 	st, err := l.e.NewStream(wctx, StreamOptions{Language: l.lang, Vocabulary: l.cfg.Vocabulary, Prompt: l.cfg.Prompt,
 		Narrowband: l.cfg.Narrowband, Tenant: l.cfg.Tenant})
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("recognizer: live channel %d: wait for decoder: %w", ch.index, context.Cause(ctx))
-		}
-		if !wait && errors.Is(err, ErrAtCapacity) {
-			return nil // none free now: buffered, tried again
 		}
 		if !ch.errored {
 			ch.errored = true
@@ -490,7 +472,7 @@ func (l *Live) final(ctx context.Context, ch *liveChannel, t1 int64) error {
 	}
 	fresh := ch.st == nil // the utterance has not been written to a stream
 	if fresh {
-		if err := l.checkout(ctx, ch, ch.speechStart, t1, true); err != nil || ch.st == nil {
+		if err := l.checkout(ctx, ch, ch.speechStart, t1); err != nil || ch.st == nil {
 			l.finished(ch)
 			return err
 		}

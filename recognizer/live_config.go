@@ -52,12 +52,9 @@ type LiveConfig struct {
 	// PartialInterval is the cadence of partials, in audio time, during
 	// speech, 20ms..500ms. Default 250ms.
 	PartialInterval time.Duration `yaml:"partial_interval"`
-	// DecoderWait is how long an utterance's final waits for a free
-	// decoder, 1ms..60s; after that the utterance gets an EventError
-	// wrapping ErrAtCapacity (its speech events still come). A speech start
-	// takes a decoder only if one is free; until one is, the utterance's
-	// audio is kept and each frame tries again, and Write never waits
-	// before the utterance ends. Default 3s.
+	// DecoderWait is how long Write waits for a free decoder when speech
+	// starts, 1ms..60s; after that the utterance gets an EventError
+	// wrapping ErrAtCapacity (its speech events still come). Default 3s.
 	DecoderWait time.Duration `yaml:"decoder_wait"`
 	// Detect asks the engine to detect the language of each utterance
 	// (an engine that can takes an empty StreamOptions.Language as

@@ -55,9 +55,7 @@ type Config struct {
 	// max_frame_bytes, max_messages_per_second), shared with the
 	// WebSocket door, which is given the same value (ingest/socket.go).
 	ingest.SocketLimits `yaml:",inline"`
-	// DecoderWait bounds an utterance's wait for a free decoder at its end
-	// (recognizer.LiveConfig.DecoderWait: a speech start takes one only if
-	// one is free, and keeps the audio until one is); default 3s.
+	// DecoderWait bounds the wait for a free decoder at speech start; default 3s.
 	DecoderWait time.Duration `yaml:"decoder_wait"`
 	// PartialInterval is the cadence of partial transcripts; default 250ms.
 	PartialInterval time.Duration `yaml:"partial_interval"`

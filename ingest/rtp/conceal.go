@@ -14,7 +14,8 @@ import (
 // concealer is a Receiver's last stage before the Writer: channel by
 // channel it conceals the frames the mixer marked lost with spandsp's
 // packet loss concealment (ingest/codec/plc: the last pitch period
-// repeated, faded out over 50 ms at 8 kHz), fed with the channel's audio
+// repeated, faded out over 50 ms at 8 kHz, then for G.711 a noise floor
+// rather than digital silence: plc.NewNoiseFloor), fed with the channel's audio
 // as received, pads included; and it decodes G.722 to 16 kHz 16-bit PCM.
 // G.711 stays bytes: a lost span is the fill encoded in the call's law,
 // and the received samples the concealer blends after a loss are
@@ -42,7 +43,15 @@ func newConcealer(w Writer, c codec.Codec, channels int, usePLC bool) (*conceale
 		pcm: make([][]int16, channels), inGap: make([]bool, channels)}
 	for range channels {
 		if usePLC {
-			p, err := plc.New()
+			// G.711: the fill ends in a noise floor, not digital silence
+			// (measured on mu-law, bench/CALLS.md "3 % loss, word by
+			// word"); G.722's fades to silence, as its calls' record
+			// measured better so.
+			newPLC := plc.NewNoiseFloor
+			if c.Wideband() {
+				newPLC = plc.New
+			}
+			p, err := newPLC()
 			if err != nil {
 				k.Close()
 				return nil, err

@@ -362,3 +362,39 @@ func lossyCall(t *testing.T, jc JitterConfig) (got, sent []byte) {
 	}
 	return got, mu
 }
+
+// TestConcealPCMUNoiseFloor: a 120 ms loss inside mu-law speech is
+// concealed without digital silence (the G.711 concealer ends its fill in
+// plc's noise floor, bench/CALLS.md "3 % loss, word by word"): no 10 ms
+// of the lost span decodes to zeros only.
+func TestConcealPCMUNoiseFloor(t *testing.T) {
+	pcm := speech8k(t)[:8000*3]
+	mu := make([]byte, len(pcm))
+	for i, v := range pcm {
+		mu[i] = g711.EncodeUlawFrame(v)
+	}
+	// Six packets lost from the loudest stretch.
+	at, best := 0, 0.0
+	for p := 10; p+8 < len(pcm)/160; p++ {
+		if l := level(pcm[p*160 : (p+6)*160]); l > best {
+			at, best = p, l
+		}
+	}
+	lost := make([]bool, len(pcm)/160)
+	for p := at; p < at+6; p++ {
+		lost[p] = true
+	}
+	out := callThrough(t, codec.PCMU, mu, mu, lost)
+	for f := at * 160; f < (at+6)*160; f += 80 {
+		zeros := true
+		for i := f; i < f+80; i++ {
+			if g711.DecodeUlawFrame(out[2*i]) != 0 {
+				zeros = false
+				break
+			}
+		}
+		if zeros {
+			t.Fatalf("10 ms at sample %d of the 120 ms loss (from %d) is digital silence", f, at*160)
+		}
+	}
+}

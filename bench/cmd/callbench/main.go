@@ -17,7 +17,7 @@
 // the wall time the utterance's audio ended at the sender) p50/p95; and
 // the time from BYE to the final record, p50 and max.
 //
-//	go run ./bench/cmd/callbench [-speech DIR] [-corpus DIR] [-rows SUBSTR] [-n 2,4,8]
+//	go run ./bench/cmd/callbench [-speech DIR] [-corpus DIR] [-rows SUBSTR] [-n 2,4,8] [-before REV] [-dump DIR]
 //
 // Run from the repository root. It uses the SIP and RTP ports it picks
 // (RTP 35000-35199), none of the fixed ports of the e2e doors.
@@ -58,6 +58,9 @@ func (r row) String() string {
 	return fmt.Sprintf("%s %s %g%% N=%d", mode, r.codec, r.loss, r.n)
 }
 
+// dumpDir is -dump: where each call's diagnosis goes ("": none).
+var dumpDir string
+
 // rows is the default table.
 var rows = []row{
 	{true, "PCMU", 0, 2}, {true, "PCMU", 0, 4}, {true, "PCMU", 0, 8},
@@ -73,6 +76,7 @@ func main() {
 	ns := flag.String("n", "", "replace each row's N by these (comma separated)")
 	maxSeconds := flag.Float64("max-seconds", 12, "longest utterance used")
 	before := flag.String("before", "", "also measure the daemon of this git revision, first, on the same calls (a before/after table in one sitting)")
+	flag.StringVar(&dumpDir, "dump", "", "diagnosis: write each call's recording, stored job, turns and lost packets to this directory (dumpCall)")
 	flag.Parse()
 	if err := run(*speech, *corpus, *only, *ns, *maxSeconds, *before); err != nil {
 		fmt.Fprintln(os.Stderr, "callbench:", err)
@@ -365,6 +369,13 @@ func measure(d *benchd.Daemon, p *phone, r row, calls []call) (*result, error) {
 		time.Sleep(200 * time.Millisecond) // polling a real process
 	}
 	res.liveCPU, res.batchCPU = cpu1-cpu0, d.CPUSeconds()-cpu1
+	if dumpDir != "" {
+		for i, c := range calls {
+			if err := dumpCall(d, dumpDir, r, i, c, recs[i], legs[i].drop); err != nil {
+				return nil, fmt.Errorf("dump call %d: %w", i, err)
+			}
+		}
+	}
 	for i, c := range calls {
 		res.callSecs += c.seconds
 		res.toRecord = append(res.toRecord, final[i].Sub(dones[i].bye).Seconds())

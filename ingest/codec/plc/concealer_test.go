@@ -189,3 +189,78 @@ func TestConcealBounds(t *testing.T) {
 		t.Errorf("Received after Close: %v, want ErrClosed", err)
 	}
 }
+
+// level is pcm's RMS and largest magnitude.
+func level(pcm []int16) (rms float64, peak int) {
+	var e float64
+	for _, v := range pcm {
+		e += float64(v) * float64(v)
+		peak = max(peak, int(v), -int(v))
+	}
+	return math.Sqrt(e / float64(max(len(pcm), 1))), peak
+}
+
+// TestConcealNoDigitalSilence: a burst of six 20 ms packets lost inside
+// real speech is filled without a 10 ms frame of digital silence (below
+// -80 dBFS, what the batch segmenter takes for a client's zeros) by a
+// NewNoiseFloor concealer: past the 50 ms fade the fill is the noise
+// floor, far below the speech, also a minute into a loss; a fill with no
+// history stays silence.
+func TestConcealNoDigitalSilence(t *testing.T) {
+	pcm, err := codectest.PCM8k(filepath.Join(recognizertest.SpeechDir(t), "ls-test-clean-1089-134686-0000.wav"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size, frame = 160, 80
+	// Six packets lost from the loudest stretch of the clip's first 3 s.
+	at, best := 0, 0.0
+	for p := 10; p+8 < min(len(pcm), 3*8000)/size; p++ {
+		if rms, _ := level(pcm[p*size : (p+6)*size]); rms > best {
+			at, best = p, rms
+		}
+	}
+	lost := make([]bool, at+8)
+	for p := at; p < at+6; p++ {
+		lost[p] = true
+	}
+	c, err := NewNoiseFloor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	got := conceal(t, c, pcm[:len(lost)*size], size, lost)
+	fill := got[at*size : (at+6)*size]
+	for f := 0; f+frame <= len(fill); f += frame {
+		rms, _ := level(fill[f : f+frame])
+		if db := 20 * math.Log10(max(rms, 1e-9)/32768); db < -80 {
+			t.Fatalf("10 ms frame %d of the 120 ms fill is at %.1f dBFS: digital silence inside speech (speech at %.1f dBFS)", f/frame, db, 20*math.Log10(best/32768))
+		}
+	}
+	if rms, peak := level(fill[len(fill)-size:]); rms > 2*floorSigma || peak > 8*floorSigma {
+		t.Errorf("the fill's last 20 ms: rms %.1f, peak %d; want the noise floor (sigma %d)", rms, peak, floorSigma)
+	}
+	// A minute into a loss: the floor, bounded.
+	buf := make([]int16, 8000)
+	for range 60 {
+		if err := c.Conceal(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rms, peak := level(buf); rms < floorSigma/2 || rms > 2*floorSigma || peak > 8*floorSigma {
+		t.Errorf("a minute into a loss: rms %.1f, peak %d; want the noise floor (sigma %d)", rms, peak, floorSigma)
+	}
+	start := make([]int16, 960)
+	c2, err := NewNoiseFloor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if err := c2.Conceal(start); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range start {
+		if v != 0 {
+			t.Fatalf("fill with no history: sample %d is %d, want silence", i, v)
+		}
+	}
+}

@@ -4,7 +4,10 @@
 // of history; over a loss it repeats the last pitch period (found by AMDF,
 // 40-120 samples), joined by overlap-add and faded linearly to silence
 // over 400 samples (50 ms at 8 kHz, 25 ms at 16 kHz), and it blends the
-// first quarter period of the audio after the loss into the fill.
+// first quarter period of the audio after the loss into the fill. A
+// NewNoiseFloor concealer writes, where the fill has faded, a noise floor
+// (about -72 dBFS) instead of digital silence, once audio was received:
+// frames of zeros inside speech cost the recogniser words.
 //
 // It owns one C state per Concealer and nothing else. Invariants: no C
 // type crosses its boundary; C memory is freed in Close, never by a

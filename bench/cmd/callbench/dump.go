@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,23 +21,12 @@ func dumpCall(d *benchd.Daemon, dir string, r row, i int, c call, job map[string
 		return err
 	}
 	id, _ := job["id"].(string)
-	req, err := http.NewRequest("GET", d.Base+"/v2/live/"+id+"/file", nil)
+	audio, err := d.LiveAudio(id)
 	if err != nil {
 		return err
-	}
-	req.Header.Set("x-service-key", d.Key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	var wav bytes.Buffer
-	_, err = wav.ReadFrom(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET recording: %d %v", resp.StatusCode, err)
 	}
 	name := strings.NewReplacer(" ", "_", "%", "pct", "=", "").Replace(r.String()) + fmt.Sprintf("-call%d", i)
-	if err := os.WriteFile(filepath.Join(dir, name+".wav"), wav.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name+".wav"), audio, 0o644); err != nil {
 		return err
 	}
 	type dumpTurn struct {

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,26 +19,15 @@ func (b *bench) dump(dir string, p path, c clip, id string, rec benchd.LiveRecor
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	req, err := http.NewRequest("GET", b.d.Base+"/v2/live/"+id+"/file", nil)
+	audio, err := b.d.LiveAudio(id)
 	if err != nil {
 		return err
-	}
-	req.Header.Set("x-service-key", b.d.Key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	var wav bytes.Buffer
-	_, err = wav.ReadFrom(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET recording: %d %v", resp.StatusCode, err)
 	}
 	name := strings.NewReplacer(" ", "_", "(", "", ")", "", ",", "", ".", "").Replace(p.name) + "-" + strings.TrimSuffix(filepath.Base(c.File), filepath.Ext(c.File))
-	if err := os.WriteFile(filepath.Join(dir, name+".wav"), wav.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name+".wav"), audio, 0o644); err != nil {
 		return err
 	}
-	_, pre, err := b.d.PreRecorded(name+".wav", wav.Bytes(), 200*time.Millisecond, 5*time.Minute)
+	_, pre, err := b.d.PreRecorded(name+".wav", audio, 200*time.Millisecond, 5*time.Minute)
 	if err != nil {
 		return err
 	}

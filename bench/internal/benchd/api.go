@@ -114,3 +114,23 @@ func (d *Daemon) PreRecorded(name string, audio []byte, poll, timeout time.Durat
 	}
 	return "", "", fmt.Errorf("job %s did not finish in %s", job.ID, timeout)
 }
+
+// LiveAudio is a live session's stored recording (GET /v2/live/{id}/file
+// with the bench key), as the daemon serves it (WAV).
+func (d *Daemon) LiveAudio(id string) ([]byte, error) {
+	req, err := http.NewRequest("GET", d.Base+"/v2/live/"+id+"/file", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("x-service-key", d.Key)
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /v2/live/%s/file: %d %v", id, resp.StatusCode, err)
+	}
+	return b, nil
+}

@@ -226,6 +226,12 @@ func (l *Live) pathPartial(ch *liveChannel, t1 int64) {
 
 // utterance makes the channel's utterance of words.
 func (l *Live) utterance(ch *liveChannel, words []Word) Utterance {
+	return WordsUtterance(words, ch.index, l.lang)
+}
+
+// WordsUtterance is the utterance of words (at least one) on channel in
+// lang: their span, text and mean confidence.
+func WordsUtterance(words []Word, channel int, lang string) Utterance {
 	texts := make([]string, len(words))
 	var sum float64
 	for i, w := range words {
@@ -236,9 +242,9 @@ func (l *Live) utterance(ch *liveChannel, words []Word) Utterance {
 		Start:      words[0].Start,
 		End:        words[len(words)-1].End,
 		Confidence: sum / float64(len(words)),
-		Channel:    ch.index,
+		Channel:    channel,
 		Words:      words,
 		Text:       strings.Join(texts, " "),
-		Language:   l.lang,
+		Language:   lang,
 	}
 }

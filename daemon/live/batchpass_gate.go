@@ -60,6 +60,13 @@ func (g *batchGate) demand() (live, capacity int) { return g.liveChannels(), g.c
 // pre-recorded job could use).
 func (g *batchGate) open() bool { return g.cpu.BatchOpen(g.demand()) }
 
+// wholeDecoder is a stream that decodes a whole segment in one call
+// (sphinx: batch normalisation over it), as a batch pass and a revision
+// decode when they can.
+type wholeDecoder interface {
+	Decode(pcm []int16) (recognizer.Utterance, error)
+}
+
 // acquire waits until the gate lets one more decoder go to a batch pass.
 func (g *batchGate) acquire(ctx context.Context) error {
 	return g.cpu.BatchAcquire(ctx, GatePoll, g.demand)
@@ -88,9 +95,7 @@ func (e gatedEngine) NewStream(ctx context.Context, o recognizer.StreamOptions) 
 		return nil, err
 	}
 	gs := &gatedStream{Stream: st, g: e.g}
-	if wd, ok := st.(interface {
-		Decode([]int16) (recognizer.Utterance, error)
-	}); ok {
+	if wd, ok := st.(wholeDecoder); ok {
 		return gatedWholeStream{gatedStream: gs, decode: wd.Decode}, nil
 	}
 	return gs, nil

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/earshot-dev/earshot/params"
@@ -132,9 +131,7 @@ func (r *reviser) decode(j revisionJob) (rv revision) {
 		return rv
 	}
 	defer st.Close()
-	whole, ok := st.(interface {
-		Decode([]int16) (recognizer.Utterance, error)
-	})
+	whole, ok := st.(wholeDecoder)
 	r.cpu.BatchDecode(func() {
 		defer func() {
 			if p := recover(); p != nil {
@@ -279,15 +276,7 @@ func (s *session) revisedUtterances(rv revision, cuts []float64, lang string) []
 		if len(ws) == 0 {
 			continue
 		}
-		texts := make([]string, len(ws))
-		var sum float64
-		for i, w := range ws {
-			texts[i] = w.Word
-			sum += w.Confidence
-		}
-		v := recognizer.Utterance{Start: ws[0].Start, End: ws[len(ws)-1].End, Confidence: sum / float64(len(ws)),
-			Channel: rv.job.channel, Words: ws, Text: strings.Join(texts, " "), Language: lang}
-		v = s.spell(v)
+		v := s.spell(recognizer.WordsUtterance(ws, rv.job.channel, lang))
 		if v, ok := s.unpaused(v); ok && len(v.Words) > 0 {
 			out = append(out, v)
 		}

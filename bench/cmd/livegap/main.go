@@ -142,24 +142,10 @@ func run(speech, corpus string, every int, presets, rends string, workers int) e
 			}
 		}
 	}
-	if len(records) > 0 {
-		fmt.Println("\nStored record (issue 41: per stretch the live finals or the batch segments, whichever the batch engine scores higher):")
-		fmt.Println()
-		fmt.Println("| rendition | preset | live finals WER % | batch WER % | record WER % | stretches from the live finals | scoring CPU s per audio s |")
-		fmt.Println("|---|---|---|---|---|---|---|")
-		for _, r := range records {
-			fmt.Println(r)
-		}
-	}
-	if len(revs) > 0 {
-		fmt.Println("\nRevised finals (issue 41: each live decoder segment decoded again at its end on the batch pool, replacing its finals):")
-		fmt.Println()
-		fmt.Println("| rendition | preset | batch WER % | live finals WER % | revised finals WER % | revised gap points | revisions | live CPU s per audio s | revision CPU s per audio s | live + revision CPU s per audio s |")
-		fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
-		for _, r := range revs {
-			fmt.Println(r)
-		}
-	}
+	printTable("Stored record (issue 41: per stretch the live finals or the batch segments, whichever the batch engine scores higher):",
+		"| rendition | preset | live finals WER % | batch WER % | record WER % | stretches from the live finals | scoring CPU s per audio s |", records)
+	printTable("Revised finals (issue 41: each live decoder segment decoded again at its end on the batch pool, replacing its finals):",
+		"| rendition | preset | batch WER % | live finals WER % | revised finals WER % | revised gap points | revisions | live CPU s per audio s | revision CPU s per audio s | live + revision CPU s per audio s |", revs)
 	printStock(stocks)
 	fmt.Printf("\nload average after: %s\n", loadAvg())
 	return nil
@@ -563,4 +549,16 @@ func loadAvg() string {
 	}
 	f := strings.Fields(string(b))
 	return strings.Join(f[:min(3, len(f))], " ")
+}
+
+// printTable prints a titled markdown table of rows under header (its
+// separator line made from the header's columns); nothing without rows.
+func printTable(title, header string, rows []string) {
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Printf("\n%s\n\n%s\n|%s\n", title, header, strings.Repeat("---|", strings.Count(header, "|")-1))
+	for _, r := range rows {
+		fmt.Println(r)
+	}
 }

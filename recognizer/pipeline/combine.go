@@ -79,9 +79,9 @@ func Stretches(live, batch []transcript.Utterance) []Stretch {
 	return out
 }
 
-// words are the utterances' words in order, lower case (as the engine's
+// Words are the utterances' words in order, lower case (as the engine's
 // dictionary has them).
-func words(us []transcript.Utterance) []string {
+func Words(us []transcript.Utterance) []string {
 	var out []string
 	for _, u := range us {
 		for _, w := range u.Words {
@@ -104,7 +104,7 @@ type ChooseFunc func(channel int, start, end float64, alternatives [][]string) (
 func CombineUtterances(liveUtts, batchUtts []transcript.Utterance, choose ChooseFunc) (out []transcript.Utterance, live, stretches int) {
 	all := Stretches(liveUtts, batchUtts)
 	for _, s := range all {
-		lw, bw := words(s.Live), words(s.Batch)
+		lw, bw := Words(s.Live), Words(s.Batch)
 		// A pass with no words in the stretch cannot be scored against
 		// the other's (the engine reports no path of fillers only), so
 		// the batch pass's stay, words or none.

@@ -11,11 +11,11 @@ package sphinx
 // path is the n words in words, each word's transition weighted by the
 // n-gram language model of the active search (its probability given up to
 // two words before it, the sequence starting at <s>, times the search's
-// -lw; </s> on the way to the final state), and makes it the active
+// lw; </s> on the way to the final state), and makes it the active
 // search. Silence and fillers between words are the finite-state search's
 // own (-fsgusefiller). The active search's name is written to prev (to go
 // back to). Returns 0, or the negative step that failed.
-static int es_choose_search(ps_decoder_t *ps, const char *name, char **words, int n, const char **prev) {
+static int es_choose_search(ps_decoder_t *ps, const char *name, char **words, int n, float lw, const char **prev) {
 	const char *cur = ps_get_search(ps);
 	if (cur == NULL)
 		return -1;
@@ -23,7 +23,6 @@ static int es_choose_search(ps_decoder_t *ps, const char *name, char **words, in
 	ngram_model_t *lm = ps_get_lm(ps, cur);
 	if (lm == NULL)
 		return -2;
-	float lw = cmd_ln_float32_r(ps_get_config(ps), "-lw");
 	fsg_model_t *fsg = fsg_model_init(name, ps_get_logmath(ps), lw, n + 2);
 	if (fsg == NULL)
 		return -3;
@@ -110,9 +109,10 @@ func (d *decoder) choose(pcm []int16, alternatives [][]string) (int, error) {
 			}
 		}
 	}
+	lw := d.lw()
 	best, bestScore := -1, 0
 	for i, alt := range alternatives {
-		score, ok, err := d.scorePath(pcm, alt)
+		score, ok, err := d.scorePath(pcm, alt, lw)
 		if err != nil {
 			return -1, err
 		}
@@ -126,12 +126,53 @@ func (d *decoder) choose(pcm []int16, alternatives [][]string) (int, error) {
 	return best, nil
 }
 
+// PathScore is one word sequence's score on a stretch of audio (Scores).
+type PathScore struct {
+	// Score is the path's log probability in the decoder's log base:
+	// acoustic plus the n-gram's, weighted as asked.
+	Score int
+	// OK is false when no path reached the end (Score is then 0).
+	OK bool
+}
+
+// Scores is Choose's scoring with the n-gram weighted at lw instead of
+// the decoder's -lw (0: -lw): each alternative's score on pcm, for
+// diagnosis (bench/cmd/livegap -record). The stream is left as Choose
+// leaves it.
+func (s *Stream) Scores(pcm []int16, alternatives [][]string, lw float64) ([]PathScore, error) {
+	if s.d == nil {
+		return nil, errClosedStream
+	}
+	s.pending, s.err = s.pending[:0], nil
+	s.d.reset()
+	if lw == 0 {
+		lw = s.d.lw()
+	}
+	out := make([]PathScore, len(alternatives))
+	for i, alt := range alternatives {
+		for _, w := range alt {
+			if !s.d.knows(w) {
+				return nil, fmt.Errorf("%w: %q not in the dictionary", ErrDecode, w)
+			}
+		}
+		if len(pcm) == 0 {
+			continue
+		}
+		score, ok, err := s.d.scorePath(pcm, alt, lw)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = PathScore{score, ok}
+	}
+	return out, nil
+}
+
 // scorePath decodes pcm as one utterance against the single word
 // sequence words (no words: silence and fillers only) and returns the
-// path's score (acoustic plus weighted language model, in the decoder's
-// log base); false when no path reached the end. The decoder goes back
-// to its own search.
-func (d *decoder) scorePath(pcm []int16, words []string) (int, bool, error) {
+// path's score (acoustic plus the language model weighted at lw, in the
+// decoder's log base); false when no path reached the end. The decoder
+// goes back to its own search.
+func (d *decoder) scorePath(pcm []int16, words []string, lw float64) (int, bool, error) {
 	cw := make([]*C.char, len(words)+1) // one more: never empty
 	for i, w := range words {
 		cw[i] = C.CString(w)
@@ -146,7 +187,7 @@ func (d *decoder) scorePath(pcm []int16, words []string) (int, bool, error) {
 	var prev *C.char
 	// prev points into the decoder's search table: the active search
 	// lives on (ps_set_fsg adds one of another name).
-	if rv := C.es_choose_search(d.ps, name, &cw[0], C.int(len(words)), &prev); rv < 0 {
+	if rv := C.es_choose_search(d.ps, name, &cw[0], C.int(len(words)), C.float(lw), &prev); rv < 0 {
 		if prev != nil {
 			C.ps_set_search(d.ps, prev)
 		}

@@ -48,7 +48,7 @@ func main() {
 	every := flag.Int("every", 10, "with -corpus: take every Nth utterance of the manifest")
 	flag.BoolVar(&heldOut, "held-out", false, "with -corpus: the test-other readers' utterances outside the tuning subset (every third of them), for reporting")
 	presets := flag.String("presets", "default", "engine presets to run, comma separated: "+strings.Join(sphinx.PresetNames(), ", "))
-	rends := flag.String("renditions", "pcm16k,mulaw8k", "renditions: pcm16k, mulaw8k, alaw8k (ffmpeg's G.711 encoder), mulaw8k-mag, alaw8k-mag (the Magnitude encoder, as asrbench)")
+	rends := flag.String("renditions", "pcm16k,mulaw8k", "renditions: pcm16k, mulaw8k, alaw8k (ffmpeg's G.711 encoder), g722 (ffmpeg's G.722 encoder and decoder), mulaw8k-mag, alaw8k-mag (the Magnitude encoder, as asrbench)")
 	workers := flag.Int("workers", runtime.NumCPU(), "clips decoded at once")
 	flag.BoolVar(&batch, "batch", true, "also decode every clip with the batch path (false: the live path only, for tuning it)")
 	flag.BoolVar(&warmChannel, "warm-channel", false, "diagnosis: run each clip through the live session once before the pass that is scored, so the scored pass starts on a channel that has spoken (its normalisation history full)")
@@ -235,7 +235,7 @@ func engineFor(rend, preset string, workers int, batch bool) (*sphinx.Engine, er
 	}
 	cfg.Decoders, cfg.TelephoneDecoders, cfg.LiveDecoders = workers, workers, workers
 	cfg.TelephoneHMM = sphinx.NoTelephoneHMM
-	if rend != "pcm16k" {
+	if narrowband(rend) {
 		abs, err := filepath.Abs(telephoneModel)
 		if err != nil {
 			return nil, err
@@ -314,7 +314,7 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 				rv = &reviser{e: e[1]}
 			}
 			cpu := threadCPU()
-			live, fs, finals, lutts, err := decodeLive(e[0], c.pcm, rend != "pcm16k", onePass, rv)
+			live, fs, finals, lutts, err := decodeLive(e[0], c.pcm, narrowband(rend), onePass, rv)
 			if err != nil {
 				return err
 			}
@@ -329,7 +329,7 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 			h.live, h.liveFs, h.finals = live, fs, finals
 			if record && batch {
 				cpu := threadCPU()
-				utts, fromLive, stretches, err := combine(e[1], c.pcm, lutts, h.batchUtts)
+				utts, fromLive, stretches, err := combine(e[1], rend, c, lutts, h.batchUtts)
 				if err != nil {
 					return err
 				}
@@ -419,7 +419,8 @@ func decodeBatch(e *sphinx.Engine, pcm []int16) (string, string, []transcript.Ut
 // combine is the stored record of a live session over pcm (issue 41):
 // the live finals or the batch segments, stretch by stretch, whichever a
 // stream of the batch engine e scores higher.
-func combine(e *sphinx.Engine, pcm []int16, live, batch []transcript.Utterance) ([]transcript.Utterance, int, int, error) {
+func combine(e *sphinx.Engine, rend string, c clip, live, batch []transcript.Utterance) ([]transcript.Utterance, int, int, error) {
+	pcm := c.pcm
 	st, err := e.NewStream(context.Background(), recognizer.StreamOptions{})
 	if err != nil {
 		return nil, 0, 0, err
@@ -431,6 +432,9 @@ func combine(e *sphinx.Engine, pcm []int16, live, batch []transcript.Utterance) 
 		b := min(max(int(end*recognizer.SampleRate), a), len(pcm))
 		return ch.Choose(pcm[a:b], alts)
 	})
+	if err := dumpStretches(ch, rend, c, pcm, live, batch); err != nil {
+		return nil, 0, 0, err
+	}
 	return utts, fromLive, stretches, nil
 }
 

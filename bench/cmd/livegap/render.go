@@ -23,6 +23,7 @@ func render(set []recognizertest.Clip, rend string) ([]clip, error) {
 	var format media.Format
 	var args []string
 	var compand func([]byte) []byte
+	var decode []string // a second ffmpeg, from the codec back to samples
 	if law, ok := strings.CutSuffix(rend, "-mag"); ok {
 		v := telmodel.Variant{Law: telmodel.MuLaw, Encoder: telmodel.Magnitude}
 		if law == "alaw8k" {
@@ -49,6 +50,12 @@ func render(set []recognizertest.Clip, rend string) ([]clip, error) {
 	case "alaw8k":
 		format = media.Format{Encoding: media.ALaw, BitDepth: 8, SampleRate: 8000, Channels: 1}
 		args = []string{"-ar", "8000", "-f", "alaw"}
+	case "g722":
+		// ffmpeg's G.722 encoder, then its decoder back to 16 kHz samples
+		// (the SIP door decodes with spandsp's: the same ITU codec).
+		format = media.Format{Encoding: media.LinearPCM, BitDepth: 16, SampleRate: 16000, Channels: 1}
+		args = []string{"-ar", "16000", "-c:a", "g722", "-f", "g722"}
+		decode = []string{"-nostdin", "-v", "error", "-f", "g722", "-i", "-", "-ar", "16000", "-f", "s16le", "-"}
 	default:
 		return nil, fmt.Errorf("unknown rendition %q", rend)
 	}
@@ -70,6 +77,15 @@ func render(set []recognizertest.Clip, rend string) ([]clip, error) {
 		if compand != nil {
 			b = compand(b)
 		}
+		if decode != nil {
+			dec := exec.Command("ffmpeg", decode...)
+			dec.Stdin = bytes.NewReader(b)
+			stderr.Reset()
+			dec.Stderr = &stderr
+			if b, err = dec.Output(); err != nil {
+				return nil, fmt.Errorf("ffmpeg %s: %v %s", c.File, err, stderr.String())
+			}
+		}
 		fr, err := media.NewFramer(format, recognizer.SampleRate)
 		if err != nil {
 			return nil, err
@@ -90,3 +106,7 @@ func probeChannels(path string) (int, error) {
 	_, err = fmt.Sscan(strings.TrimSpace(string(out)), &n)
 	return n, err
 }
+
+// narrowband reports whether the rendition is a telephone-band one (8 kHz
+// G.711), decoded on the telephone pools; pcm16k and g722 are wideband.
+func narrowband(rend string) bool { return rend != "pcm16k" && rend != "g722" }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/earshot-dev/earshot/recognizer"
@@ -42,6 +44,10 @@ type stretchRow struct {
 	// scoreWeights[k]; empty when the passes agree or one has no words.
 	Scores [][2]int  `json:",omitempty"`
 	OK     [][2]bool `json:",omitempty"`
+	// Regions are the words of regionChoice (normalised), RegionsLive
+	// how many of its regions were the live words'.
+	Regions     []string `json:",omitempty"`
+	RegionsLive int      `json:",omitempty"`
 }
 
 var stretchMu sync.Mutex
@@ -73,6 +79,11 @@ func dumpStretches(st *sphinx.Stream, rend string, c clip, pcm []int16, live, ba
 				row.Scores = append(row.Scores, [2]int{sc[0].Score, sc[1].Score})
 				row.OK = append(row.OK, [2]bool{sc[0].OK, sc[1].OK})
 			}
+			rw, n, err := regionChoice(st, pcm, timedWords(s.Batch), timedWords(s.Live))
+			if err != nil {
+				return err
+			}
+			row.Regions, row.RegionsLive = recognizertest.Normalize(strings.Join(rw, " ")), n
 		}
 		line.Stretches = append(line.Stretches, row)
 	}
@@ -105,4 +116,130 @@ func meanConfidence(us []transcript.Utterance) float64 {
 		return 0
 	}
 	return sum / float64(n)
+}
+
+// timedWord is a word of a pass with its file times.
+type timedWord struct {
+	w          string
+	start, end float64
+}
+
+func timedWords(us []transcript.Utterance) []timedWord {
+	var out []timedWord
+	for _, u := range us {
+		for _, w := range u.Words {
+			if s := strings.ToLower(strings.TrimSpace(w.Word)); s != "" {
+				out = append(out, timedWord{s, w.Start, w.End})
+			}
+		}
+	}
+	return out
+}
+
+// alignOps aligns a and b (Levenshtein) and returns, per aligned step,
+// the index into a and b (-1 for a gap).
+func alignOps(a, b []timedWord) [][2]int {
+	n, m := len(a), len(b)
+	d := make([][]int, n+1)
+	for i := range d {
+		d[i] = make([]int, m+1)
+		d[i][0] = i
+	}
+	for j := 0; j <= m; j++ {
+		d[0][j] = j
+	}
+	for i := 1; i <= n; i++ {
+		for j := 1; j <= m; j++ {
+			sub := d[i-1][j-1]
+			if a[i-1].w != b[j-1].w {
+				sub++
+			}
+			d[i][j] = min(sub, d[i-1][j]+1, d[i][j-1]+1)
+		}
+	}
+	var ops [][2]int
+	for i, j := n, m; i > 0 || j > 0; {
+		switch {
+		case i > 0 && j > 0 && a[i-1].w == b[j-1].w && d[i][j] == d[i-1][j-1]:
+			ops = append(ops, [2]int{i - 1, j - 1})
+			i, j = i-1, j-1
+		case i > 0 && j > 0 && d[i][j] == d[i-1][j-1]+1:
+			ops = append(ops, [2]int{i - 1, j - 1})
+			i, j = i-1, j-1
+		case i > 0 && d[i][j] == d[i-1][j]+1:
+			ops = append(ops, [2]int{i - 1, -1})
+			i--
+		default:
+			ops = append(ops, [2]int{-1, j - 1})
+			j--
+		}
+	}
+	slices.Reverse(ops)
+	return ops
+}
+
+// regionChoice is the batch words with each region where the passes
+// differ replaced by the live words where the scorer prefers them, each
+// region scored on its own with the agreed word on either side as
+// context; and how many regions were the live words'.
+func regionChoice(st *sphinx.Stream, pcm []int16, b, l []timedWord) ([]string, int, error) {
+	ops := alignOps(b, l)
+	same := func(k int) bool { return ops[k][0] >= 0 && ops[k][1] >= 0 && b[ops[k][0]].w == l[ops[k][1]].w }
+	var out []string
+	fromLive := 0
+	for k := 0; k < len(ops); {
+		if same(k) {
+			out = append(out, b[ops[k][0]].w)
+			k++
+			continue
+		}
+		e := k
+		for e < len(ops) && !same(e) {
+			e++
+		}
+		var bw, lw []string
+		start, end := 1e9, -1.0
+		for _, op := range ops[k:e] {
+			if op[0] >= 0 {
+				bw = append(bw, b[op[0]].w)
+				start, end = min(start, b[op[0]].start), max(end, b[op[0]].end)
+			}
+			if op[1] >= 0 {
+				lw = append(lw, l[op[1]].w)
+				start, end = min(start, l[op[1]].start), max(end, l[op[1]].end)
+			}
+		}
+		var left, right []string
+		if k > 0 {
+			p := ops[k-1]
+			left = []string{b[p[0]].w}
+			start = min(start, b[p[0]].start, l[p[1]].start)
+		}
+		if e < len(ops) {
+			p := ops[e]
+			right = []string{b[p[0]].w}
+			end = max(end, b[p[0]].end, l[p[1]].end)
+		}
+		alts := [][]string{slices.Concat(left, bw, right), slices.Concat(left, lw, right)}
+		choice := 0
+		if len(alts[0]) > 0 && len(alts[1]) > 0 {
+			x := min(max(int((start-0.1)*recognizer.SampleRate), 0), len(pcm))
+			y := min(max(int((end+0.1)*recognizer.SampleRate), x), len(pcm))
+			i, err := st.Choose(pcm[x:y], alts)
+			if err != nil && !errors.Is(err, sphinx.ErrNoChoice) {
+				return nil, 0, err
+			}
+			if err == nil {
+				choice = i
+			}
+		}
+		if choice == 1 {
+			out = append(out, lw...)
+			fromLive++
+		} else {
+			out = append(out, bw...)
+		}
+		k = e
+	}
+	return out, fromLive, nil
 }

@@ -23,13 +23,11 @@ func combinable(p *params.PreRecorded) bool {
 }
 
 // combineRecord makes res, the batch pass's result over the recording at
-// path, take the live finals' words of job where the engine scores them
-// higher on the recording, place by place where the passes differ
-// (pipeline.CombineUtterances; issue 41: the stored record is never worse
-// than what the client saw), and notes record_stretches {live, batch} in
-// its post_session_metadata (the stretches that took any live words, and
-// the rest). A record it cannot combine (another engine, the options
-// above, no live utterances) stays the batch pass's.
+// path, take the live finals of job stretch by stretch where the engine
+// scores them higher on the recording (pipeline.CombineUtterances; issue
+// 41: the stored record is never worse than what the client saw), and
+// notes record_stretches {live, batch} in its post_session_metadata. A record it cannot combine (another engine, the
+// options above, no live utterances) stays the batch pass's.
 func (s *Service) combineRecord(ctx context.Context, tr *pipeline.Transcriber, job *store.Job, path string, p *params.PreRecorded, res *pipeline.Result) {
 	if !combinable(p) || len(job.Result) == 0 {
 		return

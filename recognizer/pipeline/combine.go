@@ -16,17 +16,12 @@ import (
 // A stretch is a run of a channel's utterances of either pass that
 // overlap in time (or nearly: stretchJoin), so that each pass's words of
 // it cover the same audio. Where the two passes agree word for word the
-// batch pass's utterances stay. Where they differ, the stretch is decided
-// region by region (combineRegions): the words are aligned, and each run
-// of differing words is scored both ways on its own audio, with the
-// agreed word on either side as context (recognizer.Chooser: the batch
-// pool's acoustic model and language model, as its search weighs them,
-// each sequence the only path of a search of its own), so neither pass's
-// own search settings or confidence scale decides; the higher score
-// wins, the batch pass on a tie or when the scoring fails. Until
-// 2026-11-29 the whole stretch was scored as one choice: a long stretch
-// where each pass was right in some places kept all of the batch pass's
-// words or took all of the live finals'.
+// batch pass's utterances stay. Where they differ, both word sequences
+// are scored the same way on the stretch's audio (recognizer.Chooser:
+// the batch pool's acoustic model and language model, as its search
+// weighs them, each sequence the only path of a search of its own), so
+// neither pass's own search settings or confidence scale decides; the
+// higher score wins, the batch pass on a tie or when the scoring fails.
 // A stretch where one pass has no words stays the batch pass's, unscored:
 // no words cannot be scored (a search of fillers only reports no path).
 // post_session_metadata.transcription_pass is "batch" when every
@@ -37,6 +32,10 @@ import (
 // fall in one stretch: the live endpointer and the batch VAD cut the same
 // speech at slightly different times.
 const stretchJoin = 0.3
+
+// stretchPad is the audio (seconds) taken on either side of a stretch's
+// utterances when it is scored: the silence the search starts and ends in.
+const stretchPad = 0.2
 
 // Stretch is one channel's run of overlapping utterances of both passes.
 type Stretch struct {
@@ -99,9 +98,9 @@ func Words(us []transcript.Utterance) []string {
 type ChooseFunc func(channel int, start, end float64, alternatives [][]string) (int, error)
 
 // CombineUtterances is the record's utterances: per stretch, the batch
-// pass's, with the regions where choose prefers the live finals' words
-// taking those; live is how many of the stretches took any. A region
-// choose cannot score keeps the batch pass's words.
+// pass's, or the live finals' where choose prefers them; live is how many
+// of the stretches are the live finals'. A stretch choose cannot score
+// keeps the batch pass's.
 func CombineUtterances(liveUtts, batchUtts []transcript.Utterance, choose ChooseFunc) (out []transcript.Utterance, live, stretches int) {
 	all := Stretches(liveUtts, batchUtts)
 	for _, s := range all {
@@ -113,11 +112,13 @@ func CombineUtterances(liveUtts, batchUtts []transcript.Utterance, choose Choose
 			out = append(out, s.Batch...)
 			continue
 		}
-		utts, n := combineRegions(s, choose)
-		out = append(out, utts...)
-		if n > 0 {
-			live++
+		i, err := choose(s.Channel, s.Start-stretchPad, s.End+stretchPad, [][]string{bw, lw})
+		if err != nil || i != 1 {
+			out = append(out, s.Batch...)
+			continue
 		}
+		out = append(out, s.Live...)
+		live++
 	}
 	slices.SortStableFunc(out, func(a, b transcript.Utterance) int {
 		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Channel, b.Channel))

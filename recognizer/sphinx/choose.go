@@ -43,7 +43,21 @@ static int es_choose_search(ps_decoder_t *ps, const char *name, char **words, in
 	int32 p = ngram_ng_prob(lm, ngram_wid(lm, "</s>"), hist, nhist, &nused);
 	fsg_model_null_trans_add(fsg, from, 1, (int32)(lw * p));
 	fsg_model_null_trans_closure(fsg, NULL);
+	// The search's beams as wide as the log base allows: with one path,
+	// the only competitors are the fillers between its words, which pay no
+	// n-gram cost, so at the decoder's beams a word the n-gram finds
+	// unlikely in its place (a live final's "turnips" after "for dinner")
+	// was pruned at its entry and the sequence had no path at all.
+	cmd_ln_t *cfg = ps_get_config(ps);
+	double beam = cmd_ln_float64_r(cfg, "-beam"), wbeam = cmd_ln_float64_r(cfg, "-wbeam"),
+		pbeam = cmd_ln_float64_r(cfg, "-pbeam");
+	cmd_ln_set_float64_r(cfg, "-beam", 1e-300);
+	cmd_ln_set_float64_r(cfg, "-wbeam", 1e-300);
+	cmd_ln_set_float64_r(cfg, "-pbeam", 1e-300);
 	int rv = ps_set_fsg(ps, name, fsg);
+	cmd_ln_set_float64_r(cfg, "-beam", beam);
+	cmd_ln_set_float64_r(cfg, "-wbeam", wbeam);
+	cmd_ln_set_float64_r(cfg, "-pbeam", pbeam);
 	fsg_model_free(fsg); // the search holds its own reference
 	if (rv < 0)
 		return -4;

@@ -61,6 +61,22 @@ func TestChooseLiveOrBatch(t *testing.T) {
 	if a != 1-b {
 		t.Errorf("live first: %d, batch first: %d; the same alternative should win", a, b)
 	}
+	// Scores at the decoder's -lw are Choose's: the chosen one scores
+	// higher; at another weight the language model's share changes.
+	sc, err := st.Scores(pcm, [][]string{live, batch}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sc[0].OK || !sc[1].OK || (sc[0].Score > sc[1].Score) != (a == 0) {
+		t.Errorf("Scores %+v, Choose picked %d", sc, a)
+	}
+	sc2, err := st.Scores(pcm, [][]string{live, batch}, 9.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc2[0] == sc[0] || sc2[1] == sc[1] {
+		t.Errorf("Scores at -lw %+v and at 9.5 %+v: the weight not applied", sc, sc2)
+	}
 	t.Logf("chosen: %s", map[int]string{0: "live", 1: "batch"}[a])
 }
 

@@ -355,16 +355,30 @@ func (l *Live) begin(ctx context.Context, ch *liveChannel, start, t1 int64) erro
 // decoder held from speech start) rather than in one pass at their end.
 func (l *Live) incremental() bool { return l.cfg.Partials || !l.cfg.OnePassFinals }
 
-// checkout gets the channel a decoder, waiting at most DecoderWait; when
-// none comes it reports an error event and leaves ch.st nil.
-func (l *Live) checkout(ctx context.Context, ch *liveChannel, start, t1 int64) error {
-	wctx, cancel := context.WithTimeout(ctx, l.cfg.DecoderWait)
+// checkout gets the channel a decoder. With wait it waits at most
+// DecoderWait, and when none comes it reports an error event and leaves
+// ch.st nil. Without wait it takes one only if one is free now: when the
+// pool is short (ErrAtCapacity) it leaves ch.st nil with no error, the
+// utterance's audio stays buffered in ch.utt (with its time base,
+// ch.uttStart) and the next frame tries again, or its final waits.
+func (l *Live) checkout(ctx context.Context, ch *liveChannel, start, t1 int64, wait bool) error {
+	var wctx context.Context
+	var cancel context.CancelFunc
+	if wait {
+		wctx, cancel = context.WithTimeout(ctx, l.cfg.DecoderWait)
+	} else {
+		wctx, cancel = context.WithCancel(ctx)
+		cancel() // a free decoder or none: NewStream takes one before it waits
+	}
 	st, err := l.e.NewStream(wctx, StreamOptions{Language: l.lang, Vocabulary: l.cfg.Vocabulary, Prompt: l.cfg.Prompt,
 		Narrowband: l.cfg.Narrowband, Tenant: l.cfg.Tenant})
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("recognizer: live channel %d: wait for decoder: %w", ch.index, context.Cause(ctx))
+		}
+		if !wait && errors.Is(err, ErrAtCapacity) {
+			return nil // none free now: buffered, tried again
 		}
 		if !ch.errored {
 			ch.errored = true
@@ -444,7 +458,23 @@ func (l *Live) close(ctx context.Context, ch *liveChannel, t1 int64) error {
 
 // cut ends the utterance without an endpoint (Endpointing.MaxUtterance): its
 // final is emitted and the next utterance starts at t1 on the same stream.
+//
+// An incremental utterance with no decoder yet (none was free at its speech
+// start, or the channel was not warm) waits for one here, as its final
+// would, and the decoder gets the utterance's buffered audio from
+// ch.uttStart: the cut then reads it as any segment. (final would check one
+// out and write the audio too, but the cut below moves ch.uttStart to t1
+// while that stream goes on from the old start, so the next finals' words
+// came seconds after their audio.)
 func (l *Live) cut(ctx context.Context, ch *liveChannel, t1 int64) error {
+	if ch.st == nil && l.incremental() && len(ch.utt) > 0 && !ch.errored {
+		if err := l.checkout(ctx, ch, ch.speechStart, t1, true); err != nil {
+			return err
+		}
+		if ch.st != nil {
+			l.write(ch, ch.utt, t1)
+		}
+	}
 	if l.segmented(ch) {
 		l.pathFinal(ch, t1, t1-l.cutGuard)
 		ch.speechStart = t1
@@ -472,7 +502,7 @@ func (l *Live) final(ctx context.Context, ch *liveChannel, t1 int64) error {
 	}
 	fresh := ch.st == nil // the utterance has not been written to a stream
 	if fresh {
-		if err := l.checkout(ctx, ch, ch.speechStart, t1); err != nil || ch.st == nil {
+		if err := l.checkout(ctx, ch, ch.speechStart, t1, true); err != nil || ch.st == nil {
 			l.finished(ch)
 			return err
 		}

@@ -311,6 +311,10 @@ func (l *Live) frameIn(ctx context.Context, ch *liveChannel, frame []int16) erro
 		return l.close(ctx, ch, t1)
 	case length >= l.maxUtt || length >= l.softFrom && ch.silence >= l.softPause:
 		return l.cut(ctx, ch, t1)
+	case l.pathEnded(ch, t1):
+		// The path's words ended a while ago, the VAD still hears sound:
+		// their final is due now, as at a cut (the utterance goes on).
+		return l.cut(ctx, ch, t1)
 	case l.cfg.Partials && t1 >= ch.nextPartial:
 		l.partial(ch, t1)
 	}

@@ -58,6 +58,16 @@ const (
 	// 550 ms no better again
 	// (docs/live-tuning.md, 2026-11-24 22:33 UTC).
 	liveFinalLookahead = 400 * time.Millisecond
+	// livePathStall is how much longer than the endpoint and hangover the
+	// segment's path must have had no new word, while the VAD still holds
+	// speech, for the utterance's final to be due (pathEnded): the path is
+	// read every 200 ms (the decoder's blocks), so the final is still due
+	// before its lookahead ends (endpoint + hangover + lookahead past the
+	// last word, 650 ms by default) and comes as soon, with fewer cuts in
+	// pauses inside phrases that the VAD does not end. On the corpus tuning
+	// set, mu-law finals' WER was 45.43 % with 0 ms, 45.11 % without
+	// path-ended finals (bench/CALLS.md, 2026-11-29).
+	livePathStall = 200 * time.Millisecond
 	// liveCutGuard: at a cut without an endpoint (Endpointing.MaxUtterance)
 	// the words ending in its last liveCutGuard are left to the next final,
 	// as the first pass may still change them.
@@ -87,7 +97,7 @@ type Live struct {
 
 	// Config in samples.
 	endpoint, maxUtt, softFrom, softPause, partialEvery, preRoll, histLen, warmLen, hangover int64
-	segPause, segMax, cutGuard, lookahead                                                    int64
+	segPause, segMax, cutGuard, lookahead, pathStall                                         int64
 }
 
 // liveChannel is one channel's VAD and utterance state.
@@ -179,6 +189,7 @@ func NewLive(e Engine, cfg LiveConfig, emit func(Event)) (*Live, error) {
 		segMax:       samples(liveSegmentMax),
 		cutGuard:     samples(liveCutGuard),
 		lookahead:    samples(liveFinalLookahead),
+		pathStall:    samples(cfg.Endpointing.Silence.D() + liveHangover + livePathStall),
 		load:         newLiveLoad(cfg.Channels, cfg.BoxLoad),
 	}
 	if cfg.OnePassFinals {

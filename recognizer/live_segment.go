@@ -160,8 +160,8 @@ func (l *Live) pathFinal(ch *liveChannel, t1, before int64) {
 
 // pathEnded reports whether the utterance's words have ended by the
 // segment's path although the VAD still holds speech: the path has words
-// since the last cut, and none has ended within endpoint + hangover of t1
-// (what the VAD's endpoint would wait past the speech's end). The VAD
+// since the last cut, and none has ended within the endpoint, hangover and
+// livePathStall of t1 (the session's endpointing is kept). The VAD
 // holds speech through a trailing breath, room noise or a soft onset of
 // the next sound, up to 0.6 s past the last word, and a final made due at
 // its endpoint then came up to 0.9 s after its last audio under load
@@ -176,7 +176,7 @@ func (l *Live) pathEnded(ch *liveChannel, t1 int64) bool {
 		return false
 	}
 	ws := l.pathWords(ch, ch.cutAt, t1+1)
-	return len(ws) > 0 && int64(ws[len(ws)-1].End*SampleRate)+l.endpoint+l.hangover <= t1
+	return len(ws) > 0 && int64(ws[len(ws)-1].End*SampleRate)+l.pathStall <= t1
 }
 
 // emitDue emits the channel's due finals whose lookahead has passed by

@@ -81,7 +81,7 @@ func TestLiveFinalLookahead(t *testing.T) {
 	// 0.6 s past "meters" (its room noise), and while the lookahead counted
 	// from the speech_end the first final of the 0.3 s case came 1.06 s
 	// after its last word. The final is due when the path has had no new
-	// word for the endpoint and hangover, though the VAD still holds
+	// word for the endpoint, hangover and 200 ms, though the VAD still holds
 	// speech (pathEnded, checked at the decoder's 200 ms blocks, so by the
 	// lookahead's start); before (2026-11-29), at the utterance's close,
 	// the VAD's endpoint and hangover: 2.98 s here, 0.86 s after the last

@@ -12,8 +12,9 @@ import (
 // 2.12 s, and the VAD holds speech through the clip's trailing breath up to
 // 2.73 s; its endpoint and hangover then made the final due at 2.98 s, 0.86
 // s after the last word. The segment's path has had no new word for the
-// endpoint and hangover by 2.37 s, so the final is due then (pathEnded) and
-// read a lookahead later: at most endpoint + hangover + lookahead (0.65 s)
+// endpoint, hangover and livePathStall (0.45 s) by 2.57 s, so the final is
+// due at the next block read (pathEnded) and emitted once the lookahead from
+// its last word has passed: at most endpoint + hangover + lookahead (0.65 s)
 // and a frame after its last word, with the same words.
 func TestLivePathEnded(t *testing.T) {
 	t.Parallel()

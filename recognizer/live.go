@@ -65,8 +65,9 @@ const (
 	// before its lookahead ends (endpoint + hangover + lookahead past the
 	// last word, 650 ms by default) and comes as soon, with fewer cuts in
 	// pauses inside phrases that the VAD does not end. On the corpus tuning
-	// set, mu-law finals' WER was 45.43 % with 0 ms, 45.11 % without
-	// path-ended finals (bench/CALLS.md, 2026-11-29).
+	// set mu-law finals' WER was 45.01 % with 200 ms, 45.43 % with 0 ms and
+	// 45.11 % without path-ended finals; 41.43 % at 16 kHz in all three
+	// (bench/CALLS.md, 2026-11-29).
 	livePathStall = 200 * time.Millisecond
 	// liveCutGuard: at a cut without an endpoint (Endpointing.MaxUtterance)
 	// the words ending in its last liveCutGuard are left to the next final,

@@ -68,6 +68,16 @@ const (
 	// capped as the wideband live pool's first pass
 	// (DefaultFirstPassMaxHMMsPerFrame). See RecordMaxHMMsPerFrame.
 	DefaultRecordMaxHMMsPerFrame = 8000
+	// DefaultLiveLanguageWeight is the -lw of the wideband model's live
+	// pool (LiveLanguageWeight unset), against PocketSphinx's 6.5: live
+	// streams of wideband audio (SIP G.722, WebRTC Opus, WebSocket at
+	// 16 kHz) read their finals from its first pass, which prunes by it.
+	// Chosen on the corpus tuning subset (bench/cmd/livegap -every 10
+	// -record, pcm16k, 2026-11-29 19:37 UTC, docs/live-tuning.md): live
+	// CPU per audio second 0.145 -> 0.121, the stored record 38.59 ->
+	// 38.38 %, the live finals 41.43 -> 41.75 % (on the 71 clips of -every
+	// 5 on 2026-11-28 38.61 -> 38.56 %); a G.722 call's CPU is issue 41's.
+	DefaultLiveLanguageWeight = 7.0
 )
 
 // MaxDecoders bounds the pool sizes; each decoder holds about 80 MB (a
@@ -172,8 +182,20 @@ type Config struct {
 	// from. 0 means DefaultTelephoneLanguageWeight. Whole recordings keep
 	// PocketSphinx's weights.
 	TelephoneLanguageWeight float64 `yaml:"telephone_language_weight"`
+	// LiveMaxHMMsPerFrame is the -maxhmmpf, 100..100000, of the wideband
+	// model's live pool (Live): the first-pass search that live streams
+	// of wideband audio (SIP G.722, WebRTC Opus, WebSocket at 16 kHz)
+	// decode with. 0 means MaxHMMsPerFrame when that is set, else
+	// DefaultFirstPassMaxHMMsPerFrame.
+	LiveMaxHMMsPerFrame int `yaml:"live_max_hmms_per_frame"`
+	// LiveLanguageWeight is the language weight (-lw), 1..30, of the
+	// wideband model's live pool (Live). 0 means
+	// DefaultLiveLanguageWeight.
+	// Whole recordings and batch passes keep PocketSphinx's weights.
+	LiveLanguageWeight float64 `yaml:"live_language_weight"`
 	// LanguageWeight is the pool's -lw; 0 PocketSphinx's 6.5. Not
-	// configuration: Telephone sets it from TelephoneLanguageWeight.
+	// configuration: Telephone sets it from TelephoneLanguageWeight,
+	// Live from LiveLanguageWeight.
 	LanguageWeight float64 `yaml:"-"`
 	// LiveDecodes is how many live streams of the process decode at once,
 	// 1..256 (recognizer.CPU, which the composition root makes with it and
@@ -275,7 +297,8 @@ func (c Config) Telephone() (Config, bool) {
 // Live returns the configuration of the wideband model's live pool:
 // LiveDecoders decoders (as many as Decoders loaded at New, the rest in
 // the background) that search with the first pass only (live finals are
-// read from it) at firstPassMaxHMMs, with no lean search and no
+// read from it) at firstPassMaxHMMs and LiveLanguageWeight
+// (DefaultLiveLanguageWeight), with no lean search and no
 // telephone model. Call it on a config that passed SetDefaults and
 // Validate.
 func (c Config) Live() Config {
@@ -283,6 +306,10 @@ func (c Config) Live() Config {
 	l.Decoders, l.Preload = c.LiveDecoders, min(c.Decoders, c.LiveDecoders)
 	l.FirstPassOnly = true
 	l.MaxHMMsPerFrame = c.firstPassMaxHMMs()
+	l.LanguageWeight = c.LiveLanguageWeight
+	if l.LanguageWeight == 0 {
+		l.LanguageWeight = DefaultLiveLanguageWeight
+	}
 	l.OverloadMaxHMMsPerFrame = -1
 	l.TelephoneHMM, l.TelephoneDecoders, l.LiveDecoders = NoTelephoneHMM, l.Decoders, l.Decoders
 	return l
@@ -389,6 +416,12 @@ func (c Config) Validate() error {
 	if w := c.TelephoneLanguageWeight; w != 0 && (w < 1 || w > 30) {
 		errs = append(errs, config.Errorf("telephone_language_weight", "%g not 0 or in 1..30", w))
 	}
+	if w := c.LiveLanguageWeight; w != 0 && (w < 1 || w > 30) {
+		errs = append(errs, config.Errorf("live_language_weight", "%g not 0 or in 1..30", w))
+	}
+	if n := c.LiveMaxHMMsPerFrame; n != 0 && (n < 100 || n > 100000) {
+		errs = append(errs, config.Errorf("live_max_hmms_per_frame", "%d not 0 or in 100..100000", n))
+	}
 	if c.TopN < 0 || c.TopN > 16 {
 		errs = append(errs, config.Errorf("topn", "%d not 0 or in 1..16", c.TopN))
 	}
@@ -466,9 +499,12 @@ func (c Config) recordMaxHMMs() int {
 const pocketSphinxMaxHMMs = 30000
 
 // firstPassMaxHMMs is the -maxhmmpf of the live pool's first-pass search
-// (Live): MaxHMMsPerFrame when set (it applies to every search), else
-// DefaultFirstPassMaxHMMsPerFrame.
+// (Live): LiveMaxHMMsPerFrame when set, else MaxHMMsPerFrame when set (it
+// applies to every search), else DefaultFirstPassMaxHMMsPerFrame.
 func (c Config) firstPassMaxHMMs() int {
+	if c.LiveMaxHMMsPerFrame > 0 {
+		return c.LiveMaxHMMsPerFrame
+	}
 	if c.MaxHMMsPerFrame > 0 {
 		return c.MaxHMMsPerFrame
 	}

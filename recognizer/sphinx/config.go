@@ -68,16 +68,6 @@ const (
 	// capped as the wideband live pool's first pass
 	// (DefaultFirstPassMaxHMMsPerFrame). See RecordMaxHMMsPerFrame.
 	DefaultRecordMaxHMMsPerFrame = 8000
-	// DefaultLiveLanguageWeight is the -lw of the wideband model's live
-	// pool (LiveLanguageWeight unset), against PocketSphinx's 6.5: live
-	// streams of wideband audio (SIP G.722, WebRTC Opus, WebSocket at
-	// 16 kHz) read their finals from its first pass, which prunes by it.
-	// Chosen on the corpus tuning subset (bench/cmd/livegap -every 10
-	// -record, pcm16k, 2026-11-29 19:37 UTC, docs/live-tuning.md): live
-	// CPU per audio second 0.145 -> 0.121, the stored record 38.59 ->
-	// 38.38 %, the live finals 41.43 -> 41.75 % (on the 71 clips of -every
-	// 5 on 2026-11-28 38.61 -> 38.56 %); a G.722 call's CPU is issue 41's.
-	DefaultLiveLanguageWeight = 7.0
 )
 
 // MaxDecoders bounds the pool sizes; each decoder holds about 80 MB (a
@@ -189,8 +179,9 @@ type Config struct {
 	// DefaultFirstPassMaxHMMsPerFrame.
 	LiveMaxHMMsPerFrame int `yaml:"live_max_hmms_per_frame"`
 	// LiveLanguageWeight is the language weight (-lw), 1..30, of the
-	// wideband model's live pool (Live). 0 means
-	// DefaultLiveLanguageWeight.
+	// wideband model's live pool (Live). 0 means PocketSphinx's 6.5: 7
+	// was tried for issue 41 (2026-11-29, docs/live-tuning.md) and cost
+	// 3.6 points of live finals on testdata for 9 % less live CPU.
 	// Whole recordings and batch passes keep PocketSphinx's weights.
 	LiveLanguageWeight float64 `yaml:"live_language_weight"`
 	// LanguageWeight is the pool's -lw; 0 PocketSphinx's 6.5. Not
@@ -297,9 +288,8 @@ func (c Config) Telephone() (Config, bool) {
 // Live returns the configuration of the wideband model's live pool:
 // LiveDecoders decoders (as many as Decoders loaded at New, the rest in
 // the background) that search with the first pass only (live finals are
-// read from it) at firstPassMaxHMMs and LiveLanguageWeight
-// (DefaultLiveLanguageWeight), with no lean search and no
-// telephone model. Call it on a config that passed SetDefaults and
+// read from it) at firstPassMaxHMMs and LiveLanguageWeight, with no lean
+// search and no telephone model. Call it on a config that passed SetDefaults and
 // Validate.
 func (c Config) Live() Config {
 	l := c
@@ -307,9 +297,6 @@ func (c Config) Live() Config {
 	l.FirstPassOnly = true
 	l.MaxHMMsPerFrame = c.firstPassMaxHMMs()
 	l.LanguageWeight = c.LiveLanguageWeight
-	if l.LanguageWeight == 0 {
-		l.LanguageWeight = DefaultLiveLanguageWeight
-	}
 	l.OverloadMaxHMMsPerFrame = -1
 	l.TelephoneHMM, l.TelephoneDecoders, l.LiveDecoders = NoTelephoneHMM, l.Decoders, l.Decoders
 	return l

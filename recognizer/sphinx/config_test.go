@@ -228,7 +228,7 @@ func TestSearchCaps(t *testing.T) {
 		pool string
 		cfg  Config
 		want float64
-	}{{"live", cfg.Live(), DefaultLiveLanguageWeight}, {"live with the setting", set.Live(), 7.25}, {"wideband", set, 6.5}} {
+	}{{"live", cfg.Live(), 6.5}, {"live with the setting", set.Live(), 7.25}, {"wideband", set, 6.5}} {
 		d, err = newDecoder(c.cfg, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -67,8 +67,6 @@ var presets = []preset{
 	// live-*: the wideband live pool's first pass alone (Config.Live:
 	// SIP G.722, WebRTC Opus, WebSocket at 16 kHz); batch decodes as
 	// "default" (issue 41).
-	// live-lw6.5: PocketSphinx's weight, the live pool's before 2026-11-29.
-	{"live-lw6.5", func(c *Config) { c.LiveLanguageWeight = 6.5 }},
 	{"live-lw7", func(c *Config) { c.LiveLanguageWeight = 7 }},
 	{"live-hmm6k", func(c *Config) { c.LiveMaxHMMsPerFrame = 6000 }},
 	{"live-hmm5k", func(c *Config) { c.LiveMaxHMMsPerFrame = 5000 }},

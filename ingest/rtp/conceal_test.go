@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
-	"net"
 	"path/filepath"
 	"testing"
 	"time"
@@ -318,42 +317,20 @@ func lossyCall(t *testing.T, jc JitterConfig) (got, sent []byte) {
 	for i, v := range pcm {
 		mu[i] = g711.EncodeUlawFrame(v)
 	}
-	ports := testPorts(t)
-	pair, err := ports.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pair.Close()
+	pair := listen(t, 1)[0]
 	r, err := NewReceiver(ReceiverConfig{Codec: codec.PCMU, Jitter: jc}, []Stream{{Pair: pair, Codecs: map[uint8]codec.Codec{0: codec.PCMU}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	var s sink
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx, &s) }()
-	conn, err := net.DialUDP("udp", nil, pair.RTP.LocalAddr().(*net.UDPAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	tick := time.NewTicker(2 * time.Millisecond)
-	for i, p := range packets(t, mu, 0, 1) {
-		<-tick.C
+	g := start(t, r)
+	conn := dial(t, pair)
+	ps := packets(t, mu, 0, 1)
+	paced(2*time.Millisecond, len(ps), func(i int) {
 		if i < 20 || i > 22 {
-			conn.Write(p)
+			conn.Write(ps[i])
 		}
-	}
-	tick.Stop()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(s.bytes()) < len(mu) && time.Now().Before(deadline) {
-		<-time.After(10 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	got = s.bytes()
+	})
+	got = g.until(has(len(mu)))
 	if len(got) != len(mu) {
 		t.Fatalf("%d bytes out of %d; stats %+v", len(got), len(mu), r.Stats())
 	}

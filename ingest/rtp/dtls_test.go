@@ -59,21 +59,13 @@ func TestReceiverDTLSSRTP(t *testing.T) {
 		ok   bool
 	}{{"the fingerprinted phone", phone, true}, {"another certificate", stranger, false}} {
 		t.Run(c.name, func(t *testing.T) {
-			ports := testPorts(t)
-			pair, err := ports.Listen()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer pair.Close()
+			pair := listen(t, 1)[0]
 			r, err := NewReceiver(ReceiverConfig{Codec: codec.PCMU, Timeout: 20 * time.Second}, []Stream{{Pair: pair, Codecs: map[uint8]codec.Codec{0: codec.PCMU},
 				Mux: true, DTLS: &DTLS{Certificate: door, Fingerprint: fp, Timeout: 2 * time.Second}}}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithCancel(t.Context())
-			var s sink
-			done := make(chan error, 1)
-			go func() { done <- r.Run(ctx, &s) }()
+			g := start(t, r)
 			conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 			if err != nil {
 				t.Fatal(err)
@@ -90,23 +82,16 @@ func TestReceiverDTLSSRTP(t *testing.T) {
 				t.Fatalf("handshake: %v, want ok=%v", herr, c.ok)
 			}
 			audio := ramp(160 * 50)
+			var got []byte
 			if sender != nil {
-				tick := time.NewTicker(2 * time.Millisecond)
-				for i := range 50 {
-					<-tick.C
+				paced(2*time.Millisecond, 50, func(i int) {
 					conn.WriteTo(protect(t, sender, 99, uint16(i+100), audio[i*160:(i+1)*160]), to)
-				}
-				tick.Stop()
+				})
+				got = g.until(has(len(audio)))
+			} else {
+				g.hangUp()
+				got = g.s.bytes()
 			}
-			deadline := time.Now().Add(5 * time.Second)
-			for c.ok && len(s.bytes()) < len(audio) && time.Now().Before(deadline) {
-				<-time.After(10 * time.Millisecond)
-			}
-			cancel()
-			if err := <-done; err != nil {
-				t.Fatal(err)
-			}
-			got := s.bytes()
 			if c.ok && !bytes.Equal(got, audio) {
 				t.Fatalf("got %d bytes, want the %d sent after the handshake; stats %+v", len(got), len(audio), r.Stats())
 			}
@@ -161,12 +146,7 @@ func TestReceiverDTLSClient(t *testing.T) {
 	door, _ := selfsign.GenerateSelfSigned()
 	phone, _ := selfsign.GenerateSelfSigned()
 	fp, _ := CertificateFingerprint(phone)
-	ports := testPorts(t)
-	pair, err := ports.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pair.Close()
+	pair := listen(t, 1)[0]
 	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
@@ -178,10 +158,7 @@ func TestReceiverDTLSClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	var s sink
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx, &s) }()
+	g := start(t, r)
 	to := pair.RTP.LocalAddr().(*net.UDPAddr)
 	srv, err := dtls.ServerWithOptions(conn, to, dtls.WithCertificates(phone), dtls.WithClientAuth(dtls.RequireAnyClientCert),
 		dtls.WithSRTPProtectionProfiles(dtls.SRTP_AES128_CM_HMAC_SHA1_80), dtls.WithInsecureSkipVerify(true))
@@ -203,21 +180,10 @@ func TestReceiverDTLSClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	audio := ramp(160 * 50)
-	tick := time.NewTicker(2 * time.Millisecond)
-	for i := range 50 {
-		<-tick.C
+	paced(2*time.Millisecond, 50, func(i int) {
 		conn.WriteTo(protect(t, sender, 77, uint16(i+1), audio[i*160:(i+1)*160]), to)
-	}
-	tick.Stop()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(s.bytes()) < len(audio) && time.Now().Before(deadline) {
-		<-time.After(10 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if got := s.bytes(); !bytes.Equal(got, audio) {
+	})
+	if got := g.until(has(len(audio))); !bytes.Equal(got, audio) {
 		t.Fatalf("got %d bytes, want the %d sent; stats %+v", len(got), len(audio), r.Stats())
 	}
 }

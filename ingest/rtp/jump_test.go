@@ -1,8 +1,6 @@
 package rtp
 
 import (
-	"context"
-	"net"
 	"testing"
 	"time"
 
@@ -17,44 +15,26 @@ import (
 // jumps beyond are new timelines. Issue 43 finding 7: 4,420 such packets
 // in 10 s were 82 minutes of audio.
 func TestReceiverJumpsAreNotSilence(t *testing.T) {
-	ports := testPorts(t)
-	pair, err := ports.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pair.Close()
+	pair := listen(t, 1)[0]
 	r, err := NewReceiver(ReceiverConfig{Codec: codec.PCMU}, []Stream{{Pair: pair, Codecs: map[uint8]codec.Codec{0: codec.PCMU}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	var s sink
-	done := make(chan error, 1)
-	start := time.Now()
-	go func() { done <- r.Run(ctx, &s) }()
-	conn, err := net.DialUDP("udp", nil, pair.RTP.LocalAddr().(*net.UDPAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	began := time.Now()
+	g := start(t, r)
+	conn := dial(t, pair)
 	const packets = 500
-	tick := time.NewTicker(2 * time.Millisecond)
-	for i := range packets {
-		<-tick.C
+	paced(2*time.Millisecond, packets, func(i int) {
 		p := pionrtp.Packet{Header: pionrtp.Header{Version: 2, SequenceNumber: uint16(i), Timestamp: uint32(i * 16000), SSRC: 7}, Payload: []byte{0x55}}
 		b, err := p.Marshal()
 		if err != nil {
 			t.Fatal(err)
 		}
 		conn.Write(b)
-	}
-	tick.Stop()
-	cancel() // Run drains what is queued before it returns
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	wall := time.Since(start)
-	got := len(s.bytes())
+	})
+	g.hangUp() // Run drains what is queued before it returns
+	wall := time.Since(began)
+	got := len(g.s.bytes())
 	most := int((wall+fillSlack).Seconds()*ClockRate) + packets
 	st := r.Stats()[0]
 	t.Logf("%d packets in %s: %d samples (%.1f s), %d unfilled; stats %+v", packets, wall.Round(time.Millisecond), got, float64(got)/ClockRate, st.Unfilled, st)

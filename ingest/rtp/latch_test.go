@@ -2,7 +2,6 @@ package rtp
 
 import (
 	"bytes"
-	"context"
 	"net"
 	"net/netip"
 	"testing"
@@ -29,35 +28,17 @@ func sender(t *testing.T, from string, to *net.UDPAddr) *net.UDPConn {
 // until holds for what it wrote (or 5s passed) and the call hung up.
 func latchCall(t *testing.T, cfg ReceiverConfig, allow []netip.Addr, until func([]byte) bool, send func(dst *net.UDPAddr)) ([]byte, StreamStats) {
 	t.Helper()
-	pair, err := testPorts(t).Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pair.Close()
+	pair := listen(t, 1)[0]
 	cfg.Codec = codec.PCMU
 	r, err := NewReceiver(cfg, []Stream{{Pair: pair, Codecs: map[uint8]codec.Codec{0: codec.PCMU}, Allow: allow,
 		Remote: netip.MustParseAddrPort("192.0.2.99:4000")}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	var s sink
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx, &s) }()
+	g := start(t, r)
 	send(pair.RTP.LocalAddr().(*net.UDPAddr))
-	deadline := time.Now().Add(5 * time.Second)
-	for !until(s.bytes()) && time.Now().Before(deadline) {
-		<-time.After(10 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	return s.bytes(), r.Stats()[0]
+	return g.until(until), r.Stats()[0]
 }
-
-// has is an until of latchCall: n bytes came.
-func has(n int) func([]byte) bool { return func(b []byte) bool { return len(b) >= n } }
 
 // interleave sends a's packets, each after the first preceded by one of
 // pb from the others in turn: when a's last is taken, every packet of pb

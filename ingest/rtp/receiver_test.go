@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"math"
-	"net"
 	"net/netip"
 	"path/filepath"
 	"sync"
@@ -20,15 +19,30 @@ import (
 
 // sink collects what a Receiver writes.
 type sink struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	wrote chan struct{} // closed by the next Write
 }
 
 func (s *sink) Write(_ context.Context, b []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.buf.Write(b)
+	if s.wrote != nil {
+		close(s.wrote)
+		s.wrote = nil
+	}
 	return nil
+}
+
+// changed is closed by the next Write.
+func (s *sink) changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wrote == nil {
+		s.wrote = make(chan struct{})
+	}
+	return s.wrote
 }
 
 func (s *sink) bytes() []byte {
@@ -72,94 +86,41 @@ func ramp(n int) []byte {
 }
 
 func TestReceiverMono(t *testing.T) {
-	ports := testPorts(t)
-	pair, err := ports.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pair.Close()
+	pair := listen(t, 1)[0]
 	r, err := NewReceiver(ReceiverConfig{Codec: codec.PCMU}, []Stream{{Pair: pair, Codecs: map[uint8]codec.Codec{0: codec.PCMU}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	var s sink
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx, &s) }()
-	conn, err := net.DialUDP("udp", nil, pair.RTP.LocalAddr().(*net.UDPAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	g := start(t, r)
+	conn := dial(t, pair)
 	audio := ramp(160 * 100)
-	tick := time.NewTicker(2 * time.Millisecond)
-	for _, p := range packets(t, audio, 0, 9) {
-		<-tick.C
-		conn.Write(p)
-	}
-	tick.Stop()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(s.bytes()) < len(audio) && time.Now().Before(deadline) {
-		<-time.After(10 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	got := s.bytes()
-	if !bytes.Equal(got, audio) {
+	ps := packets(t, audio, 0, 9)
+	paced(2*time.Millisecond, len(ps), func(i int) { conn.Write(ps[i]) })
+	if got := g.until(has(len(audio))); !bytes.Equal(got, audio) {
 		t.Fatalf("got %d bytes, want %d identical; stats %+v", len(got), len(audio), r.Stats())
 	}
 }
 
 func TestReceiverStereoSSRCChangeAndTranscode(t *testing.T) {
-	ports := testPorts(t)
 	var streams []Stream
-	for range 2 {
-		p, err := ports.Listen()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p.Close()
+	for _, p := range listen(t, 2) {
 		streams = append(streams, Stream{Pair: p, Codecs: map[uint8]codec.Codec{0: codec.PCMU, 8: codec.PCMA}})
 	}
 	r, err := NewReceiver(ReceiverConfig{Codec: codec.PCMU}, streams, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	var s sink
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx, &s) }()
-	dial := func(p *Pair) *net.UDPConn {
-		c, err := net.DialUDP("udp", nil, p.RTP.LocalAddr().(*net.UDPAddr))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
-	c0, c1 := dial(streams[0].Pair), dial(streams[1].Pair)
+	g := start(t, r)
+	c0, c1 := dial(t, streams[0].Pair), dial(t, streams[1].Pair)
 	a := ramp(160 * 50)
 	b := bytes.Repeat([]byte{0x55}, 160*50) // A-law 0x55 is mu-law 0x7F... transcoded below
 	p0 := packets(t, a, 0, 1)
 	p1 := append(packets(t, b[:160*25], 8, 2), packets(t, b[160*25:], 8, 3)...) // SSRC change halfway
-	tick := time.NewTicker(2 * time.Millisecond)
-	for i := range p0 {
-		<-tick.C
+	paced(2*time.Millisecond, len(p0), func(i int) {
 		c0.Write(p0[i])
 		c1.Write(p1[i])
-	}
-	tick.Stop()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(s.bytes()) < 2*len(a) && time.Now().Before(deadline) {
-		<-time.After(10 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	got := s.bytes()
+	})
+	got := g.until(has(2 * len(a)))
 	if len(got) != 2*len(a) {
 		t.Fatalf("got %d bytes, want %d", len(got), 2*len(a))
 	}
@@ -176,41 +137,21 @@ func TestReceiverStereoSSRCChangeAndTranscode(t *testing.T) {
 }
 
 func TestReceiverPadsQuietChannel(t *testing.T) {
-	ports := testPorts(t)
 	var streams []Stream
-	for range 2 {
-		p, err := ports.Listen()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p.Close()
+	for _, p := range listen(t, 2) {
 		streams = append(streams, Stream{Pair: p, Codecs: map[uint8]codec.Codec{0: codec.PCMU}})
 	}
-	r, _ := NewReceiver(ReceiverConfig{Codec: codec.PCMU, PadAfter: 50 * time.Millisecond}, streams, nil)
-	ctx, cancel := context.WithCancel(t.Context())
-	var s sink
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx, &s) }()
-	c0, err := net.DialUDP("udp", nil, streams[0].Pair.RTP.LocalAddr().(*net.UDPAddr))
+	r, err := NewReceiver(ReceiverConfig{Codec: codec.PCMU, PadAfter: 50 * time.Millisecond}, streams, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c0.Close()
+	g := start(t, r)
+	c0 := dial(t, streams[0].Pair)
 	a := ramp(160 * 20)
-	tick := time.NewTicker(5 * time.Millisecond)
-	for _, p := range packets(t, a, 0, 1) {
-		<-tick.C
-		c0.Write(p)
-	}
-	tick.Stop()
+	ps := packets(t, a, 0, 1)
+	paced(5*time.Millisecond, len(ps), func(i int) { c0.Write(ps[i]) })
 	// Channel 1 never sends: its silence lets channel 0 through live.
-	deadline := time.Now().Add(5 * time.Second)
-	for len(s.bytes()) < 2*len(a) && time.Now().Before(deadline) {
-		<-time.After(10 * time.Millisecond)
-	}
-	got := s.bytes()
-	cancel()
-	<-done
+	got := g.until(has(2 * len(a)))
 	if len(got) < 2*len(a) {
 		t.Fatalf("only %d of %d bytes came through before hang-up", len(got), 2*len(a))
 	}
@@ -278,45 +219,25 @@ func TestReceiverG722(t *testing.T) {
 	for i := range other {
 		other[i] = audio[len(audio)-1-i]
 	}
-	ports := testPorts(t)
 	var streams []Stream
-	for range 2 {
-		p, err := ports.Listen()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p.Close()
+	for _, p := range listen(t, 2) {
 		streams = append(streams, Stream{Pair: p, Codecs: map[uint8]codec.Codec{9: codec.G722, 0: codec.PCMU}})
 	}
 	r, err := NewReceiver(ReceiverConfig{Codec: codec.G722}, streams, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	var s sink
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx, &s) }()
-	var conns []*net.UDPConn
-	for _, st := range streams {
-		c, err := net.DialUDP("udp", nil, st.Pair.RTP.LocalAddr().(*net.UDPAddr))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		conns = append(conns, c)
-	}
+	g := start(t, r)
+	c0, c1 := dial(t, streams[0].Pair), dial(t, streams[1].Pair)
 	a, b := packets(t, audio, 9, 1), packets(t, other, 9, 2)
 	pcmu := packets(t, ramp(160), 0, 1)[0]
-	tick := time.NewTicker(2 * time.Millisecond)
-	for i := range a {
-		<-tick.C
-		conns[0].Write(a[i])
-		conns[1].Write(b[i])
+	paced(2*time.Millisecond, len(a), func(i int) {
+		c0.Write(a[i])
+		c1.Write(b[i])
 		if i == 10 {
-			conns[0].Write(pcmu) // an old sequence number of another codec
+			c0.Write(pcmu) // an old sequence number of another codec
 		}
-	}
-	tick.Stop()
+	})
 	want := make([]byte, 0, 4*len(audio))
 	var pcm [2][]int16
 	for i, src := range [][]byte{audio, other} {
@@ -330,15 +251,7 @@ func TestReceiverG722(t *testing.T) {
 	for i := range pcm[0] {
 		want = codec.AppendLE(want, []int16{pcm[0][i], pcm[1][i]})
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(s.bytes()) < len(want) && time.Now().Before(deadline) {
-		<-time.After(10 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if got := s.bytes(); !bytes.Equal(got, want) {
+	if got := g.until(has(len(want))); !bytes.Equal(got, want) {
 		t.Fatalf("got %d bytes, want %d identical; stats %+v", len(got), len(want), r.Stats())
 	}
 }

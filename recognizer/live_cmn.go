@@ -25,7 +25,7 @@ func (l *Live) warm(ctx context.Context, ch *liveChannel, t1 int64) error {
 	if ch.st != nil || ch.errored || !l.incremental() || len(ch.hist)+len(ch.utt) < int(l.warmLen) {
 		return nil
 	}
-	if err := l.checkout(ctx, ch, ch.speechStart, t1); err != nil || ch.st == nil {
+	if err := l.checkout(ctx, ch, ch.speechStart, t1, false); err != nil || ch.st == nil {
 		return err
 	}
 	l.write(ch, ch.utt, t1)

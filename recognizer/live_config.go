@@ -52,9 +52,12 @@ type LiveConfig struct {
 	// PartialInterval is the cadence of partials, in audio time, during
 	// speech, 20ms..500ms. Default 250ms.
 	PartialInterval time.Duration `yaml:"partial_interval"`
-	// DecoderWait is how long Write waits for a free decoder when speech
-	// starts, 1ms..60s; after that the utterance gets an EventError
-	// wrapping ErrAtCapacity (its speech events still come). Default 3s.
+	// DecoderWait is how long Write waits for a free decoder for an
+	// utterance that found none free (a speech start does not wait: the
+	// utterance's audio is kept and a decoder taken when one is free), at
+	// its final or cut, 1ms..60s; after that the utterance gets an
+	// EventError wrapping ErrAtCapacity (its speech events still come).
+	// Default 3s.
 	DecoderWait time.Duration `yaml:"decoder_wait"`
 	// Detect asks the engine to detect the language of each utterance
 	// (an engine that can takes an empty StreamOptions.Language as

@@ -40,6 +40,14 @@ type firstPassOnly interface {
 	FirstPassOnly()
 }
 
+// pendingReader is implemented by path streams that decode their audio in
+// blocks (sphinx): Pending is how many written samples wait for the next
+// block, 0 right after one. Live reads the path for a path-ended
+// utterance (pathEnded) only then, so the read decodes nothing of its own.
+type pendingReader interface {
+	Pending() int
+}
+
 // segmented reports whether the channel's finals come from its decoder
 // segment's path (incremental decoding on a pathReader stream).
 func (l *Live) segmented(ch *liveChannel) bool {
@@ -148,6 +156,27 @@ func (l *Live) pathFinal(ch *liveChannel, t1, before int64) {
 	ch.cutAt = max(ch.cutAt, before)
 	ch.id = -1
 	l.emitDue(ch, t1, false)
+}
+
+// pathEnded reports whether the utterance's words have ended by the
+// segment's path although the VAD still holds speech: the path has words
+// since the last cut, and none has ended within the endpoint, hangover and
+// livePathStall of t1 (the session's endpointing is kept). The VAD
+// holds speech through a trailing breath, room noise or a soft onset of
+// the next sound, up to 0.6 s past the last word, and a final made due at
+// its endpoint then came up to 0.9 s after its last audio under load
+// (issue 41, bench/CALLS.md 2026-11-29). The path is read only right after
+// a block decode (pendingReader), so about every 200 ms of audio and at
+// no decode of its own.
+func (l *Live) pathEnded(ch *liveChannel, t1 int64) bool {
+	if !l.segmented(ch) || l.hangover == 0 {
+		return false
+	}
+	if p, ok := ch.st.(pendingReader); !ok || p.Pending() > 0 {
+		return false
+	}
+	ws := l.pathWords(ch, ch.cutAt, t1+1)
+	return len(ws) > 0 && int64(ws[len(ws)-1].End*SampleRate)+l.pathStall <= t1
 }
 
 // emitDue emits the channel's due finals whose lookahead has passed by

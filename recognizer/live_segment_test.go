@@ -77,14 +77,18 @@ func TestLiveFinalLookahead(t *testing.T) {
 	// segment's pause); the long one 1 s of hiss between whole copies.
 	short := cat(gf[0][:int(2.50*recognizer.SampleRate)], gf[0][int(0.22*recognizer.SampleRate):])
 	// The lookahead counts from the earlier of the speech_end and the end
-	// of the final's last word, and the final comes no sooner than the
-	// utterance's close (its endpoint and hangover): the VAD holds this
-	// clip's speech 0.4 to 0.6 s past "meters" (its room noise), and while
-	// the lookahead counted from the speech_end the first final of the
-	// 0.3 s case came 1.06 s after its last word.
+	// of the final's last word: the VAD holds this clip's speech 0.4 to
+	// 0.6 s past "meters" (its room noise), and while the lookahead counted
+	// from the speech_end the first final of the 0.3 s case came 1.06 s
+	// after its last word. The final is due when the path has had no new
+	// word for the endpoint, hangover and 200 ms, though the VAD still holds
+	// speech (pathEnded, checked at the decoder's 200 ms blocks, so by the
+	// lookahead's start); before (2026-11-29), at the utterance's close,
+	// the VAD's endpoint and hangover: 2.98 s here, 0.86 s after the last
+	// word.
 	const endpointing, hangover, lookahead = 0.050, 0.200, 0.400
 	due := func(speechEnd, wordsEnd float64) float64 {
-		return max(speechEnd+endpointing+hangover, min(speechEnd, wordsEnd)+endpointing+hangover+lookahead)
+		return min(speechEnd, wordsEnd) + endpointing + hangover + lookahead
 	}
 	for _, tc := range []struct {
 		pause string

@@ -178,8 +178,8 @@ func TestLiveChannels(t *testing.T) {
 }
 
 // TestLiveDecoderWait holds the only decoder of the engine: an utterance
-// gets speech events and an ErrAtCapacity error after DecoderWait, and
-// the next one, once the decoder is free, is transcribed.
+// gets its speech events and, at its end, an ErrAtCapacity error after
+// DecoderWait, and the next one, once the decoder is free, is transcribed.
 func TestLiveDecoderWait(t *testing.T) {
 	e := liveEngine(t, 1)
 	_, gf := liveClip(t, "pocketsphinx-goforward.wav")
@@ -195,15 +195,18 @@ func TestLiveDecoderWait(t *testing.T) {
 	}
 	defer l.Close()
 	streamLive(t, l, gf)
+	if err := l.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	var kinds []string
 	for _, ev := range evs {
 		kinds = append(kinds, ev.Kind.String())
 	}
-	if got := strings.Join(kinds, " "); got != "speech_start error speech_end" {
-		t.Fatalf("events %q, want speech_start error speech_end", got)
+	if got := strings.Join(kinds, " "); got != "speech_start speech_end error" {
+		t.Fatalf("events %q, want speech_start speech_end error", got)
 	}
-	if !errors.Is(evs[1].Err, recognizer.ErrAtCapacity) || evs[1].Channel != 0 {
-		t.Errorf("error event %+v, want ErrAtCapacity on channel 0", evs[1])
+	if !errors.Is(evs[2].Err, recognizer.ErrAtCapacity) || evs[2].Channel != 0 {
+		t.Errorf("error event %+v, want ErrAtCapacity on channel 0", evs[2])
 	}
 
 	holder.Close()
@@ -218,6 +221,104 @@ func TestLiveDecoderWait(t *testing.T) {
 	}
 	if _, busy := e.Stats(); busy != 0 {
 		t.Errorf("%d decoders busy after the final", busy)
+	}
+}
+
+// TestLiveDecoderLater: a speech start with no free decoder does not wait
+// for one (Write returns; the session's other channels go on): the audio is
+// kept, and a decoder freed while the speaker talks decodes the whole
+// utterance. Before, Write waited up to DecoderWait at the speech start on
+// the session's one goroutine, and here the utterance was lost (issue 41).
+func TestLiveDecoderLater(t *testing.T) {
+	e := liveEngine(t, 1)
+	_, gf := liveClip(t, "pocketsphinx-goforward.wav")
+	var evs []recognizer.Event
+	l, err := recognizer.NewLive(e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), DecoderWait: time.Second},
+		func(ev recognizer.Event) { evs = append(evs, ev) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	// A first utterance: the channel has audio enough to normalise by, so
+	// the next one wants its decoder at its speech start (liveCMNWarm).
+	streamLive(t, l, gf)
+	if err := l.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := e.NewStream(t.Context(), recognizer.StreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs = nil
+	cut := len(gf[0]) * 3 / 5 // inside "ten"
+	streamLive(t, l, [][]int16{gf[0][:cut]})
+	if count(evs, recognizer.EventSpeechStart) != 1 || count(evs, recognizer.EventError) != 0 {
+		t.Fatalf("before the decoder is free: %v, want one speech_start", evs)
+	}
+	holder.Close()
+	streamLive(t, l, [][]int16{gf[0][cut:]})
+	if err := l.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := finals(evs, 0); got != "go forward ten meters" {
+		t.Errorf("finals %q, want go forward ten meters", got)
+	}
+}
+
+// waitSignal is the engine with a signal each time a stream waits for a
+// decoder (NewStream with a live context that has a deadline: DecoderWait).
+type waitSignal struct {
+	*sphinx.Engine
+	waiting chan struct{}
+}
+
+func (e waitSignal) NewStream(ctx context.Context, o recognizer.StreamOptions) (recognizer.Stream, error) {
+	if _, ok := ctx.Deadline(); ok && ctx.Err() == nil {
+		select {
+		case e.waiting <- struct{}{}:
+		default:
+		}
+	}
+	return e.Engine.NewStream(ctx, o)
+}
+
+// TestLiveDecoderAtCut: an utterance that got no decoder at its speech start
+// (none free) is cut (MaxUtterance) before one is free; the cut waits for
+// one and the decoder gets the buffered audio with its own time base, so
+// every final's words lie within the final's audio and nothing is lost.
+// Before, the cut checked a decoder out and wrote it the audio, then moved
+// the utterance's start to the cut while the decoder went on from the old
+// start: the next finals' words came up to 4 s after their final's time
+// (TestLiveEnhancer under -test.parallel 8, commit 65bc24c).
+func TestLiveDecoderAtCut(t *testing.T) {
+	e := waitSignal{liveEngine(t, 1), make(chan struct{}, 1)}
+	c, pcm := liveClip(t, "ls-test-clean-1089-134691-0001.wav")
+	holder, err := e.NewStream(t.Context(), recognizer.StreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		<-e.waiting // the first wait: the cut (the speech start does not wait)
+		holder.Close()
+	}()
+	pad := make([]int16, recognizer.SampleRate/2)
+	cfg := recognizer.LiveConfig{Endpointing: endpointing(300*time.Millisecond, 5*time.Second), DecoderWait: time.Minute}
+	evs := runLive(t, e, cfg, [][]int16{cat(pad, pcm[0], pad)})
+	<-released
+	if n := count(evs, recognizer.EventFinal); n < 2 {
+		t.Fatalf("%d finals, want the cut's and the rest", n)
+	}
+	ref := recognizertest.Normalize(c.Transcript)
+	hyp := finals(evs, 0)
+	// The same with a decoder free from the start: the words waiting for
+	// the cut are decoded in one write, from a normalisation over them.
+	free := finals(runLive(t, liveEngine(t, 1), cfg, [][]int16{cat(pad, pcm[0], pad)}), 0)
+	freeErrs := recognizertest.EditDistance(ref, recognizertest.Normalize(free))
+	if errs := recognizertest.EditDistance(ref, recognizertest.Normalize(hyp)); errs > freeErrs+2 {
+		t.Logf("with a free decoder: %q", free)
+		t.Errorf("%d/%d errors: %q", errs, len(ref), hyp)
 	}
 }
 

@@ -55,7 +55,9 @@ type Config struct {
 	// max_frame_bytes, max_messages_per_second), shared with the
 	// WebSocket door, which is given the same value (ingest/socket.go).
 	ingest.SocketLimits `yaml:",inline"`
-	// DecoderWait bounds the wait for a free decoder at speech start; default 3s.
+	// DecoderWait bounds the wait for a free decoder of an utterance that
+	// found none free at its speech start (it waits at its final or cut,
+	// recognizer.LiveConfig.DecoderWait); default 3s.
 	DecoderWait time.Duration `yaml:"decoder_wait"`
 	// PartialInterval is the cadence of partial transcripts; default 250ms.
 	PartialInterval time.Duration `yaml:"partial_interval"`

@@ -172,8 +172,21 @@ type Config struct {
 	// from. 0 means DefaultTelephoneLanguageWeight. Whole recordings keep
 	// PocketSphinx's weights.
 	TelephoneLanguageWeight float64 `yaml:"telephone_language_weight"`
+	// LiveMaxHMMsPerFrame is the -maxhmmpf, 100..100000, of the wideband
+	// model's live pool (Live): the first-pass search that live streams
+	// of wideband audio (SIP G.722, WebRTC Opus, WebSocket at 16 kHz)
+	// decode with. 0 means MaxHMMsPerFrame when that is set, else
+	// DefaultFirstPassMaxHMMsPerFrame.
+	LiveMaxHMMsPerFrame int `yaml:"live_max_hmms_per_frame"`
+	// LiveLanguageWeight is the language weight (-lw), 1..30, of the
+	// wideband model's live pool (Live). 0 means PocketSphinx's 6.5: 7
+	// was tried for issue 41 (2026-11-29, docs/live-tuning.md) and cost
+	// 3.6 points of live finals on testdata for 9 % less live CPU.
+	// Whole recordings and batch passes keep PocketSphinx's weights.
+	LiveLanguageWeight float64 `yaml:"live_language_weight"`
 	// LanguageWeight is the pool's -lw; 0 PocketSphinx's 6.5. Not
-	// configuration: Telephone sets it from TelephoneLanguageWeight.
+	// configuration: Telephone sets it from TelephoneLanguageWeight,
+	// Live from LiveLanguageWeight.
 	LanguageWeight float64 `yaml:"-"`
 	// LiveDecodes is how many live streams of the process decode at once,
 	// 1..256 (recognizer.CPU, which the composition root makes with it and
@@ -275,14 +288,15 @@ func (c Config) Telephone() (Config, bool) {
 // Live returns the configuration of the wideband model's live pool:
 // LiveDecoders decoders (as many as Decoders loaded at New, the rest in
 // the background) that search with the first pass only (live finals are
-// read from it) at firstPassMaxHMMs, with no lean search and no
-// telephone model. Call it on a config that passed SetDefaults and
+// read from it) at firstPassMaxHMMs and LiveLanguageWeight, with no lean
+// search and no telephone model. Call it on a config that passed SetDefaults and
 // Validate.
 func (c Config) Live() Config {
 	l := c
 	l.Decoders, l.Preload = c.LiveDecoders, min(c.Decoders, c.LiveDecoders)
 	l.FirstPassOnly = true
 	l.MaxHMMsPerFrame = c.firstPassMaxHMMs()
+	l.LanguageWeight = c.LiveLanguageWeight
 	l.OverloadMaxHMMsPerFrame = -1
 	l.TelephoneHMM, l.TelephoneDecoders, l.LiveDecoders = NoTelephoneHMM, l.Decoders, l.Decoders
 	return l
@@ -389,6 +403,12 @@ func (c Config) Validate() error {
 	if w := c.TelephoneLanguageWeight; w != 0 && (w < 1 || w > 30) {
 		errs = append(errs, config.Errorf("telephone_language_weight", "%g not 0 or in 1..30", w))
 	}
+	if w := c.LiveLanguageWeight; w != 0 && (w < 1 || w > 30) {
+		errs = append(errs, config.Errorf("live_language_weight", "%g not 0 or in 1..30", w))
+	}
+	if n := c.LiveMaxHMMsPerFrame; n != 0 && (n < 100 || n > 100000) {
+		errs = append(errs, config.Errorf("live_max_hmms_per_frame", "%d not 0 or in 100..100000", n))
+	}
 	if c.TopN < 0 || c.TopN > 16 {
 		errs = append(errs, config.Errorf("topn", "%d not 0 or in 1..16", c.TopN))
 	}
@@ -466,9 +486,12 @@ func (c Config) recordMaxHMMs() int {
 const pocketSphinxMaxHMMs = 30000
 
 // firstPassMaxHMMs is the -maxhmmpf of the live pool's first-pass search
-// (Live): MaxHMMsPerFrame when set (it applies to every search), else
-// DefaultFirstPassMaxHMMsPerFrame.
+// (Live): LiveMaxHMMsPerFrame when set, else MaxHMMsPerFrame when set (it
+// applies to every search), else DefaultFirstPassMaxHMMsPerFrame.
 func (c Config) firstPassMaxHMMs() int {
+	if c.LiveMaxHMMsPerFrame > 0 {
+		return c.LiveMaxHMMsPerFrame
+	}
 	if c.MaxHMMsPerFrame > 0 {
 		return c.MaxHMMsPerFrame
 	}

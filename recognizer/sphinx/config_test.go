@@ -32,6 +32,9 @@ func TestConfig(t *testing.T) {
 		{"too many telephone decoders", func(c *Config) { c.TelephoneDecoders = 65 }, []string{"telephone_decoders"}},
 		{"too many live decoders", func(c *Config) { c.LiveDecoders = 65 }, []string{"live_decoders"}},
 		{"telephone language weight", func(c *Config) { c.TelephoneLanguageWeight = 0.5 }, []string{"telephone_language_weight"}},
+		{"live search", func(c *Config) { c.LiveLanguageWeight, c.LiveMaxHMMsPerFrame = 30, 100 }, nil},
+		{"live search out of range", func(c *Config) { c.LiveLanguageWeight, c.LiveMaxHMMsPerFrame = 31, 99 }, []string{"live_language_weight", "live_max_hmms_per_frame"}},
+		{"negative live search", func(c *Config) { c.LiveLanguageWeight, c.LiveMaxHMMsPerFrame = -1, -1 }, []string{"live_language_weight", "live_max_hmms_per_frame"}},
 		{"search settings", func(c *Config) {
 			c.FrameDownsample, c.TopN, c.PhoneLookahead, c.Beam, c.WordBeam, c.PhoneBeam = 4, 16, new(0), 1e-80, 1e-5, 1e-40
 		}, nil},
@@ -214,6 +217,27 @@ func TestSearchCaps(t *testing.T) {
 	d.free()
 	if lw != DefaultTelephoneLanguageWeight {
 		t.Errorf("telephone live decoder: -lw %g, want %g", lw, DefaultTelephoneLanguageWeight)
+	}
+
+	// The wideband live pool's language weight, the default or the
+	// setting, reaches its decoders, and not the wideband pool's.
+	cfg.TelephoneHMM = NoTelephoneHMM
+	set := cfg
+	set.LiveLanguageWeight = 7.25
+	for _, c := range []struct {
+		pool string
+		cfg  Config
+		want float64
+	}{{"live", cfg.Live(), 6.5}, {"live with the setting", set.Live(), 7.25}, {"wideband", set, 6.5}} {
+		d, err = newDecoder(c.cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lw := d.lw()
+		d.free()
+		if lw != c.want {
+			t.Errorf("%s decoder: -lw %g, want %g", c.pool, lw, c.want)
+		}
 	}
 }
 

@@ -59,6 +59,15 @@ func TestFirstPassCap(t *testing.T) {
 			t.Errorf("max_hmms_per_frame %d: live pool %d, want %d", c.set, got, c.want)
 		}
 	}
+	for _, c := range []struct{ live, all, want int }{{5000, 0, 5000}, {5000, 30000, 5000}, {0, 6000, 6000}} {
+		cfg := Config{LiveMaxHMMsPerFrame: c.live, MaxHMMsPerFrame: c.all}
+		if got := cfg.Live().MaxHMMsPerFrame; got != c.want {
+			t.Errorf("live_max_hmms_per_frame %d, max_hmms_per_frame %d: live pool %d, want %d", c.live, c.all, got, c.want)
+		}
+		if got := cfg.MaxHMMsPerFrame; got != c.all {
+			t.Errorf("live_max_hmms_per_frame %d: the batch pool's -maxhmmpf %d, want %d", c.live, got, c.all)
+		}
+	}
 	c, pcm := clip(t, "pocketsphinx-goforward.wav")
 	for _, narrow := range []bool{false, true} {
 		e := newEngine(t, 1)

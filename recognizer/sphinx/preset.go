@@ -64,6 +64,14 @@ var presets = []preset{
 	{"lean3k", func(c *Config) { c.OverloadMaxHMMsPerFrame = 3000 }},
 	{"lean2k", func(c *Config) { c.OverloadMaxHMMsPerFrame = 2000 }},
 	{"lean1k", func(c *Config) { c.OverloadMaxHMMsPerFrame = 1000 }},
+	// live-*: the wideband live pool's first pass alone (Config.Live:
+	// SIP G.722, WebRTC Opus, WebSocket at 16 kHz); batch decodes as
+	// "default" (issue 41).
+	{"live-lw7", func(c *Config) { c.LiveLanguageWeight = 7 }},
+	{"live-hmm6k", func(c *Config) { c.LiveMaxHMMsPerFrame = 6000 }},
+	{"live-hmm5k", func(c *Config) { c.LiveMaxHMMsPerFrame = 5000 }},
+	{"live-hmm6k-lw7", func(c *Config) { c.LiveMaxHMMsPerFrame, c.LiveLanguageWeight = 6000, 7 }},
+	{"live-hmm5k-lw7", func(c *Config) { c.LiveMaxHMMsPerFrame, c.LiveLanguageWeight = 5000, 7 }},
 	{"beam40", func(c *Config) { c.Beam = 1e-40 }},
 	{"wbeam24", func(c *Config) { c.WordBeam = 1e-24 }},
 	{"pbeam40", func(c *Config) { c.PhoneBeam = 1e-40 }},
@@ -134,6 +142,12 @@ func PresetSettings(name string) ([]string, error) {
 	}
 	if c.MaxWordsPerFrame != 0 {
 		add("max_words_per_frame", c.MaxWordsPerFrame)
+	}
+	if c.LiveMaxHMMsPerFrame != 0 {
+		add("live_max_hmms_per_frame", c.LiveMaxHMMsPerFrame)
+	}
+	if c.LiveLanguageWeight != 0 {
+		add("live_language_weight", c.LiveLanguageWeight)
 	}
 	if c.OverloadMaxHMMsPerFrame != 0 {
 		add("overload_max_hmms_per_frame", c.OverloadMaxHMMsPerFrame)

@@ -204,6 +204,11 @@ func (s *Stream) Path() []recognizer.Word {
 	return s.d.words()
 }
 
+// Pending is how many written samples wait for the next block decode
+// (Write gathers writeBlock): 0 right after one, when Path decodes nothing
+// first.
+func (s *Stream) Pending() int { return len(s.pending) }
+
 // FirstPassOnly makes the stream decode with the first search pass only,
 // for a caller that takes its words from Path: the second pass, which
 // only Finish uses, is not run at the end of its utterances; Finish gives

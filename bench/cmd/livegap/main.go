@@ -106,8 +106,8 @@ func run(speech, corpus string, every int, presets, rends string, workers int) e
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), len(set), setName(speech, corpus), runtime.NumCPU(), loadAvg())
 	var stocks []stockRow
 	var records, revs []string
-	fmt.Println("| rendition | preset | batch WER % | live finals WER % | gap points | finals | live CPU s per audio s | batch CPU s per audio s |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	fmt.Println("| rendition | preset | batch WER % | live finals WER % | gap points | finals | words live / batch / reference | live segments lean | live CPU s per audio s | batch CPU s per audio s |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 	for _, rend := range strings.Split(rends, ",") {
 		clips, err := render(set, rend)
 		if err != nil {
@@ -128,11 +128,12 @@ func run(speech, corpus string, every int, presets, rends string, workers int) e
 		for k, r := range rs {
 			p := names[k]
 			if !batch {
-				fmt.Printf("| %s | %s | | %.2f | | %d | %.3f | |\n", rend, p, r.liveWER, r.finals, r.liveCPU)
+				fmt.Printf("| %s | %s | | %.2f | | %d | %d / / %d | %d of %d | %.3f | |\n", rend, p, r.liveWER, r.finals, r.liveWords, r.refWords,
+					r.lean, r.segments, r.liveCPU)
 				continue
 			}
-			fmt.Printf("| %s | %s | %.2f | %.2f | %+.2f | %d | %.3f | %.3f |\n", rend, p, r.batchWER, r.liveWER,
-				r.liveWER-r.batchWER, r.finals, r.liveCPU, r.batchCPU)
+			fmt.Printf("| %s | %s | %.2f | %.2f | %+.2f | %d | %d / %d / %d | %d of %d | %.3f | %.3f |\n", rend, p, r.batchWER, r.liveWER,
+				r.liveWER-r.batchWER, r.finals, r.liveWords, r.batchWords, r.refWords, r.lean, r.segments, r.liveCPU, r.batchCPU)
 			if revised {
 				revs = append(revs, fmt.Sprintf("| %s | %s | %.2f | %.2f | %.2f | %+.2f | %d | %.3f | %.3f | %.3f |", rend, p, r.batchWER, r.liveWER,
 					r.revisedWER, r.revisedWER-r.batchWER, r.revisions, r.liveCPU, r.revCPU, r.liveCPU+r.revCPU))
@@ -218,8 +219,13 @@ type outcome struct {
 	revCPU            float64 // with -revised: the revisions' CPU s per audio s
 	fromLive, stretch int     // with -record: stretches the record took from the live finals, of all
 	finals            int
-	liveCPU, batchCPU float64 // CPU s per audio s
-	chooseCPU         float64 // with -record: the combination's scoring, CPU s per audio s
+	lean, segments    int // the live sessions' decoder segments on the lean search (recognizer.Live.LeanSegments), of all
+	// the words of the live finals, of the batch path and of the
+	// references: a path that writes more words than the references
+	// inserts (issue 41: the held-out readers' live finals did)
+	liveWords, batchWords, refWords int
+	liveCPU, batchCPU               float64 // CPU s per audio s
+	chooseCPU                       float64 // with -record: the combination's scoring, CPU s per audio s
 }
 
 // engineFor loads a pool of workers decoders with the preset's search
@@ -289,6 +295,7 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 		batchUtts         []transcript.Utterance
 		fromLive, stretch int
 		finals            int
+		lean, segments    int
 		batchCPU, liveCPU time.Duration
 		chooseCPU         time.Duration // with -record
 	}
@@ -314,10 +321,12 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 				rv = &reviser{e: e[1]}
 			}
 			cpu := threadCPU()
-			live, fs, finals, lutts, err := decodeLive(e[0], c.pcm, narrowband(rend), onePass, rv)
+			lr, err := decodeLive(e[0], c.pcm, narrowband(rend), onePass, rv)
 			if err != nil {
 				return err
 			}
+			live, fs, finals, lutts := lr.text, lr.finals, lr.n, lr.utts
+			h.lean, h.segments = lr.lean, lr.segments
 			h.liveCPU = threadCPU() - cpu
 			if rv != nil {
 				if rv.err != nil {
@@ -358,7 +367,11 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 			out[k].fromLive += h.fromLive
 			out[k].stretch += h.stretch
 			words += len(ref)
+			out[k].liveWords += len(recognizertest.Normalize(h.live))
+			out[k].batchWords += len(recognizertest.Normalize(h.batch))
 			out[k].finals += h.finals
+			out[k].lean += h.lean
+			out[k].segments += h.segments
 			bcpu += h.batchCPU
 			lcpu += h.liveCPU
 			ccpu += h.chooseCPU
@@ -370,6 +383,7 @@ func measure(clips []clip, rend string, presets []string, workers int) ([]outcom
 					c.transcript, h.batch, h.live, h.batchSegs, h.liveFs)
 			}
 		}
+		out[k].refWords = words
 		out[k].batchWER = 100 * float64(be) / float64(max(words, 1))
 		out[k].liveWER = 100 * float64(le) / float64(max(words, 1))
 		out[k].recordWER = 100 * float64(re) / float64(max(words, 1))
@@ -438,13 +452,23 @@ func combine(e *sphinx.Engine, rend string, c clip, live, batch []transcript.Utt
 	return utts, fromLive, stretches, nil
 }
 
+// liveRun is what decodeLive reports of one session: its finals joined
+// (text), each with its times and the speech starts and ends (finals), their
+// count (n), the finals as utterances, and how many of its decoder segments
+// were on the lean search (recognizer.Live.LeanSegments), of all.
+type liveRun struct {
+	text, finals   string
+	n              int
+	utts           []transcript.Utterance
+	lean, segments int
+}
+
 // decodeLive streams pcm through a Live with default session settings in
-// 20 ms writes and returns its finals joined, each with its times (and
-// the speech starts and ends), and their count. narrow is a telephone-band
+// 20 ms writes and returns what the session gave (liveRun). narrow is a telephone-band
 // rendition: the session is told so, as the daemon's is for a source below
 // 16 kHz (LiveConfig.Narrowband), and onePass applies to it only. rv, when
 // not nil, takes the finals and decodes the ended segments again.
-func decodeLive(e recognizer.Engine, pcm []int16, narrow, onePass bool, rv *reviser) (string, string, int, []transcript.Utterance, error) {
+func decodeLive(e recognizer.Engine, pcm []int16, narrow, onePass bool, rv *reviser) (liveRun, error) {
 	var words, fs []string
 	var utts []transcript.Utterance
 	ep := params.DefaultEndpointing()
@@ -472,18 +496,18 @@ func decodeLive(e recognizer.Engine, pcm []int16, narrow, onePass bool, rv *revi
 		}
 	})
 	if err != nil {
-		return "", "", 0, nil, err
+		return liveRun{}, err
 	}
 	defer l.Close()
 	const chunk = recognizer.SampleRate / 50
 	if warmChannel {
 		for k := 0; k < len(pcm); k += chunk {
 			if err := l.Write(context.Background(), [][]int16{pcm[k:min(k+chunk, len(pcm))]}); err != nil {
-				return "", "", 0, nil, err
+				return liveRun{}, err
 			}
 		}
 		if err := l.Flush(context.Background()); err != nil {
-			return "", "", 0, nil, err
+			return liveRun{}, err
 		}
 		words, fs, utts = nil, nil, nil
 		if rv != nil {
@@ -492,13 +516,14 @@ func decodeLive(e recognizer.Engine, pcm []int16, narrow, onePass bool, rv *revi
 	}
 	for k := 0; k < len(pcm); k += chunk {
 		if err := l.Write(context.Background(), [][]int16{pcm[k:min(k+chunk, len(pcm))]}); err != nil {
-			return "", "", 0, nil, err
+			return liveRun{}, err
 		}
 	}
 	if err := l.Flush(context.Background()); err != nil {
-		return "", "", 0, nil, err
+		return liveRun{}, err
 	}
-	return strings.Join(words, " "), strings.Join(fs, " "), len(words), utts, nil
+	lean, segments := l.LeanSegments()
+	return liveRun{strings.Join(words, " "), strings.Join(fs, " "), len(words), utts, lean, segments}, nil
 }
 
 // each runs fn on every clip, workers at a time, and returns the first

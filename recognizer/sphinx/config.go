@@ -99,7 +99,7 @@ type Config struct {
 	// decoder searches with the first pass only, capped as
 	// DefaultFirstPassMaxHMMsPerFrame (Live), and costs about 80 MB. As
 	// many as Decoders are loaded at start, the rest in the background
-	// right after. Default 4 x Decoders, as TelephoneDecoders: before it
+	// right after. Default 4 x Decoders: before it
 	// (2026-11-28) wideband live streams decoded on the batch pool, and a
 	// 2-CPU box let only 2 of them talk at once.
 	LiveDecoders int `yaml:"live_decoders"`
@@ -208,8 +208,12 @@ type Config struct {
 	// pauses), so the pool bounds the calls that can talk at once; each
 	// decoder costs about 110 MB (its lean search included). As many as
 	// Decoders are loaded at start, the rest in the background right
-	// after (Engine.warm). Default 4 x
-	// Decoders (8 calls on a 2-CPU box, issue 14). Whole recordings decode
+	// after (Engine.warm). Default 8 x Decoders (16 on a 2-CPU box: 8
+	// SIPREC calls' 16 streams, of which about half talk at once, up to
+	// what the CPUs keep up with; before 2026-11-29 4 x, and a speech start
+	// under 8 SIPREC calls waited for a decoder: live final p95 786 and
+	// 804 ms against 827 and 823 in one sitting, for about 95 MB of RSS a
+	// decoder, bench/CALLS.md). Whole recordings decode
 	// on the telephone model's batch pool of Decoders more (TelephoneBatch).
 	TelephoneDecoders int `yaml:"telephone_decoders"`
 	// Preload is how many of the pool's decoders New loads; the others
@@ -348,7 +352,7 @@ func (c *Config) SetDefaults() {
 		c.Language = "en"
 	}
 	if c.TelephoneDecoders == 0 {
-		c.TelephoneDecoders = min(4*c.Decoders, MaxDecoders)
+		c.TelephoneDecoders = min(8*c.Decoders, MaxDecoders)
 	}
 	if c.LiveDecoders == 0 {
 		c.LiveDecoders = min(4*c.Decoders, MaxDecoders)

@@ -79,7 +79,7 @@ func TestConfig(t *testing.T) {
 	}
 	var c Config
 	c.SetDefaults()
-	if c.Decoders < 1 || c.Language != "en" || c.HMM != DefaultHMM || c.TelephoneDecoders != min(4*c.Decoders, MaxDecoders) ||
+	if c.Decoders < 1 || c.Language != "en" || c.HMM != DefaultHMM || c.TelephoneDecoders != min(8*c.Decoders, MaxDecoders) ||
 		c.LiveDecoders != min(4*c.Decoders, MaxDecoders) {
 		t.Errorf("defaults %+v", c)
 	}

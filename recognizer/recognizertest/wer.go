@@ -1,6 +1,7 @@
 package recognizertest
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -62,4 +63,48 @@ func EditDistance(a, b []string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// Align aligns a and b by word edit distance (EditDistance's) and returns
+// the aligned steps in order, each the index into a and into b, -1 for a
+// gap (a word of the other only). A match is taken before a substitution,
+// a substitution before a deletion, a deletion before an insertion.
+func Align(a, b []string) [][2]int {
+	n, m := len(a), len(b)
+	d := make([][]int, n+1)
+	for i := range d {
+		d[i] = make([]int, m+1)
+		d[i][0] = i
+	}
+	for j := range m + 1 {
+		d[0][j] = j
+	}
+	for i := 1; i <= n; i++ {
+		for j := 1; j <= m; j++ {
+			sub := d[i-1][j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			d[i][j] = min(sub, d[i-1][j]+1, d[i][j-1]+1)
+		}
+	}
+	var ops [][2]int
+	for i, j := n, m; i > 0 || j > 0; {
+		switch {
+		case i > 0 && j > 0 && a[i-1] == b[j-1] && d[i][j] == d[i-1][j-1]:
+			ops = append(ops, [2]int{i - 1, j - 1})
+			i, j = i-1, j-1
+		case i > 0 && j > 0 && d[i][j] == d[i-1][j-1]+1:
+			ops = append(ops, [2]int{i - 1, j - 1})
+			i, j = i-1, j-1
+		case i > 0 && d[i][j] == d[i-1][j]+1:
+			ops = append(ops, [2]int{i - 1, -1})
+			i--
+		default:
+			ops = append(ops, [2]int{-1, j - 1})
+			j--
+		}
+	}
+	slices.Reverse(ops)
+	return ops
 }

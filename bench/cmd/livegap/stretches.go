@@ -136,46 +136,16 @@ func timedWords(us []transcript.Utterance) []timedWord {
 	return out
 }
 
-// alignOps aligns a and b (Levenshtein) and returns, per aligned step,
-// the index into a and b (-1 for a gap).
+// alignOps aligns a and b by their words (recognizertest.Align).
 func alignOps(a, b []timedWord) [][2]int {
-	n, m := len(a), len(b)
-	d := make([][]int, n+1)
-	for i := range d {
-		d[i] = make([]int, m+1)
-		d[i][0] = i
-	}
-	for j := 0; j <= m; j++ {
-		d[0][j] = j
-	}
-	for i := 1; i <= n; i++ {
-		for j := 1; j <= m; j++ {
-			sub := d[i-1][j-1]
-			if a[i-1].w != b[j-1].w {
-				sub++
-			}
-			d[i][j] = min(sub, d[i-1][j]+1, d[i][j-1]+1)
+	words := func(ts []timedWord) []string {
+		out := make([]string, len(ts))
+		for i, t := range ts {
+			out[i] = t.w
 		}
+		return out
 	}
-	var ops [][2]int
-	for i, j := n, m; i > 0 || j > 0; {
-		switch {
-		case i > 0 && j > 0 && a[i-1].w == b[j-1].w && d[i][j] == d[i-1][j-1]:
-			ops = append(ops, [2]int{i - 1, j - 1})
-			i, j = i-1, j-1
-		case i > 0 && j > 0 && d[i][j] == d[i-1][j-1]+1:
-			ops = append(ops, [2]int{i - 1, j - 1})
-			i, j = i-1, j-1
-		case i > 0 && d[i][j] == d[i-1][j]+1:
-			ops = append(ops, [2]int{i - 1, -1})
-			i--
-		default:
-			ops = append(ops, [2]int{-1, j - 1})
-			j--
-		}
-	}
-	slices.Reverse(ops)
-	return ops
+	return recognizertest.Align(words(a), words(b))
 }
 
 // regionChoice is the batch words with each region where the passes

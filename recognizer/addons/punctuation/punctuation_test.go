@@ -11,6 +11,7 @@ import (
 	"github.com/earshot-dev/earshot/recognizer"
 	"github.com/earshot-dev/earshot/recognizer/addons/addonstest"
 	"github.com/earshot-dev/earshot/recognizer/addons/sentences"
+	"github.com/earshot-dev/earshot/recognizer/recognizertest"
 )
 
 // utt builds an utterance from a script of words and gap seconds (see
@@ -355,23 +356,12 @@ func ratio(a, b int) float64 {
 // deleted words count as false positives or negatives) and capitals on
 // matching words.
 func evaluate(ref, hyp []token) score {
-	n, m := len(ref), len(hyp)
-	d := make([][]int, n+1)
-	for i := range d {
-		d[i] = make([]int, m+1)
-		d[i][0] = i
-	}
-	for j := 0; j <= m; j++ {
-		d[0][j] = j
-	}
-	for i := 1; i <= n; i++ {
-		for j := 1; j <= m; j++ {
-			sub := d[i-1][j-1]
-			if ref[i-1].word != hyp[j-1].word {
-				sub++
-			}
-			d[i][j] = min(sub, d[i-1][j]+1, d[i][j-1]+1)
+	words := func(ts []token) []string {
+		out := make([]string, len(ts))
+		for i, t := range ts {
+			out[i] = t.word
 		}
+		return out
 	}
 	var s score
 	mark := func(r, h string) {
@@ -400,34 +390,24 @@ func evaluate(ref, hyp []token) score {
 			s.endFP++
 		}
 	}
-	for i, j := n, m; i > 0 || j > 0; {
+	for _, op := range recognizertest.Align(words(ref), words(hyp)) {
+		i, j := op[0], op[1]
 		switch {
-		case i > 0 && j > 0 && d[i][j] == d[i-1][j-1]+b2i(ref[i-1].word != hyp[j-1].word):
-			mark(ref[i-1].mark, hyp[j-1].mark)
-			if ref[i-1].word == hyp[j-1].word {
+		case i >= 0 && j >= 0:
+			mark(ref[i].mark, hyp[j].mark)
+			if ref[i].word == hyp[j].word {
 				s.capTotal++
-				if ref[i-1].capital == hyp[j-1].capital {
+				if ref[i].capital == hyp[j].capital {
 					s.capRight++
 				}
 			}
-			i--
-			j--
-		case i > 0 && d[i][j] == d[i-1][j]+1:
-			mark(ref[i-1].mark, "")
-			i--
+		case i >= 0:
+			mark(ref[i].mark, "")
 		default:
-			mark("", hyp[j-1].mark)
-			j--
+			mark("", hyp[j].mark)
 		}
 	}
 	return s
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func FuzzRestore(f *testing.F) {

@@ -29,8 +29,12 @@ const batchPassWait = 3 * time.Minute
 // TestLiveRecordMatchesPreRecorded: the stored record of a live session
 // (GET /v2/live/{id} and the callback's post_final_transcript) is what a
 // pre-recorded job gives on the session's own recording: the same engine
-// and options on the same audio, so the same transcript, word for word
-// (the issue's bound is WER within 0.5 points). The session itself still
+// and options on the same audio, so the same transcript, word for word,
+// unless the record took stretches of the live finals the engine scores
+// higher (post_session_metadata.record_stretches.live, issue 41's
+// combined record); its WER is never more than 0.5 points above the
+// pre-recorded job's (before issue 41 within 0.5 points either way: the
+// record was the batch pass's words). The session itself still
 // ends promptly with its live result, and post_session_metadata says which
 // pass produced the stored result. Before the batch pass the stored result
 // was the live finals (WER measured 2026-11-24: see the log lines).
@@ -192,8 +196,12 @@ func TestLiveRecordMatchesPreRecorded(t *testing.T) {
 				}
 				job := submit(t, d, key, rp, func(url string) map[string]any { return map[string]any{"audio_url": url} })
 				batch := job["result"].(map[string]any)["transcription"].(map[string]any)["full_transcript"].(string)
-				if stored != batch {
-					t.Errorf("%s: stored live result %q, pre-recorded job on its recording %q", f, stored, batch)
+				fromLive := 0.0
+				if rs, ok := md["record_stretches"].(map[string]any); ok {
+					fromLive, _ = rs["live"].(float64)
+				}
+				if stored != batch && fromLive == 0 {
+					t.Errorf("%s: stored live result %q, pre-recorded job on its recording %q, no stretch from the live finals", f, stored, batch)
 				}
 
 				// The callback gets one final record: the batch pass's.
@@ -241,14 +249,14 @@ func TestLiveRecordMatchesPreRecorded(t *testing.T) {
 				se := recognizertest.EditDistance(rw, recognizertest.Normalize(stored))
 				be := recognizertest.EditDistance(rw, recognizertest.Normalize(batch))
 				le := recognizertest.EditDistance(rw, recognizertest.Normalize(strings.Join(finals, " ")))
-				t.Logf("%s: session ended %s after stop_recording; batch pass %vs; errors: stored %d, pre-recorded %d, live finals %d (%d words)",
-					f, ended.Round(time.Millisecond), md["batch_pass_seconds"], se, be, le, len(rw))
+				t.Logf("%s: session ended %s after stop_recording; batch pass %vs; errors: stored %d, pre-recorded %d, live finals %d (%d words); record stretches %v",
+					f, ended.Round(time.Millisecond), md["batch_pass_seconds"], se, be, le, len(rw), md["record_stretches"])
 				storedErrs, batchErrs, liveErrs, words = storedErrs+se, batchErrs+be, liveErrs+le, words+len(rw)
 			}
 			ws, wb, wl := 100*float64(storedErrs)/float64(words), 100*float64(batchErrs)/float64(words), 100*float64(liveErrs)/float64(words)
 			t.Logf("%s: WER stored record %.2f%%, pre-recorded %.2f%%, live finals %.2f%% (%d words)", r.name, ws, wb, wl, words)
-			if ws-wb > 0.5 || wb-ws > 0.5 {
-				t.Errorf("stored record's WER %.2f%% is more than 0.5 points from the pre-recorded job's %.2f%%", ws, wb)
+			if ws-wb > 0.5 {
+				t.Errorf("stored record's WER %.2f%% is more than 0.5 points above the pre-recorded job's %.2f%%", ws, wb)
 			}
 		})
 	}

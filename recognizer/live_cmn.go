@@ -1,6 +1,9 @@
 package recognizer
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // cmnPrimer is implemented by streams whose feature normalisation can
 // start from audio of the same channel (sphinx): an incremental decode has
@@ -12,6 +15,17 @@ import "context"
 // audio, so the incremental decode is normalised as a batch decode of the
 // same audio would be; without it each utterance would start from the
 // model's initial mean, far off for many voices and channels.
+//
+// Frames of digital silence (signalFrames) are left out of that audio: a
+// SIPREC leg, or any call leg whose sender stops while the other party
+// talks, is digital silence (G.711's idle code: exact zeros through
+// mu-law, ±8 through A-law) between its turns, and the pre-roll and pause
+// of every turn on it are such frames. Their cepstrum is the front end's
+// log floor, far below any speech or line noise, so a few hundred
+// milliseconds of them moved the mean enough to cost the next turn many
+// words: on callbench's SIPREC PCMU calls replayed offline, 0.619 WER of
+// the live finals with them, against 0.525 for the same turns decoded
+// without the leg's silence around them (bench/CALLS.md, issue 41).
 type cmnPrimer interface {
 	SetCMNFrom(pcm []int16)
 }
@@ -39,16 +53,36 @@ func (l *Live) primeCMN(ch *liveChannel) {
 	if !ok {
 		return
 	}
-	ch.prime = append(append(ch.prime[:0], ch.hist...), ch.utt...)
+	ch.prime = signalFrames(append(ch.prime[:0], ch.hist...), ch.utt)
 	p.SetCMNFrom(ch.prime)
 }
 
 // remember appends the finished utterance's audio to the channel's
 // history, keeping its last liveCMNHistory.
 func (l *Live) remember(ch *liveChannel) {
-	ch.hist = append(ch.hist, ch.utt...)
+	ch.hist = signalFrames(ch.hist, ch.utt)
 	if over := len(ch.hist) - int(l.histLen); over > 0 {
 		n := copy(ch.hist, ch.hist[over:])
 		ch.hist = ch.hist[:n]
 	}
+}
+
+// liveIdlePeak is the largest sample (16-bit) of a frame of digital
+// silence: G.711's smallest non-zero level. A line's idle code decodes to
+// zeros (mu-law) or ±8 (A-law), and frames that peak no higher carry no
+// signal; speech, and the noise of any real line or room, peak above it.
+const liveIdlePeak = 8
+
+// signalFrames appends to dst the 10 ms frames of pcm (from its first
+// sample; a last partial frame counts as a frame) that are not digital
+// silence (liveIdlePeak), and returns it: the audio a channel's CMN is
+// primed from.
+func signalFrames(dst, pcm []int16) []int16 {
+	for i := 0; i < len(pcm); i += liveFrameLen {
+		f := pcm[i:min(i+liveFrameLen, len(pcm))]
+		if slices.ContainsFunc(f, func(s int16) bool { return s > liveIdlePeak || s < -liveIdlePeak }) {
+			dst = append(dst, f...)
+		}
+	}
+	return dst
 }

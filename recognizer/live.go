@@ -191,7 +191,7 @@ func NewLive(e Engine, cfg LiveConfig, emit func(Event)) (*Live, error) {
 		cutGuard:     samples(liveCutGuard),
 		lookahead:    samples(liveFinalLookahead),
 		pathStall:    samples(cfg.Endpointing.Silence.D() + liveHangover + livePathStall),
-		load:         newLiveLoad(cfg.Channels, cfg.BoxLoad),
+		load:         newLiveLoad(cfg.BoxLoad),
 	}
 	if cfg.OnePassFinals {
 		// A one-pass final normalises over the utterance itself, which
@@ -387,7 +387,7 @@ func (l *Live) feed(ch *liveChannel, pcm []int16, t1 int64) {
 func (l *Live) write(ch *liveChannel, pcm []int16, t1 int64) {
 	start := time.Now()
 	err := ch.st.Write(pcm)
-	l.load.add(time.Since(start), len(pcm))
+	l.load.add(time.Since(start), t1, len(pcm))
 	if err != nil {
 		l.release(ch)
 		l.fail(ch, t1, fmt.Errorf("recognizer: live channel %d at %.2fs: decode: %w", ch.index, seconds64(t1), err))

@@ -82,8 +82,8 @@ func TestLiveLoadBox(t *testing.T) {
 	f := newFakeBox()
 	f.window(1)
 	f.window(1) // share 0.5
-	ld := newLiveLoad(1, f.BoxLoad)
-	ld.add(300*time.Millisecond, int(SampleRate)) // keeps up
+	ld := newLiveLoad(f.BoxLoad)
+	ld.add(300*time.Millisecond, SampleRate, SampleRate) // keeps up
 	r := &leanRecorder{}
 	st := struct {
 		Stream
@@ -101,7 +101,7 @@ func TestLiveLoadBox(t *testing.T) {
 	if want := []bool{false, true, false, true}; !slices.Equal(got, want) {
 		t.Errorf("segments lean %v, want %v at the box's share of 0.5", got, want)
 	}
-	ld.add(10*time.Second, int(SampleRate)) // falls behind
+	ld.add(10*time.Second, 2*SampleRate, SampleRate) // falls behind
 	if !ld.lean && !ld.switchDue(st) {
 		t.Error("a session fallen behind on a full segment: no switch due")
 	}
@@ -112,8 +112,8 @@ func TestLiveLoadBox(t *testing.T) {
 		}
 	}
 	// Without a meter the session judges alone.
-	ld = newLiveLoad(1, nil)
-	ld.add(300*time.Millisecond, int(SampleRate))
+	ld = newLiveLoad(nil)
+	ld.add(300*time.Millisecond, SampleRate, SampleRate)
 	ld.segment(r)
 	if ld.lean {
 		t.Error("lean without a meter while the session keeps up")

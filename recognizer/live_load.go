@@ -32,19 +32,27 @@ const (
 )
 
 // liveLoad measures how fast a session's decoding keeps up with its audio
-// (wall time spent in the decoder against the audio decoded, over about
-// the last liveLoadWindow of audio) and decides, segment by segment,
+// (wall time spent in the decoder against the session time decoded, over
+// about the last liveLoadWindow of it) and decides, segment by segment,
 // whether the next one decodes on the lean search.
+//
+// The channels of a session decode on one goroutine one after the other,
+// so keeping up takes the sum of their decode times under real time: busy
+// sums every channel's, and audio counts the session time that any
+// channel decoded, once however many channels decoded it. Until
+// 2026-11-29 audio counted each channel's samples as 1/channels of their
+// duration, which is right only while every channel decodes: a SIPREC
+// call's legs take turns, one silent (and not decoded) while the other
+// talks, so its decode speed read twice what it was and its segments went
+// lean at half the load they should: 13 of 21 segments of 4 SIPREC PCMU
+// calls on a box with CPU to spare, none of 4 plain calls of the same
+// audio (bench/CALLS.md, issue 41).
 type liveLoad struct {
-	busy   time.Duration // wall time decoding, decayed with audio
-	audio  int64         // samples decoded, decayed
-	window int64         // liveLoadWindow in samples
-	// channels decode on one goroutine one after the other, so keeping up
-	// takes the sum of their decode times under real time: ratio counts
-	// each channel's audio as 1/channels of its duration (conservative
-	// when only one channel talks).
-	channels int
-	lean     bool // the last segment's decision
+	busy    time.Duration // wall time decoding, decayed with audio
+	audio   int64         // session samples some channel decoded, decayed
+	covered int64         // session sample up to which audio has counted the time decoded
+	window  int64         // liveLoadWindow in samples
+	lean    bool          // the last segment's decision
 	// fixed: a stream of the session could not go lean when asked (a
 	// pool without a lean search: wideband, or turned off), so segments
 	// are never ended early to switch (switchDue).
@@ -59,15 +67,21 @@ type liveLoad struct {
 	segments, leanSegments int // segments started, and on the lean search
 }
 
-func newLiveLoad(channels int, box *BoxLoad) liveLoad {
-	return liveLoad{window: int64(liveLoadWindow) * SampleRate / int64(time.Second), channels: max(channels, 1), box: box}
+func newLiveLoad(box *BoxLoad) liveLoad {
+	return liveLoad{window: int64(liveLoadWindow) * SampleRate / int64(time.Second), box: box}
 }
 
-// add counts samples decoded in d of wall time; past the window, both
-// sums halve, so older audio weighs less.
-func (ld *liveLoad) add(d time.Duration, samples int) {
+// add counts samples of one channel, the session's audio up to sample
+// end, decoded in d of wall time: d always, the session time only where
+// no channel's decoding counted it yet (channels are written in time
+// order: Live.Write). Past the window, both sums halve, so older audio
+// weighs less.
+func (ld *liveLoad) add(d time.Duration, end int64, samples int) {
 	ld.busy += d
-	ld.audio += int64(samples)
+	if from := max(end-int64(samples), ld.covered); end > from {
+		ld.audio += end - from
+	}
+	ld.covered = max(ld.covered, end)
 	if ld.audio > ld.window {
 		ld.busy /= 2
 		ld.audio /= 2
@@ -80,7 +94,7 @@ func (ld *liveLoad) ratio() float64 {
 	if ld.audio == 0 {
 		return 0
 	}
-	return ld.busy.Seconds() * float64(ld.channels) / seconds64(ld.audio)
+	return ld.busy.Seconds() / seconds64(ld.audio)
 }
 
 // wantLean reports whether the next segment should decode on the lean

@@ -17,15 +17,19 @@ func (r *leanRecorder) HasLean() bool     { return !r.none }
 
 // TestLiveLoadHysteresis: segments go lean when decoding took more than
 // liveLeanFrom of the audio's duration, stay lean down to liveLeanUntil,
-// and go back to the full search below it; older audio weighs less, and a
-// two-channel session needs its decoding twice as fast.
+// and go back to the full search below it; older audio weighs less.
 func TestLiveLoadHysteresis(t *testing.T) {
 	second := int(SampleRate)
-	ld := newLiveLoad(1, nil)
+	ld := newLiveLoad(nil)
 	r := &leanRecorder{}
+	var end int64
+	add := func(ld *liveLoad, d time.Duration) {
+		end += int64(second)
+		ld.add(d, end, second)
+	}
 	step := func(ratio float64) {
 		for range 10 { // 10 s of audio at this decode speed
-			ld.add(time.Duration(ratio*float64(time.Second)), second)
+			add(&ld, time.Duration(ratio*float64(time.Second)))
 		}
 		ld.segment(r)
 	}
@@ -46,21 +50,51 @@ func TestLiveLoadHysteresis(t *testing.T) {
 	}
 
 	// The measure follows the recent audio: 10 s at 0.9 after 10 s at 0.1.
-	ld = newLiveLoad(1, nil)
+	ld = newLiveLoad(nil)
 	for range 10 {
-		ld.add(100*time.Millisecond, second)
+		add(&ld, 100*time.Millisecond)
 	}
 	for range 10 {
-		ld.add(900*time.Millisecond, second)
+		add(&ld, 900*time.Millisecond)
 	}
 	if got := ld.ratio(); got < 0.8 {
 		t.Errorf("ratio %.2f after 10 s at 0.9, want the recent speed", got)
 	}
+}
 
-	ld = newLiveLoad(2, nil)
-	ld.add(400*time.Millisecond, second)
-	if got := ld.ratio(); got < 0.79 || got > 0.81 {
-		t.Errorf("two channels, 0.4 s per channel-second: ratio %.2f, want 0.8", got)
+// TestLiveLoadChannels: a session's channels decode one after the other,
+// so its decode speed is the decode time of every channel against the
+// session time decoded. Two channels that talk at once, each decoded at
+// 0.4 s per second, need 0.8 s per second; two that take turns, as a
+// SIPREC call's legs do (one silent while the other talks), need 0.4, as
+// one channel would: until 2026-11-29 they read 0.8 too, and the calls'
+// segments went lean at half the load they should (issue 41).
+func TestLiveLoadChannels(t *testing.T) {
+	second := int64(SampleRate)
+	const d = 400 * time.Millisecond
+	for _, tt := range []struct {
+		name string
+		ends [][2]int64 // each block's channel and end, in write order
+		want float64
+	}{
+		{"one channel", [][2]int64{{0, second}, {0, 2 * second}}, 0.4},
+		{"two at once", [][2]int64{{0, second}, {1, second}, {0, 2 * second}, {1, 2 * second}}, 0.8},
+		{"two in turn", [][2]int64{{0, second}, {1, 2 * second}, {0, 3 * second}, {1, 4 * second}}, 0.4},
+		// A backlog written at once when a decoder came (Live.warm): 2 s
+		// of channel 1 after 1 s of channel 0, 1.2 s of decoding over 2 s.
+		{"backlog", [][2]int64{{0, second}, {1, 2 * second}}, 0.6},
+	} {
+		ld := newLiveLoad(nil)
+		for _, b := range tt.ends {
+			n := int(second)
+			if tt.name == "backlog" && b[0] == 1 {
+				n = int(2 * second)
+			}
+			ld.add(d*time.Duration(n)/time.Duration(second), b[1], n)
+		}
+		if got := ld.ratio(); got < tt.want-0.01 || got > tt.want+0.01 {
+			t.Errorf("%s: ratio %.2f, want %.2f", tt.name, got, tt.want)
+		}
 	}
 }
 
@@ -69,10 +103,10 @@ func TestLiveLoadHysteresis(t *testing.T) {
 // make its segments end at every utterance to switch searches they cannot
 // switch to.
 func TestLiveLoadNoLeanSearch(t *testing.T) {
-	ld := newLiveLoad(1, nil)
+	ld := newLiveLoad(nil)
 	r := &leanRecorder{none: true}
 	ld.segment(r) // the first segment: the box kept up so far
-	ld.add(900*time.Millisecond, int(SampleRate))
+	ld.add(900*time.Millisecond, SampleRate, SampleRate)
 	// A Stream with a lean switch (only switchDue's type check runs).
 	st := struct {
 		Stream

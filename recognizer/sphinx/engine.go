@@ -322,15 +322,9 @@ func (e *Engine) NewStream(ctx context.Context, o recognizer.StreamOptions) (rec
 // takeLocked removes and returns the idle decoder best suited to a
 // stream with vocabulary key: one holding key, else a clean one, else any;
 // nil when none is idle (a replaced decoder is loaded when next needed).
-// Among equals it takes the one released last (release appends): its
-// model and search are the likeliest still in the CPU's caches, and a
-// pool larger than the streams at once keeps reusing a few decoders
-// instead of cycling through all of them (a decoder is about 95 MB; the
-// 16 of a telephone live pool cannot share a 32 MB cache).
 func (e *Engine) takeLocked(key string) *decoder {
 	best := -1
-	for i := len(e.idle) - 1; i >= 0; i-- {
-		d := e.idle[i]
+	for i, d := range e.idle {
 		if d.vocab == key {
 			best = i
 			break

@@ -75,22 +75,6 @@ func TestPoolCapacity(t *testing.T) {
 	}
 }
 
-// TestPoolTakesLastReleased: among idle decoders a stream gets the one
-// released last (its model likeliest still in the CPU's caches), so a
-// pool larger than its streams at once keeps reusing the same few.
-func TestPoolTakesLastReleased(t *testing.T) {
-	e := newEngine(t, 3)
-	<-e.warmed
-	a, b := openStream(t, e), openStream(t, e)
-	da, db := a.d, b.d
-	a.Close()
-	b.Close() // idle: the third decoder (never used), a's, b's
-	x, y := openStream(t, e), openStream(t, e)
-	if x.d != db || y.d != da {
-		t.Errorf("streams got decoders %p, %p; want %p (released last), %p", x.d, y.d, db, da)
-	}
-}
-
 // TestOnDemandPool: an OnDemand pool starts empty, loads a decoder for
 // a stream that finds none idle, keeps it for the next stream, and loads
 // no more than its size.

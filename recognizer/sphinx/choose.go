@@ -60,13 +60,21 @@ static int es_choose_search(ps_decoder_t *ps, const char *name, char **words, co
 	cmd_ln_t *cfg = ps_get_config(ps);
 	double beam = cmd_ln_float64_r(cfg, "-beam"), wbeam = cmd_ln_float64_r(cfg, "-wbeam"),
 		pbeam = cmd_ln_float64_r(cfg, "-pbeam");
+	// And no lattice: the best path is the Viterbi search's own (its
+	// backtrace and score). With these beams every word end of every
+	// frame is kept, and 5prealpha's lattice of them (-bestpath) costs
+	// the square of their number (each entry looks its node up in a list
+	// of all): on long stretches more than the search.
+	int bestpath = cmd_ln_boolean_r(cfg, "-bestpath");
 	cmd_ln_set_float64_r(cfg, "-beam", 1e-300);
 	cmd_ln_set_float64_r(cfg, "-wbeam", 1e-300);
 	cmd_ln_set_float64_r(cfg, "-pbeam", 1e-300);
+	cmd_ln_set_boolean_r(cfg, "-bestpath", FALSE);
 	int rv = ps_set_fsg(ps, name, fsg);
 	cmd_ln_set_float64_r(cfg, "-beam", beam);
 	cmd_ln_set_float64_r(cfg, "-wbeam", wbeam);
 	cmd_ln_set_float64_r(cfg, "-pbeam", pbeam);
+	cmd_ln_set_boolean_r(cfg, "-bestpath", bestpath);
 	fsg_model_free(fsg); // the search holds its own reference
 	if (rv < 0)
 		return -4;

@@ -116,8 +116,9 @@ var ErrNoChoice = errors.New("sphinx: no alternative survived the search")
 // the decoder's acoustic model and its n-gram language model, weighted as
 // the decoder's own search weighs them (-lw, -wip), score every
 // alternative the same way, so the choice does not depend on which search
-// proposed it; each search's beams are as wide as the log base allows
-// (es_choose_search), so a sequence is not pruned for an unlikely word.
+// proposed it; the search's beams are as wide as the log base allows
+// (es_choose_search), so a sequence is not pruned for an unlikely word
+// nor for another sequence's sake.
 // Cepstra are normalised over pcm as Decode does. An empty
 // alternative stands for no words; 5prealpha reports no path of fillers
 // only, so it is never chosen (ErrNoChoice when no other alternative

@@ -7,15 +7,18 @@ package sphinx
 #include <sphinxbase/fsg_model.h>
 #include <sphinxbase/ngram_model.h>
 
-// es_choose_search makes the finite-state search named name whose one
-// path is the n words in words, each word's transition weighted by the
-// n-gram language model of the active search (its probability given up to
-// two words before it, the sequence starting at <s>, times the search's
-// lw; </s> on the way to the final state), and makes it the active
-// search. Silence and fillers between words are the finite-state search's
-// own (-fsgusefiller). The active search's name is written to prev (to go
-// back to). Returns 0, or the negative step that failed.
-static int es_choose_search(ps_decoder_t *ps, const char *name, char **words, int n, float lw, const char **prev) {
+// es_choose_search makes the finite-state search named name whose paths
+// are the word sequences in words: nalt sequences, the i-th lens[i] words
+// long (0: silence and fillers only), one after another in words. Each sequence is a chain
+// of states of its own from the start state to the final one, each word's
+// transition weighted by the n-gram language model of the active search
+// (its probability given up to two words before it in its sequence, the
+// sequence starting at <s>, times the search's lw; </s> on the way to the
+// final state), and makes it the active search. Silence and fillers
+// between words are the finite-state search's own (-fsgusefiller). The
+// active search's name is written to prev (to go back to). Returns 0, or
+// the negative step that failed.
+static int es_choose_search(ps_decoder_t *ps, const char *name, char **words, const int *lens, int nalt, float lw, const char **prev) {
 	const char *cur = ps_get_search(ps);
 	if (cur == NULL)
 		return -1;
@@ -23,47 +26,71 @@ static int es_choose_search(ps_decoder_t *ps, const char *name, char **words, in
 	ngram_model_t *lm = ps_get_lm(ps, cur);
 	if (lm == NULL)
 		return -2;
-	fsg_model_t *fsg = fsg_model_init(name, ps_get_logmath(ps), lw, n + 2);
+	int total = 0;
+	for (int a = 0; a < nalt; a++)
+		total += lens[a];
+	fsg_model_t *fsg = fsg_model_init(name, ps_get_logmath(ps), lw, total + 2);
 	if (fsg == NULL)
 		return -3;
 	fsg->start_state = 0;
 	fsg->final_state = 1;
-	int32 hist[2] = {ngram_wid(lm, "<s>"), -1};
-	int32 nhist = 1, nused = 0, from = 0;
-	for (int j = 0; j < n; j++) {
-		int32 lwid = ngram_wid(lm, words[j]);
-		int32 p = ngram_ng_prob(lm, lwid, hist, nhist, &nused);
-		int32 wid = fsg_model_word_add(fsg, words[j]);
-		fsg_model_trans_add(fsg, from, j + 2, (int32)(lw * p), wid);
-		from = j + 2;
-		hist[1] = hist[0];
-		hist[0] = lwid;
-		nhist = 2;
+	int32 next = 2, nused = 0;
+	for (int a = 0; a < nalt; a++) {
+		int32 hist[2] = {ngram_wid(lm, "<s>"), -1};
+		int32 nhist = 1, from = 0;
+		for (int j = 0; j < lens[a]; j++, words++) {
+			int32 lwid = ngram_wid(lm, *words);
+			int32 p = ngram_ng_prob(lm, lwid, hist, nhist, &nused);
+			int32 wid = fsg_model_word_add(fsg, *words);
+			fsg_model_trans_add(fsg, from, next, (int32)(lw * p), wid);
+			from = next++;
+			hist[1] = hist[0];
+			hist[0] = lwid;
+			nhist = 2;
+		}
+		int32 p = ngram_ng_prob(lm, ngram_wid(lm, "</s>"), hist, nhist, &nused);
+		fsg_model_null_trans_add(fsg, from, 1, (int32)(lw * p));
 	}
-	int32 p = ngram_ng_prob(lm, ngram_wid(lm, "</s>"), hist, nhist, &nused);
-	fsg_model_null_trans_add(fsg, from, 1, (int32)(lw * p));
 	fsg_model_null_trans_closure(fsg, NULL);
-	// The search's beams as wide as the log base allows: with one path,
-	// the only competitors are the fillers between its words, which pay no
-	// n-gram cost, so at the decoder's beams a word the n-gram finds
+	// The search's beams as wide as the log base allows: on a sequence's
+	// chain the only competitors are the fillers between its words, which
+	// pay no n-gram cost, so at the decoder's beams a word the n-gram finds
 	// unlikely in its place (a live final's "turnips" after "for dinner")
 	// was pruned at its entry and the sequence had no path at all.
 	cmd_ln_t *cfg = ps_get_config(ps);
 	double beam = cmd_ln_float64_r(cfg, "-beam"), wbeam = cmd_ln_float64_r(cfg, "-wbeam"),
 		pbeam = cmd_ln_float64_r(cfg, "-pbeam");
+	// And no lattice: the best path is the Viterbi search's own (its
+	// backtrace and score). With these beams every word end of every
+	// frame is kept, and 5prealpha's lattice of them (-bestpath) costs
+	// the square of their number (each entry looks its node up in a list
+	// of all): on long stretches more than the search.
+	int bestpath = cmd_ln_boolean_r(cfg, "-bestpath");
 	cmd_ln_set_float64_r(cfg, "-beam", 1e-300);
 	cmd_ln_set_float64_r(cfg, "-wbeam", 1e-300);
 	cmd_ln_set_float64_r(cfg, "-pbeam", 1e-300);
+	cmd_ln_set_boolean_r(cfg, "-bestpath", FALSE);
 	int rv = ps_set_fsg(ps, name, fsg);
 	cmd_ln_set_float64_r(cfg, "-beam", beam);
 	cmd_ln_set_float64_r(cfg, "-wbeam", wbeam);
 	cmd_ln_set_float64_r(cfg, "-pbeam", pbeam);
+	cmd_ln_set_boolean_r(cfg, "-bestpath", bestpath);
 	fsg_model_free(fsg); // the search holds its own reference
 	if (rv < 0)
 		return -4;
 	if (ps_set_search(ps, name) < 0)
 		return -5;
 	return 0;
+}
+
+// es_set_maxhmmpf sets the decoder's -maxhmmpf, which a finite-state
+// search reads at every frame (its beams narrow while more HMMs are
+// active), and returns the value it had.
+static int es_set_maxhmmpf(ps_decoder_t *ps, int v) {
+	cmd_ln_t *cfg = ps_get_config(ps);
+	int old = cmd_ln_int32_r(cfg, "-maxhmmpf");
+	cmd_ln_set_int32_r(cfg, "-maxhmmpf", v);
+	return old;
 }
 */
 import "C"
@@ -89,8 +116,9 @@ var ErrNoChoice = errors.New("sphinx: no alternative survived the search")
 // the decoder's acoustic model and its n-gram language model, weighted as
 // the decoder's own search weighs them (-lw, -wip), score every
 // alternative the same way, so the choice does not depend on which search
-// proposed it; each search's beams are as wide as the log base allows
-// (es_choose_search), so a sequence is not pruned for an unlikely word.
+// proposed it; the search's beams are as wide as the log base allows
+// (es_choose_search), so a sequence is not pruned for an unlikely word
+// nor for another sequence's sake.
 // Cepstra are normalised over pcm as Decode does. An empty
 // alternative stands for no words; 5prealpha reports no path of fillers
 // only, so it is never chosen (ErrNoChoice when no other alternative
@@ -114,32 +142,42 @@ func (s *Stream) Choose(pcm []int16, alternatives [][]string) (int, error) {
 	return s.d.choose(pcm, alternatives)
 }
 
-// choose is Choose on the decoder: each alternative is scored on its
-// own (a search of that one path, so that no alternative is pruned for
-// another's sake), and the best score wins (the first of equals).
+// choose is Choose on the decoder: one search whose paths are the
+// alternatives with words, each a chain of its own, so a frame's acoustic
+// scores are computed once for all of them (they were a search each: the
+// Gaussians, most of a choice's CPU, computed once per alternative). With
+// beams as wide as the log base allows and no cap on the active HMMs, no
+// alternative is pruned for another's sake, and the search's best path is
+// the alternative that scores best, as when each was scored on its own
+// (the first of equal sequences; between different sequences of equal
+// scores the search picks one).
 func (d *decoder) choose(pcm []int16, alternatives [][]string) (int, error) {
+	var paths [][]string
 	for _, alt := range alternatives {
 		for _, w := range alt {
 			if !d.knows(w) {
 				return -1, fmt.Errorf("%w: %q not in the dictionary", ErrDecode, w)
 			}
 		}
-	}
-	lw := d.lw()
-	best, bestScore := -1, 0
-	for i, alt := range alternatives {
-		score, ok, err := d.scorePath(pcm, alt, lw)
-		if err != nil {
-			return -1, err
-		}
-		if ok && (best < 0 || score > bestScore) {
-			best, bestScore = i, score
+		if len(alt) > 0 { // no words: never chosen (Choose)
+			paths = append(paths, alt)
 		}
 	}
-	if best < 0 {
+	if len(paths) == 0 {
 		return -1, ErrNoChoice
 	}
-	return best, nil
+	hyp, _, ok, err := d.searchPaths(pcm, paths, d.lw())
+	if err != nil {
+		return -1, err
+	}
+	if ok {
+		for i, alt := range alternatives {
+			if len(alt) > 0 && slices.Equal(hyp, alt) {
+				return i, nil
+			}
+		}
+	}
+	return -1, ErrNoChoice
 }
 
 // PathScore is one word sequence's score on a stretch of audio (Scores).
@@ -186,13 +224,34 @@ func (s *Stream) Scores(pcm []int16, alternatives [][]string, lw float64) ([]Pat
 // scorePath decodes pcm as one utterance against the single word
 // sequence words (no words: silence and fillers only) and returns the
 // path's score (acoustic plus the language model weighted at lw, in the
-// decoder's log base); false when no path reached the end. The decoder
-// goes back to its own search.
+// decoder's log base); false when no path reached the end.
 func (d *decoder) scorePath(pcm []int16, words []string, lw float64) (int, bool, error) {
-	cw := make([]*C.char, len(words)+1) // one more: never empty
-	for i, w := range words {
-		cw[i] = C.CString(w)
+	hyp, score, ok, err := d.searchPaths(pcm, [][]string{words}, lw)
+	if err != nil || !ok || !slices.Equal(hyp, words) {
+		return 0, false, err // the search ended short of the final state
 	}
+	return score, true, nil
+}
+
+// searchPaths decodes pcm as one utterance on the search whose paths are
+// the word sequences paths (es_choose_search) and returns its best path's
+// words and score; false when no path reached the end. The search runs
+// without the decoder's -maxhmmpf (which would narrow its beams); the
+// decoder goes back to its own search and cap.
+func (d *decoder) searchPaths(pcm []int16, paths [][]string, lw float64) ([]string, int, bool, error) {
+	n := 0
+	lens := make([]C.int, len(paths))
+	for i, p := range paths {
+		lens[i] = C.int(len(p))
+		n += len(p)
+	}
+	cw := make([]*C.char, 0, n+1) // one more: never empty
+	for _, p := range paths {
+		for _, w := range p {
+			cw = append(cw, C.CString(w))
+		}
+	}
+	cw = append(cw, nil)
 	defer func() {
 		for _, w := range cw {
 			C.free(unsafe.Pointer(w))
@@ -203,24 +262,26 @@ func (d *decoder) scorePath(pcm []int16, words []string, lw float64) (int, bool,
 	var prev *C.char
 	// prev points into the decoder's search table: the active search
 	// lives on (ps_set_fsg adds one of another name).
-	if rv := C.es_choose_search(d.ps, name, &cw[0], C.int(len(words)), C.float(lw), &prev); rv < 0 {
+	if rv := C.es_choose_search(d.ps, name, &cw[0], &lens[0], C.int(len(paths)), C.float(lw), &prev); rv < 0 {
 		if prev != nil {
 			C.ps_set_search(d.ps, prev)
 		}
-		return 0, false, fmt.Errorf("%w: choose search (step %d)", ErrDecode, -int(rv))
+		return nil, 0, false, fmt.Errorf("%w: choose search (step %d)", ErrDecode, -int(rv))
 	}
 	back := C.GoString(prev)
 	defer d.setSearch(back)
+	maxHMMs := C.es_set_maxhmmpf(d.ps, -1)
+	defer C.es_set_maxhmmpf(d.ps, maxHMMs)
 	if err := d.start(); err != nil {
-		return 0, false, err
+		return nil, 0, false, err
 	}
 	if err := d.process(pcm, true); err != nil {
 		d.reset()
-		return 0, false, err
+		return nil, 0, false, err
 	}
 	d.inUtt = false
 	if C.ps_end_utt(d.ps) < 0 {
-		return 0, false, fmt.Errorf("%w: end utterance", ErrDecode)
+		return nil, 0, false, fmt.Errorf("%w: end utterance", ErrDecode)
 	}
 	var score C.int32
 	h := C.ps_get_hyp(d.ps, &score)
@@ -228,12 +289,9 @@ func (d *decoder) scorePath(pcm []int16, words []string, lw float64) (int, bool,
 		// No path: no score. (Taken for a path of no words scoring 0, it
 		// beat every real path, scores being log probabilities; 5prealpha
 		// reports no path of fillers only.)
-		return 0, false, nil
+		return nil, 0, false, nil
 	}
-	if !slices.Equal(cleanHyp(C.GoString(h)), words) {
-		return 0, false, nil // the search ended short of the final state
-	}
-	return int(score), true, nil
+	return cleanHyp(C.GoString(h)), int(score), true, nil
 }
 
 var _ recognizer.Chooser = (*Stream)(nil)

@@ -2,6 +2,7 @@ package sphinx
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -112,5 +113,40 @@ func TestChooseNoWordsUnscored(t *testing.T) {
 	}
 	if i, err := st.Choose(pcm, [][]string{{}}); !errors.Is(err, ErrNoChoice) {
 		t.Errorf("no words alone: %d, %v; want ErrNoChoice", i, err)
+	}
+}
+
+// TestChooseOneSearchAsScores: Choose searches every alternative at once
+// (one search, a chain each) and picks what scoring each on its own
+// (Scores, a search each) ranks first, among sequences that share their
+// first words and one of no words, in two orders.
+func TestChooseOneSearchAsScores(t *testing.T) {
+	st := openStream(t, newEngine(t, 1))
+	_, pcm := clip(t, "ls-test-clean-1089-134686-0000.wav")
+	alts := [][]string{
+		strings.Fields("he hoped there would be stew for dinner turnips and carrots and bruised potatoes and fast mcbean pieces to be labeled out in thick peppered flower fat and sauce"),
+		strings.Fields("he hoped there would be stew for dinner turn up some carrots and bruised potatoes in fact mutton pieces to be labeled out and thick peppered flower fat and sauce"),
+		strings.Fields("he hoped there would be stew for dinner turnips and carrots and bruised potatoes and fat mutton pieces to be ladled out in thick peppered flour fattened sauce"),
+		{},
+	}
+	for _, r := range []int{0, 3} {
+		rot := append(slices.Clone(alts[r:]), alts[:r]...)
+		sc, err := st.Scores(pcm, rot, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := -1
+		for i, s := range sc {
+			if len(rot[i]) > 0 && s.OK && (want < 0 || s.Score > sc[want].Score) {
+				want = i
+			}
+		}
+		got, err := st.Choose(pcm, rot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("rotation %d: Choose picked %d, scored alone the best is %d (scores %+v)", r, got, want, sc)
+		}
 	}
 }

@@ -79,11 +79,7 @@ func streamLive(t testing.TB, l *recognizer.Live, pcm [][]int16) {
 func runLive(t testing.TB, e recognizer.Engine, cfg recognizer.LiveConfig, pcm [][]int16) []recognizer.Event {
 	t.Helper()
 	cfg.Channels = len(pcm)
-	var evs []recognizer.Event
-	l, err := recognizer.NewLive(e, cfg, func(ev recognizer.Event) { evs = append(evs, ev) })
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, evs := newLive(t, e, cfg)
 	streamLive(t, l, pcm)
 	if err := l.Flush(t.Context()); err != nil {
 		t.Fatal(err)
@@ -95,8 +91,20 @@ func runLive(t testing.TB, e recognizer.Engine, cfg recognizer.LiveConfig, pcm [
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	checkEvents(t, evs, cfg.Channels, seconds)
-	return evs
+	checkEvents(t, *evs, cfg.Channels, seconds)
+	return *evs
+}
+
+// newLive makes a Live on e with cfg whose events are appended, in order,
+// to the slice it returns a pointer to.
+func newLive(t testing.TB, e recognizer.Engine, cfg recognizer.LiveConfig) (*recognizer.Live, *[]recognizer.Event) {
+	t.Helper()
+	evs := new([]recognizer.Event)
+	l, err := recognizer.NewLive(e, cfg, func(ev recognizer.Event) { *evs = append(*evs, ev) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, evs
 }
 
 // endpointing is a session's endpointing as params would have decoded it.

@@ -187,36 +187,31 @@ func TestLiveDecoderWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var evs []recognizer.Event
-	l, err := recognizer.NewLive(e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), DecoderWait: 100 * time.Millisecond, Partials: true},
-		func(ev recognizer.Event) { evs = append(evs, ev) })
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, evs := newLive(t, e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), DecoderWait: 100 * time.Millisecond, Partials: true})
 	defer l.Close()
 	streamLive(t, l, gf)
 	if err := l.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	var kinds []string
-	for _, ev := range evs {
+	for _, ev := range *evs {
 		kinds = append(kinds, ev.Kind.String())
 	}
 	if got := strings.Join(kinds, " "); got != "speech_start speech_end error" {
 		t.Fatalf("events %q, want speech_start speech_end error", got)
 	}
-	if !errors.Is(evs[2].Err, recognizer.ErrAtCapacity) || evs[2].Channel != 0 {
-		t.Errorf("error event %+v, want ErrAtCapacity on channel 0", evs[2])
+	if !errors.Is((*evs)[2].Err, recognizer.ErrAtCapacity) || (*evs)[2].Channel != 0 {
+		t.Errorf("error event %+v, want ErrAtCapacity on channel 0", (*evs)[2])
 	}
 
 	holder.Close()
-	evs = nil
+	*evs = nil
 	streamLive(t, l, gf)
 	if err := l.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	checkEvents(t, evs, 1, l.Duration())
-	if got := finals(evs, 0); got != "go forward ten meters" {
+	checkEvents(t, *evs, 1, l.Duration())
+	if got := finals(*evs, 0); got != "go forward ten meters" {
 		t.Errorf("after release: finals %q", got)
 	}
 	if _, busy := e.Stats(); busy != 0 {
@@ -232,12 +227,7 @@ func TestLiveDecoderWait(t *testing.T) {
 func TestLiveDecoderLater(t *testing.T) {
 	e := liveEngine(t, 1)
 	_, gf := liveClip(t, "pocketsphinx-goforward.wav")
-	var evs []recognizer.Event
-	l, err := recognizer.NewLive(e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), DecoderWait: time.Second},
-		func(ev recognizer.Event) { evs = append(evs, ev) })
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, evs := newLive(t, e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), DecoderWait: time.Second})
 	defer l.Close()
 	// A first utterance: the channel has audio enough to normalise by, so
 	// the next one wants its decoder at its speech start (liveCMNWarm).
@@ -249,18 +239,18 @@ func TestLiveDecoderLater(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs = nil
+	*evs = nil
 	cut := len(gf[0]) * 3 / 5 // inside "ten"
 	streamLive(t, l, [][]int16{gf[0][:cut]})
-	if count(evs, recognizer.EventSpeechStart) != 1 || count(evs, recognizer.EventError) != 0 {
-		t.Fatalf("before the decoder is free: %v, want one speech_start", evs)
+	if count(*evs, recognizer.EventSpeechStart) != 1 || count(*evs, recognizer.EventError) != 0 {
+		t.Fatalf("before the decoder is free: %v, want one speech_start", *evs)
 	}
 	holder.Close()
 	streamLive(t, l, [][]int16{gf[0][cut:]})
 	if err := l.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if got := finals(evs, 0); got != "go forward ten meters" {
+	if got := finals(*evs, 0); got != "go forward ten meters" {
 		t.Errorf("finals %q, want go forward ten meters", got)
 	}
 }
@@ -331,28 +321,24 @@ func TestLiveFlushClose(t *testing.T) {
 	_, gf := liveClip(t, "pocketsphinx-goforward.wav")
 	half := [][]int16{gf[0][:len(gf[0])*3/5]} // ends inside "ten"
 
-	var evs []recognizer.Event
-	l, err := recognizer.NewLive(e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), OnePassFinals: true}, func(ev recognizer.Event) { evs = append(evs, ev) })
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, evs := newLive(t, e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), OnePassFinals: true})
 	streamLive(t, l, half)
-	if n := count(evs, recognizer.EventSpeechEnd); n != 0 || count(evs, recognizer.EventSpeechStart) != 1 {
-		t.Fatalf("before Flush: %d events, want one speech_start", len(evs))
+	if n := count(*evs, recognizer.EventSpeechEnd); n != 0 || count(*evs, recognizer.EventSpeechStart) != 1 {
+		t.Fatalf("before Flush: %d events, want one speech_start", len(*evs))
 	}
 	if err := l.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	checkEvents(t, evs, 1, l.Duration())
-	if got := finals(evs, 0); !strings.HasPrefix(got, "go forward") {
+	checkEvents(t, *evs, 1, l.Duration())
+	if got := finals(*evs, 0); !strings.HasPrefix(got, "go forward") {
 		t.Errorf("flushed final %q, want it to start with \"go forward\"", got)
 	}
-	if evs[len(evs)-1].Kind != recognizer.EventFinal || evs[len(evs)-2].Kind != recognizer.EventSpeechEnd {
-		t.Errorf("Flush emitted %v, want ... speech_end final", evs)
+	if (*evs)[len(*evs)-1].Kind != recognizer.EventFinal || (*evs)[len(*evs)-2].Kind != recognizer.EventSpeechEnd {
+		t.Errorf("Flush emitted %v, want ... speech_end final", *evs)
 	}
-	n := len(evs)
-	if err := l.Flush(t.Context()); err != nil || len(evs) != n {
-		t.Errorf("second Flush: %v, %d new events", err, len(evs)-n)
+	n := len(*evs)
+	if err := l.Flush(t.Context()); err != nil || len(*evs) != n {
+		t.Errorf("second Flush: %v, %d new events", err, len(*evs)-n)
 	}
 	if _, busy := e.Stats(); busy != 0 {
 		t.Errorf("%d decoders busy after Flush", busy)
@@ -363,14 +349,14 @@ func TestLiveFlushClose(t *testing.T) {
 	if _, busy := e.Stats(); busy != 0 {
 		t.Fatalf("%d decoders busy during speech with one-pass finals, want 0", busy)
 	}
-	n = len(evs)
+	n = len(*evs)
 	for range 2 {
 		if err := l.Close(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(evs) != n {
-		t.Errorf("Close emitted %d events", len(evs)-n)
+	if len(*evs) != n {
+		t.Errorf("Close emitted %d events", len(*evs)-n)
 	}
 	if _, busy := e.Stats(); busy != 0 {
 		t.Errorf("%d decoders busy after Close", busy)
@@ -416,11 +402,7 @@ func TestLiveChunking(t *testing.T) {
 	_, gf := liveClip(t, "pocketsphinx-goforward.wav")
 	pcm := gf[0]
 	run := func(chunk int) []recognizer.Event {
-		var evs []recognizer.Event
-		l, err := recognizer.NewLive(e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), Partials: true}, func(ev recognizer.Event) { evs = append(evs, ev) })
-		if err != nil {
-			t.Fatal(err)
-		}
+		l, evs := newLive(t, e, recognizer.LiveConfig{Endpointing: params.DefaultEndpointing(), Partials: true})
 		defer l.Close()
 		for i := 0; i < len(pcm); i += chunk {
 			if err := l.Write(t.Context(), [][]int16{pcm[i:min(i+chunk, len(pcm))]}); err != nil {
@@ -428,7 +410,7 @@ func TestLiveChunking(t *testing.T) {
 			}
 		}
 		l.Flush(t.Context())
-		return evs
+		return *evs
 	}
 	want := run(liveChunk)
 	if count(want, recognizer.EventFinal) == 0 || count(want, recognizer.EventPartial) == 0 {

@@ -18,16 +18,15 @@ static long es_config_int(ps_decoder_t *ps, const char *name) {
 static int32 es_seg_prob(ps_seg_t *seg) {
 	return ps_seg_prob(seg, NULL, NULL, NULL);
 }
-// es_first_pass_search adds a search named name on the active search's
-// language model with the second pass (-fwdflat) off and at most maxhmmpf
-// active HMMs per frame when maxhmmpf > 0: the search a live stream that
-// reads its words from the first pass (Stream.Path) decodes with, so that
-// ending its utterance costs only the lattice pass (-bestpath, the
-// decoder's: a best path through the first pass's word exits, no new
-// search). The decoder's config is restored; the model is shared
-// (ps_set_lm retains it). restore is 0 on a decoder whose searches are all
-// first pass only (see below). Returns 0, or the negative step that failed.
-static int es_first_pass_search(ps_decoder_t *ps, const char *name, long maxhmmpf, int restore) {
+// es_lm_search adds a search named name on the active search's language
+// model, made with the second pass (-fwdflat) off when fwdflat is 0 (kept
+// as the decoder's when -1) and at most maxhmmpf active HMMs per frame
+// when maxhmmpf > 0; the decoder's config is restored and the model is
+// shared (ps_set_lm retains it). Making a search sets the shared acoustic
+// model up for it, so callers go back to their search with ps_set_search.
+// Returns 0, or the negative step that failed (-1 no active search, -2 no
+// model, -3 the search).
+static int es_lm_search(ps_decoder_t *ps, const char *name, long fwdflat, long maxhmmpf) {
 	const char *cur = ps_get_search(ps);
 	if (cur == NULL)
 		return -1;
@@ -35,16 +34,30 @@ static int es_first_pass_search(ps_decoder_t *ps, const char *name, long maxhmmp
 	if (lm == NULL)
 		return -2;
 	cmd_ln_t *cfg = ps_get_config(ps);
-	long fwdflat = cmd_ln_int_r(cfg, "-fwdflat");
+	long flat = cmd_ln_int_r(cfg, "-fwdflat");
 	long hmmpf = cmd_ln_int_r(cfg, "-maxhmmpf");
-	cmd_ln_set_int_r(cfg, "-fwdflat", 0);
+	if (fwdflat >= 0)
+		cmd_ln_set_int_r(cfg, "-fwdflat", fwdflat);
 	if (maxhmmpf > 0)
 		cmd_ln_set_int_r(cfg, "-maxhmmpf", maxhmmpf);
 	int rv = ps_set_lm(ps, name, lm);
-	cmd_ln_set_int_r(cfg, "-fwdflat", fwdflat);
+	cmd_ln_set_int_r(cfg, "-fwdflat", flat);
 	cmd_ln_set_int_r(cfg, "-maxhmmpf", hmmpf);
+	return rv < 0 ? -3 : 0;
+}
+// es_first_pass_search adds a search named name on the active search's
+// language model with the second pass (-fwdflat) off and at most maxhmmpf
+// active HMMs per frame when maxhmmpf > 0: the search a live stream that
+// reads its words from the first pass (Stream.Path) decodes with, so that
+// ending its utterance costs only the lattice pass (-bestpath, the
+// decoder's: a best path through the first pass's word exits, no new
+// search). restore is 0 on a decoder whose searches are all first pass
+// only (see below). Returns 0, or the negative step that failed.
+static int es_first_pass_search(ps_decoder_t *ps, const char *name, long maxhmmpf, int restore) {
+	const char *cur = ps_get_search(ps);
+	int rv = es_lm_search(ps, name, 0, maxhmmpf);
 	if (rv < 0)
-		return -3;
+		return rv;
 	if (!restore)
 		return ps_set_search(ps, cur) < 0 ? -5 : 0;
 	// Making a search sets the shared acoustic model up for that search:
@@ -52,7 +65,7 @@ static int es_first_pass_search(ps_decoder_t *ps, const char *name, long maxhmmp
 	// second pass of the active search rescans. Make a second search with
 	// the decoder's own passes on the same model, so the acoustic model is
 	// set up for them again, and go back to the active search untouched.
-	if (ps_set_lm(ps, "earshot_full_pass", lm) < 0)
+	if (es_lm_search(ps, "earshot_full_pass", -1, 0) < 0)
 		return -4;
 	if (ps_set_search(ps, cur) < 0)
 		return -5;
@@ -66,18 +79,9 @@ static int es_first_pass_search(ps_decoder_t *ps, const char *name, long maxhmmp
 // Returns 0, or the negative step that failed.
 static int es_capped_search(ps_decoder_t *ps, const char *name, long maxhmmpf) {
 	const char *cur = ps_get_search(ps);
-	if (cur == NULL)
-		return -1;
-	ngram_model_t *lm = ps_get_lm(ps, cur);
-	if (lm == NULL)
-		return -2;
-	cmd_ln_t *cfg = ps_get_config(ps);
-	long hmmpf = cmd_ln_int_r(cfg, "-maxhmmpf");
-	cmd_ln_set_int_r(cfg, "-maxhmmpf", maxhmmpf);
-	int rv = ps_set_lm(ps, name, lm);
-	cmd_ln_set_int_r(cfg, "-maxhmmpf", hmmpf);
+	int rv = es_lm_search(ps, name, -1, maxhmmpf);
 	if (rv < 0)
-		return -3;
+		return rv;
 	return ps_set_search(ps, cur) < 0 ? -5 : 0;
 }
 static int32 es_seg_ascr(ps_seg_t *seg) {

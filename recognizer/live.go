@@ -284,7 +284,7 @@ func (l *Live) frameIn(ctx context.Context, ch *liveChannel, frame []int16) erro
 			ch.pushRing(frame)
 			l.feed(ch, frame, t1)
 			if ch.silence += int64(len(frame)); ch.silence < l.endpoint+l.hangover {
-				return nil
+				return l.hangoverPathEnded(ctx, ch, t1)
 			}
 			return l.close(ctx, ch, t1)
 		}
@@ -318,7 +318,7 @@ func (l *Live) frameIn(ctx context.Context, ch *liveChannel, frame []int16) erro
 		if l.hangover > 0 {
 			ch.ending = true
 			ch.ring = ch.ring[:0]
-			return nil
+			return l.hangoverPathEnded(ctx, ch, t1)
 		}
 		return l.close(ctx, ch, t1)
 	case length >= l.maxUtt || length >= l.softFrom && ch.silence >= l.softPause:

@@ -1,6 +1,7 @@
 package recognizer
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -177,6 +178,22 @@ func (l *Live) pathEnded(ch *liveChannel, t1 int64) bool {
 	}
 	ws := l.pathWords(ch, ch.cutAt, t1+1)
 	return len(ws) > 0 && int64(ws[len(ws)-1].End*SampleRate)+l.pathStall <= t1
+}
+
+// hangoverPathEnded applies the path-ended rule in the utterance's
+// hangover too (endpoint to endpoint + hangover, the endpoint's frame
+// included), as before its endpoint: the final is due at once, as at a
+// cut, and the hangover goes on (its close makes a final of any words the
+// path has after the cut). When the VAD held speech past the last word by
+// a little more than livePathStall, its endpoint came before the next
+// block read, and the final was due only at the hangover's end: up to 0.78 s
+// after its last word instead of 0.65 (TestLivePathEndedInHangover; issue
+// 41, bench/CALLS.md 2026-11-29).
+func (l *Live) hangoverPathEnded(ctx context.Context, ch *liveChannel, t1 int64) error {
+	if l.pathEnded(ch, t1) {
+		return l.cut(ctx, ch, t1)
+	}
+	return nil
 }
 
 // emitDue emits the channel's due finals whose lookahead has passed by

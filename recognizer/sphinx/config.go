@@ -43,6 +43,15 @@ const (
 	// keeps PocketSphinx's 30000.
 	DefaultFirstPassMaxHMMsPerFrame = 8000
 	DefaultTelephoneTopN            = 4
+	// DefaultLiveTopN is the -topn of the wideband model's live pool
+	// (Live) when neither LiveTopN nor TopN is set, against
+	// PocketSphinx's 4. The Gaussians are the largest share of a
+	// wideband live decode (the phone-loop lookahead scores every
+	// codebook in every frame; bench/CALLS.md, 2026-11-30); on the corpus
+	// tuning subset (livegap -every 10, 2026-11-30 02:35 UTC,
+	// docs/live-tuning.md) 2 cost the live pool 16 % less CPU with live
+	// finals 5 words better at 16 kHz.
+	DefaultLiveTopN = 2
 	// DefaultOverloadMaxHMMsPerFrame is the -maxhmmpf of the telephone
 	// live pool's lean search (OverloadMaxHMMsPerFrame unset): the search a
 	// call's next segment decodes with while the box cannot keep up with
@@ -184,6 +193,12 @@ type Config struct {
 	// 3.6 points of live finals on testdata for 9 % less live CPU.
 	// Whole recordings and batch passes keep PocketSphinx's weights.
 	LiveLanguageWeight float64 `yaml:"live_language_weight"`
+	// LiveTopN is the -topn, 1..16, of the wideband model's live pool
+	// (Live): the Gaussians per codebook scored exactly in each frame of
+	// wideband live streams. 0 means TopN when that is set (it applies to
+	// every search), else DefaultLiveTopN. Whole recordings and batch
+	// passes keep TopN.
+	LiveTopN int `yaml:"live_topn"`
 	// LanguageWeight is the pool's -lw; 0 PocketSphinx's 6.5. Not
 	// configuration: Telephone sets it from TelephoneLanguageWeight,
 	// Live from LiveLanguageWeight.
@@ -301,6 +316,7 @@ func (c Config) Live() Config {
 	l.FirstPassOnly = true
 	l.MaxHMMsPerFrame = c.firstPassMaxHMMs()
 	l.LanguageWeight = c.LiveLanguageWeight
+	l.TopN = c.liveTopN()
 	l.OverloadMaxHMMsPerFrame = -1
 	l.TelephoneHMM, l.TelephoneDecoders, l.LiveDecoders = NoTelephoneHMM, l.Decoders, l.Decoders
 	return l
@@ -416,6 +432,9 @@ func (c Config) Validate() error {
 	if c.TopN < 0 || c.TopN > 16 {
 		errs = append(errs, config.Errorf("topn", "%d not 0 or in 1..16", c.TopN))
 	}
+	if c.LiveTopN < 0 || c.LiveTopN > 16 {
+		errs = append(errs, config.Errorf("live_topn", "%d not 0 or in 1..16", c.LiveTopN))
+	}
 	if p := c.PhoneLookahead; p != nil && (*p < 0 || *p > 20) {
 		errs = append(errs, config.Errorf("phone_lookahead", "%d not in 0..20", *p))
 	}
@@ -484,6 +503,18 @@ func (c Config) recordMaxHMMs() int {
 		return 0
 	}
 	return n
+}
+
+// liveTopN is the -topn of the wideband live pool (Live): LiveTopN when
+// set, else TopN when set, else DefaultLiveTopN.
+func (c Config) liveTopN() int {
+	switch {
+	case c.LiveTopN > 0:
+		return c.LiveTopN
+	case c.TopN > 0:
+		return c.TopN
+	}
+	return DefaultLiveTopN
 }
 
 // pocketSphinxMaxHMMs is PocketSphinx's own -maxhmmpf.

@@ -32,7 +32,9 @@ func TestConfig(t *testing.T) {
 		{"too many telephone decoders", func(c *Config) { c.TelephoneDecoders = 65 }, []string{"telephone_decoders"}},
 		{"too many live decoders", func(c *Config) { c.LiveDecoders = 65 }, []string{"live_decoders"}},
 		{"telephone language weight", func(c *Config) { c.TelephoneLanguageWeight = 0.5 }, []string{"telephone_language_weight"}},
-		{"live search", func(c *Config) { c.LiveLanguageWeight, c.LiveMaxHMMsPerFrame = 30, 100 }, nil},
+		{"live search", func(c *Config) { c.LiveLanguageWeight, c.LiveMaxHMMsPerFrame, c.LiveTopN = 30, 100, 16 }, nil},
+		{"live topn out of range", func(c *Config) { c.LiveTopN = 17 }, []string{"live_topn"}},
+		{"negative live topn", func(c *Config) { c.LiveTopN = -1 }, []string{"live_topn"}},
 		{"live search out of range", func(c *Config) { c.LiveLanguageWeight, c.LiveMaxHMMsPerFrame = 31, 99 }, []string{"live_language_weight", "live_max_hmms_per_frame"}},
 		{"negative live search", func(c *Config) { c.LiveLanguageWeight, c.LiveMaxHMMsPerFrame = -1, -1 }, []string{"live_language_weight", "live_max_hmms_per_frame"}},
 		{"search settings", func(c *Config) {
@@ -237,6 +239,35 @@ func TestSearchCaps(t *testing.T) {
 		d.free()
 		if lw != c.want {
 			t.Errorf("%s decoder: -lw %g, want %g", c.pool, lw, c.want)
+		}
+	}
+}
+
+// TestLiveTopN: the wideband live pool's -topn, DefaultLiveTopN, the
+// setting or TopN's, reaches its decoders, and not the wideband pool's
+// (PocketSphinx's 4 unless TopN is set).
+func TestLiveTopN(t *testing.T) {
+	var cfg Config
+	cfg.TelephoneHMM = NoTelephoneHMM
+	cfg.SetDefaults()
+	set := cfg
+	set.LiveTopN = 3
+	all := cfg
+	all.TopN = 5
+	for _, c := range []struct {
+		pool string
+		cfg  Config
+		want int
+	}{{"live", cfg.Live(), DefaultLiveTopN}, {"live with the setting", set.Live(), 3}, {"wideband", set, 4},
+		{"live with topn", all.Live(), 5}, {"wideband with topn", all, 5}} {
+		d, err := newDecoder(c.cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := d.configInt("-topn")
+		d.free()
+		if n != c.want {
+			t.Errorf("%s decoder: -topn %d, want %d", c.pool, n, c.want)
 		}
 	}
 }

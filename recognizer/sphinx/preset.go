@@ -52,6 +52,14 @@ var presets = []preset{
 	{"hmm6k-topn2", func(c *Config) { c.MaxHMMsPerFrame, c.TopN = 6000, 2 }},
 	{"hmm5k-topn2", func(c *Config) { c.MaxHMMsPerFrame, c.TopN = 5000, 2 }},
 	{"pl10", func(c *Config) { c.PhoneLookahead = new(10) }},
+	{"pl0", func(c *Config) { c.PhoneLookahead = new(0) }},
+	// hmm8k-*: every pool's search at -maxhmmpf 8000, the record search's
+	// and the wideband live pool's cap (a live session's record decodes
+	// as livegap's batch path here), with one more setting.
+	{"hmm8k-topn3", func(c *Config) { c.MaxHMMsPerFrame, c.TopN = 8000, 3 }},
+	{"hmm8k-topn2", func(c *Config) { c.MaxHMMsPerFrame, c.TopN = 8000, 2 }},
+	// rec5k: the batch path at -maxhmmpf 5000, the live pool at 8000.
+	{"rec5k", func(c *Config) { c.MaxHMMsPerFrame, c.LiveMaxHMMsPerFrame = 5000, 8000 }},
 	// no-lean: the telephone live pool without its lean search for an
 	// overloaded box (livebench's narrowband sweep, before and after).
 	{"no-lean", noLean},
@@ -72,6 +80,9 @@ var presets = []preset{
 	{"live-hmm5k", func(c *Config) { c.LiveMaxHMMsPerFrame = 5000 }},
 	{"live-hmm6k-lw7", func(c *Config) { c.LiveMaxHMMsPerFrame, c.LiveLanguageWeight = 6000, 7 }},
 	{"live-hmm5k-lw7", func(c *Config) { c.LiveMaxHMMsPerFrame, c.LiveLanguageWeight = 5000, 7 }},
+	{"live-topn4", func(c *Config) { c.LiveTopN = 4 }},
+	{"live-topn3", func(c *Config) { c.LiveTopN = 3 }},
+	{"live-topn2", func(c *Config) { c.LiveTopN = 2 }},
 	{"beam40", func(c *Config) { c.Beam = 1e-40 }},
 	{"wbeam24", func(c *Config) { c.WordBeam = 1e-24 }},
 	{"pbeam40", func(c *Config) { c.PhoneBeam = 1e-40 }},
@@ -107,7 +118,7 @@ func (c *Config) ApplyPreset(name string) error {
 // "key=value" with the keys of Config's YAML names (fast_search,
 // frame_downsample, topn, phone_lookahead, beam, word_beam, phone_beam,
 // flat_beam, flat_word_beam, max_hmms_per_frame, max_words_per_frame,
-// overload_max_hmms_per_frame, live_decodes), for a daemon's
+// live_topn, overload_max_hmms_per_frame, live_decodes), for a daemon's
 // --set sphinx.KEY=VALUE.
 func PresetSettings(name string) ([]string, error) {
 	var c Config
@@ -148,6 +159,9 @@ func PresetSettings(name string) ([]string, error) {
 	}
 	if c.LiveLanguageWeight != 0 {
 		add("live_language_weight", c.LiveLanguageWeight)
+	}
+	if c.LiveTopN != 0 {
+		add("live_topn", c.LiveTopN)
 	}
 	if c.OverloadMaxHMMsPerFrame != 0 {
 		add("overload_max_hmms_per_frame", c.OverloadMaxHMMsPerFrame)

@@ -117,9 +117,10 @@ func TestChooseNoWordsUnscored(t *testing.T) {
 }
 
 // TestChooseOneSearchAsScores: Choose searches every alternative at once
-// (one search, a chain each) and picks what scoring each on its own
-// (Scores, a search each) ranks first, among sequences that share their
-// first words and one of no words, in two orders.
+// (one search, a chain each) and picks what Scores (each scored in that
+// search with only its chain reaching the final state) ranks first, among
+// sequences that share their first words and one of no words, in two
+// orders: the best path's end is the best-scored chain's.
 func TestChooseOneSearchAsScores(t *testing.T) {
 	st := openStream(t, newEngine(t, 1))
 	_, pcm := clip(t, "ls-test-clean-1089-134686-0000.wav")

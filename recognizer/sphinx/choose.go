@@ -207,8 +207,8 @@ type PathScore struct {
 // the scores compare as Choose compares them: PocketSphinx scores a
 // frame's senones against the best of those the search has active, so a
 // search of one sequence alone scores it on a scale of its own (on
-// ls-test-clean-1089-134686-0001, the batch words 316 above the
-// reference's alone, 228 below in one search; with every senone scored,
+// ls-test-clean-1089-134686-0001, the decoder's words 316 above the
+// same with the reference's "you" alone, 228 below in one search; with every senone scored,
 // -compallsen, the same ranking as the one search). The stream is left as
 // Choose leaves it.
 func (s *Stream) Scores(pcm []int16, alternatives [][]string, lw float64) ([]PathScore, error) {

@@ -76,7 +76,7 @@ const (
 	// (RecordMaxHMMsPerFrame unset; recordSearch): the pool's own passes,
 	// capped as the wideband live pool's first pass
 	// (DefaultFirstPassMaxHMMsPerFrame). See RecordMaxHMMsPerFrame.
-	DefaultRecordMaxHMMsPerFrame = 8000
+	DefaultRecordMaxHMMsPerFrame = 5000
 )
 
 // MaxDecoders bounds the pool sizes; each decoder holds about 80 MB (a

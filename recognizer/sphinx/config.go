@@ -51,7 +51,7 @@ const (
 	// tuning subset (livegap -every 10, 2026-11-30 02:35 UTC,
 	// docs/live-tuning.md) 2 cost the live pool 16 % less CPU with live
 	// finals 5 words better at 16 kHz.
-	DefaultLiveTopN = 2
+	DefaultLiveTopN = 4
 	// DefaultOverloadMaxHMMsPerFrame is the -maxhmmpf of the telephone
 	// live pool's lean search (OverloadMaxHMMsPerFrame unset): the search a
 	// call's next segment decodes with while the box cannot keep up with
@@ -76,7 +76,7 @@ const (
 	// (RecordMaxHMMsPerFrame unset; recordSearch): the pool's own passes,
 	// capped as the wideband live pool's first pass
 	// (DefaultFirstPassMaxHMMsPerFrame). See RecordMaxHMMsPerFrame.
-	DefaultRecordMaxHMMsPerFrame = 5000
+	DefaultRecordMaxHMMsPerFrame = 8000
 )
 
 // MaxDecoders bounds the pool sizes; each decoder holds about 80 MB (a

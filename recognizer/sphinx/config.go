@@ -44,13 +44,13 @@ const (
 	DefaultFirstPassMaxHMMsPerFrame = 8000
 	DefaultTelephoneTopN            = 4
 	// DefaultLiveTopN is the -topn of the wideband model's live pool
-	// (Live) when neither LiveTopN nor TopN is set, against
-	// PocketSphinx's 4. The Gaussians are the largest share of a
-	// wideband live decode (the phone-loop lookahead scores every
-	// codebook in every frame; bench/CALLS.md, 2026-11-30); on the corpus
-	// tuning subset (livegap -every 10, 2026-11-30 02:35 UTC,
-	// docs/live-tuning.md) 2 cost the live pool 16 % less CPU with live
-	// finals 5 words better at 16 kHz.
+	// (Live) when neither LiveTopN nor TopN is set: PocketSphinx's 4.
+	// The Gaussians are the largest share of a wideband live decode (the
+	// phone-loop lookahead scores every codebook in every frame;
+	// bench/CALLS.md 2026-11-30), and 2 costs the live pool about 16 %
+	// less CPU, but on the corpus tuning subset (docs/live-tuning.md,
+	// 2026-11-30 02:35 UTC) its live finals were 5 words better at 16 kHz
+	// and 4 worse through G.722: not taken (issue 41 asks for no loss).
 	DefaultLiveTopN = 4
 	// DefaultOverloadMaxHMMsPerFrame is the -maxhmmpf of the telephone
 	// live pool's lean search (OverloadMaxHMMsPerFrame unset): the search a

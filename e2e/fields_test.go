@@ -76,7 +76,7 @@ func (r fieldRun) subtitles(format string) string {
 type fieldCase struct {
 	name     string
 	fields   []string
-	audio    string // a clip name, or "two-speakers" / "two-speakers-short" / "stereo"; default the "go forward" clip
+	audio    string // a clip name, or "two-speakers-short" (turnsFile of shortTurns) / "stereo"; default the "go forward" clip
 	body     map[string]any
 	refuse   string
 	provenBy string
@@ -183,8 +183,6 @@ func TestEveryRequestField(t *testing.T) {
 		}
 		var path string
 		switch audio {
-		case "two-speakers":
-			path, _ = twoSpeakerFile(t)
 		case "two-speakers-short":
 			path, _ = turnsFile(t, shortTurns)
 		case "stereo":

@@ -19,7 +19,7 @@ import (
 // batch pass's utterances stay. Where they differ, both word sequences
 // are scored the same way on the stretch's audio (recognizer.Chooser:
 // the batch pool's acoustic model and language model, as its search
-// weighs them, each sequence the only path of a search of its own), so
+// weighs them, both sequences in one search, a chain of states each), so
 // neither pass's own search settings or confidence scale decides; the
 // higher score wins, the batch pass on a tie or when the scoring fails.
 // A stretch where one pass has no words stays the batch pass's, unscored:

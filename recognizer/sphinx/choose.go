@@ -14,11 +14,15 @@ package sphinx
 // transition weighted by the n-gram language model of the active search
 // (its probability given up to two words before it in its sequence, the
 // sequence starting at <s>, times the search's lw; </s> on the way to the
-// final state), and makes it the active search. Silence and fillers
+// final state), and makes it the active search. With only >= 0, only the
+// only-th sequence's chain reaches the final state: the others are
+// searched all the same (their HMMs active, their senones scored) but end
+// nowhere, so the best path is that sequence's, scored as in the search
+// of all (es_choose_search's callers: Scores). Silence and fillers
 // between words are the finite-state search's own (-fsgusefiller). The
 // active search's name is written to prev (to go back to). Returns 0, or
 // the negative step that failed.
-static int es_choose_search(ps_decoder_t *ps, const char *name, char **words, const int *lens, int nalt, float lw, const char **prev) {
+static int es_choose_search(ps_decoder_t *ps, const char *name, char **words, const int *lens, int nalt, int only, float lw, const char **prev) {
 	const char *cur = ps_get_search(ps);
 	if (cur == NULL)
 		return -1;
@@ -48,6 +52,8 @@ static int es_choose_search(ps_decoder_t *ps, const char *name, char **words, co
 			hist[0] = lwid;
 			nhist = 2;
 		}
+		if (only >= 0 && a != only)
+			continue;
 		int32 p = ngram_ng_prob(lm, ngram_wid(lm, "</s>"), hist, nhist, &nused);
 		fsg_model_null_trans_add(fsg, from, 1, (int32)(lw * p));
 	}
@@ -148,9 +154,13 @@ func (s *Stream) Choose(pcm []int16, alternatives [][]string) (int, error) {
 // Gaussians, most of a choice's CPU, computed once per alternative). With
 // beams as wide as the log base allows and no cap on the active HMMs, no
 // alternative is pruned for another's sake, and the search's best path is
-// the alternative that scores best, as when each was scored on its own
-// (the first of equal sequences; between different sequences of equal
-// scores the search picks one).
+// the alternative that scores best (Scores; the first of equal sequences,
+// between different sequences of equal scores the search picks one). All
+// are scored on one scale: PocketSphinx scores a frame's senones against
+// the best of those active in the search, so a sequence searched on its
+// own (until 2026-11-29) was scored on a scale of its own, and on some
+// stretches the other sequence won (bench/CALLS.md 2026-11-30 "The
+// record's one search chooses otherwise").
 func (d *decoder) choose(pcm []int16, alternatives [][]string) (int, error) {
 	var paths [][]string
 	for _, alt := range alternatives {
@@ -166,7 +176,7 @@ func (d *decoder) choose(pcm []int16, alternatives [][]string) (int, error) {
 	if len(paths) == 0 {
 		return -1, ErrNoChoice
 	}
-	hyp, _, ok, err := d.searchPaths(pcm, paths, d.lw())
+	hyp, _, ok, err := d.searchPaths(pcm, paths, -1, d.lw())
 	if err != nil {
 		return -1, err
 	}
@@ -190,9 +200,17 @@ type PathScore struct {
 }
 
 // Scores is Choose's scoring with the n-gram weighted at lw instead of
-// the decoder's -lw (0: -lw): each alternative's score on pcm, for
-// diagnosis (bench/cmd/livegap -record). The stream is left as Choose
-// leaves it.
+// the decoder's -lw (0: -lw): each alternative's score on pcm as Choose's
+// search scores it, for diagnosis (bench/cmd/livegap -record). Each
+// alternative with words is scored in a search of all of them in which
+// only its chain reaches the final state (es_choose_search's only), so
+// the scores compare as Choose compares them: PocketSphinx scores a
+// frame's senones against the best of those the search has active, so a
+// search of one sequence alone scores it on a scale of its own (on
+// ls-test-clean-1089-134686-0001, the decoder's words 316 above the
+// same with the reference's "you" alone, 228 below in one search; with every senone scored,
+// -compallsen, the same ranking as the one search). The stream is left as
+// Choose leaves it.
 func (s *Stream) Scores(pcm []int16, alternatives [][]string, lw float64) ([]PathScore, error) {
 	if s.d == nil {
 		return nil, errClosedStream
@@ -202,43 +220,56 @@ func (s *Stream) Scores(pcm []int16, alternatives [][]string, lw float64) ([]Pat
 	if lw == 0 {
 		lw = s.d.lw()
 	}
-	out := make([]PathScore, len(alternatives))
-	for i, alt := range alternatives {
+	var paths [][]string
+	for _, alt := range alternatives {
 		for _, w := range alt {
 			if !s.d.knows(w) {
 				return nil, fmt.Errorf("%w: %q not in the dictionary", ErrDecode, w)
 			}
 		}
-		if len(pcm) == 0 {
-			continue
+		if len(alt) > 0 {
+			paths = append(paths, alt)
 		}
-		score, ok, err := s.d.scorePath(pcm, alt, lw)
+	}
+	out := make([]PathScore, len(alternatives))
+	if len(pcm) == 0 {
+		return out, nil
+	}
+	k := 0 // alternatives[i]'s index in paths
+	for i, alt := range alternatives {
+		var err error
+		if len(alt) == 0 { // silence and fillers only, on its own
+			out[i], err = s.d.scorePath(pcm, [][]string{alt}, 0, lw)
+		} else {
+			out[i], err = s.d.scorePath(pcm, paths, k, lw)
+			k++
+		}
 		if err != nil {
 			return nil, err
 		}
-		out[i] = PathScore{score, ok}
 	}
 	return out, nil
 }
 
-// scorePath decodes pcm as one utterance against the single word
-// sequence words (no words: silence and fillers only) and returns the
-// path's score (acoustic plus the language model weighted at lw, in the
-// decoder's log base); false when no path reached the end.
-func (d *decoder) scorePath(pcm []int16, words []string, lw float64) (int, bool, error) {
-	hyp, score, ok, err := d.searchPaths(pcm, [][]string{words}, lw)
-	if err != nil || !ok || !slices.Equal(hyp, words) {
-		return 0, false, err // the search ended short of the final state
+// scorePath decodes pcm as one utterance on the search of paths in which
+// only paths[only] reaches the final state, and returns that path's score
+// (acoustic plus the language model weighted at lw, in the decoder's log
+// base); not OK when it did not reach the end.
+func (d *decoder) scorePath(pcm []int16, paths [][]string, only int, lw float64) (PathScore, error) {
+	hyp, score, ok, err := d.searchPaths(pcm, paths, only, lw)
+	if err != nil || !ok || !slices.Equal(hyp, paths[only]) {
+		return PathScore{}, err // the search ended short of the final state
 	}
-	return score, true, nil
+	return PathScore{score, true}, nil
 }
 
 // searchPaths decodes pcm as one utterance on the search whose paths are
-// the word sequences paths (es_choose_search) and returns its best path's
-// words and score; false when no path reached the end. The search runs
+// the word sequences paths, only paths[only] reaching the final state when
+// only >= 0 (es_choose_search), and returns its best path's words and
+// score; false when no path reached the end. The search runs
 // without the decoder's -maxhmmpf (which would narrow its beams); the
 // decoder goes back to its own search and cap.
-func (d *decoder) searchPaths(pcm []int16, paths [][]string, lw float64) ([]string, int, bool, error) {
+func (d *decoder) searchPaths(pcm []int16, paths [][]string, only int, lw float64) ([]string, int, bool, error) {
 	n := 0
 	lens := make([]C.int, len(paths))
 	for i, p := range paths {
@@ -262,7 +293,7 @@ func (d *decoder) searchPaths(pcm []int16, paths [][]string, lw float64) ([]stri
 	var prev *C.char
 	// prev points into the decoder's search table: the active search
 	// lives on (ps_set_fsg adds one of another name).
-	if rv := C.es_choose_search(d.ps, name, &cw[0], &lens[0], C.int(len(paths)), C.float(lw), &prev); rv < 0 {
+	if rv := C.es_choose_search(d.ps, name, &cw[0], &lens[0], C.int(len(paths)), C.int(only), C.float(lw), &prev); rv < 0 {
 		if prev != nil {
 			C.ps_set_search(d.ps, prev)
 		}

@@ -117,9 +117,10 @@ func TestChooseNoWordsUnscored(t *testing.T) {
 }
 
 // TestChooseOneSearchAsScores: Choose searches every alternative at once
-// (one search, a chain each) and picks what scoring each on its own
-// (Scores, a search each) ranks first, among sequences that share their
-// first words and one of no words, in two orders.
+// (one search, a chain each) and picks what Scores (each scored in that
+// search with only its chain reaching the final state) ranks first, among
+// sequences that share their first words and one of no words, in two
+// orders: the best path's end is the best-scored chain's.
 func TestChooseOneSearchAsScores(t *testing.T) {
 	st := openStream(t, newEngine(t, 1))
 	_, pcm := clip(t, "ls-test-clean-1089-134686-0000.wav")
@@ -147,6 +148,44 @@ func TestChooseOneSearchAsScores(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("rotation %d: Choose picked %d, scored alone the best is %d (scores %+v)", r, got, want, sc)
+		}
+	}
+}
+
+// TestScoresCompareAsChoose: Scores ranks sequences as Choose's search
+// does, in either order. On this clip the decoder's words and the same
+// with the reference's "you" were scored each in a search of its own, and
+// PocketSphinx scores a frame's senones against the best of those its
+// search has active, so each came on a scale of its own: the decoder's
+// words 316 above, where Choose's one search (and searches of one
+// sequence each with every senone scored, -compallsen) put them 228
+// below. Choose's pick is the better-scored sequence, as before.
+func TestScoresCompareAsChoose(t *testing.T) {
+	st := openStream(t, newEngine(t, 1))
+	_, pcm := clip(t, "ls-test-clean-1089-134686-0001.wav")
+	own := strings.Fields("stuff it into his belly counsel them")
+	you := strings.Fields("stuff it into you his belly counsel them")
+	for _, alts := range [][][]string{{own, you}, {you, own}} {
+		got, err := st.Choose(pcm, alts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := st.Scores(pcm, alts, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sc[0].OK || !sc[1].OK {
+			t.Fatalf("Scores(%q) = %+v: a sequence without a path", alts, sc)
+		}
+		best := 0
+		if sc[1].Score > sc[0].Score {
+			best = 1
+		}
+		if best != got {
+			t.Errorf("Scores(%q) = %+v ranks %d first, Choose picked %d", alts, sc, best, got)
+		}
+		if !slices.Equal(alts[got], you) {
+			t.Errorf("Choose(%q) picked %q", alts, alts[got])
 		}
 	}
 }

@@ -17,15 +17,28 @@ import (
 
 // addonTurns alternate the LJ Speech reader (a woman) and LibriSpeech
 // speaker 1089 (a man): the mono two-speaker file for diarization by voice.
-var addonTurns = []struct {
-	speaker int
-	file    string
-}{
+var addonTurns = []speakerTurn{
 	{0, "ljspeech-LJ001-0001.wav"},
 	{1, "ls-test-clean-1089-134686-0000.wav"},
 	{0, "ljspeech-LJ001-0003.wav"},
 	{1, "ls-test-clean-1089-134691-0001.wav"},
 	{0, "ljspeech-LJ001-0005.wav"},
+}
+
+// shortTurns are three short turns of the same two speakers (16 s of
+// speech): enough for a case whose speaker count the request fixes
+// (TestEveryRequestField's number_of_speakers, max_speakers and
+// min_speakers), at a third of addonTurns' decoding.
+var shortTurns = []speakerTurn{
+	{0, "ljspeech-LJ001-0004.wav"},
+	{1, "ls-test-clean-1089-134691-0001.wav"},
+	{0, "ljspeech-LJ001-0006.wav"},
+}
+
+// speakerTurn is one clip of a speaker in a built file.
+type speakerTurn struct {
+	speaker int
+	file    string
 }
 
 // turnSpan is where one clip of the built file lies, and who speaks it.
@@ -39,10 +52,17 @@ type turnSpan struct {
 // second of silence between them.
 func twoSpeakerFile(t *testing.T) (string, []turnSpan) {
 	t.Helper()
+	return turnsFile(t, addonTurns)
+}
+
+// turnsFile writes the clips of turns one after the other with a second
+// of silence between them.
+func turnsFile(t *testing.T, turns []speakerTurn) (string, []turnSpan) {
+	t.Helper()
 	var pcm []int16
 	var spans []turnSpan
 	gap := make([]int16, 16000)
-	for _, tr := range addonTurns {
+	for _, tr := range turns {
 		path, _ := clip(t, tr.file)
 		ch := recognizertest.ReadWAV16(t, path)[0]
 		start := float64(len(pcm)) / 16000

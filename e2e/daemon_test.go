@@ -50,6 +50,8 @@ type daemonProc struct {
 	cmd     *exec.Cmd
 	done    chan struct{}
 	stderr  *tailWriter // the end of its stderr, for a failing test's log
+	started time.Time
+	cpuLog  sync.Once
 
 	procLog // its log lines so far
 }
@@ -96,9 +98,18 @@ func startDaemon(t *testing.T, dataDir, configYAML string, extra ...string) *dae
 	// TestLeanSearch, recognizer TestLiveLoadHysteresis, and e2e
 	// TestLiveShippedDefaultsUnderLoad through startShippedDaemon); it also
 	// spares every daemon start making one more search per telephone
-	// decoder.
-	return launchDaemon(t, dataDir, configYAML, append([]string{"--decoders", "2", "--set", "sphinx.overload_max_hmms_per_frame=-1"}, extra...)...)
+	// decoder. The live pools load on demand (sphinx.load_on_demand): a
+	// test daemon serves a few streams, and filling its pools in the
+	// background cost every start about 2.5 s of CPU, 6 s with the
+	// telephone model (24 decoders), most of make test's CPU on 2 cores;
+	// a test that counts the loaded pools or measures the daemon's memory
+	// passes --set sphinx.load_on_demand=false (warmPools).
+	return launchDaemon(t, dataDir, configYAML, append([]string{"--decoders", "2", "--set", "sphinx.overload_max_hmms_per_frame=-1", "--set", "sphinx.load_on_demand=true"}, extra...)...)
 }
+
+// warmPools is the extra flag of startDaemon that fills the live pools in
+// the background after start, as the shipped daemon does.
+var warmPools = []string{"--set", "sphinx.load_on_demand=false"}
 
 // startShippedDaemon starts earshotd on a fresh data dir as startDaemon
 // does, but on the shipped engine defaults: the lean search under load on,
@@ -135,6 +146,7 @@ func launchDaemon(t *testing.T, dataDir, configYAML string, extra ...string) *da
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	d.started = time.Now()
 	addr := make(chan string, 1)
 	go func() {
 		defer close(d.done)
@@ -179,6 +191,7 @@ func (d *daemonProc) dumpIfFailed() {
 // unit's TimeoutStopSec (60s, above the sum of the default shutdown:
 // stages).
 func (d *daemonProc) Stop() {
+	defer d.logCPU()
 	select {
 	case <-d.done:
 		return
@@ -194,10 +207,24 @@ func (d *daemonProc) Stop() {
 	}
 }
 
+// logCPU logs, once d has exited, the CPU time it used and how long it ran:
+// where a test's time goes (CI's budget is CPU on 2 cores).
+func (d *daemonProc) logCPU() {
+	d.cpuLog.Do(func() {
+		ps := d.cmd.ProcessState
+		if ps == nil {
+			return
+		}
+		d.t.Logf("earshotd %s: CPU user %.1f s, sys %.1f s over %.1f s",
+			filepath.Base(d.DataDir), ps.UserTime().Seconds(), ps.SystemTime().Seconds(), time.Since(d.started).Seconds())
+	})
+}
+
 // Kill sends SIGKILL and waits for the process to be gone.
 func (d *daemonProc) Kill() {
 	d.cmd.Process.Signal(syscall.SIGKILL)
 	<-d.done
+	d.logCPU()
 }
 
 // stall stops d (SIGSTOP) and returns resume, which lets it run again

@@ -128,7 +128,7 @@ func TestLiveChannelsPerAccount(t *testing.T) {
 // channel was admitted, her 8 channels held the whole pool and bob's
 // utterances found no decoder.
 func TestLiveTenantsShareDecoders(t *testing.T) {
-	d := startDaemon(t, "", liveFairnessConfig)
+	d := startDaemon(t, "", liveFairnessConfig, warmPools...) // the pool loaded before the sessions, as the shipped daemon's
 	alice := createKey(t, d.DataDir, "alice")
 	bob := createKey(t, d.DataDir, "bob")
 	waitLoaded(t, d)
@@ -175,7 +175,7 @@ func TestLiveTenantsShareDecoders(t *testing.T) {
 func TestLiveOneAccountWholePool(t *testing.T) {
 	// No batch pass: the live finals are what is measured, and an
 	// 8-channel pass would only add to the package's time.
-	d := startDaemon(t, "", liveFairnessConfig+"  batch_pass: false\n")
+	d := startDaemon(t, "", liveFairnessConfig+"  batch_pass: false\n", warmPools...)
 	solo := createKey(t, d.DataDir, "callcentre")
 	waitLoaded(t, d)
 	s := d.createLive(solo, map[string]any{"channels": 8})

@@ -49,7 +49,8 @@ func TestMetrics(t *testing.T) {
 	t.Setenv("EARSHOT_SPHINX_DECODERS", "1")
 	// Callbacks obey fetch.deny too: callbacks.allow lets them reach the
 	// hook server on the same loopback address the audio server is denied.
-	d := startDaemon(t, "", "fetch:\n  deny: [127.0.0.0/8]\ncallbacks:\n  allow: [127.0.0.1/32]\n")
+	// The pools filled as the shipped daemon fills them: the test counts them.
+	d := startDaemon(t, "", "fetch:\n  deny: [127.0.0.0/8]\ncallbacks:\n  allow: [127.0.0.1/32]\n", warmPools...)
 	key := createKey(t, d.DataDir, "acme")
 
 	type series struct{ method, route, status string }

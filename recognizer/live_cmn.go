@@ -73,16 +73,34 @@ func (l *Live) remember(ch *liveChannel) {
 // signal; speech, and the noise of any real line or room, peak above it.
 const liveIdlePeak = 8
 
+// idleFrame reports whether a frame is digital silence (liveIdlePeak).
+func idleFrame(f []int16) bool {
+	return !slices.ContainsFunc(f, func(s int16) bool { return s > liveIdlePeak || s < -liveIdlePeak })
+}
+
 // signalFrames appends to dst the 10 ms frames of pcm (from its first
 // sample; a last partial frame counts as a frame) that are not digital
 // silence (liveIdlePeak), and returns it: the audio a channel's CMN is
 // primed from.
 func signalFrames(dst, pcm []int16) []int16 {
 	for i := 0; i < len(pcm); i += liveFrameLen {
-		f := pcm[i:min(i+liveFrameLen, len(pcm))]
-		if slices.ContainsFunc(f, func(s int16) bool { return s > liveIdlePeak || s < -liveIdlePeak }) {
+		if f := pcm[i:min(i+liveFrameLen, len(pcm))]; !idleFrame(f) {
 			dst = append(dst, f...)
 		}
 	}
 	return dst
+}
+
+// afterIdle returns where in pcm (whole 10 ms frames from its first
+// sample) the audio after its last frame of digital silence starts: 0
+// when it has none, len(pcm) when it ends in one. An utterance's pre-roll
+// starts there (begin), as a batch segment's padding stops at digital
+// silence (Segment).
+func afterIdle(pcm []int16) int {
+	for i := (len(pcm)/liveFrameLen - 1) * liveFrameLen; i >= 0; i -= liveFrameLen {
+		if idleFrame(pcm[i : i+liveFrameLen]) {
+			return i + liveFrameLen
+		}
+	}
+	return 0
 }

@@ -99,7 +99,7 @@ func (l *Live) restartSegment(ch *liveChannel, t1 int64) {
 	l.segmentEnded(ch, t1)
 	l.remember(ch)
 	ch.utt = ch.utt[:0]
-	ch.uttStart, ch.cutAt = t1, t1
+	ch.uttStart, ch.cutAt, ch.idleCut = t1, t1, 0
 	if ch.st != nil {
 		l.primeCMN(ch)
 	}

@@ -231,6 +231,18 @@ type Config struct {
 	// decoder, bench/CALLS.md). Whole recordings decode
 	// on the telephone model's batch pool of Decoders more (TelephoneBatch).
 	TelephoneDecoders int `yaml:"telephone_decoders"`
+	// LoadOnDemand: the live pools load at start only the decoders they
+	// always do (as many as Decoders each) and nothing in the background
+	// after; a stream that finds no idle decoder loads one (NewStream),
+	// which then stays in the pool, and a lean search is made when first
+	// used. The pools' sizes, and so the streams that decode at once, are
+	// the same. It spares a daemon that starts often and serves a few
+	// streams the CPU of filling pools it never uses (about 0.2 s a
+	// decoder: some 5 s of CPU on a 2-CPU box with a telephone model), at
+	// the cost of a model load for a stream past the preloaded ones.
+	// Default false: the pools fill in the background right after start
+	// (Engine.warm). The e2e tests' daemons set it.
+	LoadOnDemand bool `yaml:"load_on_demand"`
 	// Preload is how many of the pool's decoders New loads; the others
 	// are loaded in the background after it returns. 0 means all. Not
 	// configuration: Telephone sets it.

@@ -114,7 +114,7 @@ func newEngineLike(cfg Config, like *Engine, cpu *recognizer.CPU, logger *slog.L
 		e.total++
 	}
 	logger.Debug("sphinx decoders loaded", "decoders", preload, "pool", cfg.Decoders, "hmm", cfg.HMM, "lm", cfg.LM)
-	if cfg.OnDemand {
+	if cfg.OnDemand || cfg.LoadOnDemand {
 		close(e.warmed) // nothing loads ahead of need
 		return e, nil
 	}

@@ -107,6 +107,45 @@ func TestOnDemandPool(t *testing.T) {
 	}
 }
 
+// TestLoadOnDemandPool: a live pool with LoadOnDemand loads at New what
+// it always does (Decoders of them) and nothing in the background; a
+// stream past those loads its own decoder, which stays in the pool, up to
+// the pool's size. Before LoadOnDemand the rest loaded in the background
+// right after New (Loading 2 here).
+func TestLoadOnDemandPool(t *testing.T) {
+	cfg := Config{Decoders: 1, LiveDecoders: 3, LoadOnDemand: true}
+	cfg.SetDefaults()
+	e, err := New(cfg.Live(), recognizer.NewCPU(cfg.LiveDecodes), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if total, busy := e.Stats(); total != 1 || busy != 0 || e.Loading() != 0 {
+		t.Fatalf("new pool: stats %d/%d, loading %d; want 1/0, 0", total, busy, e.Loading())
+	}
+	var streams []recognizer.Stream
+	for range 3 {
+		streams = append(streams, openStream(t, e))
+	}
+	if total, busy := e.Stats(); total != 3 || busy != 3 {
+		t.Errorf("three streams: stats %d/%d, want 3/3", total, busy)
+	}
+	for _, st := range streams {
+		st.Close()
+	}
+	if total, busy := e.Stats(); total != 3 || busy != 0 {
+		t.Errorf("after the streams: stats %d/%d, want 3/0 (loaded decoders stay)", total, busy)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	for range 3 {
+		openStream(t, e)
+	}
+	if _, err := e.NewStream(ctx, recognizer.StreamOptions{}); !errors.Is(err, recognizer.ErrAtCapacity) {
+		t.Errorf("a fourth stream on a pool of 3: %v, want ErrAtCapacity", err)
+	}
+}
+
 func TestLanguage(t *testing.T) {
 	e := newEngine(t, 1)
 	for _, lang := range []string{"", "en"} {

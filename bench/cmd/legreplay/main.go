@@ -8,11 +8,14 @@
 // search, so a run is reproducible and the door, the box's load and the
 // overload control are out of it.
 //
-//	go run ./bench/cmd/legreplay -dir DIR [-lean=false] [-max-hmms N] [-turns S]
+//	go run ./bench/cmd/legreplay -dir DIR [-lean=false] [-max-hmms N] [-turns S] [-v]
 //
 // -turns S decodes every turn on its own instead, cut out of its leg with
 // S seconds of the leg on either side (0: the clip's audio alone, as a
-// single clip would be streamed). Run from the repository root.
+// single clip would be streamed). -v prints every turn's words too (each
+// final word goes to the last turn of its leg that started before its
+// middle), to diff whole legs against turns alone. Run from the repository
+// root.
 package main
 
 import (
@@ -39,8 +42,9 @@ func main() {
 	lean := flag.Bool("lean", true, "the pool's lean search as the daemon's (false: every segment on the full search)")
 	maxHMMs := flag.Int("max-hmms", 0, "the telephone live pool's -maxhmmpf (0: its default; the lean search's is 1000)")
 	turns := flag.Float64("turns", -1, "decode each turn alone with this many seconds of its leg around it (-1: whole legs)")
+	verbose := flag.Bool("v", false, "print each turn's words and errors")
 	flag.Parse()
-	if err := run(*dir, *lean, *maxHMMs, *turns); err != nil {
+	if err := run(*dir, *lean, *maxHMMs, *turns, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "legreplay:", err)
 		os.Exit(1)
 	}
@@ -56,7 +60,13 @@ type dump struct {
 	} `json:"turns"`
 }
 
-func run(dir string, lean bool, maxHMMs int, turns float64) error {
+// word is a final's word on the call's timeline.
+type word struct {
+	text string
+	mid  float64
+}
+
+func run(dir string, lean bool, maxHMMs int, turns float64, verbose bool) error {
 	var cfg sphinx.Config
 	cfg.Decoders, cfg.TelephoneDecoders, cfg.LiveDecoders = 2, 2, 2
 	abs, err := filepath.Abs(benchd.TelephoneModel)
@@ -95,11 +105,15 @@ func run(dir string, lean bool, maxHMMs int, turns float64) error {
 			return err
 		}
 		var texts [2][]string
-		decode := func(chans [][]int16, leg int) error {
+		var heard [2][]word
+		decode := func(chans [][]int16, leg int, off float64) error {
 			l, err := recognizer.NewLive(e, recognizer.LiveConfig{Channels: len(chans), Narrowband: true, Endpointing: params.DefaultEndpointing()},
 				func(ev recognizer.Event) {
 					if ev.Kind == recognizer.EventFinal {
 						texts[leg+ev.Channel] = append(texts[leg+ev.Channel], ev.Utterance.Text)
+						for _, w := range ev.Utterance.Words {
+							heard[leg+ev.Channel] = append(heard[leg+ev.Channel], word{w.Word, off + (w.Start+w.End)/2})
+						}
 					}
 				})
 			if err != nil {
@@ -124,7 +138,7 @@ func run(dir string, lean bool, maxHMMs int, turns float64) error {
 			return nil
 		}
 		if turns < 0 {
-			err = decode(pcm, 0)
+			err = decode(pcm, 0, 0)
 		}
 		for _, t := range d.Turns {
 			if turns < 0 || err != nil {
@@ -132,7 +146,7 @@ func run(dir string, lean bool, maxHMMs int, turns float64) error {
 			}
 			a := max(0, int((t.Start-turns)*recognizer.SampleRate))
 			z := min(len(pcm[t.Leg]), int((t.End+turns)*recognizer.SampleRate))
-			err = decode([][]int16{pcm[t.Leg][a:z]}, t.Leg)
+			err = decode([][]int16{pcm[t.Leg][a:z]}, t.Leg, float64(a)/recognizer.SampleRate)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", f, err)
@@ -148,6 +162,9 @@ func run(dir string, lean bool, maxHMMs int, turns float64) error {
 			n := recognizertest.EditDistance(r, recognizertest.Normalize(strings.Join(texts[leg], " ")))
 			words, errs = words+len(r), errs+n
 			fmt.Printf("%s leg %d: %d errors in %d words: %s\n", filepath.Base(f), leg, n, len(r), strings.Join(texts[leg], " "))
+		}
+		if verbose {
+			printTurns(filepath.Base(f), d, heard)
 		}
 	}
 	fmt.Printf("live finals WER %.3f (%d errors in %d words), %d of %d segments lean\n", float64(errs)/float64(max(words, 1)), errs, words, leanSegs, segs)
@@ -183,4 +200,29 @@ func readCall(path string) ([][]int16, error) {
 		return nil, fmt.Errorf("%s: %d channels, want a SIPREC call's 2", path, len(out))
 	}
 	return out, nil
+}
+
+// printTurns prints each turn's reference and words with their errors: a
+// word goes to the last turn of its leg that started (less half a second)
+// before its middle, or to the leg's first turn.
+func printTurns(name string, d dump, heard [2][]word) {
+	hyps := make([][]string, len(d.Turns))
+	for leg, ws := range heard {
+		for _, w := range ws {
+			owner := -1
+			for i, t := range d.Turns {
+				if t.Leg == leg && (owner < 0 || w.mid >= t.Start-0.5) {
+					owner = i
+				}
+			}
+			if owner >= 0 {
+				hyps[owner] = append(hyps[owner], w.text)
+			}
+		}
+	}
+	for i, t := range d.Turns {
+		r := recognizertest.Normalize(t.Transcript)
+		n := recognizertest.EditDistance(r, recognizertest.Normalize(strings.Join(hyps[i], " ")))
+		fmt.Printf("  %s turn %d leg %d %.2f-%.2f: %d/%d\n    ref: %s\n    hyp: %s\n", name, i, t.Leg, t.Start, t.End, n, len(r), strings.Join(r, " "), strings.Join(hyps[i], " "))
+	}
 }

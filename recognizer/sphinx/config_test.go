@@ -180,28 +180,17 @@ func TestSearchSettings(t *testing.T) {
 func TestSearchCaps(t *testing.T) {
 	var cfg Config
 	cfg.SetDefaults()
-	d, err := newDecoder(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hmm, wpf := d.configInt("-maxhmmpf"), d.configInt("-maxwpf")
-	d.free()
-	if hmm != 30000 || wpf != -1 {
-		t.Errorf("defaults: -maxhmmpf %d, -maxwpf %d; want 30000, -1", hmm, wpf)
+	caps := func(d *decoder) [2]int { return [2]int{d.configInt("-maxhmmpf"), d.configInt("-maxwpf")} }
+	if got := decoderValue(t, cfg, caps); got != [2]int{30000, -1} {
+		t.Errorf("defaults: -maxhmmpf, -maxwpf %v; want 30000, -1", got)
 	}
 
 	cfg.MaxHMMsPerFrame, cfg.MaxWordsPerFrame = 4000, 12
 	if got := strings.Join(searchArgs(cfg), " "); !strings.HasSuffix(got, "-maxhmmpf 4000 -maxwpf 12") {
 		t.Errorf("search arguments %q", got)
 	}
-	d, err = newDecoder(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hmm, wpf = d.configInt("-maxhmmpf"), d.configInt("-maxwpf")
-	d.free()
-	if hmm != 4000 || wpf != 12 {
-		t.Errorf("decoder: -maxhmmpf %d, -maxwpf %d; want 4000, 12", hmm, wpf)
+	if got := decoderValue(t, cfg, caps); got != [2]int{4000, 12} {
+		t.Errorf("decoder: -maxhmmpf, -maxwpf %v; want 4000, 12", got)
 	}
 
 	cfg.Decoders = 1
@@ -211,13 +200,7 @@ func TestSearchCaps(t *testing.T) {
 	cfg.MaxHMMsPerFrame, cfg.MaxWordsPerFrame = 0, 0
 	cfg.TelephoneHMM = DefaultHMM
 	tc, _ := cfg.Telephone()
-	d, err = newDecoder(tc, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lw := d.lw()
-	d.free()
-	if lw != DefaultTelephoneLanguageWeight {
+	if lw := decoderValue(t, tc, (*decoder).lw); lw != DefaultTelephoneLanguageWeight {
 		t.Errorf("telephone live decoder: -lw %g, want %g", lw, DefaultTelephoneLanguageWeight)
 	}
 
@@ -231,12 +214,7 @@ func TestSearchCaps(t *testing.T) {
 		cfg  Config
 		want float64
 	}{{"live", cfg.Live(), 6.5}, {"live with the setting", set.Live(), 7.25}, {"wideband", set, 6.5}} {
-		d, err = newDecoder(c.cfg, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lw := d.lw()
-		d.free()
+		lw := decoderValue(t, c.cfg, (*decoder).lw)
 		if lw != c.want {
 			t.Errorf("%s decoder: -lw %g, want %g", c.pool, lw, c.want)
 		}
@@ -260,16 +238,22 @@ func TestLiveTopN(t *testing.T) {
 		want int
 	}{{"live", cfg.Live(), DefaultLiveTopN}, {"live with the setting", set.Live(), 3}, {"wideband", set, 4},
 		{"live with topn", all.Live(), 5}, {"wideband with topn", all, 5}} {
-		d, err := newDecoder(c.cfg, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := d.configInt("-topn")
-		d.free()
+		n := decoderValue(t, c.cfg, func(d *decoder) int { return d.configInt("-topn") })
 		if n != c.want {
 			t.Errorf("%s decoder: -topn %d, want %d", c.pool, n, c.want)
 		}
 	}
+}
+
+// decoderValue makes a decoder of cfg and returns what read takes of it.
+func decoderValue[T any](t *testing.T, cfg Config, read func(*decoder) T) T {
+	t.Helper()
+	d, err := newDecoder(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.free()
+	return read(d)
 }
 
 // TestPresetSettings: a preset's search caps come out as the YAML keys a

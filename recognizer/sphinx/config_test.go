@@ -209,16 +209,8 @@ func TestSearchCaps(t *testing.T) {
 	cfg.TelephoneHMM = NoTelephoneHMM
 	set := cfg
 	set.LiveLanguageWeight = 7.25
-	for _, c := range []struct {
-		pool string
-		cfg  Config
-		want float64
-	}{{"live", cfg.Live(), 6.5}, {"live with the setting", set.Live(), 7.25}, {"wideband", set, 6.5}} {
-		lw := decoderValue(t, c.cfg, (*decoder).lw)
-		if lw != c.want {
-			t.Errorf("%s decoder: -lw %g, want %g", c.pool, lw, c.want)
-		}
-	}
+	checkPools(t, "-lw", (*decoder).lw, []poolCase[float64]{
+		{"live", cfg.Live(), 6.5}, {"live with the setting", set.Live(), 7.25}, {"wideband", set, 6.5}})
 }
 
 // TestLiveTopN: the wideband live pool's -topn, DefaultLiveTopN, the
@@ -232,15 +224,25 @@ func TestLiveTopN(t *testing.T) {
 	set.LiveTopN = 3
 	all := cfg
 	all.TopN = 5
-	for _, c := range []struct {
-		pool string
-		cfg  Config
-		want int
-	}{{"live", cfg.Live(), DefaultLiveTopN}, {"live with the setting", set.Live(), 3}, {"wideband", set, 4},
-		{"live with topn", all.Live(), 5}, {"wideband with topn", all, 5}} {
-		n := decoderValue(t, c.cfg, func(d *decoder) int { return d.configInt("-topn") })
-		if n != c.want {
-			t.Errorf("%s decoder: -topn %d, want %d", c.pool, n, c.want)
+	checkPools(t, "-topn", func(d *decoder) int { return d.configInt("-topn") }, []poolCase[int]{
+		{"live", cfg.Live(), DefaultLiveTopN}, {"live with the setting", set.Live(), 3}, {"wideband", set, 4},
+		{"live with topn", all.Live(), 5}, {"wideband with topn", all, 5}})
+}
+
+// poolCase is a pool's config and the value a setting must have in its
+// decoders.
+type poolCase[T comparable] struct {
+	pool string
+	cfg  Config
+	want T
+}
+
+// checkPools reads setting with read from a decoder of each case's config.
+func checkPools[T comparable](t *testing.T, setting string, read func(*decoder) T, cases []poolCase[T]) {
+	t.Helper()
+	for _, c := range cases {
+		if got := decoderValue(t, c.cfg, read); got != c.want {
+			t.Errorf("%s decoder: %s %v, want %v", c.pool, setting, got, c.want)
 		}
 	}
 }

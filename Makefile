@@ -113,8 +113,9 @@ lint: deps tools
 # port ranges, rtp_ports and udp_ports, and baresip's and Chromium's, so they stay in one process), and every other
 # test of every package (go test -skip E2E_DOORS; internal/archtest checks that no test outside e2e/ matches it).
 # TestOpenAPI and TestLiveFinalsMatchBatch hold no port range: they are in the doors' process only to even out the
-# two processes' times (clean clone of cf0ea56, 2026-11-30 03:12 UTC: doors 860 s, the rest 883 s, make test 15 min
-# 20 s; the test daemons load their live decoders on demand, sphinx.load_on_demand in e2e/daemon_test.go).
+# two processes' times (clean clone of d85c3de on a quiet box, 2026-11-30 04:14 UTC: doors 742 s, the rest 629 s,
+# make test 12 min 33 s; the test daemons load their live decoders on demand, sphinx.load_on_demand in
+# e2e/daemon_test.go).
 # ./e2e is named first so that its package, the longest, starts first (go test runs two packages at once; after
 # the others it started 24 s late). -parallel 4 lets the e2e tests that mostly wait run side by side (e2e/doc.go).
 # Each run's go test -json is kept (bin/test-rest.json, bin/test-doors.json; both in $(TEST_LOG)); internal/testsummary then prints each package's

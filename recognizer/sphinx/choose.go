@@ -162,16 +162,9 @@ func (s *Stream) Choose(pcm []int16, alternatives [][]string) (int, error) {
 // stretches the other sequence won (bench/CALLS.md 2026-11-30 "The
 // record's one search chooses otherwise").
 func (d *decoder) choose(pcm []int16, alternatives [][]string) (int, error) {
-	var paths [][]string
-	for _, alt := range alternatives {
-		for _, w := range alt {
-			if !d.knows(w) {
-				return -1, fmt.Errorf("%w: %q not in the dictionary", ErrDecode, w)
-			}
-		}
-		if len(alt) > 0 { // no words: never chosen (Choose)
-			paths = append(paths, alt)
-		}
+	paths, err := d.wordPaths(alternatives) // no words: never chosen (Choose)
+	if err != nil {
+		return -1, err
 	}
 	if len(paths) == 0 {
 		return -1, ErrNoChoice
@@ -188,6 +181,24 @@ func (d *decoder) choose(pcm []int16, alternatives [][]string) (int, error) {
 		}
 	}
 	return -1, ErrNoChoice
+}
+
+// wordPaths returns the alternatives that have words, in order: the
+// paths of the choice search (es_choose_search); ErrDecode when a word is
+// not in the dictionary.
+func (d *decoder) wordPaths(alternatives [][]string) ([][]string, error) {
+	var paths [][]string
+	for _, alt := range alternatives {
+		for _, w := range alt {
+			if !d.knows(w) {
+				return nil, fmt.Errorf("%w: %q not in the dictionary", ErrDecode, w)
+			}
+		}
+		if len(alt) > 0 {
+			paths = append(paths, alt)
+		}
+	}
+	return paths, nil
 }
 
 // PathScore is one word sequence's score on a stretch of audio (Scores).
@@ -220,16 +231,9 @@ func (s *Stream) Scores(pcm []int16, alternatives [][]string, lw float64) ([]Pat
 	if lw == 0 {
 		lw = s.d.lw()
 	}
-	var paths [][]string
-	for _, alt := range alternatives {
-		for _, w := range alt {
-			if !s.d.knows(w) {
-				return nil, fmt.Errorf("%w: %q not in the dictionary", ErrDecode, w)
-			}
-		}
-		if len(alt) > 0 {
-			paths = append(paths, alt)
-		}
+	paths, err := s.d.wordPaths(alternatives)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]PathScore, len(alternatives))
 	if len(pcm) == 0 {
@@ -237,7 +241,6 @@ func (s *Stream) Scores(pcm []int16, alternatives [][]string, lw float64) ([]Pat
 	}
 	k := 0 // alternatives[i]'s index in paths
 	for i, alt := range alternatives {
-		var err error
 		if len(alt) == 0 { // silence and fillers only, on its own
 			out[i], err = s.d.scorePath(pcm, [][]string{alt}, 0, lw)
 		} else {

@@ -95,7 +95,9 @@ func signalFrames(dst, pcm []int16) []int16 {
 // sample) the audio after its last frame of digital silence starts: 0
 // when it has none, len(pcm) when it ends in one. An utterance's pre-roll
 // starts there (begin), as a batch segment's padding stops at digital
-// silence (Segment).
+// silence (Segment). The two tests differ: Segment's is a frame's level
+// below -80 dBFS (digitalSilence), which mu-law's idle code meets and
+// A-law's (±8, about -72 dBFS) does not; this one is the frame's peak.
 func afterIdle(pcm []int16) int {
 	for i := (len(pcm)/liveFrameLen - 1) * liveFrameLen; i >= 0; i -= liveFrameLen {
 		if idleFrame(pcm[i : i+liveFrameLen]) {

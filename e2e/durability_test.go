@@ -45,25 +45,14 @@ func TestRestartDuringProcessing(t *testing.T) {
 	}
 }
 
-// longJobClip is the clip of a job a test acts on while it is processing
-// (a kill, a shutdown, a full disk, a database stopped): 66 s of speech,
-// tens of seconds of decoding, so the job is still processing when the
-// test's action lands. shortJobClip is a job that only has to run.
+// longJobClip is the clip of a job a test kills or shuts the daemon down
+// on while it decodes: 66 s of speech, tens of seconds of decoding, so the
+// job is still decoding when the signal lands. shortJobClip is a job that
+// only has to run (or, with heldLLM, to be held processing).
 const (
 	longJobClip  = "ljspeech-LJ001-0007-to-0016-long.wav"
 	shortJobClip = "pocketsphinx-goforward.wav"
 )
-
-// queueLongJobs queues n pre-recorded jobs of longJobClip and returns their
-// ids in order.
-func queueLongJobs(t *testing.T, d *daemonProc, key string, n int) []string {
-	t.Helper()
-	var clips []string
-	for range n {
-		clips = append(clips, longJobClip)
-	}
-	return queueJobs(t, d, key, clips...)
-}
 
 // queueJobs uploads each clip once and queues a pre-recorded job of each,
 // in order (the oldest queued job is claimed first), returning their ids.

@@ -234,18 +234,33 @@ var codecs = map[string]codec{
 	"G722": {name: "G722", pt: 9, rate: 16000, args: []string{"-c:a", "g722", "-f", "g722"}, frame: 160},
 }
 
+// phase is where turn t's first sample falls within a 10 ms analysis
+// frame at rate: the samples from the frame boundary before it. legPCM
+// places the turn at int(start*rate), the record's batch pass cuts its
+// stretches on a 10 ms grid of call time (VADConfig.FrameMs), and the
+// decoder frames a stretch from its start, so the clip is framed this
+// many samples later in the call than as a file of its own.
+func (t turn) phase(rate int) int {
+	return int(t.start*float64(rate)) % (rate / 100)
+}
+
 // clipAudio is utterance u as the reference uploads it: G.711 in a WAV
 // at 8 kHz, or G.722's round trip as 16 kHz PCM WAV (the daemon takes no
-// raw G.722 file).
-func (k codec) clipAudio(u *utt) ([]byte, error) {
+// raw G.722 file), after pad samples of digital silence (pad < 10 ms: a
+// frame phase; 0 is the file as it is).
+func (k codec) clipAudio(u *utt, pad int) ([]byte, error) {
 	if k.clip != nil {
-		return ffmpeg(u.pcm8, 8000, k.clip...)
+		return ffmpeg(padded(u.pcm8, pad), 8000, k.clip...)
 	}
-	enc, err := ffmpeg(u.pcm16, 16000, k.args...)
+	enc, err := ffmpeg(padded(u.pcm16, pad), 16000, k.args...)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-f", "g722", "-i", "-", "-ar", "16000", "-ac", "1", "-c:a", "pcm_s16le", "-f", "wav", "-")
 	cmd.Stdin = bytes.NewReader(enc)
 	return cmd.Output()
+}
+
+func padded(pcm []int16, pad int) []int16 {
+	return append(make([]int16, pad, pad+len(pcm)), pcm...)
 }

@@ -56,3 +56,16 @@ func dumpCall(d *benchd.Daemon, dir string, r row, i int, c call, job map[string
 	}
 	return os.WriteFile(filepath.Join(dir, name+".json"), out, 0o644)
 }
+
+// dumpReference writes each clip's words as a single clip of codec k (the
+// clip reference) to dir, for comparing a call's record turn by turn.
+func dumpReference(dir string, k codec, texts map[string]string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	out, err := json.MarshalIndent(texts, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "reference-"+k.name+".json"), out, 0o644)
+}

@@ -160,11 +160,11 @@ func table(src, cfg, sipAddr string, todo []row, calls []call) error {
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), len(calls), secs/float64(len(calls)), 100*speechSecs/2/secs,
 		"testdata's mono clips and the corpus's held-out readers", runtime.NumCPU(), strings.Join(strings.Fields(string(load))[:3], " "))
 
-	refs := map[string]map[*utt]int{} // codec -> utterance -> word errors as a single clip
-	fmt.Println("| calls | words | clip reference WER | live finals WER | record WER | record ch0 / ch1 | record − reference points | CPU s per call-s: live | batch | both | live final latency p50 / p95 ms | hang-up → record p50 / max s | packets lost | live segments on the lean search |")
-	fmt.Println("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---|---:|---:|")
+	refs := map[string]clipErrs{} // codec -> utterance -> word errors as a single clip
+	fmt.Println("| calls | words | clip reference WER | clip as its file (frame phase 0) WER | live finals WER | record WER | record ch0 / ch1 | record − reference points | CPU s per call-s: live | batch | both | live final latency p50 / p95 ms | hang-up → record p50 / max s | packets lost | live segments on the lean search |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---|---:|---:|")
 	for _, r := range todo {
-		if refs[r.codec] == nil {
+		if refs[r.codec].phased == nil {
 			if refs[r.codec], err = reference(d, codecs[r.codec], calls); err != nil {
 				return fmt.Errorf("reference %s: %w", r.codec, err)
 			}
@@ -173,10 +173,11 @@ func table(src, cfg, sipAddr string, todo []row, calls []call) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", r, err)
 		}
-		refErrs := 0
+		refErrs, fileErrs := 0, 0
 		for _, c := range calls[:r.n] {
 			for _, t := range c.turns {
-				refErrs += refs[r.codec][t.u]
+				refErrs += refs[r.codec].phased[t.u]
+				fileErrs += refs[r.codec].file[t.u]
 			}
 		}
 		w := float64(max(res.words, 1))
@@ -186,8 +187,8 @@ func table(src, cfg, sipAddr string, todo []row, calls []call) error {
 		}
 		slices.Sort(res.latency)
 		slices.Sort(res.toRecord)
-		fmt.Printf("| %s | %d | %.3f | %.3f | %.3f | %s | %+.1f | %.3f | %.3f | %.3f | %.0f / %.0f | %.1f / %.1f | %.1f %% | %s |\n",
-			r, res.words, float64(refErrs)/w, float64(res.liveErrs)/w, float64(res.recErrs)/w, chans, 100*float64(res.recErrs-refErrs)/w,
+		fmt.Printf("| %s | %d | %.3f | %.3f | %.3f | %.3f | %s | %+.1f | %.3f | %.3f | %.3f | %.0f / %.0f | %.1f / %.1f | %.1f %% | %s |\n",
+			r, res.words, float64(refErrs)/w, float64(fileErrs)/w, float64(res.liveErrs)/w, float64(res.recErrs)/w, chans, 100*float64(res.recErrs-refErrs)/w,
 			res.liveCPU/res.callSecs, res.batchCPU/res.callSecs, (res.liveCPU+res.batchCPU)/res.callSecs,
 			1000*pct(res.latency, 0.5), 1000*pct(res.latency, 0.95), pct(res.toRecord, 0.5), pct(res.toRecord, 1),
 			100*float64(res.dropped)/float64(max(res.dropped+res.sent, 1)), leanShare(res))
@@ -222,40 +223,70 @@ func leanShare(r *result) string {
 	return fmt.Sprintf("%d in %d calls", r.lean, r.leanCalls)
 }
 
+// clipErrs is each utterance's word errors as a single clip.
+type clipErrs struct {
+	phased map[*utt]int // framed as in its call (turn.phase): the reference
+	file   map[*utt]int // the file as it is (frame phase 0), as before 2026-11-30
+}
+
 // reference uploads every utterance of the calls as a single clip in
-// codec k's rendition, two at a time, and returns each one's word errors.
-func reference(d *benchd.Daemon, k codec, calls []call) (map[*utt]int, error) {
-	var us []*utt
+// codec k's rendition, two at a time, twice: framed as in its call and as
+// the file is. PocketSphinx's words move with the frame phase (issue 41,
+// bench/CALLS.md 2026-11-30: a clip of 24 words had 9, 13, 13 and 13
+// errors 0, 20, 28 and 68 samples into its first 8 kHz frame), so only
+// the phased clip is the same audio as the call's stretch; the file's
+// column shows how far the phase alone moves a row.
+func reference(d *benchd.Daemon, k codec, calls []call) (clipErrs, error) {
+	rate := 16000
+	if k.clip != nil {
+		rate = 8000
+	}
+	type job struct {
+		u      *utt
+		pad    int
+		phased bool
+	}
+	out := clipErrs{phased: map[*utt]int{}, file: map[*utt]int{}}
+	var jobs []job
 	for _, c := range calls {
 		for _, t := range c.turns {
-			us = append(us, t.u)
+			jobs = append(jobs, job{t.u, t.phase(rate), true}, job{t.u, 0, false})
 		}
 	}
-	out := map[*utt]int{}
+	texts := map[string]string{} // for the dump: each phased clip's words
 	var mu sync.Mutex
 	var first error
 	sem := make(chan struct{}, 2)
 	var wg sync.WaitGroup
-	for _, u := range us {
+	for _, j := range jobs {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			audio, err := k.clipAudio(u)
+			audio, err := k.clipAudio(j.u, j.pad)
 			if err == nil {
 				var text string
-				if _, text, err = d.PreRecorded(u.file+".wav", audio, 100*time.Millisecond, 5*time.Minute); err == nil {
+				if _, text, err = d.PreRecorded(j.u.file+".wav", audio, 100*time.Millisecond, 5*time.Minute); err == nil {
 					mu.Lock()
-					out[u] = recognizertest.EditDistance(recognizertest.Normalize(u.transcript), recognizertest.Normalize(text))
+					errs := recognizertest.EditDistance(recognizertest.Normalize(j.u.transcript), recognizertest.Normalize(text))
+					if j.phased {
+						out.phased[j.u] = errs
+						texts[j.u.file] = text
+					} else {
+						out.file[j.u] = errs
+					}
 					mu.Unlock()
 					return
 				}
 			}
 			mu.Lock()
-			first = cmpErr(first, fmt.Errorf("%s: %w", u.file, err))
+			first = cmpErr(first, fmt.Errorf("%s: %w", j.u.file, err))
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
+	if dumpDir != "" && first == nil {
+		first = dumpReference(dumpDir, k, texts)
+	}
 	return out, first
 }
 

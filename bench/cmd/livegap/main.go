@@ -16,7 +16,8 @@
 // reports on corpus speakers held out of the telephone model's adaptation
 // (test-other), on utterances outside the tuning subset. -stock adds Debian's
 // stock model in pocketsphinx_batch on the same samples, the reference of
-// the telephone-band target. -revised adds the revised finals (each live
+// the telephone-band target. -phases K decodes every clip K times, each
+// time framed a K-th of a 10 ms frame later. -revised adds the revised finals (each live
 // decoder segment decoded again at its end on the batch pool, replacing
 // its finals: the daemon's receive_revised_transcripts) and their CPU.
 package main
@@ -57,6 +58,7 @@ func main() {
 	flag.DurationVar(&endpointing, "endpointing", 0, "the sessions' endpointing (the silence of LiveConfig.Endpointing; 0: params.DefaultSilence)")
 	flag.BoolVar(&stock, "stock", false, "also decode every rendition with Debian's stock model in pocketsphinx_batch and print the batch path's WER against it")
 	flag.BoolVar(&revised, "revised", false, "also score the revised finals (issue 41): each live decoder segment decoded again at its end on the batch pool, replacing its finals (receive_revised_transcripts)")
+	flag.IntVar(&phases, "phases", 1, "decode every clip at this many frame phases: the clip without its first 0, 1/K, 2/K ... of a 10 ms frame (PocketSphinx's words move with the phase; bench/CALLS.md 2026-11-30), all of them scored")
 	flag.BoolVar(&record, "record", false, "also score the stored record of a live session (issue 41): the live finals or the batch segments, stretch by stretch, whichever the batch engine scores higher (pipeline.CombineUtterances)")
 	flag.Parse()
 	if err := run(*speech, *corpus, *every, *presets, *rends, *workers); err != nil {
@@ -79,6 +81,9 @@ var batch = true
 
 // telephoneModel is the model directory of the narrowband renditions.
 var telephoneModel string
+
+// phases is how many frame phases every clip is decoded at (-phases).
+var phases = 1
 
 // record scores the stored record too (-record).
 var record bool
@@ -113,6 +118,7 @@ func run(speech, corpus string, every int, presets, rends string, workers int) e
 		if err != nil {
 			return err
 		}
+		clips = phased(clips, phases)
 		names := strings.Split(presets, ",")
 		rs, err := measure(clips, rend, names, workers)
 		if err != nil {

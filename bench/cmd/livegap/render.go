@@ -110,3 +110,26 @@ func probeChannels(path string) (int, error) {
 // narrowband reports whether the rendition is a telephone-band one (8 kHz
 // G.711), decoded on the telephone pools; pcm16k and g722 are wideband.
 func narrowband(rend string) bool { return rend != "pcm16k" && rend != "g722" }
+
+// phased returns every clip at k frame phases: the clip as it is, then
+// without its first 1/k, 2/k ... of a 10 ms frame (160 samples at 16 kHz,
+// rounded to even samples so an 8 kHz rendition moves by whole samples of
+// its own). PocketSphinx frames a decode from its first sample, and its
+// words move with where the speech falls in those frames (bench/CALLS.md
+// 2026-11-30: a clip through mu-law had 9 to 13 errors at four phases), so
+// one phase is one draw; k of them average it out of a comparison.
+// Nothing is added: only a few milliseconds of the clip's leading audio
+// are dropped.
+func phased(clips []clip, k int) []clip {
+	if k <= 1 {
+		return clips
+	}
+	out := make([]clip, 0, k*len(clips))
+	for _, c := range clips {
+		for i := range k {
+			d := (160 * i / k) &^ 1
+			out = append(out, clip{name: fmt.Sprintf("%s@%d", c.name, d), transcript: c.transcript, pcm: c.pcm[min(d, len(c.pcm)):]})
+		}
+	}
+	return out
+}

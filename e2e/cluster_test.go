@@ -272,21 +272,25 @@ func TestClusterKillDuringLive(t *testing.T) {
 // timeout; when it is back the same node serves again without a restart,
 // and a job created then is transcribed. A job whose result came while it
 // was down is stored when it is back (before, the worker gave it up and
-// the job stayed processing, its lease renewed for ever).
+// the job stayed processing, its lease renewed for ever). That job is held
+// processing by its LLM add-on (heldLLM), its audio decoded, until the
+// requests below have had their 503s (before, it was the 66 s clip, which
+// had to be still decoding when they were done).
 func TestClusterPostgresDown(t *testing.T) {
 	t.Parallel() // waits more than it computes: see doc.go
 	srv := pgtest.StartTest(t)
-	a := startDaemon(t, "", clusterConfig(srv.NewDatabase(t), "node-a"))
+	llm := newHeldLLM(t)
+	a := startDaemon(t, "", clusterConfig(srv.NewDatabase(t), "node-a")+llm.config())
 	key := createClusterKey(t, a, "acme")
 	path, _ := clip(t, "ls-test-clean-1089-134686-0000.wav")
 	status, up, body := a.upload(key, path)
 	if status != 200 {
 		t.Fatalf("upload: %d %s", status, body)
 	}
-	// A job whose result comes while PostgreSQL is down: transcribing
-	// when it stops, stored when it is back.
-	running := queueLongJobs(t, a, key, 1)[0]
-	a.WaitLog(time.Minute, "job audio ready; transcribing", running)
+	// A job whose result comes while PostgreSQL is down: processing when
+	// it stops, stored when it is back.
+	running := queueHeldJob(t, a, key)
+	llm.waitRequest(t, time.Minute)
 	if err := srv.Halt(); err != nil {
 		t.Fatal(err)
 	}
@@ -302,6 +306,7 @@ func TestClusterPostgresDown(t *testing.T) {
 			t.Errorf("%s %s: error body path %q (%s)", c.method, c.path, eb.Path, b)
 		}
 	}
+	llm.Release()
 	a.WaitLog(5*time.Minute, "the job's result is stored when it is back", running)
 	if err := srv.Resume(); err != nil {
 		t.Fatal(err)

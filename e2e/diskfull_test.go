@@ -173,16 +173,21 @@ func TestDiskFull(t *testing.T) {
 }
 
 // TestDiskFullStoringResult (issue 13, finding 9): the disk fills while a
-// job is being transcribed, so its result cannot be stored. The running
-// daemon ends the job as error 507 (at once, or as soon as the error itself
-// fits); it never stays processing until a restart.
+// job is processing, so its result cannot be stored. The running daemon
+// ends the job as error 507 (at once, or as soon as the error itself
+// fits); it never stays processing until a restart. The job is held
+// processing by its LLM add-on (heldLLM), its audio decoded: the disk
+// fills at a point the test chooses (before, the job was the 66 s clip and
+// the disk filled while it decoded, the whole clip decoded after).
 func TestDiskFullStoringResult(t *testing.T) {
 	t.Parallel() // waits more than it computes: see doc.go
-	d := startDaemon(t, "", "")
+	llm := newHeldLLM(t)
+	d := startDaemon(t, "", llm.config())
 	key := createKey(t, d.DataDir, "acme")
-	id := queueLongJobs(t, d, key, 1)[0]
-	d.WaitLog(time.Minute, `"job processing"`, id)
+	id := queueHeldJob(t, d, key)
+	llm.waitRequest(t, time.Minute)
 	d.limitFileSize(0)
+	llm.Release()
 	d.WaitLog(3*time.Minute, `"store result"`, id, "no space")
 	rec := map[string]any{}
 	d.do("GET", "/v2/pre-recorded/"+id, key, nil, "", &rec)

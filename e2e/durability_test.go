@@ -21,12 +21,16 @@ import (
 )
 
 // TestRestartDuringProcessing kills the daemon mid-job; after a restart on
-// the same data dir every accepted job completes.
+// the same data dir every accepted job completes: the one processing at the
+// kill and the two still queued behind it (the daemon's one worker). Only
+// the first needs the long clip, to be processing when the kill comes; the
+// queued ones are short (before, all three were the long clip: two more
+// minutes of audio decoded after the restart for no other check).
 func TestRestartDuringProcessing(t *testing.T) {
 	t.Parallel() // waits more than it computes: see doc.go
 	d := startDaemon(t, "", "")
 	key := createKey(t, d.DataDir, "acme")
-	ids := queueLongJobs(t, d, key, 3)
+	ids := queueJobs(t, d, key, longJobClip, shortJobClip, shortJobClip)
 	d.WaitLog(time.Minute, `"job processing"`, ids[0])
 	d.Kill()
 
@@ -41,19 +45,32 @@ func TestRestartDuringProcessing(t *testing.T) {
 	}
 }
 
-// queueLongJobs uploads the long clip once and queues n pre-recorded jobs
-// of it, returning their ids in order.
-func queueLongJobs(t *testing.T, d *daemonProc, key string, n int) []string {
+// longJobClip is the clip of a job a test kills or shuts the daemon down
+// on while it decodes: 66 s of speech, tens of seconds of decoding, so the
+// job is still decoding when the signal lands. shortJobClip is a job that
+// only has to run (or, with heldLLM, to be held processing).
+const (
+	longJobClip  = "ljspeech-LJ001-0007-to-0016-long.wav"
+	shortJobClip = "pocketsphinx-goforward.wav"
+)
+
+// queueJobs uploads each clip once and queues a pre-recorded job of each,
+// in order (the oldest queued job is claimed first), returning their ids.
+func queueJobs(t *testing.T, d *daemonProc, key string, clips ...string) []string {
 	t.Helper()
-	longPath, _ := clip(t, "ljspeech-LJ001-0007-to-0016-long.wav")
-	status, up, body := d.upload(key, longPath)
-	if status != 200 {
-		t.Fatalf("upload: %d %s", status, body)
-	}
+	urls := map[string]string{}
 	var ids []string
-	for range n {
+	for _, c := range clips {
+		if urls[c] == "" {
+			path, _ := clip(t, c)
+			status, up, body := d.upload(key, path)
+			if status != 200 {
+				t.Fatalf("upload %s: %d %s", c, status, body)
+			}
+			urls[c] = up.AudioURL
+		}
 		var created struct{ ID string }
-		if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": up.AudioURL}, &created); status != 201 {
+		if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{"audio_url": urls[c]}, &created); status != 201 {
 			t.Fatalf("create: %d %s", status, body)
 		}
 		ids = append(ids, created.ID)
@@ -258,12 +275,14 @@ func checkCallback(t *testing.T, d *daemonProc, key string, h callbackHit, id, m
 // a job is processing, the restarted daemon ends that job as an error
 // after this first crash instead of running it again (before: it was
 // claimed again, up to three crashes); a job still queued at the time runs
-// normally. A SIGKILL still requeues (TestRestartDuringProcessing).
+// normally. A SIGKILL still requeues (TestRestartDuringProcessing). Only
+// the crashed job is the long clip, to be processing at the crash; the
+// queued one is short.
 func TestCrashedJobNotRetried(t *testing.T) {
 	t.Parallel() // waits more than it computes: see doc.go
 	d := startDaemon(t, "", "")
 	key := createKey(t, d.DataDir, "acme")
-	ids := queueLongJobs(t, d, key, 2)
+	ids := queueJobs(t, d, key, longJobClip, shortJobClip)
 	d.WaitLog(time.Minute, `"job processing"`, ids[0])
 	d.cmd.Process.Signal(syscall.SIGSEGV)
 	<-d.done

@@ -128,7 +128,11 @@ func TestLiveChannelsPerAccount(t *testing.T) {
 // channel was admitted, her 8 channels held the whole pool and bob's
 // utterances found no decoder.
 func TestLiveTenantsShareDecoders(t *testing.T) {
-	d := startDaemon(t, "", liveFairnessConfig, warmPools...) // the pool loaded before the sessions, as the shipped daemon's
+	// The pool loaded before the sessions, as the shipped daemon's. No
+	// batch pass: the live finals and error messages are what is checked,
+	// and the two sessions' passes (8 channels of 22 s and 10 s) were
+	// decoded after them for no check.
+	d := startDaemon(t, "", liveFairnessConfig+"  batch_pass: false\n", warmPools...)
 	alice := createKey(t, d.DataDir, "alice")
 	bob := createKey(t, d.DataDir, "bob")
 	waitLoaded(t, d)
@@ -171,7 +175,9 @@ func TestLiveTenantsShareDecoders(t *testing.T) {
 // there is none (daemon/tenants.go). An 8-channel session on the pool of 8
 // gets its finals with no channel refused a decoder. Before, the share
 // held for a lone account too: 4 of its 8 channels missed their utterances
-// with error messages naming the share.
+// with error messages naming the share. Every channel is the same 5.4 s
+// sentence, so all 8 talk, and need a decoder, at once (before, the same
+// with an 11.7 s one).
 func TestLiveOneAccountWholePool(t *testing.T) {
 	// No batch pass: the live finals are what is measured, and an
 	// 8-channel pass would only add to the package's time.
@@ -179,7 +185,7 @@ func TestLiveOneAccountWholePool(t *testing.T) {
 	solo := createKey(t, d.DataDir, "callcentre")
 	waitLoaded(t, d)
 	s := d.createLive(solo, map[string]any{"channels": 8})
-	first, _ := clip(t, "ls-dev-clean-2412-153948-0000.wav")
+	first, _ := clip(t, "ls-test-clean-1089-134691-0001.wav")
 	msgs, code := runSession(t, s.URL, interleave(pcmOf(t, first), 8), 32*8, 100*time.Millisecond)
 	v := viewLive(t, msgs)
 	t.Logf("one account's 8 channels: close %d, %d finals, %d error messages %q", code, len(v.finals), len(v.errors), v.errors)

@@ -19,8 +19,12 @@ import (
 // the record must hold end_session; acknowledgments stay at their
 // messages_config default (true), which a call has no client to take.
 // The route's callback lets the test pace its RTP on the session's
-// progress (see sendMinutes).
+// progress (see sendMinutes). No batch pass: the record checked is the
+// call's own (its messages and live finals), which a pass would replace
+// while the test reads it; the pass decoded the 40 minutes again.
 const longCallConfig = `
+live:
+  batch_pass: false
 sip:
   listen: 127.0.0.1:0
   rtp_ports: 31400-31499

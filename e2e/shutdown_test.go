@@ -241,7 +241,7 @@ func TestShutdownRequeuesJob(t *testing.T) {
 	const bound = 7 * time.Second
 	d := startDaemon(t, "", cfg)
 	key := createKey(t, d.DataDir, "acme")
-	ids := queueLongJobs(t, d, key, 1)
+	ids := queueJobs(t, d, key, longJobClip)
 	d.WaitLog(time.Minute, `"job processing"`, ids[0])
 
 	d.terminate(bound)

@@ -32,6 +32,7 @@ type recSession struct {
 	audio []byte // guarded by mu
 	stops int    // guarded by mu
 	wrote chan struct{}
+	slow  time.Duration // each Write takes this long: a live session behind real time
 }
 
 func newRecSession(id string, f media.Format) *recSession {
@@ -44,6 +45,7 @@ func (s *recSession) Done() <-chan struct{} { return s.done }
 func (s *recSession) Err() error            { return nil }
 
 func (s *recSession) Write(_ context.Context, b []byte) error {
+	time.Sleep(s.slow) // the consumer's pace, not a wait for an event
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stops > 0 {
@@ -322,6 +324,38 @@ func TestOfferStreamsPayloadsUntilEnd(t *testing.T) {
 				t.Errorf("Peers() = %d after End, want 0", d.Peers())
 			}
 		})
+	}
+}
+
+// TestEndDrainsSlowSession: packets that arrived before DELETE reach a
+// session that takes them slower than they came, for longer than maxDrain
+// in all, as long as it keeps taking them (before 2026-11-30 the peer closed
+// maxDrain after DELETE and the rest were lost).
+func TestEndDrainsSlowSession(t *testing.T) {
+	s := newRecSession("s1", ulaw8k)
+	s.slow = 150 * time.Millisecond
+	d := newDoor(t, 30*time.Second, s)
+	o, offer := newOfferer(t, pcmuParams)
+	answer, res, err := d.Offer(t.Context(), "s1", "s1.123.good", offer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.answer(t, answer)
+	pt := uint8(pcmuParams.PayloadType)
+	const n = 20 // 3 s of writes at 150 ms each: past maxDrain
+	var want []byte
+	for i := range n {
+		o.send(t, pt, uint16(i), uint32(160*i), byte(i+1))
+		want = append(want, bytes.Repeat([]byte{byte(i + 1)}, 160)...)
+		if i == 0 {
+			s.waitBytes(t, 160) // the track is up
+		}
+	}
+	if err := d.End(t.Context(), "s1", res); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.snapshot(); !bytes.Equal(got, want) {
+		t.Errorf("session got %d bytes of %d sent before DELETE (first difference at %d)", len(got), len(want), firstDiff(got, want))
 	}
 }
 

@@ -19,10 +19,17 @@ import (
 
 // After DELETE, packets that had already arrived still reach the
 // recording: the peer closes once its reader has been idle for drainQuiet
-// (three packet times), or after maxDrain at most.
+// (three packet times); it gives up when the reader has written nothing to
+// the session for maxDrain (a session that takes no more audio), or after
+// maxDrainTotal in all. A reader that is behind but writing is waited for:
+// on a loaded box a live session takes the audio slower than real time for
+// a while, and until 2026-11-30 the peer closed 2 s after DELETE whatever
+// the reader was doing, losing the packets it had not reached yet (e2e
+// TestWebRTCWHIP on a slow box: 17 of 154 packets).
 const (
-	drainQuiet = 150 * time.Millisecond
-	maxDrain   = 2 * time.Second
+	drainQuiet    = 150 * time.Millisecond
+	maxDrain      = 2 * time.Second
+	maxDrainTotal = 10 * time.Second
 )
 
 // maxGapMs bounds the silence written for one RTP timestamp gap; a larger
@@ -276,14 +283,20 @@ func (p *peer) write(ctx context.Context, b []byte) bool {
 	return true
 }
 
-// drain waits until the reader has been idle for drainQuiet, at most
-// maxDrain.
+// drain waits until the reader has been idle for drainQuiet, for as long
+// as it keeps writing: at most maxDrain after its last packet written, and
+// maxDrainTotal in all.
 func (p *peer) drain() {
-	deadline := time.Now().Add(maxDrain)
+	start := time.Now()
+	progress, written := start, p.packets.Load()
 	t := time.NewTicker(drainQuiet / 6)
 	defer t.Stop()
 	for now := range t.C {
-		if now.After(deadline) || !p.busy.Load() && now.Sub(time.Unix(0, p.lastRTP.Load())) > drainQuiet {
+		if n := p.packets.Load(); n != written {
+			progress, written = now, n
+		}
+		if now.Sub(progress) > maxDrain || now.Sub(start) > maxDrainTotal ||
+			!p.busy.Load() && now.Sub(time.Unix(0, p.lastRTP.Load())) > drainQuiet {
 			return
 		}
 	}

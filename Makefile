@@ -118,7 +118,9 @@ lint: deps tools
 # e2e/daemon_test.go). On a box 2.1 times slower per CPU-second (pocketsphinx_batch on the 19 clips: 80.3 CPU s
 # against 37.8) a clean clone took 30.5 min the same day (the rest 1636 s, doors 1249 s: both past half of
 # TEST_TIMEOUT); the e2e commits after it (git log e2e/, 2026-11-30) cut the daemon CPU of the tests they change,
-# each measured alone on that box, by 172 s in the rest's process and 70 s in the doors' (not re-measured as a run).
+# each measured alone on that box, by 172 s in the rest's process and 70 s in the doors'. A clean clone with them (103ffef) took 31.8 min on that
+# box an hour later (the rest 1875 s, doors 1355 s), while the box itself ran a fixed CPU probe a fifth slower than
+# before: on such a box make test does not fit 18 min either way.
 # ./e2e is named first so that its package, the longest, starts first (go test runs two packages at once; after
 # the others it started 24 s late). -parallel 4 lets the e2e tests that mostly wait run side by side (e2e/doc.go).
 # Each run's go test -json is kept (bin/test-rest.json, bin/test-doors.json; both in $(TEST_LOG)); internal/testsummary then prints each package's

@@ -288,15 +288,12 @@ func (p *peer) write(ctx context.Context, b []byte) bool {
 // maxDrainTotal in all.
 func (p *peer) drain() {
 	start := time.Now()
-	progress, written := start, p.packets.Load()
 	t := time.NewTicker(drainQuiet / 6)
 	defer t.Stop()
 	for now := range t.C {
-		if n := p.packets.Load(); n != written {
-			progress, written = now, n
-		}
-		if now.Sub(progress) > maxDrain || now.Sub(start) > maxDrainTotal ||
-			!p.busy.Load() && now.Sub(time.Unix(0, p.lastRTP.Load())) > drainQuiet {
+		last := time.Unix(0, p.lastRTP.Load()) // the last write's end
+		if now.Sub(start) > maxDrain && now.Sub(last) > maxDrain || now.Sub(start) > maxDrainTotal ||
+			!p.busy.Load() && now.Sub(last) > drainQuiet {
 			return
 		}
 	}

@@ -237,10 +237,6 @@ type clipErrs struct {
 // the phased clip is the same audio as the call's stretch; the file's
 // column shows how far the phase alone moves a row.
 func reference(d *benchd.Daemon, k codec, calls []call) (clipErrs, error) {
-	rate := 16000
-	if k.clip != nil {
-		rate = 8000
-	}
 	type job struct {
 		u      *utt
 		pad    int
@@ -250,7 +246,7 @@ func reference(d *benchd.Daemon, k codec, calls []call) (clipErrs, error) {
 	var jobs []job
 	for _, c := range calls {
 		for _, t := range c.turns {
-			jobs = append(jobs, job{t.u, t.phase(rate), true}, job{t.u, 0, false})
+			jobs = append(jobs, job{t.u, t.phase(k.rate), true}, job{t.u, 0, false})
 		}
 	}
 	texts := map[string]string{} // for the dump: each phased clip's words

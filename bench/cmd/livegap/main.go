@@ -17,9 +17,10 @@
 // (test-other), on utterances outside the tuning subset. -stock adds Debian's
 // stock model in pocketsphinx_batch on the same samples, the reference of
 // the telephone-band target. -phases K decodes every clip K times, each
-// time framed a K-th of a 10 ms frame later. -revised adds the revised finals (each live
-// decoder segment decoded again at its end on the batch pool, replacing
-// its finals: the daemon's receive_revised_transcripts) and their CPU.
+// time framed a K-th of a 10 ms frame later. -revised adds the revised
+// finals (each live decoder segment decoded again at its end on the batch
+// pool, replacing its finals: the daemon's receive_revised_transcripts)
+// and their CPU.
 package main
 
 import (

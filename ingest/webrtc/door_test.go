@@ -33,6 +33,11 @@ type recSession struct {
 	stops int    // guarded by mu
 	wrote chan struct{}
 	slow  time.Duration // each Write takes this long: a live session behind real time
+	// stall is how long the stallAt-th Write (counted from 1) takes: a
+	// session that holds one write while its decoder catches up.
+	stall   time.Duration
+	stallAt int
+	writes  int // guarded by mu
 }
 
 func newRecSession(id string, f media.Format) *recSession {
@@ -47,6 +52,12 @@ func (s *recSession) Err() error            { return nil }
 func (s *recSession) Write(_ context.Context, b []byte) error {
 	time.Sleep(s.slow) // the consumer's pace, not a wait for an event
 	s.mu.Lock()
+	s.writes++
+	if s.writes == s.stallAt {
+		s.mu.Unlock()
+		time.Sleep(s.stall) // the consumer's pace, as above
+		s.mu.Lock()
+	}
 	defer s.mu.Unlock()
 	if s.stops > 0 {
 		return errors.New("session has ended")
@@ -328,9 +339,9 @@ func TestOfferStreamsPayloadsUntilEnd(t *testing.T) {
 }
 
 // TestEndDrainsSlowSession: packets that arrived before DELETE reach a
-// session that takes them slower than they came, for longer than maxDrain
+// session that takes them slower than they came, for longer than 2 s
 // in all, as long as it keeps taking them (before 2026-11-30 the peer closed
-// maxDrain after DELETE and the rest were lost).
+// 2 s after DELETE and the rest were lost).
 func TestEndDrainsSlowSession(t *testing.T) {
 	s := newRecSession("s1", ulaw8k)
 	s.slow = 150 * time.Millisecond
@@ -342,13 +353,46 @@ func TestEndDrainsSlowSession(t *testing.T) {
 	}
 	o.answer(t, answer)
 	pt := uint8(pcmuParams.PayloadType)
-	const n = 20 // 3 s of writes at 150 ms each: past maxDrain
+	const n = 20 // 3 s of writes at 150 ms each: past the old 2 s
 	var want []byte
 	for i := range n {
 		o.send(t, pt, uint16(i), uint32(160*i), byte(i+1))
 		want = append(want, bytes.Repeat([]byte{byte(i + 1)}, 160)...)
 		if i == 0 {
 			s.waitBytes(t, 160) // the track is up
+		}
+	}
+	if err := d.End(t.Context(), "s1", res); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.snapshot(); !bytes.Equal(got, want) {
+		t.Errorf("session got %d bytes of %d sent before DELETE (first difference at %d)", len(got), len(want), firstDiff(got, want))
+	}
+}
+
+// TestEndDrainsStalledWrite: a write that the session holds for longer than
+// 2 s while DELETE waits does not end the drain; the packets behind it
+// still reach the session (CI 2026-11-30, TestWebRTCWHIP: one write held
+// over 2 s on a loaded box, the peer closed 2.0 s after DELETE and 17
+// packets were lost).
+func TestEndDrainsStalledWrite(t *testing.T) {
+	s := newRecSession("s1", ulaw8k)
+	s.stallAt, s.stall = 2, 2500*time.Millisecond // past the 2 s the drain once gave a write
+	d := newDoor(t, 30*time.Second, s)
+	o, offer := newOfferer(t, pcmuParams)
+	answer, res, err := d.Offer(t.Context(), "s1", "s1.123.good", offer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.answer(t, answer)
+	pt := uint8(pcmuParams.PayloadType)
+	const n = 10
+	var want []byte
+	for i := range n {
+		o.send(t, pt, uint16(i), uint32(160*i), byte(i+1))
+		want = append(want, bytes.Repeat([]byte{byte(i + 1)}, 160)...)
+		if i == 0 {
+			s.waitBytes(t, 160) // the track is up; the next write stalls
 		}
 	}
 	if err := d.End(t.Context(), "s1", res); err != nil {

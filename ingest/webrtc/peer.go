@@ -19,16 +19,15 @@ import (
 
 // After DELETE, packets that had already arrived still reach the
 // recording: the peer closes once its reader has been idle for drainQuiet
-// (three packet times); it gives up when the reader has written nothing to
-// the session for maxDrain (a session that takes no more audio), or after
-// maxDrainTotal in all. A reader that is behind but writing is waited for:
-// on a loaded box a live session takes the audio slower than real time for
-// a while, and until 2026-11-30 the peer closed 2 s after DELETE whatever
-// the reader was doing, losing the packets it had not reached yet (e2e
-// TestWebRTCWHIP on a slow box: 17 of 154 packets).
+// (three packet times), or after maxDrainTotal in all. A reader that is
+// behind, or held inside one write, is waited for: on a loaded box a live
+// session takes the audio slower than real time for a while. Until
+// 2026-11-30 the peer closed 2 s after DELETE (later: 2 s after the last
+// write ended) whatever the reader was doing, losing the packets it had
+// not reached yet (e2e TestWebRTCWHIP on a slow box: 17 of 154 packets,
+// behind one write held for over 2 s).
 const (
 	drainQuiet    = 150 * time.Millisecond
-	maxDrain      = 2 * time.Second
 	maxDrainTotal = 10 * time.Second
 )
 
@@ -284,16 +283,14 @@ func (p *peer) write(ctx context.Context, b []byte) bool {
 }
 
 // drain waits until the reader has been idle for drainQuiet, for as long
-// as it keeps writing: at most maxDrain after its last packet written, and
-// maxDrainTotal in all.
+// as it keeps writing or is held in a write, at most maxDrainTotal.
 func (p *peer) drain() {
 	start := time.Now()
 	t := time.NewTicker(drainQuiet / 6)
 	defer t.Stop()
 	for now := range t.C {
 		last := time.Unix(0, p.lastRTP.Load()) // the last write's end
-		if now.Sub(start) > maxDrain && now.Sub(last) > maxDrain || now.Sub(start) > maxDrainTotal ||
-			!p.busy.Load() && now.Sub(last) > drainQuiet {
+		if now.Sub(start) > maxDrainTotal || !p.busy.Load() && now.Sub(last) > drainQuiet {
 			return
 		}
 	}

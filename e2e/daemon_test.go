@@ -98,10 +98,12 @@ func startDaemon(t *testing.T, dataDir, configYAML string, extra ...string) *dae
 	// TestLeanSearch, recognizer TestLiveLoadHysteresis, and e2e
 	// TestLiveShippedDefaultsUnderLoad through startShippedDaemon); it also
 	// spares every daemon start making one more search per telephone
-	// decoder. The live pools load on demand (sphinx.load_on_demand): a
-	// test daemon serves a few streams, and filling its pools in the
-	// background cost every start about 2.5 s of CPU, 6 s with the
-	// telephone model (24 decoders), most of make test's CPU on 2 cores;
+	// decoder. The pools load on demand (sphinx.load_on_demand): a test
+	// daemon serves a few streams, and filling its pools in the background
+	// cost every start about 2.5 s of CPU, 6 s with the telephone model (24
+	// decoders), most of make test's CPU on 2 cores; loading the pools'
+	// first decoders at start cost 2.5 s more on a slow box (0.36 s
+	// without, 2026-11-30);
 	// a test that counts the loaded pools or measures the daemon's memory
 	// passes --set sphinx.load_on_demand=false (warmPools).
 	return launchDaemon(t, dataDir, configYAML, append([]string{"--decoders", "2", "--set", "sphinx.overload_max_hmms_per_frame=-1", "--set", "sphinx.load_on_demand=true"}, extra...)...)

@@ -27,7 +27,7 @@ live:
   batch_pass: false
 sip:
   listen: 127.0.0.1:0
-  rtp_ports: 31400-31499
+  rtp_ports: 32000-32099
   allow: [127.0.0.0/8]
   routes:
     - user: longcall

@@ -25,7 +25,7 @@ live:
   connect_timeout: 5m
 sip:
   listen: 127.0.0.1:0
-  rtp_ports: 31520-31539
+  rtp_ports: 32100-32119
   allow: [127.0.0.0/8]
   max_calls: 4
   routes:

@@ -74,10 +74,17 @@ func checkResult(t *testing.T, res *recognizer.BatchResult, seconds float64) {
 	}
 }
 
+// wholeFileWER is the WER of the 66 s clip decoded as one utterance by
+// the same engine (sphinx.Stream.Decode of the whole file), measured
+// 2026-11-21 and again 2026-11-30 (CI, clean clone of 9d8bca6): 40/171
+// errors. The decode is deterministic; TestTranscribeLong made it every
+// run until 2026-11-30 (about 40 CPU s of make test on a slow box).
+const wholeFileWER = 40.0 / 171
+
 // TestTranscribeLong checks VAD segmentation loses no words: on the 66 s
 // clip the segmented batch must not be worse than decoding the whole file
-// as one utterance by more than 2 points. Measured 2026-11-21: whole file
-// 40/171 errors (0.234), segmented 30/171 (0.175).
+// as one utterance (wholeFileWER) by more than 2 points. Measured
+// 2026-11-21: whole file 40/171 errors (0.234), segmented 30/171 (0.175).
 func TestTranscribeLong(t *testing.T) {
 	e := newEngine(t)
 	clip := recognizertest.Clip{}
@@ -88,22 +95,6 @@ func TestTranscribeLong(t *testing.T) {
 	}
 	pcm := recognizertest.ReadWAV16(t, clip.Path)
 	seconds := float64(len(pcm[0])) / recognizer.SampleRate
-
-	whole := make(chan recognizer.Utterance, 1)
-	go func() {
-		defer close(whole)
-		st, err := e.NewStream(t.Context(), recognizer.StreamOptions{})
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer st.Close()
-		u, err := st.(*sphinx.Stream).Decode(pcm[0])
-		if err != nil {
-			t.Error(err)
-		}
-		whole <- u
-	}()
 	res, err := recognizer.Transcribe(t.Context(), e, pcm, recognizer.BatchOptions{Concurrency: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -113,10 +104,9 @@ func TestTranscribeLong(t *testing.T) {
 		t.Errorf("%d utterances, %d distinct channels; want >= 4 (66 s cut at 20 s), 1", len(res.Utterances), res.DistinctChannels)
 	}
 	segWER := recognizertest.WER(clip.Transcript, text(res, 0))
-	wholeWER := recognizertest.WER(clip.Transcript, (<-whole).Text)
-	t.Logf("WER segmented %.3f, whole file %.3f", segWER, wholeWER)
-	if segWER > wholeWER+0.02 {
-		t.Errorf("segmented WER %.3f > whole-file %.3f + 0.02", segWER, wholeWER)
+	t.Logf("WER segmented %.3f, whole file %.3f (measured)", segWER, wholeFileWER)
+	if segWER > wholeFileWER+0.02 {
+		t.Errorf("segmented WER %.3f > whole-file %.3f + 0.02", segWER, wholeFileWER)
 	}
 }
 

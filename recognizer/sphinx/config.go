@@ -231,16 +231,19 @@ type Config struct {
 	// decoder, bench/CALLS.md). Whole recordings decode
 	// on the telephone model's batch pool of Decoders more (TelephoneBatch).
 	TelephoneDecoders int `yaml:"telephone_decoders"`
-	// LoadOnDemand: the live pools load at start only the decoders they
-	// always do (as many as Decoders each) and nothing in the background
-	// after; a stream that finds no idle decoder loads one (NewStream),
-	// which then stays in the pool, and a lean search is made when first
-	// used. The pools' sizes, and so the streams that decode at once, are
-	// the same. It spares a daemon that starts often and serves a few
-	// streams the CPU of filling pools it never uses (about 0.2 s a
-	// decoder: some 5 s of CPU on a 2-CPU box with a telephone model), at
-	// the cost of a model load for a stream past the preloaded ones.
-	// Default false: the pools fill in the background right after start
+	// LoadOnDemand: no pool loads a decoder at start or in the background
+	// after; a stream or job that finds no idle decoder loads one
+	// (NewStream), which then stays in the pool, and a lean search is made
+	// when first used. The pools' sizes, and so the streams that decode at
+	// once, are the same. It spares a daemon that starts often and serves
+	// a few streams the CPU of filling pools it never uses (about 0.2 s a
+	// decoder on a quick box, 0.6 s on a slow one: some 5 s of CPU on a
+	// 2-CPU box with a telephone model), at the cost of a model load for
+	// the first stream or job on each decoder; a bad model path is then
+	// found at the first use, not at start. Until 2026-11-30 the pools
+	// still loaded Decoders each at start (4 to 6 decoders, about 2.5 CPU
+	// s of each e2e test daemon's start on a slow box). Default false: the
+	// pools load Decoders at start and fill in the background right after
 	// (Engine.warm). The e2e tests' daemons set it.
 	LoadOnDemand bool `yaml:"load_on_demand"`
 	// Preload is how many of the pool's decoders New loads; the others

@@ -98,7 +98,7 @@ func newEngineLike(cfg Config, like *Engine, cpu *recognizer.CPU, logger *slog.L
 	}
 	preload := cfg.Decoders
 	switch {
-	case cfg.OnDemand:
+	case cfg.OnDemand || cfg.LoadOnDemand:
 		preload = 0
 	case cfg.Preload > 0:
 		preload = min(cfg.Preload, cfg.Decoders)

@@ -107,11 +107,11 @@ func TestOnDemandPool(t *testing.T) {
 	}
 }
 
-// TestLoadOnDemandPool: a live pool with LoadOnDemand loads at New what
-// it always does (Decoders of them) and nothing in the background; a
-// stream past those loads its own decoder, which stays in the pool, up to
-// the pool's size. Before LoadOnDemand the rest loaded in the background
-// right after New (Loading 2 here).
+// TestLoadOnDemandPool: a live pool with LoadOnDemand loads nothing at
+// New and nothing in the background; each stream that finds no idle
+// decoder loads its own, which stays in the pool, up to the pool's size.
+// Before LoadOnDemand the rest loaded in the background right after New
+// (Loading 2 here); until 2026-11-30 New still loaded Decoders (1 here).
 func TestLoadOnDemandPool(t *testing.T) {
 	cfg := Config{Decoders: 1, LiveDecoders: 3, LoadOnDemand: true}
 	cfg.SetDefaults()
@@ -120,8 +120,8 @@ func TestLoadOnDemandPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if total, busy := e.Stats(); total != 1 || busy != 0 || e.Loading() != 0 {
-		t.Fatalf("new pool: stats %d/%d, loading %d; want 1/0, 0", total, busy, e.Loading())
+	if total, busy := e.Stats(); total != 0 || busy != 0 || e.Loading() != 0 {
+		t.Fatalf("new pool: stats %d/%d, loading %d; want 0/0, 0", total, busy, e.Loading())
 	}
 	var streams []recognizer.Stream
 	for range 3 {

@@ -10,15 +10,13 @@
 // accuracy that contention could move; the accuracy tests (live against
 // batch, the call doors' WER) stay serial.
 //
-// make test runs the package as four processes side by side (the
-// Makefile's unit target): the tests of the SIP door (E2E_DOORS but
-// E2E_DOORS2), which take fixed port ranges (sip.rtp_ports) and drive
-// baresip; the cluster's, Kamailio's, WebRTC's and Chromium's tests and the
-// 40-minute call (E2E_DOORS2), whose fixed ranges (sip.rtp_ports,
-// webrtc.udp_ports) no test of the first takes; the tests of live sessions
-// and of every field (E2E_LIVE); and every other test. A new test that
-// takes a fixed port range, or drives baresip or Chromium, is named to
-// match E2E_DOORS (TestSIP..., TestWHIP..., TestCluster..., or added to
-// the list), with a range no test of the other doors process takes; a test
-// outside this package may not match it (internal/archtest).
+// make test runs the package as three processes side by side (the
+// Makefile's unit target), beside a fourth with every other package: the
+// tests of the call doors and the cluster (E2E_DOORS), which take fixed port
+// ranges (sip.rtp_ports, webrtc.udp_ports) or drive baresip and Chromium;
+// the tests of live sessions and of every field (E2E_LIVE); and every other
+// test. A new test that takes a fixed port range, or drives baresip or
+// Chromium, is named to match E2E_DOORS (TestSIP..., TestWHIP...,
+// TestCluster..., or added to the list); a test outside this package may
+// not match it (internal/archtest).
 package e2e

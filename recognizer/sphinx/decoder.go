@@ -187,15 +187,15 @@ func silenceLogs() { C.err_set_logfp(nil) }
 // own silence removal on, 5prealpha reports word frames on a timeline with
 // the removed frames cut out, so word times would be wrong. dict is the
 // dictionary's text (searchDictionary: cfg.Dict's words of the language
-// model), put in a temporary file for ps_init; nil loads cfg.Dict itself.
+// model), read by ps_init from its in-memory file (dictFile); nil loads
+// cfg.Dict itself.
 func newDecoder(cfg Config, dict []byte) (*decoder, error) {
 	dictPath := cfg.Dict
 	if dict != nil {
-		path, remove, err := tempFile("earshot-dict-*", dict)
+		path, err := dictFile(dict)
 		if err != nil {
 			return nil, fmt.Errorf("%w: dict: %w", ErrInit, err)
 		}
-		defer remove() // ps_init has read it
 		dictPath = path
 	}
 	args := []string{"earshot",

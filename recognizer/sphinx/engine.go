@@ -85,6 +85,10 @@ func newEngineLike(cfg Config, like *Engine, cpu *recognizer.CPU, logger *slog.L
 			return nil, err
 		}
 	}
+	// The decoders loaded later read the dictionary from the file made now.
+	if _, err := dictFile(dict); err != nil {
+		return nil, fmt.Errorf("%w: dict: %w", ErrInit, err)
+	}
 	e := &Engine{
 		cfg:    cfg,
 		logger: logger,

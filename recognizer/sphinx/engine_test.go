@@ -3,6 +3,7 @@ package sphinx
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -143,6 +144,32 @@ func TestLoadOnDemandPool(t *testing.T) {
 	}
 	if _, err := e.NewStream(ctx, recognizer.StreamOptions{}); !errors.Is(err, recognizer.ErrAtCapacity) {
 		t.Errorf("a fourth stream on a pool of 3: %v, want ErrAtCapacity", err)
+	}
+}
+
+// TestLoadOnDemandWritesNothing: a decoder loaded on demand reads the
+// dictionary from the file its pool made at New (dictFile) and writes
+// nothing: until 2026-11-30 each load wrote the dictionary to a temporary
+// file, and with the temporary directory unusable (here: gone; in e2e
+// TestDiskFull: the disk full) the first job on a daemon that loads on
+// demand failed.
+func TestLoadOnDemandWritesNothing(t *testing.T) {
+	cfg := Config{Decoders: 1, LoadOnDemand: true}
+	cfg.SetDefaults()
+	e, err := New(cfg, recognizer.NewCPU(cfg.LiveDecodes), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "gone"))
+	st := openStream(t, e)
+	_, pcm := clip(t, "pocketsphinx-goforward.wav")
+	if err := st.Write(pcm); err != nil {
+		t.Fatal(err)
+	}
+	u, err := st.Finish()
+	if err != nil || u.Text == "" {
+		t.Fatalf("decode on a decoder loaded on demand: %q, %v", u.Text, err)
 	}
 }
 

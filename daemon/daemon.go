@@ -230,7 +230,7 @@ func (d *Daemon) workersIdle() <-chan struct{} {
 
 // Ready reports whether the daemon can serve: store open, engine loaded.
 func (d *Daemon) Ready() error {
-	if total, _ := d.pl.Stats(); total == 0 {
+	if !d.pl.Ready() {
 		return errors.New("daemon: no decoders loaded")
 	}
 	_, err := d.db.CountJobs(store.KindPreRecorded, store.StatusQueued)

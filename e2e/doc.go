@@ -10,13 +10,13 @@
 // accuracy that contention could move; the accuracy tests (live against
 // batch, the call doors' WER) stay serial.
 //
-// make test runs the package as three processes side by side (the
-// Makefile's unit target), beside a fourth with every other package: the
-// tests of the call doors and the cluster (E2E_DOORS), which take fixed port
-// ranges (sip.rtp_ports, webrtc.udp_ports) or drive baresip and Chromium;
-// the tests of live sessions and of every field (E2E_LIVE); and every other
-// test. A new test that takes a fixed port range, or drives baresip or
-// Chromium, is named to match E2E_DOORS (TestSIP..., TestWHIP...,
-// TestCluster..., or added to the list); a test outside this package may
-// not match it (internal/archtest).
+// make test runs the package as two processes side by side (the
+// Makefile's E2E_DOORS): the tests of the call doors and the cluster, which
+// take fixed port ranges (sip.rtp_ports, webrtc.udp_ports) or drive baresip
+// and Chromium, in one, every other test in the other. A new test that
+// takes a fixed port range, or drives baresip or Chromium, is named to
+// match E2E_DOORS (TestSIP..., TestWHIP..., TestCluster..., or added to the
+// list); a test outside this package may not match it (internal/archtest).
+// More processes were tried on a slow 2-core box (2026-11-30): its load
+// went to 6-16 and tests that bound a wait failed.
 package e2e

@@ -115,6 +115,9 @@ func (t *Transcriber) pools() []*sphinx.Engine {
 	return out
 }
 
+// Ready reports whether the embedded engine can serve (sphinx.Engine.Ready).
+func (t *Transcriber) Ready() bool { return t.embedded.Ready() }
+
 // Stats is the embedded engine's decoder pool: decoders loaded and busy.
 func (t *Transcriber) Stats() (total, busy int) { return t.embedded.Stats() }
 

@@ -19,14 +19,18 @@ import (
 // (e2e TestDiskFull, once the test daemons loaded their decoders on
 // demand) and which a temporary-files cleaner could remove. The files are
 // never closed: a process has one or two dictionary texts, and a pool
-// that is closed may still have a decoder loading from its file.
+// that is closed may still have a decoder loading from its file. Where
+// /proc is not mounted (a chroot: packaging TestDebInstall runs earshotd
+// transcribe in one) there is no such path, and each load writes a
+// temporary file as before.
 var dictFiles = struct {
 	sync.Mutex
 	m map[[sha256.Size]byte]*os.File
 }{m: map[[sha256.Size]byte]*os.File{}}
 
 // dictFile is the path of the in-memory file holding dict, made on the
-// first call for that text.
+// first call for that text; "" when this process cannot name it (no
+// /proc).
 func dictFile(dict []byte) (string, error) {
 	sum := sha256.Sum256(dict)
 	dictFiles.Lock()
@@ -42,6 +46,10 @@ func dictFile(dict []byte) (string, error) {
 	if _, err := f.Write(dict); err != nil {
 		f.Close()
 		return "", err
+	}
+	if _, err := os.Stat(procFD(f)); err != nil {
+		f.Close()
+		return "", nil
 	}
 	dictFiles.m[sum] = f // kept: its finalizer would close the descriptor
 	return procFD(f), nil

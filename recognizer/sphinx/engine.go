@@ -235,6 +235,19 @@ func (e *Engine) Name() string { return "sphinx" }
 // Languages returns the one language the model serves (Config.Language).
 func (e *Engine) Languages() []string { return []string{e.cfg.Language} }
 
+// Ready reports whether the pool can serve: a decoder is loaded, or the
+// pool loads its decoders when first needed (Config.LoadOnDemand,
+// Config.OnDemand), having read its dictionary and language model's words
+// at New. Until 2026-11-30 a daemon that loads on demand still loaded
+// decoders at start, and readiness was "a decoder loaded".
+func (e *Engine) Ready() bool {
+	if e.cfg.LoadOnDemand || e.cfg.OnDemand {
+		return true
+	}
+	total, _ := e.Stats()
+	return total > 0
+}
+
 // Stats reports the pool size and how many decoders are checked out. After
 // Close, total counts the decoders still held by open streams.
 func (e *Engine) Stats() (total, busy int) {

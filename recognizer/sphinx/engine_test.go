@@ -87,8 +87,8 @@ func TestOnDemandPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if total, busy := e.Stats(); total != 0 || busy != 0 || e.Loading() != 0 {
-		t.Fatalf("new pool: stats %d/%d, loading %d; want 0/0, 0", total, busy, e.Loading())
+	if total, busy := e.Stats(); total != 0 || busy != 0 || e.Loading() != 0 || !e.Ready() {
+		t.Fatalf("new pool: stats %d/%d, loading %d, ready %v; want 0/0, 0, ready (e2e TestOpsListener: /readyz)", total, busy, e.Loading(), e.Ready())
 	}
 	c, pcm := clip(t, "pocketsphinx-goforward.wav")
 	for range 2 {
@@ -121,8 +121,8 @@ func TestLoadOnDemandPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if total, busy := e.Stats(); total != 0 || busy != 0 || e.Loading() != 0 {
-		t.Fatalf("new pool: stats %d/%d, loading %d; want 0/0, 0", total, busy, e.Loading())
+	if total, busy := e.Stats(); total != 0 || busy != 0 || e.Loading() != 0 || !e.Ready() {
+		t.Fatalf("new pool: stats %d/%d, loading %d, ready %v; want 0/0, 0, ready (e2e TestOpsListener: /readyz)", total, busy, e.Loading(), e.Ready())
 	}
 	var streams []recognizer.Stream
 	for range 3 {

@@ -345,29 +345,7 @@ func TestOfferStreamsPayloadsUntilEnd(t *testing.T) {
 func TestEndDrainsSlowSession(t *testing.T) {
 	s := newRecSession("s1", ulaw8k)
 	s.slow = 150 * time.Millisecond
-	d := newDoor(t, 30*time.Second, s)
-	o, offer := newOfferer(t, pcmuParams)
-	answer, res, err := d.Offer(t.Context(), "s1", "s1.123.good", offer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.answer(t, answer)
-	pt := uint8(pcmuParams.PayloadType)
-	const n = 20 // 3 s of writes at 150 ms each: past the old 2 s
-	var want []byte
-	for i := range n {
-		o.send(t, pt, uint16(i), uint32(160*i), byte(i+1))
-		want = append(want, bytes.Repeat([]byte{byte(i + 1)}, 160)...)
-		if i == 0 {
-			s.waitBytes(t, 160) // the track is up
-		}
-	}
-	if err := d.End(t.Context(), "s1", res); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := s.snapshot(); !bytes.Equal(got, want) {
-		t.Errorf("session got %d bytes of %d sent before DELETE (first difference at %d)", len(got), len(want), firstDiff(got, want))
-	}
+	checkDrained(t, s, 20) // 3 s of writes at 150 ms each: past the old 2 s
 }
 
 // TestEndDrainsStalledWrite: a write that the session holds for longer than
@@ -378,6 +356,14 @@ func TestEndDrainsSlowSession(t *testing.T) {
 func TestEndDrainsStalledWrite(t *testing.T) {
 	s := newRecSession("s1", ulaw8k)
 	s.stallAt, s.stall = 2, 2500*time.Millisecond // past the 2 s the drain once gave a write
+	checkDrained(t, s, 10)
+}
+
+// checkDrained sends n packets to session s through a WHIP peer, the
+// first once the track is up, DELETEs the resource, and checks that s got
+// every packet's audio.
+func checkDrained(t *testing.T, s *recSession, n int) {
+	t.Helper()
 	d := newDoor(t, 30*time.Second, s)
 	o, offer := newOfferer(t, pcmuParams)
 	answer, res, err := d.Offer(t.Context(), "s1", "s1.123.good", offer)
@@ -386,13 +372,12 @@ func TestEndDrainsStalledWrite(t *testing.T) {
 	}
 	o.answer(t, answer)
 	pt := uint8(pcmuParams.PayloadType)
-	const n = 10
 	var want []byte
 	for i := range n {
 		o.send(t, pt, uint16(i), uint32(160*i), byte(i+1))
 		want = append(want, bytes.Repeat([]byte{byte(i + 1)}, 160)...)
 		if i == 0 {
-			s.waitBytes(t, 160) // the track is up; the next write stalls
+			s.waitBytes(t, 160) // the track is up
 		}
 	}
 	if err := d.End(t.Context(), "s1", res); err != nil {

@@ -121,7 +121,8 @@ lint: deps tools
 # daemons, 1.7 CPUs busy on average): the test daemons now load their decoders on demand (0.36 CPU s a start against
 # 2.5, sphinx.load_on_demand in e2e/daemon_test.go), and a clean clone of 9abba4f took 29 min 58 s (green; 52 CPU-min,
 # 32 of them in 181 test daemons: the box's speed moves by a fifth within an hour, so the saving is not resolved at
-# this size). More processes side by side were tried the same day on that box
+# this size); with TestEveryLiveField moved to the doors' process, 7f38a89 took 27 min 11 s (green; 48.6 CPU-min; the
+# rest 1607 s, doors 1320 s: both still past half of TEST_TIMEOUT on that box). More processes side by side were tried the same day on that box
 # and kept its load at 6 to 16: tests that bound a wait failed (a batch pass within 60 s, DTMF keys counted within
 # 10 s, a job in Chromium within 60 s); on a 2-core box the e2e tests' CPU, not their order, sets the time.
 # go test -vet=off: lint has run go vet ./..., every analyzer, on the same code. The e2e test binary is built once

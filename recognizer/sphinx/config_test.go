@@ -250,7 +250,7 @@ func checkPools[T comparable](t *testing.T, setting string, read func(*decoder) 
 // decoderValue makes a decoder of cfg and returns what read takes of it.
 func decoderValue[T any](t *testing.T, cfg Config, read func(*decoder) T) T {
 	t.Helper()
-	d, err := newDecoder(cfg, nil)
+	d, err := newDecoder(cfg, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -187,24 +187,20 @@ func silenceLogs() { C.err_set_logfp(nil) }
 // own silence removal on, 5prealpha reports word frames on a timeline with
 // the removed frames cut out, so word times would be wrong. dict is the
 // dictionary's text (searchDictionary: cfg.Dict's words of the language
-// model), read by ps_init from its in-memory file (dictFile), or from a
-// temporary file where there is none; nil loads cfg.Dict itself.
-func newDecoder(cfg Config, dict []byte) (*decoder, error) {
-	dictPath := cfg.Dict
-	if dict != nil {
-		path, err := dictFile(dict)
+// model), read by ps_init from its in-memory file dictPath (dictFile,
+// made with the pool), or from a temporary file for this load where there
+// is none (dictPath ""); nil loads cfg.Dict itself.
+func newDecoder(cfg Config, dict []byte, dictPath string) (*decoder, error) {
+	switch {
+	case dict == nil:
+		dictPath = cfg.Dict
+	case dictPath == "": // no /proc (dictFile): a temporary file for this load
+		tmp, remove, err := tempFile("earshot-dict-*", dict)
 		if err != nil {
 			return nil, fmt.Errorf("%w: dict: %w", ErrInit, err)
 		}
-		if path == "" { // no /proc (dictFile): a temporary file for this load
-			tmp, remove, err := tempFile("earshot-dict-*", dict)
-			if err != nil {
-				return nil, fmt.Errorf("%w: dict: %w", ErrInit, err)
-			}
-			defer remove() // ps_init has read it
-			path = tmp
-		}
-		dictPath = path
+		defer remove() // ps_init has read it
+		dictPath = tmp
 	}
 	args := []string{"earshot",
 		"-hmm", cfg.HMM,

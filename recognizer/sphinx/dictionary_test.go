@@ -53,7 +53,7 @@ func TestSearchDictionarySameWords(t *testing.T) {
 		return u
 	}
 	trimmed := decode()
-	full, err := newDecoder(e.cfg, nil)
+	full, err := newDecoder(e.cfg, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,12 +26,14 @@ type Engine struct {
 	cfg    Config
 	logger *slog.Logger
 	lex    *lexicon
-	dict   []byte          // the decoders' dictionary (searchDictionary)
-	cpu    *recognizer.CPU // the process's CPU policy: its live decodes at once (LiveDecode); nil: no limit
-	share  *tenantShare    // the decoders one tenant may hold (share.go); nil: no bound
-	slots  chan struct{}   // one token per checked-out decoder; capacity cfg.Decoders
-	done   chan struct{}   // closed by Close; wakes waiters in NewStream
-	warmed chan struct{}   // closed when the background loading ended (see warm)
+	dict   []byte // the decoders' dictionary (searchDictionary)
+	// dictPath is dict's in-memory file (dictFile), "" where there is none.
+	dictPath string
+	cpu      *recognizer.CPU // the process's CPU policy: its live decodes at once (LiveDecode); nil: no limit
+	share    *tenantShare    // the decoders one tenant may hold (share.go); nil: no bound
+	slots    chan struct{}   // one token per checked-out decoder; capacity cfg.Decoders
+	done     chan struct{}   // closed by Close; wakes waiters in NewStream
+	warmed   chan struct{}   // closed when the background loading ended (see warm)
 
 	mu     sync.Mutex
 	closed bool       // guarded by mu
@@ -85,20 +87,22 @@ func newEngineLike(cfg Config, like *Engine, cpu *recognizer.CPU, logger *slog.L
 			return nil, err
 		}
 	}
-	// The decoders loaded later read the dictionary from the file made now.
-	if _, err := dictFile(dict); err != nil {
+	// Every decoder of the pool reads the dictionary from the file made now.
+	dictPath, err := dictFile(dict)
+	if err != nil {
 		return nil, fmt.Errorf("%w: dict: %w", ErrInit, err)
 	}
 	e := &Engine{
-		cfg:    cfg,
-		logger: logger,
-		lex:    lex,
-		dict:   dict,
-		cpu:    cpu,
-		share:  newTenantShare(cfg),
-		slots:  make(chan struct{}, cfg.Decoders),
-		done:   make(chan struct{}),
-		warmed: make(chan struct{}),
+		cfg:      cfg,
+		logger:   logger,
+		lex:      lex,
+		dict:     dict,
+		dictPath: dictPath,
+		cpu:      cpu,
+		share:    newTenantShare(cfg),
+		slots:    make(chan struct{}, cfg.Decoders),
+		done:     make(chan struct{}),
+		warmed:   make(chan struct{}),
 	}
 	preload := cfg.Decoders
 	switch {
@@ -108,7 +112,7 @@ func newEngineLike(cfg Config, like *Engine, cpu *recognizer.CPU, logger *slog.L
 		preload = min(cfg.Preload, cfg.Decoders)
 	}
 	for i := range preload {
-		d, err := newDecoder(cfg, dict)
+		d, err := newDecoder(cfg, dict, dictPath)
 		if err != nil {
 			close(e.warmed) // no background load was started
 			e.Close()
@@ -154,7 +158,7 @@ func (e *Engine) warm() {
 		e.total++ // reserved: NewStream does not load past the pool for it
 		e.mu.Unlock()
 		start := time.Now()
-		d, err := newDecoder(e.cfg, e.dict)
+		d, err := newDecoder(e.cfg, e.dict, e.dictPath)
 		e.mu.Lock()
 		switch {
 		case err != nil:
@@ -363,7 +367,7 @@ func (e *Engine) takeLocked(key string) *decoder {
 func (e *Engine) prepare(d *decoder, voc *vocabulary) (*decoder, error) {
 	if d == nil {
 		start := time.Now()
-		nd, err := newDecoder(e.cfg, e.dict)
+		nd, err := newDecoder(e.cfg, e.dict, e.dictPath)
 		if err != nil {
 			return nil, err
 		}

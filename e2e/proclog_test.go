@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -84,14 +85,20 @@ func (p *procLog) logCount(parts ...string) int {
 	return n
 }
 
-// tail is the last lines of the log, at most n.
+// tail is the last lines of the log, at most n, leaving out the request
+// lines of GET /metrics: tests poll it every few milliseconds, and a
+// failed test's dump should show what the daemon did, not the polling.
 func (p *procLog) tail(n int) []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.lines) > n {
-		return append([]string(nil), p.lines[len(p.lines)-n:]...)
+	var out []string
+	for i := len(p.lines) - 1; i >= 0 && len(out) < n; i-- {
+		if !strings.Contains(p.lines[i], `"route":"/metrics"`) {
+			out = append(out, p.lines[i])
+		}
 	}
-	return append([]string(nil), p.lines...)
+	slices.Reverse(out)
+	return out
 }
 
 // tailWriter keeps the last max bytes written to it: a process's stderr

@@ -168,7 +168,8 @@ func (b *baresipCtl) keyDigits(d *daemonProc, digits string, start time.Time) (a
 		b.command("sndcode", digits[i:i+1])
 		for deadline := time.Now().Add(10 * time.Second); d.metricWith("earshot_dtmf_keys_total", "source", "rfc4733") < before+float64(i+1); {
 			if time.Now().After(deadline) {
-				b.t.Fatalf("the daemon counted %v of %d keys within 10 s", d.metricWith("earshot_dtmf_keys_total", "source", "rfc4733")-before, i+1)
+				b.t.Fatalf("the daemon counted %v of %d keys within 10 s; its log lines on dtmf:\n%s", d.metricWith("earshot_dtmf_keys_total", "source", "rfc4733")-before, i+1,
+					strings.Join(d.linesWith("dtmf"), "\n"))
 			}
 			time.Sleep(20 * time.Millisecond) // polling a real process, not settling
 		}

@@ -171,7 +171,12 @@ func TestSIPTLSBaresip(t *testing.T) {
 		t.Errorf("earshot_sip_tls_handshakes_total %v: the TLS call did not come over TLS", n)
 	}
 	// The reload happened while the call was up, and the call still ran
-	// to its end (baresip's BYE: "sip: remote hung up").
+	// to its end (baresip's BYE: "sip: remote hung up"). The door logs a
+	// call's end once its session has ended, which may be just after the
+	// job shows done: wait for both calls' lines.
+	for deadline := time.Now().Add(20 * time.Second); d.logCount(`"msg":"sip call ended"`) < 2 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond) // polling a real process
+	}
 	answered, reload, ended := -1, -1, -1 // the TLS call's lines: answered, reloaded, ended
 	d.mu.Lock()
 	for i, l := range d.lines {

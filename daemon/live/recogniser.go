@@ -24,6 +24,16 @@ const (
 	// gains nothing and would only move its work to the session's end
 	// (a client streaming faster than real time is held to its pace).
 	embeddedBacklog = recognizer.SampleRate
+	// callBacklog is the bound on the embedded engine for a session whose
+	// client is an audio-only door (a SIP call, a browser's WebRTC track:
+	// attached without a Listener). Its audio comes at the caller's pace
+	// and cannot be held back: a session held to its recogniser's pace
+	// only fills the door's own queue until the door drops audio, and
+	// holds the call's DTMF keys behind it. So while the recogniser runs
+	// behind (a decoder loading on demand, a box short of CPU) the session
+	// goes on storing the call's audio and taking its keys, up to this
+	// much (1 MB a channel); past it the door's queue takes the rest.
+	callBacklog = 30 * recognizer.SampleRate
 	// recogniserEvents bounds the events waiting for the session.
 	recogniserEvents = 64
 )
@@ -154,8 +164,8 @@ func (s *session) feed() chan<- [][]int16 {
 }
 
 // queue adds samples (one slice per channel, reused by the framer) to the
-// backlog; past its bound (remoteBacklog, embeddedBacklog) it waits for
-// the recogniser to take it, handling its events meanwhile.
+// backlog; past its bound (remoteBacklog, callBacklog, embeddedBacklog)
+// it waits for the recogniser to take it, handling its events meanwhile.
 func (s *session) queue(pcm [][]int16) {
 	if s.recog == nil || s.recog.closed {
 		return
@@ -167,8 +177,11 @@ func (s *session) queue(pcm [][]int16) {
 		s.backlog[c] = append(s.backlog[c], pcm[c]...)
 	}
 	limit := embeddedBacklog
-	if s.route != nil && s.route.Remote() {
+	switch {
+	case s.route != nil && s.route.Remote():
 		limit = remoteBacklog
+	case s.listener == nil:
+		limit = callBacklog
 	}
 	for s.recog != nil && !s.recog.closed && len(s.backlog) > 0 && len(s.backlog[0]) > limit {
 		select {

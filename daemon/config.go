@@ -78,10 +78,11 @@ type ShutdownConfig struct {
 	// on disk and is transcribed from it at the next start; one never
 	// connected stays queued with its token. Default 20s.
 	Live time.Duration `yaml:"live"`
-	// Workers bounds the pre-recorded jobs and batch passes running (no new
-	// one starts once the stop begins): they may finish until then; one
-	// still running goes back to the queue and runs again after the
-	// restart, as does a download of an audio_url. Default 15s.
+	// Workers bounds the pre-recorded jobs running (no new one starts once
+	// the stop begins): they may finish until then; one still running goes
+	// back to the queue and runs again after the restart, as does a
+	// download of an audio_url. A live job's batch pass is cut at the
+	// stage's start and runs again after the restart. Default 15s.
 	Workers time.Duration `yaml:"workers"`
 	// Outbox bounds delivering the callbacks due, those in flight and those
 	// the stages before enqueued; one not delivered by then stays in the

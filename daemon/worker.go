@@ -58,9 +58,7 @@ func (d *Daemon) runWorker(ctx context.Context, n int) error {
 		// Several workers share one wake-up: pass it on, there may be more.
 		signal(d.wake)
 		if job.Kind == store.KindLive {
-			d.track(ctx, job.ID, 0, func(jctx context.Context) {
-				d.live.RunBatchPass(ctx, jctx, log, job, d.cfg.Limits.MaxAttempts)
-			})
+			d.runBatchPass(ctx, log, job)
 		} else {
 			d.runJob(ctx, log, job)
 		}
@@ -68,6 +66,28 @@ func (d *Daemon) runWorker(ctx context.Context, n int) error {
 			return nil
 		}
 	}
+}
+
+// runBatchPass runs a claimed batch pass until it ends or the shutdown
+// begins: a shutdown cuts it at once rather than wait for it in its
+// workers stage. The pass improves a record its client already has, and a
+// cut pass goes back to the queue (live.Service.RunBatchPass) and runs
+// again after the restart, where a pre-recorded job's client waits for its
+// only result; a pass in the middle of a decoder call sees the cut when
+// the call returns.
+func (d *Daemon) runBatchPass(ctx context.Context, log *slog.Logger, job *store.Job) {
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-d.stopping:
+			cancel()
+		case <-pctx.Done():
+		}
+	}()
+	d.track(pctx, job.ID, 0, func(jctx context.Context) {
+		d.live.RunBatchPass(pctx, jctx, log, job, d.cfg.Limits.MaxAttempts)
+	})
 }
 
 // claimNext claims the next queued job, taking turns between accounts,

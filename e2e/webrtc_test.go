@@ -514,7 +514,7 @@ func TestConsoleBrowser(t *testing.T) {
 	key := createKey(t, d.DataDir, "acme")
 	wav, ref := clip(t, "pocketsphinx-goforward.wav")
 
-	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Second)
 	defer cancel()
 	// A run whose browser process itself fails (Chromium start-up on a
 	// loaded machine) is tried once more; what the page showed is checked
@@ -559,10 +559,13 @@ func TestConsoleBrowser(t *testing.T) {
 	var page struct {
 		Items []map[string]any `json:"items"`
 	}
-	if status, body := d.do("GET", "/v2/live", key, nil, "", &page); status != 200 || len(page.Items) != 1 {
-		t.Fatalf("list live: %d %s", status, body)
+	// One session a browser run (two when the first run was tried again).
+	if status, body := d.do("GET", "/v2/live", key, nil, "", &page); status != 200 || len(page.Items) == 0 || len(page.Items) > 2 {
+		t.Fatalf("list live: %d %.300s", status, body)
 	}
-	if tag, rate := recordingFormat(t, d, key, page.Items[0]["id"].(string)); tag != 1 || rate != 16000 {
-		t.Errorf("the console's recording is format %d at %d Hz, want PCM (1) at 16000 (Opus)", tag, rate)
+	for _, it := range page.Items {
+		if tag, rate := recordingFormat(t, d, key, it["id"].(string)); tag != 1 || rate != 16000 {
+			t.Errorf("the console's recording is format %d at %d Hz, want PCM (1) at 16000 (Opus)", tag, rate)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/earshot-dev/earshot/packaging/kamailio"
@@ -22,13 +23,34 @@ type builtDeb struct {
 	binary string // the earshotd packaged
 }
 
-// buildDeb builds earshotd and the .deb, or skips when the tools are missing.
+// buildDeb builds earshotd and the .deb of testVersion, or skips when the
+// tools are missing. The .deb is built once for the package's tests (they
+// only read it), in built's directory, which TestMain removes.
 func buildDeb(t *testing.T) builtDeb {
 	t.Helper()
 	return buildDebVersion(t, testVersion)
 }
 
-// buildDebVersion is buildDeb for a given package version.
+// built is what buildDebVersion has built so far: earshotd once, and one
+// .deb per version. A failed build fails every test that asks for it.
+var built struct {
+	mu     sync.Mutex
+	dir    string              // under os.TempDir; TestMain removes it
+	binary string              // earshotd, "" until built
+	debs   map[string]builtDeb // by version
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// buildDebVersion is buildDeb for a given package version. earshotd is
+// built once for all versions: a package's version is its control file's,
+// not the binary's.
 func buildDebVersion(t *testing.T, version string) builtDeb {
 	t.Helper()
 	for _, tool := range []string{"dpkg-deb", "dpkg", "go"} {
@@ -36,15 +58,29 @@ func buildDebVersion(t *testing.T, version string) builtDeb {
 			t.Skipf("%s not installed", tool)
 		}
 	}
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "earshotd")
-	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./cmd/earshotd")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.mu.Lock()
+	defer built.mu.Unlock()
+	if d, ok := built.debs[version]; ok {
+		return d
 	}
-	out := filepath.Join(tmp, "dist")
-	cmd := exec.CommandContext(t.Context(), "./build-deb.sh", bin)
+	if built.dir == "" {
+		dir, err := os.MkdirTemp("", "earshot-deb-test-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		built.dir, built.debs = dir, map[string]builtDeb{}
+	}
+	if built.binary == "" {
+		bin := filepath.Join(built.dir, "earshotd")
+		build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./cmd/earshotd")
+		build.Dir = ".."
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+		built.binary = bin
+	}
+	out := filepath.Join(built.dir, "dist-"+version)
+	cmd := exec.CommandContext(t.Context(), "./build-deb.sh", built.binary)
 	cmd.Env = append(os.Environ(), "DEB_OUT="+out, "VERSION="+version)
 	stdout, err := cmd.Output()
 	if err != nil {
@@ -54,7 +90,9 @@ func buildDebVersion(t *testing.T, version string) builtDeb {
 	if filepath.Dir(deb) != out || !strings.HasPrefix(filepath.Base(deb), "earshot_"+version+"_") {
 		t.Fatalf("build-deb.sh printed %q, want a .deb in %s", deb, out)
 	}
-	return builtDeb{path: deb, binary: bin}
+	d := builtDeb{path: deb, binary: built.binary}
+	built.debs[version] = d
+	return d
 }
 
 func exitStderr(err error) string {

@@ -120,6 +120,8 @@ func (s *Service) RunBatchPass(ctx, jctx context.Context, log *slog.Logger, job 
 		})
 		if uerr != nil && !errors.Is(uerr, store.ErrNotFound) {
 			log.Error("requeue batch pass", "error", uerr)
+		} else if uerr == nil {
+			log.Info("batch pass requeued", "elapsed_ms", time.Since(start).Milliseconds())
 		}
 		return
 	case jctx.Err() != nil:

@@ -44,7 +44,9 @@ const [base, key, wav, shots] = process.argv.slice(2);
     await page.getByRole("button", { name: "Upload a file" }).click();
     await page.getByLabel("Audio or video file").setInputFiles(wav);
     await page.getByRole("button", { name: "Upload and transcribe" }).click();
-    await page.locator("#view-job").waitFor({ state: "visible", timeout: 60000 });
+    // The upload's job runs once the one worker is free: on a loaded box
+    // the recorded session's batch pass may hold it for half a minute.
+    await page.locator("#view-job").waitFor({ state: "visible", timeout: 120000 });
     await page.waitForFunction(() => !document.getElementById("job-transcript").textContent.startsWith("(no result"), null, { timeout: 60000 });
     out.upload_transcript = await page.locator("#job-transcript").textContent();
     out.upload_utterances = await page.locator("#job-utterances details").count();

@@ -116,7 +116,9 @@ lint: deps tools
 # they are in the doors' process only to even out the two processes' times (clean clone of 9abba4f on the slow box
 # below: the rest 1738 s, doors 1258 s, TestEveryLiveField 226 s of the rest's; of 8cc606e: the rest 1652 s, doors
 # 1441 s, TestLiveRecordMatchesPreRecorded 237 s of the rest's, and since then a shutdown no longer waits for a batch
-# pass, which had held most SIP tests' daemons up to 15 s at their stop: TestSIPREC 44.6 s there, 14.1 s alone after). -parallel 4 lets the e2e tests that mostly wait run side by side
+# pass, which had held most SIP tests' daemons up to 15 s at their stop: TestSIPREC 44.6 s there, 14.1 s alone after;
+# and TestLiveRecordMatchesPreRecorded's sessions are TestLiveFinalsMatchBatch's pcm16k and mulaw8k ones, which that
+# test sent again: 345 s + 102 s of the doors' 1704 s in a clean clone of 0877481, 74 s + 26 s alone after). -parallel 4 lets the e2e tests that mostly wait run side by side
 # (e2e/doc.go).
 # On a box 2.1 times slower per CPU-second than the one this was tuned on (pocketsphinx_batch on the 19 clips: 80.3
 # CPU s against 37.8) a clean clone of 9d8bca6 took 31 min 14 s (2026-11-30; 54 CPU-min, 35 of them in ~180 test

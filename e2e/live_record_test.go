@@ -23,10 +23,17 @@ import (
 // is the live one, so the end did not wait for the pass.
 const sessionEndBound = 10 * time.Second
 
-// batchPassWait bounds the wait for the batch pass of one ~10 s session.
+// batchPassWait bounds the wait for the batch pass of one session of up
+// to half a minute: a pass runs niced, behind live audio, on one worker
+// (on a loaded 2-core box one of 11.7 s took 27.9 s, TestConsoleBrowser in
+// CI, 2026-11-30).
 const batchPassWait = 3 * time.Minute
 
-// TestLiveRecordMatchesPreRecorded: the stored record of a live session
+// TestLiveRecordMatchesPreRecorded: the live finals of each session are
+// bounded against the pre-recorded job on the same audio (checkLiveGap:
+// TestLiveFinalsMatchBatch's bounds, measured there on the same clips,
+// renditions and daemon, the telephone model for 8 kHz; the two tests
+// sent the same sessions until 2026-11-30). The stored record of a live session
 // (GET /v2/live/{id} and the callback's post_final_transcript) is what a
 // pre-recorded job gives on the session's own recording: the same engine
 // and options on the same audio, so the same transcript, word for word,
@@ -49,7 +56,7 @@ func TestLiveRecordMatchesPreRecorded(t *testing.T) {
 	defer srv.Close()
 	hook := "http://" + ln.Addr().String() + "/hook"
 
-	d := startDaemon(t, "", fastRetries)
+	d := startDaemon(t, "", telephoneModel(t)+fastRetries)
 	key := createKey(t, d.DataDir, "acme")
 	for _, r := range []struct {
 		name       string
@@ -258,6 +265,7 @@ func TestLiveRecordMatchesPreRecorded(t *testing.T) {
 			if ws-wb > 0.5 {
 				t.Errorf("stored record's WER %.2f%% is more than 0.5 points above the pre-recorded job's %.2f%%", ws, wb)
 			}
+			checkLiveGap(t, r.name, wl, wb)
 		})
 	}
 }

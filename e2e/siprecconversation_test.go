@@ -82,7 +82,7 @@ func TestSIPRECConversation(t *testing.T) {
 	<-done
 	job := siprecJob(t, ctx, d, key, dlg)
 	id := job["id"].(string)
-	for deadline := time.Now().Add(time.Minute); ; {
+	for deadline := time.Now().Add(batchPassWait); ; {
 		md, _ := job["post_session_metadata"].(map[string]any)
 		if md["transcription_pass"] == "batch" {
 			break

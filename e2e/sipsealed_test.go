@@ -37,14 +37,14 @@ func TestSIPSealedBaresip(t *testing.T) {
 	}
 	id := job["id"].(string)
 	// The batch pass replaces the result: the scan is of the final state.
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(batchPassWait)
 	for {
 		md, _ := job["post_session_metadata"].(map[string]any)
 		if md["transcription_pass"] == "batch" {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no batch pass stored within 60 s: %v", md)
+			t.Fatalf("no batch pass stored within %s: %v", batchPassWait, md)
 		}
 		time.Sleep(100 * time.Millisecond) // polling a real process
 		d.do("GET", "/v2/live/"+id, key, nil, "", &job)

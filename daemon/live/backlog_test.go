@@ -33,7 +33,6 @@ func queued(s *session, pcm ...[][]int16) <-chan struct{} {
 // the recogniser in the door's queue (e2e TestSIPDTMFRFC4733 on a loaded
 // box: a key counted 10 s late).
 func TestCallNotHeldByRecogniser(t *testing.T) {
-	const bound = 10 * time.Second // no unbounded wait: the calls below return at once or never
 	s := pauseSession(pcm16)
 	s.recog = &recogniser{in: make(chan [][]int16), events: make(chan recEvent)} // takes nothing until the test does
 	var call [][][]int16
@@ -42,7 +41,7 @@ func TestCallNotHeldByRecogniser(t *testing.T) {
 	}
 	select {
 	case <-queued(s, call...):
-	case <-time.After(bound):
+	case <-time.After(10 * time.Second): // no unbounded wait: queue returns at once or never
 		t.Fatal("a call's session waited for its recogniser short of callBacklog")
 	}
 	if got := len(s.backlog[0]); got != callBacklog {
@@ -51,26 +50,26 @@ func TestCallNotHeldByRecogniser(t *testing.T) {
 	// One more second goes past the bound: the session waits for the
 	// recogniser, which takes all of it.
 	done := queued(s, secondOf())
-	select {
-	case b := <-s.recog.in:
-		if len(b[0]) != callBacklog+recognizer.SampleRate {
-			t.Errorf("the recogniser got %d samples, want %d", len(b[0]), callBacklog+recognizer.SampleRate)
-		}
-	case <-time.After(bound):
-		t.Fatal("past callBacklog the session did not hand its backlog over")
-	}
+	handedOver(t, s, callBacklog+recognizer.SampleRate, "past callBacklog the session did not hand its backlog over")
 	<-done
 
 	// A WebSocket client is held past embeddedBacklog.
 	s.listener = &listener{}
 	done = queued(s, secondOf(), secondOf())
+	handedOver(t, s, embeddedBacklog+recognizer.SampleRate, "past embeddedBacklog a WebSocket client's session did not wait for the recogniser")
+	<-done
+}
+
+// handedOver takes what s hands its recogniser, which must be want
+// samples, failing t with fail when nothing comes within 10 s.
+func handedOver(t *testing.T, s *session, want int, fail string) {
+	t.Helper()
 	select {
 	case b := <-s.recog.in:
-		if len(b[0]) != embeddedBacklog+recognizer.SampleRate {
-			t.Errorf("the recogniser got %d samples, want %d", len(b[0]), embeddedBacklog+recognizer.SampleRate)
+		if len(b[0]) != want {
+			t.Errorf("the recogniser got %d samples, want %d", len(b[0]), want)
 		}
-	case <-time.After(bound):
-		t.Fatal("past embeddedBacklog a WebSocket client's session did not wait for the recogniser")
+	case <-time.After(10 * time.Second):
+		t.Fatal(fail)
 	}
-	<-done
 }

@@ -23,7 +23,7 @@ func waitBatchPass(t *testing.T, d *Daemon, id string, state store.BatchPassStat
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("batch pass of %s not %v within a minute (%v)", id, state, j.BatchPass)
+			t.Fatalf("batch pass of %s not %v within a minute (job %+v, %v)", id, state, j, err)
 		}
 		time.Sleep(5 * time.Millisecond) // polling the store, not settling
 	}

@@ -117,7 +117,7 @@ func checkLiveGap(t *testing.T, rendition string, wl, wb float64) {
 func TestLiveFinalsMatchBatch(t *testing.T) {
 	// No batch pass: what is measured is the live finals the client got,
 	// never the stored record a pass replaces (the pass is tested by
-	// TestLiveRecordMatchesPreRecorded); with it on, each of the nine
+	// TestLiveRecordMatchesPreRecorded); with it on, each of the three
 	// sessions' audio was decoded once more for no check.
 	d := startDaemon(t, "", telephoneModel(t)+"live:\n  batch_pass: false\n")
 	key := createKey(t, d.DataDir, "acme")

@@ -32,7 +32,8 @@ func buildDeb(t *testing.T) builtDeb {
 }
 
 // built is what buildDebVersion has built so far: earshotd once, and one
-// .deb per version. A failed build fails every test that asks for it.
+// .deb per version. A failed build is not kept: the next test that asks
+// builds again (and fails again).
 var built struct {
 	mu     sync.Mutex
 	dir    string              // under os.TempDir; TestMain removes it

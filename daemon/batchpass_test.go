@@ -29,14 +29,10 @@ func waitBatchPass(t *testing.T, d *Daemon, id string, state store.BatchPassStat
 	}
 }
 
-// TestShutdownCutsBatchPass: a shutdown cuts a running batch pass at once
-// and puts it back in the queue, however long its workers stage may last:
-// the pass improves a record its client already has and runs again after
-// the restart. Before, the workers stage waited for it (up to
-// shutdown.workers, 15 s by default), and the pass ended done before the
-// process could exit.
-func TestShutdownCutsBatchPass(t *testing.T) {
-	d, _ := newTestDaemon(t, func(c *Config) { c.Shutdown.Workers = time.Minute })
+// queueBatchPass runs a live session of writes times the speech clip
+// (9.7 s each) to its end and returns its id once its batch pass is queued.
+func queueBatchPass(t *testing.T, d *Daemon, writes int) string {
+	t.Helper()
 	wav, err := os.ReadFile(speech)
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +47,7 @@ func TestShutdownCutsBatchPass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 4 { // 8 s of speech: a pass of several decoder calls
+	for range writes {
 		if err := sess.Write(t.Context(), pcm); err != nil {
 			t.Fatal(err)
 		}
@@ -60,6 +56,46 @@ func TestShutdownCutsBatchPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitBatchPass(t, d, sess.ID(), store.BatchPassQueued)
+	return sess.ID()
+}
+
+// TestJobNotBehindBatchPass: a pre-recorded job queued while a live
+// session's batch pass runs starts at once and ends before the pass, with
+// the default one worker: batch passes have loops of their own, and their
+// decode is niced. Before, the one worker took turns between the two, and
+// the job waited for the pass to end (28 s seen in CI).
+func TestJobNotBehindBatchPass(t *testing.T) {
+	d, _ := newTestDaemon(t, nil)
+	id := queueBatchPass(t, d, 2) // 19 s of speech, twice the job's
+	ctx, cancel := context.WithCancel(t.Context())
+	d.startWorkers(ctx)
+	defer func() {
+		cancel()
+		<-d.workersDone
+	}()
+	waitBatchPass(t, d, id, store.BatchPassRunning)
+	up := uploadSpeech(t, d, "acme")
+	job, err := d.CreatePreRecorded(t.Context(), "acme", "r", []byte(`{"audio_url":"`+fileURL(up.ID)+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := waitJob(t, d, job.ID); got.Status != store.StatusDone {
+		t.Fatalf("job %s: %d %s", got.Status, got.ErrorCode, got.ErrorMessage)
+	}
+	if j, err := d.db.Job(id); err != nil || j.BatchPass != store.BatchPassRunning {
+		t.Errorf("when the job ended the batch pass was %v (%v), want still running: the job waited behind it", j.BatchPass, err)
+	}
+}
+
+// TestShutdownCutsBatchPass: a shutdown cuts a running batch pass at once
+// and puts it back in the queue, however long its workers stage may last:
+// the pass improves a record its client already has and runs again after
+// the restart. Before, the workers stage waited for it (up to
+// shutdown.workers, 15 s by default), and the pass ended done before the
+// process could exit.
+func TestShutdownCutsBatchPass(t *testing.T) {
+	d, _ := newTestDaemon(t, func(c *Config) { c.Shutdown.Workers = time.Minute })
+	id := queueBatchPass(t, d, 4) // 39 s of speech: a pass of several decoder calls
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -67,17 +103,17 @@ func TestShutdownCutsBatchPass(t *testing.T) {
 	d.workersDone = make(chan struct{})
 	wg.Go(func() {
 		defer close(d.workersDone)
-		d.runWorker(ctx, 0)
+		d.runBatchPasses(ctx, 0)
 	})
 	outboxCtx, stopOutbox := context.WithCancel(t.Context())
 	defer stopOutbox()
 	wg.Go(func() { d.outbox.Run(outboxCtx) }) // the outbox stage waits for it
-	waitBatchPass(t, d, sess.ID(), store.BatchPassRunning)
+	waitBatchPass(t, d, id, store.BatchPassRunning)
 	start := time.Now()
 	d.shutdown(stoppers{live: func() {}, work: cancel, outbox: stopOutbox})
 	wg.Wait()
 	t.Logf("shutdown with a batch pass running: %s", time.Since(start).Round(time.Millisecond))
-	j, err := d.db.Job(sess.ID())
+	j, err := d.db.Job(id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,9 @@ type Config struct {
 	// default /var/lib/earshot.
 	DataDir string `yaml:"data_dir"`
 	// Workers is how many pre-recorded jobs run at once; default 1 (each
-	// job already decodes its segments on every decoder).
+	// job already decodes its segments on every decoder). As many live
+	// sessions' batch passes may run beside them, on loops of their own
+	// (daemon/worker.go, startWorkers).
 	Workers int `yaml:"workers"`
 	// FFmpeg is the ffmpeg binary used for non-WAV containers; default "ffmpeg".
 	FFmpeg string `yaml:"ffmpeg"`

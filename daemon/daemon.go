@@ -38,8 +38,9 @@ type Daemon struct {
 	quota   *quota.Quota // limits.max_account_bytes
 	audit   *audit.Trail // the audit trail's queue to the store (audit.go)
 
-	wake chan struct{} // cap 1: a pre-recorded job was queued
-	ends jobEnds       // a pre-recorded job ended: WaitJob's waiters read theirs again
+	wake      chan struct{} // cap 1: a pre-recorded job was queued
+	batchWake chan struct{} // cap 1: a live session's batch pass was queued
+	ends      jobEnds       // a pre-recorded job ended: WaitJob's waiters read theirs again
 
 	mu      sync.Mutex
 	running map[string]runningJob // guarded by mu: job id → its worker's cancel and claim
@@ -55,7 +56,6 @@ type Daemon struct {
 	fetcher     *fetch.Fetcher // downloads audio_url beside the workers
 	claimMu     sync.Mutex     // serialises claims, so workers take turns between accounts
 	lastClaimed string         // guarded by claimMu: the account of the last job claimed
-	batchTurn   bool           // guarded by claimMu: the next claim tries a batch pass first
 }
 
 // New builds the job service on the store db and the recognition pipeline
@@ -77,15 +77,16 @@ func New(cfg Config, db store.Store, pl *pipeline.Transcriber, logger *slog.Logg
 		logger.Error("remove unreferenced audio files", "component", "store", "error", err)
 	}
 	d := &Daemon{
-		cfg:      cfg,
-		log:      logger,
-		db:       db,
-		pl:       pl,
-		caps:     pl.Capabilities(),
-		quota:    quota.New(*cfg.Limits.MaxAccountBytes, db, logger.With("component", "quota")),
-		wake:     make(chan struct{}, 1),
-		running:  make(map[string]runningJob),
-		stopping: make(chan struct{}),
+		cfg:       cfg,
+		log:       logger,
+		db:        db,
+		pl:        pl,
+		caps:      pl.Capabilities(),
+		quota:     quota.New(*cfg.Limits.MaxAccountBytes, db, logger.With("component", "quota")),
+		wake:      make(chan struct{}, 1),
+		batchWake: make(chan struct{}, 1),
+		running:   make(map[string]runningJob),
+		stopping:  make(chan struct{}),
 	}
 	d.audit = audit.New(cfg.Audit, db, logger.With("component", "audit"))
 	d.fetcher = newFetcher(cfg, db, d.quota)
@@ -143,19 +144,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer stopRest()
 	// Workers are not in g: Run need not wait for a decoder call that
 	// outlives the workers stage (shutdown.go); Close looks at workersDone.
-	var workers sync.WaitGroup
-	for i := range d.cfg.Workers {
-		workers.Go(func() { d.runWorker(work, i) })
-	}
-	d.workersDone = make(chan struct{})
-	go func() { // waited for by Close, which reads workersDone
-		workers.Wait()
-		close(d.workersDone)
-	}()
+	d.startWorkers(work)
 	if c := d.db.Cluster(); c != nil {
-		g.Go(func() error { return c.WatchQueue(rest, func() { signal(d.wake) }) }) // other nodes queue jobs too
-		g.Go(func() error { return c.KeepLeases(rest, d.leasesKept) })              // other nodes may die holding jobs
-		g.Go(func() error { return d.runHeartbeat(rest, c) })                       // the nodes see each other's load
+		g.Go(func() error { return c.WatchQueue(rest, d.wakeWorkers) }) // other nodes queue jobs too
+		g.Go(func() error { return c.KeepLeases(rest, d.leasesKept) })  // other nodes may die holding jobs
+		g.Go(func() error { return d.runHeartbeat(rest, c) })           // the nodes see each other's load
 	}
 	g.Go(func() error { return d.runFetcher(work) })
 	g.Go(func() error { return d.outbox.Run(outbox) })
@@ -248,4 +241,11 @@ func signal(c chan struct{}) {
 	case c <- struct{}{}:
 	default:
 	}
+}
+
+// wakeWorkers wakes both queues' loops: jobs of either kind may have been
+// queued (another node's, or requeued from a node whose lease ended).
+func (d *Daemon) wakeWorkers() {
+	signal(d.wake)
+	signal(d.batchWake)
 }

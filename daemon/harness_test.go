@@ -10,7 +10,7 @@ import (
 	"github.com/earshot-dev/earshot/store/storetest/memstore"
 )
 
-// speech is a real recording of speech (16 kHz mono WAV, about 2 s).
+// speech is a real recording of speech (16 kHz mono WAV, 9.7 s).
 const speech = "../../shared/testdata/speech/ljspeech-LJ001-0001.wav"
 
 // testConfig is the smallest daemon: one decoder of each pool, no

@@ -68,7 +68,7 @@ func (l liveDeps) StoreBlobFile(name, path string) error { return l.d.storeBlobF
 
 func (l liveDeps) Queued(batchPass, deliveries bool) {
 	if batchPass {
-		signal(l.d.wake)
+		signal(l.d.batchWake)
 	}
 	if deliveries {
 		l.d.outbox.Wake()

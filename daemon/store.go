@@ -148,6 +148,6 @@ func (d *Daemon) leasesKept(requeued []string, err error) {
 	}
 	if len(requeued) > 0 {
 		d.log.Info("requeued jobs of a node whose lease ended", "component", "store", "count", len(requeued), "job_ids", requeued)
-		signal(d.wake)
+		d.wakeWorkers()
 	}
 }

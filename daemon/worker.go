@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/earshot-dev/earshot/callback"
@@ -18,20 +19,63 @@ import (
 	"github.com/earshot-dev/earshot/store"
 )
 
+// startWorkers starts cfg.Workers loops of pre-recorded jobs and as many
+// loops of live sessions' batch passes under ctx, and sets workersDone,
+// closed once every loop has returned. The two take from queues of their
+// own, so a pre-recorded job, whose client waits for its only result,
+// never waits behind a batch pass, which improves a record its client
+// already has: the pass decodes on a niced thread (recognizer.CPU's
+// BatchDecode), so the job's decode takes the CPU first and the pass what
+// is left. Before (until 2026-11-30) one loop took turns between the two,
+// and a job waited for the pass its worker was running (28 s seen in CI).
+func (d *Daemon) startWorkers(ctx context.Context) {
+	var workers sync.WaitGroup
+	for i := range d.cfg.Workers {
+		workers.Go(func() { d.runWorker(ctx, i) })
+		workers.Go(func() { d.runBatchPasses(ctx, i) })
+	}
+	d.workersDone = make(chan struct{})
+	go func() { // waited for by Close, which reads workersDone
+		workers.Wait()
+		close(d.workersDone)
+	}()
+}
+
 // runWorker takes queued pre-recorded jobs from the durable queue one at a
-// time until the shutdown begins (it then returns once its job is done) or
-// ctx ends. A job interrupted by ctx goes back to the queue.
+// time, in turns between accounts, until the shutdown begins (it then
+// returns once its job is done) or ctx ends. A job interrupted by ctx goes
+// back to the queue.
 func (d *Daemon) runWorker(ctx context.Context, n int) error {
 	log := d.log.With("component", "worker", "worker", n)
+	claim := func() (*store.Job, bool, error) {
+		j, err := d.claimJob()
+		return j, false, err
+	}
+	return d.serveQueue(ctx, log, d.wake, claim, func(j *store.Job) { d.runJob(ctx, log, j) })
+}
+
+// runBatchPasses takes live sessions' queued batch passes one at a time
+// while the gate lets them decode (live sessions come first), until the
+// shutdown begins, which cuts a running pass (runBatchPass), or ctx ends.
+func (d *Daemon) runBatchPasses(ctx context.Context, n int) error {
+	log := d.log.With("component", "batch_pass", "worker", n)
+	return d.serveQueue(ctx, log, d.batchWake, d.claimBatchPass, func(j *store.Job) { d.runBatchPass(ctx, log, j) })
+}
+
+// serveQueue claims with claim and runs each claimed job with run until
+// the shutdown begins or ctx ends. wake says there may be something to
+// claim: the loops of one queue share it, and a loop that claimed passes
+// it on. A claim the gate held back (gated) is tried again every
+// live.GatePoll, as live sessions come and go.
+func (d *Daemon) serveQueue(ctx context.Context, log *slog.Logger, wake chan struct{},
+	claim func() (job *store.Job, gated bool, err error), run func(*store.Job)) error {
 	for {
 		if d.stopped() {
 			return nil
 		}
-		job, gated, err := d.claimNext()
+		job, gated, err := claim()
 		switch {
 		case errors.Is(err, store.ErrEmpty):
-			// A batch pass held back by live sessions is looked at again
-			// as they come and go.
 			var poll <-chan time.Time
 			if gated {
 				poll = time.After(live.GatePoll)
@@ -41,7 +85,7 @@ func (d *Daemon) runWorker(ctx context.Context, n int) error {
 				return nil
 			case <-d.stopping:
 				return nil
-			case <-d.wake:
+			case <-wake:
 				continue
 			case <-poll:
 				continue
@@ -55,13 +99,8 @@ func (d *Daemon) runWorker(ctx context.Context, n int) error {
 				continue
 			}
 		}
-		// Several workers share one wake-up: pass it on, there may be more.
-		signal(d.wake)
-		if job.Kind == store.KindLive {
-			d.runBatchPass(ctx, log, job)
-		} else {
-			d.runJob(ctx, log, job)
-		}
+		signal(wake) // there may be more for the queue's other loops
+		run(job)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -90,37 +129,27 @@ func (d *Daemon) runBatchPass(ctx context.Context, log *slog.Logger, job *store.
 	})
 }
 
-// claimNext claims the next queued job, taking turns between accounts,
-// or a live session's batch pass: pre-recorded jobs and batch passes take
-// turns too, and a batch pass is claimed only while the gate would let it
-// decode (live sessions come first). gated reports a batch pass left
-// queued for that reason.
-func (d *Daemon) claimNext() (job *store.Job, gated bool, err error) {
+// claimJob claims the next queued pre-recorded job, taking turns between
+// accounts (each account's oldest first).
+func (d *Daemon) claimJob() (*store.Job, error) {
 	d.claimMu.Lock()
 	defer d.claimMu.Unlock()
-	d.batchTurn = !d.batchTurn
-	batch := func() (*store.Job, error) {
-		if !d.live.BatchPassOpen() {
-			n, err := d.db.PendingBatchPasses()
-			gated = err != nil || n > 0
-			return nil, store.ErrEmpty
-		}
-		return d.db.ClaimBatchPass()
-	}
-	if d.batchTurn {
-		if j, err := batch(); !errors.Is(err, store.ErrEmpty) {
-			return j, false, err
-		}
-	}
 	j, err := d.db.ClaimNextAfter(store.KindPreRecorded, d.lastClaimed)
 	if err == nil {
 		d.lastClaimed = j.Account
-		return j, false, nil
 	}
-	if errors.Is(err, store.ErrEmpty) && !d.batchTurn {
-		j, err = batch()
+	return j, err
+}
+
+// claimBatchPass claims a live session's queued batch pass while the gate
+// would let it decode; gated reports a pass left queued for the gate.
+func (d *Daemon) claimBatchPass() (job *store.Job, gated bool, err error) {
+	if !d.live.BatchPassOpen() {
+		n, err := d.db.PendingBatchPasses()
+		return nil, err != nil || n > 0, store.ErrEmpty
 	}
-	return j, gated, err
+	j, err := d.db.ClaimBatchPass()
+	return j, false, err
 }
 
 // runningJob is a job a worker of this node runs (the running map):

@@ -125,10 +125,11 @@ func queueJob(t *testing.T, db store.Store, id, account string, at int) {
 	}
 }
 
-// TestClaimNextTurns: claims take turns between accounts, and between
-// pre-recorded jobs and live sessions' batch passes, so neither one
-// account's backlog nor a run of batch passes holds the rest back.
-func TestClaimNextTurns(t *testing.T) {
+// TestClaimTurns: pre-recorded claims take turns between accounts, so one
+// account's backlog does not hold the rest back, and take no batch pass;
+// batch passes are claimed from their own queue (claimBatchPass), in
+// order, so a run of them holds no job back either.
+func TestClaimTurns(t *testing.T) {
 	d, db := newTestDaemon(t, nil)
 	queueJob(t, db, "a1", "acme", 1)
 	queueJob(t, db, "a2", "acme", 2)
@@ -140,9 +141,19 @@ func TestClaimNextTurns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var got []string
+	var jobs, passes []string
 	for {
-		j, gated, err := d.claimNext()
+		j, err := d.claimJob()
+		if errors.Is(err, store.ErrEmpty) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, j.ID)
+	}
+	for {
+		j, gated, err := d.claimBatchPass()
 		if errors.Is(err, store.ErrEmpty) {
 			if gated {
 				t.Error("an empty queue reported a gated batch pass")
@@ -152,11 +163,13 @@ func TestClaimNextTurns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, j.ID)
+		passes = append(passes, j.ID)
 	}
-	want := []string{"l1", "a1", "l2", "b1", "a2", "a3"}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("claims %v, want %v", got, want)
+	if want := []string{"a1", "b1", "a2", "a3"}; fmt.Sprint(jobs) != fmt.Sprint(want) {
+		t.Errorf("job claims %v, want %v", jobs, want)
+	}
+	if want := []string{"l1", "l2"}; fmt.Sprint(passes) != fmt.Sprint(want) {
+		t.Errorf("batch pass claims %v, want %v", passes, want)
 	}
 	for _, id := range []string{"l1", "l2"} {
 		if j, _ := db.Job(id); j.BatchPass != store.BatchPassRunning || j.Status != store.StatusDone {

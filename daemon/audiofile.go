@@ -1,8 +1,10 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -121,6 +123,25 @@ func (d *Daemon) openRecording(path string) (live.RecordingFile, error) {
 		return sp.OpenSpool(path)
 	}
 	return os.OpenFile(path, os.O_RDWR, 0)
+}
+
+// dropRecording removes the local file of a live recording that will not
+// be stored (live.Recordings.DropRecording): a sealed spool with its data
+// key, a shared store's local file; with the embedded store the file is
+// the blob, which RemoveBlob removes. Before (until 2026-11-30) a session
+// that never connected left its spool and the spool's key behind, one of
+// each for every such session: unbounded.
+func (d *Daemon) dropRecording(path string) error {
+	if _, ok := d.db.LocalBlobPath(filepath.Base(path)); ok {
+		return nil
+	}
+	if sp := d.db.Sealer(); sp != nil {
+		return sp.RemoveSpool(path)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // commitRecording stores a finished live recording (the file at path, named

@@ -3,6 +3,8 @@ package daemon
 import (
 	"bytes"
 	"crypto/rand"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,6 +71,72 @@ func TestBlobFile(t *testing.T) {
 			release()
 			if _, err := os.Stat(path); err == nil {
 				t.Errorf("%s still there after release", path)
+			}
+		})
+	}
+}
+
+// TestDropRecording: a live recording that will not be stored leaves
+// nothing under data_dir: on a store that is not local files the local
+// file goes, and on a sealed store the spool goes with its data key (the
+// keyring holds no "s:" entry after). Before, nothing removed either, and
+// a session that never connected left one spool and one key each.
+func TestDropRecording(t *testing.T) {
+	keyDir := t.TempDir()
+	if _, err := sealed.GenerateKeyFile(filepath.Join(keyDir, "k")); err != nil {
+		t.Fatal(err)
+	}
+	var ring *sealed.FileKeyring
+	for _, tc := range []struct {
+		name string
+		open func(t *testing.T) store.Store
+	}{
+		{"unsealed", func(t *testing.T) store.Store { return memstore.New() }},
+		{"sealed", func(t *testing.T) store.Store {
+			kek, err := sealed.LoadKeyFile(filepath.Join(keyDir, "k"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ring, err = sealed.OpenFileKeyring(filepath.Join(t.TempDir(), sealed.KeyringFile), true); err != nil {
+				t.Fatal(err)
+			}
+			s, err := sealed.Open(memstore.New(), sealed.Options{Keys: []*sealed.KEK{kek}, Keyring: ring})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &Daemon{cfg: testConfig(t), db: tc.open(t)}
+			path, err := d.recordingPath("live-x.wav")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := d.createRecording(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Write(make([]byte, 44)); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			if err := d.dropRecording(path); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("%s still there (%v)", path, err)
+			}
+			if tc.name == "sealed" {
+				for _, id := range ring.IDs() {
+					if strings.HasPrefix(id, "s:") {
+						t.Errorf("keyring still holds %s", id)
+					}
+				}
+			}
+			if err := d.dropRecording(path); err != nil {
+				t.Errorf("dropping it again: %v", err)
 			}
 		})
 	}

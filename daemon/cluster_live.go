@@ -42,7 +42,7 @@ func (d *Daemon) dropTakenRecordings() {
 		if err != nil && !errors.Is(err, store.ErrNotFound) || node == d.cfg.Cluster.NodeID {
 			continue
 		}
-		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+		if err := d.dropRecording(filepath.Join(dir, e.Name())); err != nil { // a sealed spool with its key
 			d.log.Error("remove a local recording", "component", "live", "error", err)
 			continue
 		}

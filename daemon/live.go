@@ -55,6 +55,7 @@ type liveDeps struct{ d *Daemon }
 
 func (l liveDeps) RecordingPath(name string) (string, error) { return l.d.recordingPath(name) }
 func (l liveDeps) CommitRecording(path string) error         { return l.d.commitRecording(path) }
+func (l liveDeps) DropRecording(path string) error           { return l.d.dropRecording(path) }
 func (l liveDeps) CreateRecording(path string) (live.RecordingFile, error) {
 	return l.d.createRecording(path)
 }

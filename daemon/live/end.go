@@ -210,9 +210,7 @@ func (s *session) failLeft(reason, left string) {
 	if s.commitEnd(left, update, stored, "failure") {
 		if blob != "" {
 			s.rec.close()
-			if err := s.svc.db.RemoveBlob(blob); err != nil {
-				s.log.Error("remove the recording", "error", err)
-			}
+			s.svc.removeRecording(s.log, blob)
 		}
 		stored()
 	}

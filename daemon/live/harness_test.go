@@ -3,7 +3,9 @@ package live
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -51,6 +53,13 @@ func (b blobFiles) OpenRecording(path string) (RecordingFile, error) {
 
 func (b blobFiles) CommitRecording(path string) error {
 	return b.StoreBlobFile(filepath.Base(path), path)
+}
+
+func (b blobFiles) DropRecording(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 func (b blobFiles) BlobFile(name string) (string, func(), error) {

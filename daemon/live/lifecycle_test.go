@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -228,4 +229,40 @@ func TestRecoverLive(t *testing.T) {
 	defer cancel()
 	sess.Stop(ctx)
 	waitDone(t, sess)
+}
+
+// TestNeverConnectedDropsRecording: a session no client connected to
+// within live.connect_timeout ends 408 and leaves no local recording (on a
+// sealed store, no spool and no spool key either: daemon
+// TestDropRecording). Before, the local file stayed behind, one for every
+// such session.
+func TestNeverConnectedDropsRecording(t *testing.T) {
+	s, db, _ := testService(t, func(c *Config) { c.ConnectTimeout = time.Second })
+	created, err := s.CreateLive(t.Context(), "acme", "", "r", []byte(`{}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := db.Job(created.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := s.deps.Recordings.RecordingPath(j.Blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("no local recording while the session waits: %v", err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); s.Sessions() > 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the session did not end within 30 s of its connect timeout")
+		}
+		time.Sleep(10 * time.Millisecond) // polling the service, not settling
+	}
+	if j, err = db.Job(created.ID); err != nil || j.Status != store.StatusError || j.ErrorCode != 408 {
+		t.Fatalf("job %+v, %v; want error 408", j, err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the local recording %s is still there (%v)", path, err)
+	}
 }

@@ -121,8 +121,24 @@ func (s *Service) endRecovered(log interface{ Error(string, ...any) }, j *store.
 		return
 	}
 	if empty != "" {
-		if err := s.db.RemoveBlob(empty); err != nil {
-			log.Error("remove the recording", "error", err)
-		}
+		s.removeRecording(log, empty)
+	}
+}
+
+// removeRecording removes the recording blob a record stopped naming (a
+// session never connected, one that could not be redacted): the stored
+// blob, and the local file the session recorded it into where that is
+// not the blob itself (a sealed spool, with its data key; a shared
+// store's local file).
+func (s *Service) removeRecording(log interface{ Error(string, ...any) }, blob string) {
+	if err := s.db.RemoveBlob(blob); err != nil {
+		log.Error("remove the recording", "error", err)
+	}
+	path, err := s.deps.Recordings.RecordingPath(blob)
+	if err == nil {
+		err = s.deps.Recordings.DropRecording(path)
+	}
+	if err != nil {
+		log.Error("remove the local recording", "error", err)
 	}
 }

@@ -59,6 +59,11 @@ type Recordings interface {
 	// CommitRecording stores a finished recording (a file RecordingPath
 	// named) in the store.
 	CommitRecording(path string) error
+	// DropRecording removes a recording that will not be stored (a file
+	// RecordingPath named, of a session that never connected or could not
+	// be redacted): nothing to do when the file is the blob itself, which
+	// the store's RemoveBlob removes.
+	DropRecording(path string) error
 	// BlobFile is a local file holding a blob's bytes, and its release.
 	BlobFile(name string) (path string, release func(), err error)
 	// StoreBlobFile stores the file at path, which BlobFile gave for the

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -141,10 +142,26 @@ func TestEncryptionAtRest(t *testing.T) {
 	if !bytes.Equal(fileBefore, audio) {
 		t.Fatalf("job's audio: %d bytes, want the upload's %d", len(fileBefore), len(audio))
 	}
+	// The account's callback signing secret (through the admin socket, from
+	// the running daemon): kept in the keyring, wrapped, in no file in
+	// clear (before 2026-11-30 earshot.db held it).
+	out, err := exec.Command(earshotd, "keys", "secret", "--data-dir", d.DataDir, "--account", "acme").Output()
+	secret, herr := hex.DecodeString(strings.TrimSpace(string(out)))
+	if err != nil || herr != nil || len(secret) != 32 {
+		t.Fatalf("keys secret: %v %v %q", err, herr, out)
+	}
 	d.Stop()
 
 	n := scanDir(t, d.DataDir, words, audioRuns(audio))
 	t.Logf("scanned %d files of %s for %d words and the audio's runs", n, d.DataDir, len(words))
+	filepath.Walk(d.DataDir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() {
+			if b, _ := os.ReadFile(p); bytes.Contains(b, secret) || bytes.Contains(b, []byte(hex.EncodeToString(secret))) {
+				t.Errorf("%s holds the callback signing secret in clear", p)
+			}
+		}
+		return nil
+	})
 
 	d2 := startDaemon(t, d.DataDir, cfg)
 	var again map[string]any
@@ -165,7 +182,7 @@ func TestEncryptionAtRest(t *testing.T) {
 	}
 	d2.Stop()
 
-	out, err := exec.Command(earshotd, "run", "--listen", "127.0.0.1:0", "--data-dir", d.DataDir).CombinedOutput()
+	out, err = exec.Command(earshotd, "run", "--listen", "127.0.0.1:0", "--data-dir", d.DataDir).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "encryption_key_file") || !strings.Contains(string(out), "encrypted") {
 		t.Fatalf("start without the key: %v, %s; want a refusal naming store.encryption_key_file", err, out)
 	}

@@ -39,6 +39,12 @@ type Store interface {
 	RevokeKey(id string) error
 	Authenticate(secret string) (Key, error)
 	CallbackSecret(account string) ([]byte, error)
+	// TakeCallbackSecrets calls move with each account's callback secret
+	// the backend keeps and removes each once move returned nil; an error
+	// of move stops it there. A sealed store moves them into its keyring
+	// so (store/sealed, CallbackSecret); its own keeps none in the backend
+	// and takes nothing.
+	TakeCallbackSecrets(move func(account string, secret []byte) error) error
 
 	CreateJob(j *Job) error
 	Job(id string) (*Job, error)

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -164,6 +165,39 @@ func (db *DB) Authenticate(secret string) (store.Key, error) {
 		return store.Key{}, fmt.Errorf("store: authenticate: key %s expired: %w", rec.ID, store.ErrUnauthorized)
 	}
 	return rec.Key, nil
+}
+
+// TakeCallbackSecrets is store.Store.TakeCallbackSecrets: each secret is
+// deleted in a transaction of its own after its move (none is held open
+// across move). The database file's free pages may keep a deleted
+// secret's bytes until they are reused.
+func (db *DB) TakeCallbackSecrets(move func(account string, secret []byte) error) error {
+	secrets := map[string][]byte{}
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketCallbackSecrets).ForEach(func(k, v []byte) error {
+			secrets[string(k)] = bytes.Clone(v)
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("store: take callback secrets: %w", err)
+	}
+	for _, account := range slices.Sorted(maps.Keys(secrets)) {
+		if err := move(account, secrets[account]); err != nil {
+			return err
+		}
+		err := db.update(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketCallbackSecrets)
+			if bytes.Equal(b.Get([]byte(account)), secrets[account]) {
+				return b.Delete([]byte(account))
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("store: take callback secrets: %w", err)
+		}
+	}
+	return nil
 }
 
 // CallbackSecret returns the account's 32-byte secret for signing callbacks,

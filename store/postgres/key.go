@@ -161,6 +161,48 @@ func (db *DB) Authenticate(secret string) (store.Key, error) {
 	return k, nil
 }
 
+// TakeCallbackSecrets is store.Store.TakeCallbackSecrets. A deleted row
+// stays in PostgreSQL's dead tuples and WAL for a while (as a destroyed
+// data key does: docs/deployment.md).
+func (db *DB) TakeCallbackSecrets(move func(account string, secret []byte) error) error {
+	ctx, cancel := db.ctx()
+	defer cancel()
+	rows, err := db.pool.Query(ctx, "SELECT account, secret FROM callback_secrets ORDER BY account")
+	if err != nil {
+		return fmt.Errorf("store: take callback secrets: %w", wrap(err))
+	}
+	type row struct {
+		account string
+		secret  []byte
+	}
+	var all []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.account, &r.secret); err != nil {
+			rows.Close()
+			return fmt.Errorf("store: take callback secrets: %w", wrap(err))
+		}
+		all = append(all, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: take callback secrets: %w", wrap(err))
+	}
+	for _, r := range all {
+		if err := move(r.account, r.secret); err != nil {
+			return err
+		}
+		err := db.update(func(ctx context.Context, tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, "DELETE FROM callback_secrets WHERE account = $1 AND secret = $2", r.account, r.secret)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("store: take callback secrets: %w", err)
+		}
+	}
+	return nil
+}
+
 // CallbackSecret returns the account's 32-byte secret for signing
 // callbacks, creating it on first use (the first node to insert wins).
 func (db *DB) CallbackSecret(account string) ([]byte, error) {

@@ -114,6 +114,22 @@ func (k *Keyring) Put(id string, e sealed.Entry) error {
 	return nil
 }
 
+// Add stores e as id's entry when id has none, else store.ErrExists: of
+// two nodes adding one id at once, the first insert wins.
+func (k *Keyring) Add(id string, e sealed.Entry) error {
+	ctx, cancel := k.db.ctx()
+	defer cancel()
+	tag, err := k.db.pool.Exec(ctx, "INSERT INTO data_keys (id, kek, wrapped) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",
+		id, e.KEK, e.Wrapped)
+	if err != nil {
+		return fmt.Errorf("store: keyring: add %s: %w", id, wrap(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("store: keyring: add %s: %w", id, store.ErrExists)
+	}
+	return nil
+}
+
 // Delete deletes id's row (an unknown id is not an error), then vacuums
 // the table when VacuumEvery deletions have passed or a minute has since
 // the last VACUUM.

@@ -1,10 +1,12 @@
 package postgres_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -138,5 +140,59 @@ func TestKeyringShared(t *testing.T) {
 		if _, err := readResult(a, id); err != nil {
 			t.Fatalf("A reading %s after the rotation: %v", id, err)
 		}
+	}
+}
+
+// TestCallbackSecretShared: sealed nodes on one database keep each
+// account's callback secret as one row of data_keys, none in
+// callback_secrets: a secret the database held before it was sealed is
+// moved by the first node to open it, the same bytes; nodes making an
+// account's secret at once all get the first one's (Keyring.Add: the
+// first insert wins).
+func TestCallbackSecretShared(t *testing.T) {
+	dsn := pg.NewDatabase(t)
+	plain := openNode(t, dsn, "plain")
+	old, err := plain.CallbackSecret("old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kek := keyFile(t, t.TempDir(), "kek")
+	a, b := sealedNode(t, dsn, "a", kek), sealedNode(t, dsn, "b", kek)
+	for _, s := range []*sealed.Store{a, b} {
+		if got, err := s.CallbackSecret("old"); err != nil || !bytes.Equal(got, old) {
+			t.Errorf("the secret made before sealing: %x, %v; want %x", got, err, old)
+		}
+	}
+	got := make([][]byte, 8)
+	var wg sync.WaitGroup
+	for i := range got {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		wg.Go(func() {
+			var err error
+			if got[i], err = s.CallbackSecret("new"); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for i := range got {
+		if len(got[i]) != 32 || !bytes.Equal(got[i], got[0]) {
+			t.Errorf("call %d: %x, want one secret for all (%x)", i, got[i], got[0])
+		}
+	}
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var clearRows int
+	if err := conn.QueryRow(t.Context(), "SELECT count(*) FROM callback_secrets").Scan(&clearRows); err != nil {
+		t.Fatal(err)
+	}
+	if clearRows != 0 {
+		t.Errorf("%d callback secrets in clear in the database", clearRows)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/earshot-dev/earshot/store"
 )
 
 // Entry is one data key as a keyring keeps it: wrapped by the KEK named by
@@ -41,6 +43,9 @@ type Keyring interface {
 	// Put stores e as id's entry, replacing any: the new entry is durable
 	// before the old one is destroyed.
 	Put(id string, e Entry) error
+	// Add stores e as id's entry only when id has none (the first of two
+	// nodes wins), else store.ErrExists.
+	Add(id string, e Entry) error
 	// Delete destroys id's entry (overwritten, synced); an unknown id is
 	// not an error.
 	Delete(id string) error
@@ -260,7 +265,12 @@ func (k *FileKeyring) Get(id string) (Entry, bool) {
 
 // Put stores e as id's entry: written to a free slot and synced, then the
 // slot it replaces zeroed and synced.
-func (k *FileKeyring) Put(id string, e Entry) error {
+func (k *FileKeyring) Put(id string, e Entry) error { return k.put(id, e, false) }
+
+// Add stores e as id's entry when id has none, else store.ErrExists.
+func (k *FileKeyring) Add(id string, e Entry) error { return k.put(id, e, true) }
+
+func (k *FileKeyring) put(id string, e Entry, onlyNew bool) error {
 	if len(id) == 0 || len(id) > maxKeyID || len(e.KEK) > 32 || len(e.Wrapped) > 128 {
 		return fmt.Errorf("keyring: entry %q: %w", id, errInvalid)
 	}
@@ -268,6 +278,9 @@ func (k *FileKeyring) Put(id string, e Entry) error {
 	defer k.mu.Unlock()
 	if k.f == nil {
 		return errClosed
+	}
+	if _, had := k.slots[id]; had && onlyNew {
+		return fmt.Errorf("keyring: entry %q: %w", id, store.ErrExists)
 	}
 	n := k.next
 	if len(k.free) > 0 {

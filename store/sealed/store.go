@@ -94,6 +94,9 @@ func Open(inner store.Store, o Options) (*Store, error) {
 		return nil, fmt.Errorf("sealed: the store's data keys are wrapped by key %s, the configured key is %s (store.encryption_key_file): %w",
 			strings.Join(missing, ", "), strings.Join(have, ", "), store.ErrKeyMissing)
 	}
+	if err := s.moveSecrets(); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.ctx, s.cancel = ctx, cancel
 	if rot != nil {
@@ -225,7 +228,8 @@ func (s *Store) shred(ids ...string) error {
 	return nil
 }
 
-// Keys and secrets: no content, passed through.
+// API keys: no content (hashes of secrets), passed through. Callback
+// secrets are kept in the keyring (secret.go).
 
 func (s *Store) CreateKey(account string, g store.KeyGrant) (string, store.Key, error) {
 	return s.inner.CreateKey(account, g)
@@ -234,9 +238,6 @@ func (s *Store) Keys() ([]store.Key, error)                    { return s.inner.
 func (s *Store) Key(id string) (store.Key, error)              { return s.inner.Key(id) }
 func (s *Store) RevokeKey(id string) error                     { return s.inner.RevokeKey(id) }
 func (s *Store) Authenticate(secret string) (store.Key, error) { return s.inner.Authenticate(secret) }
-func (s *Store) CallbackSecret(account string) ([]byte, error) {
-	return s.inner.CallbackSecret(account)
-}
 
 // Jobs.
 

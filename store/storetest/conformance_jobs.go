@@ -171,6 +171,45 @@ func keyCases() []Case {
 				t.Errorf("CallbackSecret(\"\") = %v, want ErrInvalid", err)
 			}
 		}},
+		{"TakeCallbackSecrets", func(t *testing.T, s store.Store) {
+			a, err1 := s.CallbackSecret("a")
+			b, err2 := s.CallbackSecret("b")
+			if err := errors.Join(err1, err2); err != nil {
+				t.Fatal(err)
+			}
+			// A sealed store keeps its secrets in its keyring, none in
+			// its backend: it takes nothing, and its secrets stay.
+			sealed := s.Sealer() != nil
+			stop := errors.New("stop")
+			err := s.TakeCallbackSecrets(func(string, []byte) error { return stop })
+			if sealed && err != nil || !sealed && !errors.Is(err, stop) {
+				t.Errorf("a move's error: TakeCallbackSecrets = %v", err)
+			}
+			got := map[string][]byte{}
+			if err := s.TakeCallbackSecrets(func(account string, secret []byte) error {
+				got[account] = secret
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string][]byte{"a": a, "b": b}
+			if sealed {
+				want = map[string][]byte{}
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("taken %x, want %x", got, want)
+			}
+			if err := s.TakeCallbackSecrets(func(account string, _ []byte) error {
+				t.Errorf("%s taken twice", account)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			a2, err := s.CallbackSecret("a")
+			if err != nil || len(a2) != 32 || sealed != bytes.Equal(a, a2) {
+				t.Errorf("after the take: %x, %v (before %x; the same only on a sealed store)", a2, err, a)
+			}
+		}},
 	}
 }
 

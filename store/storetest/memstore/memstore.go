@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -234,6 +235,28 @@ func (s *Store) Authenticate(secret string) (store.Key, error) {
 		return store.Key{}, fmt.Errorf("memstore: authenticate: key %s expired: %w", k.ID, store.ErrUnauthorized)
 	}
 	return k.Key, nil
+}
+
+// TakeCallbackSecrets is store.Store.TakeCallbackSecrets.
+func (s *Store) TakeCallbackSecrets(move func(account string, secret []byte) error) error {
+	if err := s.lock("TakeCallbackSecrets"); err != nil {
+		return err
+	}
+	secrets := maps.Clone(s.secrets)
+	s.mu.Unlock()
+	for _, account := range slices.Sorted(maps.Keys(secrets)) {
+		if err := move(account, bytes.Clone(secrets[account])); err != nil {
+			return err
+		}
+		if err := s.lock("TakeCallbackSecrets"); err != nil {
+			return err
+		}
+		if bytes.Equal(s.secrets[account], secrets[account]) {
+			delete(s.secrets, account)
+		}
+		s.mu.Unlock()
+	}
+	return nil
 }
 
 // CallbackSecret is store.DB.CallbackSecret: made at the first call.

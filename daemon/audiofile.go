@@ -46,43 +46,42 @@ func (d *Daemon) blobFile(name string) (string, func(), error) {
 		return "", nil, err
 	}
 	defer r.Close()
+	f, path, release, err := d.scratchFile(name)
+	if err != nil {
+		return "", nil, fmt.Errorf("blob %s: %w", name, err)
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		release()
+		return "", nil, fmt.Errorf("copy blob %s to a scratch file: %w", name, store.NoSpace(err))
+	}
+	return path, release, nil
+}
+
+// scratchFile makes a file for a copy of audio the store keeps: a file
+// under data_dir/scratch, or, when the store seals what it keeps, a memory
+// file (memfd), so that no clear copy of sealed audio reaches the disk
+// (since 2026-11-30 for a job's redacted audio too, which went through
+// data_dir/scratch before). path is a name a child process (ffmpeg) can
+// open too; release removes the file, or closes the memory file, whose
+// descriptor f is (close f only through release then).
+func (d *Daemon) scratchFile(name string) (f *os.File, path string, release func(), err error) {
 	if d.db.Sealer() != nil {
-		return memFile(name, r)
+		fd, err := unix.MemfdCreate("earshot-"+name, unix.MFD_CLOEXEC)
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("memory file: %w", err)
+		}
+		f := os.NewFile(uintptr(fd), name)
+		// /proc/<pid>/fd/N, not /proc/self: ffmpeg, a child, opens it too.
+		return f, fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), fd), func() { f.Close() }, nil
 	}
 	dir := filepath.Join(d.cfg.DataDir, "scratch")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", nil, fmt.Errorf("blob %s: %w", name, err)
+		return nil, "", nil, err
 	}
-	f, err := os.CreateTemp(dir, name+"-*")
-	if err != nil {
-		return "", nil, fmt.Errorf("blob %s: %w", name, store.NoSpace(err))
+	if f, err = os.CreateTemp(dir, name+"-*"); err != nil {
+		return nil, "", nil, store.NoSpace(err)
 	}
-	release := func() { os.Remove(f.Name()) }
-	_, err = io.Copy(f, r)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		release()
-		return "", nil, fmt.Errorf("copy blob %s to a local file: %w", name, store.NoSpace(err))
-	}
-	return f.Name(), release, nil
-}
-
-// memFile copies r into a memory file (memfd) and returns its path, which
-// a child process (ffmpeg) can open too, and a release that closes it.
-func memFile(name string, r io.Reader) (string, func(), error) {
-	fd, err := unix.MemfdCreate("earshot-"+name, unix.MFD_CLOEXEC)
-	if err != nil {
-		return "", nil, fmt.Errorf("blob %s: memory file: %w", name, err)
-	}
-	f := os.NewFile(uintptr(fd), name)
-	if _, err := io.Copy(f, r); err != nil {
-		f.Close()
-		return "", nil, fmt.Errorf("copy blob %s to a memory file: %w", name, err)
-	}
-	// /proc/<pid>/fd/N, not /proc/self: ffmpeg, a child, opens it too.
-	return fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), fd), func() { f.Close() }, nil
+	return f, f.Name(), func() { f.Close(); os.Remove(f.Name()) }, nil
 }
 
 // recordingPath returns the local file a live session records into: the

@@ -3,7 +3,6 @@ package daemon
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -42,21 +41,17 @@ func hasRedactedAudio(j *store.Job) bool {
 
 // storeRedactedAudio writes ra, the redacted audio of job, as the blob
 // redactedBlob names and returns that name: the decoded channels as a
-// WAV in a scratch file under data_dir, blanked over ra.Spans in place
-// (media.Blank), then stored as every blob is (store.WriteBlob: durable
-// once it returns). The scratch file is removed on every path. Its size is
+// WAV in a scratch file (scratchFile: under data_dir, or in memory when
+// the store seals), blanked over ra.Spans in place (media.Blank), then
+// stored as every blob is (store.WriteBlob: durable once it returns). The
+// scratch file is removed on every path. Its size is
 // the decoded audio's, which limits.max_decoded_bytes bounds.
 func (d *Daemon) storeRedactedAudio(job *store.Job, ra *pipeline.RedactedAudio) (string, error) {
-	dir := filepath.Join(d.cfg.DataDir, "scratch")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	f, _, release, err := d.scratchFile("redact.wav")
+	if err != nil {
 		return "", fmt.Errorf("redacted audio: %w", err)
 	}
-	f, err := os.CreateTemp(dir, "redact-*.wav")
-	if err != nil {
-		return "", fmt.Errorf("redacted audio: %w", store.NoSpace(err))
-	}
-	defer os.Remove(f.Name())
-	defer f.Close()
+	defer release()
 	if _, err := media.WriteWAV(f, ra.Channels); err != nil {
 		return "", fmt.Errorf("redacted audio: %w", store.NoSpace(err))
 	}

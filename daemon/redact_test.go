@@ -5,10 +5,14 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/earshot-dev/earshot/store/bolt"
+	"github.com/earshot-dev/earshot/store/sealed"
+	"github.com/earshot-dev/earshot/store/storetest/memstore"
 
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/recognizer/pipeline"
@@ -101,5 +105,55 @@ func TestRedactedAudioCrashOrder(t *testing.T) {
 	}
 	if wav[media.WAVHeaderSize+2*10000] == 0 {
 		t.Fatal("audio outside the span silenced")
+	}
+}
+
+// TestRedactedAudioSealedInMemory: on a sealed store a job's redacted
+// audio is made in memory, never under data_dir (here data_dir/scratch
+// cannot be made: a file holds its name), and stored sealed, blanked.
+// Before (until 2026-11-30) it went through a clear WAV in
+// data_dir/scratch, which a crash could leave behind.
+func TestRedactedAudioSealedInMemory(t *testing.T) {
+	const id = "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4c"
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "scratch"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keys := t.TempDir()
+	if _, err := sealed.GenerateKeyFile(filepath.Join(keys, "k")); err != nil {
+		t.Fatal(err)
+	}
+	kek, err := sealed.LoadKeyFile(filepath.Join(keys, "k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := sealed.OpenFileKeyring(filepath.Join(keys, sealed.KeyringFile), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sealed.Open(memstore.New(), sealed.Options{Keys: []*sealed.KEK{kek}, Keyring: ring})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	d := &Daemon{db: db, log: slog.New(slog.DiscardHandler), cfg: Config{DataDir: dir}}
+	pcm := make([]int16, 16000)
+	for i := range pcm {
+		pcm[i] = 5000
+	}
+	ra := &pipeline.RedactedAudio{Channels: [][]int16{pcm}, Spans: []media.Span{{Start: 0.25, End: 0.5}}, Fill: media.FillSilence}
+	job := &store.Job{ID: id, Account: "acme", Kind: store.KindPreRecorded, Status: store.StatusProcessing, Attempts: 1}
+	name, err := d.storeRedactedAudio(job, ra)
+	if err != nil {
+		t.Fatalf("storeRedactedAudio: %v", err)
+	}
+	r, err := db.OpenBlob(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	wav, _ := io.ReadAll(r)
+	if len(wav) != media.WAVHeaderSize+2*16000 || wav[media.WAVHeaderSize+2*5000] != 0 || wav[media.WAVHeaderSize+2*10000] == 0 {
+		t.Fatalf("stored redacted audio: %d bytes, not blanked over 0.25-0.5 s only", len(wav))
 	}
 }

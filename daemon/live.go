@@ -76,6 +76,8 @@ func (l liveDeps) Queued(batchPass, deliveries bool) {
 	}
 }
 
+func (l liveDeps) Audit(e store.AuditEntry) { l.d.Audit(e) }
+
 func (l liveDeps) Finished(status store.Status) {
 	l.d.metrics.jobsFinished.WithLabelValues(string(store.KindLive), string(status)).Inc()
 }

@@ -563,6 +563,24 @@ func TestSIPPauseByDTMF(t *testing.T) {
 	if len(words) == 0 || words[0].Start > sp.Start || words[len(words)-1].End < sp.End {
 		t.Errorf("words %v: want some before %.2f and after %.2f s", words, sp.Start, sp.End)
 	}
+
+	// The audit trail has the call's session and the caller's pause and
+	// resume, under no key (before 2026-11-30: none of them).
+	admin := createKey(t, d.DataDir, "admin")
+	var p auditPage
+	if st, body := d.do("GET", "/admin/audit?object="+id, admin, nil, "", &p); st != 200 {
+		t.Fatalf("GET /admin/audit: %d %s", st, body)
+	}
+	var got []string
+	for _, e := range p.Items { // newest first; the test's own reads are under its key
+		if e.KeyID == "" {
+			got = append([]string{e.Action + " " + e.Source + " " + e.Account}, got...)
+		}
+	}
+	want := []string{"live.create sip acme", "live.pause dtmf acme", "live.resume dtmf acme"}
+	if !slices.Equal(got, want) {
+		t.Errorf("audit entries of the call's session %q, want %q", got, want)
+	}
 }
 
 // TestWHIPDTMFChromium keys the card number from Chromium

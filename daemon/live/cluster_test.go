@@ -38,6 +38,7 @@ type finishedSignals struct {
 
 func (f *finishedSignals) Queued(bool, bool)           {}
 func (f *finishedSignals) AdmitRecording(string) error { return nil }
+func (f *finishedSignals) Audit(store.AuditEntry)      {}
 func (f *finishedSignals) Finished(s store.Status) {
 	f.mu.Lock()
 	f.finished = append(f.finished, s)

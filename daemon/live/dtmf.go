@@ -145,6 +145,7 @@ func (s *session) matchSequence(d byte) {
 	clear(s.keys.typed)
 	s.keys.typed = s.keys.typed[:0]
 	s.setPaused(!s.paused, false)
+	s.auditPause(s.paused, "dtmf", "")
 }
 
 // endsWith reports whether b ends with suffix.

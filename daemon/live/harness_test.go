@@ -94,6 +94,13 @@ type signals struct {
 	delivered int            // Queued with deliveries
 	finished  []store.Status // Finished, in order
 	refuse    error          // AdmitRecording's answer
+	audits    []store.AuditEntry
+}
+
+func (s *signals) Audit(e store.AuditEntry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.audits = append(s.audits, e)
 }
 
 func (s *signals) Queued(batchPass, deliveries bool) {

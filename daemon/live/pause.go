@@ -10,6 +10,7 @@ import (
 	"github.com/earshot-dev/earshot/ingest"
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/store"
 )
 
 // Pausing a session (PCI: an agent takes a card number). While a session
@@ -56,7 +57,24 @@ func (r pauseReq) handle(s *session) {
 			return
 		}
 	}
-	r.reply <- pauseReply{st: s.setPaused(r.pause, r.gen >= 0)}
+	st := s.setPaused(r.pause, r.gen >= 0)
+	if r.gen >= 0 {
+		s.auditPause(r.pause, "websocket", s.keyID)
+	}
+	r.reply <- pauseReply{st: st}
+}
+
+// auditPause records a pause or resume asked outside the API (whose door
+// records its own, with its status): a WebSocket client's
+// pause_recording or resume_recording, under the key that created the
+// session, or the caller's keypad (pci.pause_sequence, resume_sequence),
+// under none. Before (until 2026-11-30) neither was in the trail.
+func (s *session) auditPause(pause bool, source, keyID string) {
+	action := store.AuditLiveResume
+	if pause {
+		action = store.AuditLivePause
+	}
+	s.audit(store.AuditEntry{KeyID: keyID, Account: s.account, Source: source, Action: action, Object: s.id})
 }
 
 // Pause pauses (pause true) or resumes the session id running on this node.

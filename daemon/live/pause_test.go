@@ -1,7 +1,10 @@
 package live
 
 import (
+	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"testing"
@@ -10,6 +13,7 @@ import (
 	"github.com/earshot-dev/earshot/ingest/media"
 	"github.com/earshot-dev/earshot/params"
 	"github.com/earshot-dev/earshot/recognizer"
+	"github.com/earshot-dev/earshot/store"
 )
 
 // pauseSession is a session with no recogniser and no door: enough for
@@ -18,7 +22,7 @@ import (
 func pauseSession(f media.Format) *session {
 	return &session{
 		id: "s", log: slog.New(slog.DiscardHandler), p: &params.Live{}, format: f,
-		state: stateAttached, messages: newMessageLog(1 << 20),
+		state: stateAttached, messages: newMessageLog(1 << 20), audit: func(store.AuditEntry) {},
 	}
 }
 
@@ -177,5 +181,59 @@ func TestUnpaused(t *testing.T) {
 	}
 	if _, ok := s.unpaused(recognizer.Utterance{Words: []recognizer.Word{w("x", 1.1), w("y", 3.5)}}); ok {
 		t.Fatal("an utterance wholly inside paused spans was kept")
+	}
+}
+
+// TestPauseAudited: pauses and resumes asked outside the API are in the
+// audit trail: a WebSocket client's, under the key that created the
+// session, and the caller's keypad's (the pci sequences), under none; the
+// API's own are its door's to record (none here). Before (until
+// 2026-11-30) the trail had none of them.
+func TestPauseAudited(t *testing.T) {
+	s, db, sig := testService(t, nil)
+	_, key, err := db.CreateKey("acme", store.KeyGrant{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, err := s.CreateLive(t.Context(), "acme", key.ID, "r",
+		[]byte(`{"pci":{"pause_sequence":"*1","resume_sequence":"*2"}}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := s.AttachLive(t.Context(), created.Token, &listener{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	client := sess.(interface {
+		Pause(context.Context) error
+		Resume(context.Context) error
+	})
+	if err := errors.Join(client.Pause(ctx), client.Resume(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []byte("*1*2") {
+		if err := sess.(ingest.KeySession).Key(ctx, ingest.Key{Digit: d, Duration: 0.08, Source: ingest.KeyRFC4733}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Pause(ctx, created.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	sess.Stop(ctx)
+	waitDone(t, sess)
+	sig.mu.Lock()
+	defer sig.mu.Unlock()
+	var got []string
+	for _, e := range sig.audits {
+		if e.Object != created.ID || e.Account != "acme" {
+			t.Errorf("entry %+v: want session %s of acme", e, created.ID)
+		}
+		got = append(got, fmt.Sprintf("%s %s %q", e.Action, e.Source, e.KeyID))
+	}
+	ws := fmt.Sprintf("websocket %q", key.ID)
+	want := []string{"live.pause " + ws, "live.resume " + ws, `live.pause dtmf ""`, `live.resume dtmf ""`}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("audit entries\n%v\nwant\n%v", got, want)
 	}
 }

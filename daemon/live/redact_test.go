@@ -164,6 +164,7 @@ type noSignals struct{}
 func (noSignals) Queued(bool, bool)           {}
 func (noSignals) Finished(store.Status)       {}
 func (noSignals) AdmitRecording(string) error { return nil }
+func (noSignals) Audit(store.AuditEntry)      {}
 
 // TestBatchPassDropsUnredacted: a batch pass that could not blank the
 // recording over what it redacted ends failed, and the recording goes

@@ -84,6 +84,10 @@ type Signals interface {
 	// AdmitRecording refuses a new recording to an account at its storage
 	// quota (limits.max_account_bytes), with the error to answer.
 	AdmitRecording(account string) error
+	// Audit records what a session's client did outside the API, whose
+	// door records its own: a SIP call's session, a WebSocket client's or
+	// a caller's keypad's pause and resume (the audit trail's queue).
+	Audit(e store.AuditEntry)
 }
 
 // Deps are the service's live dependencies, passed beside its Config.
@@ -343,6 +347,7 @@ func (s *Service) OpenLive(ctx context.Context, req ingest.LiveRequest) (ingest.
 	if err != nil {
 		return nil, err
 	}
+	s.deps.Signals.Audit(store.AuditEntry{Account: req.Account, Source: req.Source, Action: store.AuditLiveCreate, Object: sess.id})
 	return sess.attach(ctx, nil)
 }
 

@@ -49,7 +49,8 @@ type session struct {
 	svc     *Service
 	id      string
 	account string
-	keyID   string // the API key that created it ("" for SIP); revoking it ends the session
+	keyID   string                 // the API key that created it ("" for SIP); revoking it ends the session
+	audit   func(store.AuditEntry) // the audit trail (Signals.Audit)
 	p       *params.Live
 	format  media.Format
 	expires time.Time // the token's expiry
@@ -106,7 +107,7 @@ type session struct {
 // its goroutine (Service.start).
 func (s *Service) newSession(job *store.Job, p *params.Live, connectBy time.Time) (*session, error) {
 	sess := &session{
-		svc: s, id: job.ID, account: job.Account, keyID: job.KeyID, p: p, format: liveFormat(p),
+		svc: s, id: job.ID, account: job.Account, keyID: job.KeyID, audit: s.deps.Signals.Audit, p: p, format: liveFormat(p),
 		expires:  job.CreatedAt.Add(s.cfg.TokenTTL),
 		log:      s.log.With("component", "live", "session_id", job.ID),
 		inbox:    make(chan request, inboxSize),

@@ -186,6 +186,22 @@ func (k *Keyring) IDs() []string {
 	return ids
 }
 
+// KEKs is sealed.Keyring.KEKs: one query (nil when the database does not
+// answer, as IDs).
+func (k *Keyring) KEKs() []string {
+	ctx, cancel := k.db.ctx()
+	defer cancel()
+	rows, err := k.db.pool.Query(ctx, "SELECT DISTINCT kek FROM data_keys ORDER BY kek")
+	if err != nil {
+		return nil
+	}
+	keks, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil
+	}
+	return keks
+}
+
 // Rotation returns the cluster's rotation in progress, nil if none (or
 // when the database does not answer).
 func (k *Keyring) Rotation() *sealed.Rotation {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,6 +52,10 @@ type Keyring interface {
 	Delete(id string) error
 	// IDs returns the ids of every entry, sorted.
 	IDs() []string
+	// KEKs returns the ids of the keys wrapping the entries (Entry.KEK),
+	// each once, sorted: what Open checks against the configured keys in
+	// one read, not one per entry.
+	KEKs() []string
 	// Rotation returns the rotation in progress, nil if none; SetRotation
 	// records one (nil: finished).
 	Rotation() *Rotation
@@ -341,6 +346,17 @@ func (k *FileKeyring) IDs() []string {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// KEKs is Keyring.KEKs.
+func (k *FileKeyring) KEKs() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	seen := map[string]bool{}
+	for _, s := range k.slots {
+		seen[s.e.KEK] = true
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // Rotation returns the rotation in progress.

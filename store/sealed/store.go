@@ -117,26 +117,18 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 }
 
 // under reports whether any data key is wrapped by key id.
-func (s *Store) under(id string) bool {
-	for _, name := range s.ring.IDs() {
-		if e, ok := s.ring.Get(name); ok && e.KEK == id {
-			return true
-		}
-	}
-	return false
-}
+func (s *Store) under(id string) bool { return slices.Contains(s.ring.KEKs(), id) }
 
 // missingKeys lists the ids of the keys wrapping data keys that no
-// configured key is.
+// configured key is, sorted. One read of the keyring (Keyring.KEKs):
+// before (until 2026-11-30) one per data key, a query each on PostgreSQL.
 func (s *Store) missingKeys() []string {
 	var out []string
-	for _, name := range s.ring.IDs() {
-		e, _ := s.ring.Get(name)
-		if s.keks[e.KEK] == nil && !slices.Contains(out, e.KEK) {
-			out = append(out, e.KEK)
+	for _, id := range s.ring.KEKs() {
+		if s.keks[id] == nil {
+			out = append(out, id)
 		}
 	}
-	slices.Sort(out)
 	return out
 }
 

@@ -22,10 +22,6 @@ import (
 func TestBlobFile(t *testing.T) {
 	blob := make([]byte, 200<<10)
 	_, _ = rand.Read(blob)
-	keyDir := t.TempDir()
-	if _, err := sealed.GenerateKeyFile(filepath.Join(keyDir, "k")); err != nil {
-		t.Fatal(err)
-	}
 	for _, tc := range []struct {
 		name   string
 		open   func(t *testing.T) store.Store
@@ -33,19 +29,7 @@ func TestBlobFile(t *testing.T) {
 	}{
 		{"unsealed", func(t *testing.T) store.Store { return memstore.New() }, false},
 		{"sealed", func(t *testing.T) store.Store {
-			kek, err := sealed.LoadKeyFile(filepath.Join(keyDir, "k"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ring, err := sealed.OpenFileKeyring(filepath.Join(t.TempDir(), sealed.KeyringFile), true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := sealed.Open(memstore.New(), sealed.Options{Keys: []*sealed.KEK{kek}, Keyring: ring})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
+			s, _ := sealedOver(t, memstore.New())
 			return s
 		}, true},
 	} {
@@ -82,10 +66,6 @@ func TestBlobFile(t *testing.T) {
 // keyring holds no "s:" entry after). Before, nothing removed either, and
 // a session that never connected left one spool and one key each.
 func TestDropRecording(t *testing.T) {
-	keyDir := t.TempDir()
-	if _, err := sealed.GenerateKeyFile(filepath.Join(keyDir, "k")); err != nil {
-		t.Fatal(err)
-	}
 	var ring *sealed.FileKeyring
 	for _, tc := range []struct {
 		name string
@@ -93,18 +73,8 @@ func TestDropRecording(t *testing.T) {
 	}{
 		{"unsealed", func(t *testing.T) store.Store { return memstore.New() }},
 		{"sealed", func(t *testing.T) store.Store {
-			kek, err := sealed.LoadKeyFile(filepath.Join(keyDir, "k"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ring, err = sealed.OpenFileKeyring(filepath.Join(t.TempDir(), sealed.KeyringFile), true); err != nil {
-				t.Fatal(err)
-			}
-			s, err := sealed.Open(memstore.New(), sealed.Options{Keys: []*sealed.KEK{kek}, Keyring: ring})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
+			var s *sealed.Store
+			s, ring = sealedOver(t, memstore.New())
 			return s
 		}},
 	} {

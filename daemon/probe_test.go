@@ -107,6 +107,15 @@ func TestProbeBlobSealed(t *testing.T) {
 // sealedCounting is a sealed store over the in-memory one, counting the
 // sealed bytes read from its blobs into read.
 func sealedCounting(tb testing.TB, read *int64) *sealed.Store {
+	db, _ := sealedOver(tb, countingStore{memstore.New(), read})
+	return db
+}
+
+// sealedOver is a sealed store over inner, under a new key, with its
+// keyring (in a temp dir: nothing under any data_dir); closed at the
+// test's end.
+func sealedOver(tb testing.TB, inner store.Store) (*sealed.Store, *sealed.FileKeyring) {
+	tb.Helper()
 	keyDir := tb.TempDir()
 	if _, err := sealed.GenerateKeyFile(filepath.Join(keyDir, "k")); err != nil {
 		tb.Fatal(err)
@@ -115,16 +124,16 @@ func sealedCounting(tb testing.TB, read *int64) *sealed.Store {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ring, err := sealed.OpenFileKeyring(filepath.Join(tb.TempDir(), sealed.KeyringFile), true)
+	ring, err := sealed.OpenFileKeyring(filepath.Join(keyDir, sealed.KeyringFile), true)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	db, err := sealed.Open(countingStore{memstore.New(), read}, sealed.Options{Keys: []*sealed.KEK{kek}, Keyring: ring})
+	db, err := sealed.Open(inner, sealed.Options{Keys: []*sealed.KEK{kek}, Keyring: ring})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { db.Close() })
-	return db
+	return db, ring
 }
 
 // BenchmarkProbeBlobSealed: an upload's probe of sealbench's 2.1 MB WAV

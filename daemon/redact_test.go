@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/earshot-dev/earshot/store/bolt"
-	"github.com/earshot-dev/earshot/store/sealed"
 	"github.com/earshot-dev/earshot/store/storetest/memstore"
 
 	"github.com/earshot-dev/earshot/ingest/media"
@@ -119,23 +118,7 @@ func TestRedactedAudioSealedInMemory(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "scratch"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	keys := t.TempDir()
-	if _, err := sealed.GenerateKeyFile(filepath.Join(keys, "k")); err != nil {
-		t.Fatal(err)
-	}
-	kek, err := sealed.LoadKeyFile(filepath.Join(keys, "k"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := sealed.OpenFileKeyring(filepath.Join(keys, sealed.KeyringFile), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := sealed.Open(memstore.New(), sealed.Options{Keys: []*sealed.KEK{kek}, Keyring: ring})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, _ := sealedOver(t, memstore.New())
 	d := &Daemon{db: db, log: slog.New(slog.DiscardHandler), cfg: Config{DataDir: dir}}
 	pcm := make([]int16, 16000)
 	for i := range pcm {

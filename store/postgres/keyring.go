@@ -172,34 +172,28 @@ func (k *Keyring) Vacuum() error {
 
 // IDs returns every entry's id, sorted; nil when the database does not
 // answer.
-func (k *Keyring) IDs() []string {
-	ctx, cancel := k.db.ctx()
-	defer cancel()
-	rows, err := k.db.pool.Query(ctx, "SELECT id FROM data_keys ORDER BY id")
-	if err != nil {
-		return nil
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil
-	}
-	return ids
-}
+func (k *Keyring) IDs() []string { return k.column("SELECT id FROM data_keys ORDER BY id") }
 
 // KEKs is sealed.Keyring.KEKs: one query (nil when the database does not
 // answer, as IDs).
 func (k *Keyring) KEKs() []string {
+	return k.column("SELECT DISTINCT kek FROM data_keys ORDER BY kek")
+}
+
+// column returns the strings query q selects, nil when the database does
+// not answer.
+func (k *Keyring) column(q string) []string {
 	ctx, cancel := k.db.ctx()
 	defer cancel()
-	rows, err := k.db.pool.Query(ctx, "SELECT DISTINCT kek FROM data_keys ORDER BY kek")
+	rows, err := k.db.pool.Query(ctx, q)
 	if err != nil {
 		return nil
 	}
-	keks, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil
 	}
-	return keks
+	return out
 }
 
 // Rotation returns the cluster's rotation in progress, nil if none (or

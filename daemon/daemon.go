@@ -51,7 +51,8 @@ type Daemon struct {
 
 	stopping    chan struct{} // closed when the shutdown begins: no new claim
 	stopOnce    sync.Once     // closes stopping
-	workersDone chan struct{} // closed once every worker has returned; set by Run
+	workersDone chan struct{} // closed once every pre-recorded worker has returned; set by Run
+	passesDone  chan struct{} // closed once every batch-pass loop has returned; set by Run
 
 	fetcher     *fetch.Fetcher // downloads audio_url beside the workers
 	claimMu     sync.Mutex     // serialises claims, so workers take turns between accounts
@@ -190,35 +191,39 @@ func (d *Daemon) Close() error {
 	d.mu.Unlock()
 	start := time.Now()
 	var err error
-	select {
-	case <-d.workersIdle():
-		if n := d.live.Sessions(); n > 0 {
-			// A live session the live stage cut short is still finishing
-			// (its engine calls cancelled): the same holds for its decoder.
-			d.log.Warn("engines left open: a live session is still finishing", "sessions", n)
-			break
-		}
-		err = d.pl.Close()
-	default:
-		// A worker is still inside a decoder call (its job is back in the
-		// queue): freeing the decoders under it would crash; the exit that
+	switch n := d.live.Sessions(); {
+	case !d.workersIdle():
+		// A worker or a batch pass is still inside a decoder call (its
+		// job or pass is back in the queue, or goes back at the next
+		// start): freeing the decoders under it would crash; the exit that
 		// follows frees them.
 		d.log.Warn("engines left open: a worker is still in a decoder call")
+	case n > 0:
+		// A live session the live stage cut short is still finishing
+		// (its engine calls cancelled): the same holds for its decoder.
+		d.log.Warn("engines left open: a live session is still finishing", "sessions", n)
+	default:
+		err = d.pl.Close()
 	}
 	err = errors.Join(err, d.db.Close())
 	d.stageDone("store", start, nil)
 	return err
 }
 
-// workersIdle is closed once no worker runs: at once when Run never
-// started them.
-func (d *Daemon) workersIdle() <-chan struct{} {
-	if d.workersDone == nil {
-		done := make(chan struct{})
-		close(done)
-		return done
+// workersIdle reports whether no pre-recorded worker and no batch-pass
+// loop runs (true when Run never started them).
+func (d *Daemon) workersIdle() bool {
+	for _, done := range []chan struct{}{d.workersDone, d.passesDone} {
+		if done == nil {
+			continue
+		}
+		select {
+		case <-done:
+		default:
+			return false
+		}
 	}
-	return d.workersDone
+	return true
 }
 
 // Ready reports whether the daemon can serve: store open, engine loaded.

@@ -20,8 +20,8 @@ import (
 )
 
 // startWorkers starts cfg.Workers loops of pre-recorded jobs and as many
-// loops of live sessions' batch passes under ctx, and sets workersDone,
-// closed once every loop has returned. The two take from queues of their
+// loops of live sessions' batch passes under ctx, and sets workersDone and
+// passesDone, closed once every loop of each kind has returned. The two take from queues of their
 // own, so a pre-recorded job, whose client waits for its only result,
 // never waits behind a batch pass, which improves a record its client
 // already has: the pass decodes on a niced thread (recognizer.CPU's
@@ -29,15 +29,19 @@ import (
 // is left. Before (until 2026-11-30) one loop took turns between the two,
 // and a job waited for the pass its worker was running (28 s seen in CI).
 func (d *Daemon) startWorkers(ctx context.Context) {
-	var workers sync.WaitGroup
+	var workers, passes sync.WaitGroup
 	for i := range d.cfg.Workers {
 		workers.Go(func() { d.runWorker(ctx, i) })
-		workers.Go(func() { d.runBatchPasses(ctx, i) })
+		passes.Go(func() { d.runBatchPasses(ctx, i) })
 	}
-	d.workersDone = make(chan struct{})
-	go func() { // waited for by Close, which reads workersDone
+	d.workersDone, d.passesDone = make(chan struct{}), make(chan struct{})
+	go func() { // the workers stage waits for it, Close reads it
 		workers.Wait()
 		close(d.workersDone)
+	}()
+	go func() { // Close reads it
+		passes.Wait()
+		close(d.passesDone)
 	}()
 }
 

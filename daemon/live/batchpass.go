@@ -118,9 +118,16 @@ func (s *Service) RunBatchPass(ctx, jctx context.Context, log *slog.Logger, job 
 			}
 			return nil, nil
 		})
-		if uerr != nil && !errors.Is(uerr, store.ErrNotFound) {
+		switch {
+		case errors.Is(uerr, store.ErrClosed):
+			// The shutdown did not wait for this pass's decoder call (a
+			// niced thread can be starved on a loaded box): the store
+			// puts a pass left running back in the queue at the next
+			// start.
+			log.Info("batch pass left to the next start", "elapsed_ms", time.Since(start).Milliseconds())
+		case uerr != nil && !errors.Is(uerr, store.ErrNotFound):
 			log.Error("requeue batch pass", "error", uerr)
-		} else if uerr == nil {
+		case uerr == nil:
 			log.Info("batch pass requeued", "elapsed_ms", time.Since(start).Milliseconds())
 		}
 		return

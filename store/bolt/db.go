@@ -201,6 +201,9 @@ func (db *DB) update(fn func(tx *bolt.Tx) error) error {
 	if err == nil || fnErr != nil {
 		return err
 	}
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+		return fmt.Errorf("store: commit: %w", store.ErrClosed)
+	}
 	if full := store.NoSpace(err); errors.Is(full, store.ErrNoSpace) {
 		return fmt.Errorf("store: commit: %w", full)
 	}

@@ -21,13 +21,14 @@ import (
 
 // startWorkers starts cfg.Workers loops of pre-recorded jobs and as many
 // loops of live sessions' batch passes under ctx, and sets workersDone and
-// passesDone, closed once every loop of each kind has returned. The two take from queues of their
-// own, so a pre-recorded job, whose client waits for its only result,
-// never waits behind a batch pass, which improves a record its client
-// already has: the pass decodes on a niced thread (recognizer.CPU's
-// BatchDecode), so the job's decode takes the CPU first and the pass what
-// is left. Before (until 2026-11-30) one loop took turns between the two,
-// and a job waited for the pass its worker was running (28 s seen in CI).
+// passesDone, closed once every loop of each kind has returned. The two
+// take from queues of their own, so a pre-recorded job, whose client waits
+// for its only result, never waits behind a batch pass, which improves a
+// record its client already has: the pass decodes on a niced thread
+// (recognizer.CPU's BatchDecode), so the job's decode takes the CPU first
+// and the pass what is left. Before (until 2026-11-30) one loop took turns
+// between the two, and a job waited for the pass its worker was running
+// (28 s seen in CI).
 func (d *Daemon) startWorkers(ctx context.Context) {
 	var workers, passes sync.WaitGroup
 	for i := range d.cfg.Workers {

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
@@ -133,9 +132,12 @@ func TestShutdownCutsBatchPass(t *testing.T) {
 // of its SIGTERM, its batch pass's first decoder call still running), and
 // Close leaves the engines to the exit while that call runs.
 func TestShutdownNotHeldByBatchPass(t *testing.T) {
-	var logs syncBuffer
+	logs, err := os.CreateTemp(t.TempDir(), "log") // a file: the shutdown's goroutines write at once
+	if err != nil {
+		t.Fatal(err)
+	}
 	d, _ := newTestDaemon(t, func(c *Config) { c.Shutdown.Workers = time.Minute })
-	d.log = slog.New(slog.NewJSONHandler(&logs, nil))
+	d.log = slog.New(slog.NewJSONHandler(logs, nil))
 	d.workersDone = make(chan struct{})
 	close(d.workersDone)               // the pre-recorded workers returned
 	d.passesDone = make(chan struct{}) // a batch pass still in its decoder call
@@ -158,30 +160,12 @@ func TestShutdownNotHeldByBatchPass(t *testing.T) {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	out := logs.String()
+	b, _ := os.ReadFile(logs.Name())
+	out := string(b)
 	if !strings.Contains(out, `"stage":"workers"`) || strings.Contains(out, `"cut_short":true`) {
 		t.Errorf("stages:\n%s", out)
 	}
 	if !strings.Contains(out, "engines left open: a worker is still in a decoder call") {
 		t.Errorf("Close freed the engines under a running decoder call:\n%s", out)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger's writes from several
-// goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

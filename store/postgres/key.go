@@ -167,33 +167,24 @@ func (db *DB) Authenticate(secret string) (store.Key, error) {
 func (db *DB) TakeCallbackSecrets(move func(account string, secret []byte) error) error {
 	ctx, cancel := db.ctx()
 	defer cancel()
+	type row struct { // exported fields: RowToStructByPos fills them in order
+		Account string
+		Secret  []byte
+	}
 	rows, err := db.pool.Query(ctx, "SELECT account, secret FROM callback_secrets ORDER BY account")
+	var all []row
+	if err == nil {
+		all, err = pgx.CollectRows(rows, pgx.RowToStructByPos[row])
+	}
 	if err != nil {
 		return fmt.Errorf("store: take callback secrets: %w", wrap(err))
 	}
-	type row struct {
-		account string
-		secret  []byte
-	}
-	var all []row
-	for rows.Next() {
-		var r row
-		if err := rows.Scan(&r.account, &r.secret); err != nil {
-			rows.Close()
-			return fmt.Errorf("store: take callback secrets: %w", wrap(err))
-		}
-		all = append(all, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("store: take callback secrets: %w", wrap(err))
-	}
 	for _, r := range all {
-		if err := move(r.account, r.secret); err != nil {
+		if err := move(r.Account, r.Secret); err != nil {
 			return err
 		}
 		err := db.update(func(ctx context.Context, tx pgx.Tx) error {
-			_, err := tx.Exec(ctx, "DELETE FROM callback_secrets WHERE account = $1 AND secret = $2", r.account, r.secret)
+			_, err := tx.Exec(ctx, "DELETE FROM callback_secrets WHERE account = $1 AND secret = $2", r.Account, r.Secret)
 			return err
 		})
 		if err != nil {

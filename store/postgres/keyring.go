@@ -97,35 +97,35 @@ func (k *Keyring) Put(id string, e sealed.Entry) error {
 	guarded := k.unread[id]
 	delete(k.unread, id)
 	k.mu.Unlock()
-	q := `INSERT INTO data_keys (id, kek, wrapped) VALUES ($1, $2, $3)
-		ON CONFLICT (id) DO UPDATE SET kek = EXCLUDED.kek, wrapped = EXCLUDED.wrapped`
 	if guarded {
-		q = "INSERT INTO data_keys (id, kek, wrapped) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING"
+		return k.insert("put", id, e, "its data key exists (a read of it had failed)")
 	}
 	ctx, cancel := k.db.ctx()
 	defer cancel()
-	tag, err := k.db.pool.Exec(ctx, q, id, e.KEK, e.Wrapped)
+	_, err := k.db.pool.Exec(ctx, `INSERT INTO data_keys (id, kek, wrapped) VALUES ($1, $2, $3)
+		ON CONFLICT (id) DO UPDATE SET kek = EXCLUDED.kek, wrapped = EXCLUDED.wrapped`, id, e.KEK, e.Wrapped)
 	if err != nil {
 		return fmt.Errorf("store: keyring: put %s: %w", id, wrap(err))
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("store: keyring: put %s: its data key exists (a read of it had failed): %w", id, store.ErrExists)
 	}
 	return nil
 }
 
 // Add stores e as id's entry when id has none, else store.ErrExists: of
 // two nodes adding one id at once, the first insert wins.
-func (k *Keyring) Add(id string, e sealed.Entry) error {
+func (k *Keyring) Add(id string, e sealed.Entry) error { return k.insert("add", id, e, "it exists") }
+
+// insert stores e as id's entry only when id has none (the first insert
+// wins), else store.ErrExists saying why; op names the caller in errors.
+func (k *Keyring) insert(op, id string, e sealed.Entry, why string) error {
 	ctx, cancel := k.db.ctx()
 	defer cancel()
 	tag, err := k.db.pool.Exec(ctx, "INSERT INTO data_keys (id, kek, wrapped) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",
 		id, e.KEK, e.Wrapped)
 	if err != nil {
-		return fmt.Errorf("store: keyring: add %s: %w", id, wrap(err))
+		return fmt.Errorf("store: keyring: %s %s: %w", op, id, wrap(err))
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("store: keyring: add %s: %w", id, store.ErrExists)
+		return fmt.Errorf("store: keyring: %s %s: %s: %w", op, id, why, store.ErrExists)
 	}
 	return nil
 }

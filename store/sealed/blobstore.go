@@ -72,12 +72,11 @@ func (s *Store) blobDEK(id string) (k cipher.AEAD, kept func() error, err error)
 	raw := make([]byte, KeySize)
 	_, _ = rand.Read(raw)
 	defer clear(raw)
-	kek := s.primaryKEK()
 	if k, err = newGCM(raw); err != nil {
 		s.ringMu.Unlock()
 		return nil, nil, err
 	}
-	e := Entry{KEK: kek.ID(), Wrapped: kek.wrap(id, raw)}
+	e := s.wrapEntry(id, raw)
 	var perr error
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -119,17 +118,13 @@ func (s *Store) LinkBlob(src, dst string) error {
 	}
 	s.beginWrite(dst)
 	defer s.endWrite(dst)
-	kek, primary := s.kek(e.KEK), s.primaryKEK()
-	if kek == nil {
-		return fmt.Errorf("sealed: data key of blob %s is under key %s, not configured: %w", src, e.KEK, store.ErrKeyMissing)
-	}
-	raw, err := kek.unwrap(blobKey(src), e.Wrapped)
+	raw, err := s.unwrapEntry(blobKey(src), e)
 	if err != nil {
 		return err
 	}
 	defer clear(raw)
 	s.ringMu.Lock()
-	err = s.ring.Put(blobKey(dst), Entry{KEK: primary.ID(), Wrapped: primary.wrap(blobKey(dst), raw)})
+	err = s.ring.Put(blobKey(dst), s.wrapEntry(blobKey(dst), raw))
 	s.ringMu.Unlock()
 	if err != nil {
 		return err

@@ -38,11 +38,7 @@ func (s *Store) CallbackSecret(account string) ([]byte, error) {
 	id := secretKey(account)
 	for range secretTries {
 		if e, ok := s.ring.Get(id); ok {
-			kek := s.kek(e.KEK)
-			if kek == nil {
-				return nil, fmt.Errorf("sealed: callback secret of %s is under key %s, not configured: %w", account, e.KEK, store.ErrKeyMissing)
-			}
-			return kek.unwrap(id, e.Wrapped)
+			return s.unwrapEntry(id, e)
 		}
 		secret := make([]byte, secretSize)
 		_, _ = rand.Read(secret)
@@ -65,8 +61,7 @@ func (s *Store) addSecret(account string, secret []byte) error {
 	id := secretKey(account)
 	s.ringMu.Lock()
 	defer s.ringMu.Unlock()
-	kek := s.primaryKEK()
-	return s.ring.Add(id, Entry{KEK: kek.ID(), Wrapped: kek.wrap(id, secret)})
+	return s.ring.Add(id, s.wrapEntry(id, secret))
 }
 
 // TakeCallbackSecrets takes nothing: a sealed store keeps no callback

@@ -177,11 +177,7 @@ func (s *Store) dek(id string, create bool) (cipher.AEAD, error) {
 	if !ok {
 		return nil, nil
 	}
-	kek := s.kek(e.KEK)
-	if kek == nil {
-		return nil, fmt.Errorf("sealed: data key of %s is under key %s, not configured: %w", id, e.KEK, store.ErrKeyMissing)
-	}
-	raw, err := kek.unwrap(id, e.Wrapped)
+	raw, err := s.unwrapEntry(id, e)
 	if err != nil {
 		return nil, err
 	}
@@ -189,12 +185,30 @@ func (s *Store) dek(id string, create bool) (cipher.AEAD, error) {
 	return newGCM(raw)
 }
 
+// unwrapEntry returns the data key or secret id's entry e holds, opened
+// with the key-encryption key e names: store.ErrKeyMissing when that key
+// is not configured. The caller clears it after use.
+func (s *Store) unwrapEntry(id string, e Entry) ([]byte, error) {
+	kek := s.kek(e.KEK)
+	if kek == nil {
+		return nil, fmt.Errorf("sealed: data key of %s is under key %s, not configured: %w", id, e.KEK, store.ErrKeyMissing)
+	}
+	return kek.unwrap(id, e.Wrapped)
+}
+
+// wrapEntry is the keyring entry of raw, id's data key or secret, wrapped
+// by the primary key (the rotation's new key while one runs). Call it
+// under ringMu, so that a rotation's re-wrap does not pass the entry by.
+func (s *Store) wrapEntry(id string, raw []byte) Entry {
+	kek := s.primaryKEK()
+	return Entry{KEK: kek.ID(), Wrapped: kek.wrap(id, raw)}
+}
+
 func (s *Store) newDEKLocked(id string) (Entry, bool) {
 	raw := make([]byte, KeySize)
 	_, _ = rand.Read(raw)
 	defer clear(raw)
-	kek := s.primaryKEK()
-	e := Entry{KEK: kek.ID(), Wrapped: kek.wrap(id, raw)}
+	e := s.wrapEntry(id, raw)
 	if err := s.ring.Put(id, e); err != nil {
 		return Entry{}, false
 	}

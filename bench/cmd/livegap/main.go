@@ -249,11 +249,17 @@ func engineFor(rend, preset string, workers int, batch bool) (*sphinx.Engine, er
 	cfg.Decoders, cfg.TelephoneDecoders, cfg.LiveDecoders = workers, workers, workers
 	cfg.TelephoneHMM = sphinx.NoTelephoneHMM
 	if narrowband(rend) {
-		hmm, err := telephoneHMM(telephoneModel)
+		// Set whether or not it is there: the engine's own check refuses a
+		// missing model, where a narrowband rendition decoded on the
+		// wideband model instead (as livegap did until 2026-11-30 when run
+		// away from the checkout's root, the default path being relative to
+		// it) reads about twice the telephone model's WER and would be taken
+		// for a measurement.
+		abs, err := filepath.Abs(telephoneModel)
 		if err != nil {
 			return nil, err
 		}
-		cfg.TelephoneHMM = hmm
+		cfg.TelephoneHMM = abs
 	}
 	cfg.SetDefaults()
 	cpu := recognizer.NewCPU(cfg.LiveDecodes) // the engine's own, as the daemon's is its process's
@@ -264,22 +270,6 @@ func engineFor(rend, preset string, workers int, batch bool) (*sphinx.Engine, er
 		return sphinx.NewLive(cfg, cpu, nil)
 	}
 	return sphinx.New(cfg, cpu, nil)
-}
-
-// telephoneHMM returns the telephone model's directory as an absolute
-// path, or an error when there is none: a narrowband rendition decoded on
-// the wideband model instead (as livegap did when run away from the
-// checkout's root, the default path being relative to it) reads about
-// twice the telephone model's WER and would be taken for a measurement.
-func telephoneHMM(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-		return "", fmt.Errorf("telephone model %s: not a directory (run from the checkout's root, or pass -telephone-model)", abs)
-	}
-	return abs, nil
 }
 
 // measure runs the batch and the live path of one rendition on every

@@ -5,15 +5,16 @@ import (
 	"testing"
 )
 
-// TestTelephoneHMMMissing: a telephone model that is not there is an
+// TestTelephoneModelMissing: a telephone model that is not there is an
 // error, not the wideband model in its place.
-func TestTelephoneHMMMissing(t *testing.T) {
-	dir := t.TempDir()
-	if got, err := telephoneHMM(dir); err != nil || got != dir {
-		t.Errorf("telephoneHMM(%s) = %q, %v; want the directory", dir, got, err)
-	}
-	missing := filepath.Join(dir, "model", "en-us-telephone")
-	if got, err := telephoneHMM(missing); err == nil {
-		t.Errorf("telephoneHMM(%s) = %q, nil; want an error", missing, got)
+func TestTelephoneModelMissing(t *testing.T) {
+	saved := telephoneModel
+	t.Cleanup(func() { telephoneModel = saved })
+	telephoneModel = filepath.Join(t.TempDir(), "model", "en-us-telephone")
+	for _, batch := range []bool{true, false} {
+		if e, err := engineFor("mulaw8k", "default", 1, batch); err == nil {
+			e.Close()
+			t.Errorf("engineFor(mulaw8k, batch %v) with no model at %s: no error", batch, telephoneModel)
+		}
 	}
 }

@@ -26,7 +26,7 @@ import (
 // messages; the attachment lasts while ctx does.
 type Live interface {
 	CreateLive(ctx context.Context, account, keyID, requestID string, body []byte, region string) (ingest.LiveCreated, error)
-	AttachLive(ctx context.Context, token string, l ingest.Listener) (ingest.Session, error)
+	AttachLive(ctx context.Context, token, from string, l ingest.Listener) (ingest.Session, error)
 	PauseLive(ctx context.Context, account, id string, pause bool) (ingest.PauseState, error)
 }
 
@@ -163,7 +163,7 @@ func (s *Server) serveLive(conn *websocket.Conn, token string, lim ingest.Socket
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	att, err := s.svc.AttachLive(ctx, token, l)
+	att, err := s.svc.AttachLive(ctx, token, conn.RemoteAddr().String(), l)
 	if err != nil {
 		writeClose(conn, closeCode(err), closeText(err))
 		return

@@ -25,7 +25,7 @@ type endingService struct {
 	Service
 }
 
-func (endingService) AttachLive(_ context.Context, _ string, l ingest.Listener) (ingest.Session, error) {
+func (endingService) AttachLive(_ context.Context, _, _ string, l ingest.Listener) (ingest.Session, error) {
 	return &endingSession{l: l, done: make(chan struct{})}, nil
 }
 

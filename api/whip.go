@@ -14,7 +14,7 @@ import (
 
 // WHIP is the browser door (ingest/webrtc.Door) as the API calls it.
 type WHIP interface {
-	Offer(ctx context.Context, sessionID, token string, sdp []byte) (answer []byte, resource string, err error)
+	Offer(ctx context.Context, sessionID, token, from string, sdp []byte) (answer []byte, resource string, err error)
 	End(ctx context.Context, sessionID, resource string) error
 }
 
@@ -48,7 +48,7 @@ func (s *Server) whipOffer(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	id := pathID(ctx)
-	answer, res, err := s.whip.Offer(ctx, id, tok, body)
+	answer, res, err := s.whip.Offer(ctx, id, tok, ctx.RemoteAddr().String(), body)
 	if err != nil {
 		s.whipFail(ctx, err)
 		return

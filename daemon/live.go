@@ -29,13 +29,13 @@ func (d *Daemon) CreateLive(ctx context.Context, account, keyID, requestID strin
 }
 
 // AttachLive attaches the WebSocket door to the session a token names.
-func (d *Daemon) AttachLive(ctx context.Context, token string, l ingest.Listener) (ingest.Session, error) {
-	return d.live.AttachLive(ctx, token, l)
+func (d *Daemon) AttachLive(ctx context.Context, token, from string, l ingest.Listener) (ingest.Session, error) {
+	return d.live.AttachLive(ctx, token, from, l)
 }
 
 // AttachAudio attaches the WHIP door to the session a token names.
-func (d *Daemon) AttachAudio(ctx context.Context, token string) (ingest.Session, error) {
-	return d.live.AttachAudio(ctx, token)
+func (d *Daemon) AttachAudio(ctx context.Context, token, from string) (ingest.Session, error) {
+	return d.live.AttachAudio(ctx, token, from)
 }
 
 // CheckSessionToken checks a session token for the WHIP door before it

@@ -93,11 +93,18 @@ func TestAuditTrail(t *testing.T) {
 		t.Fatalf("audio: %d", st)
 	}
 	wants = append(wants, want{"pre-recorded.audio", acmeID, job})
-	var live struct{ ID string }
+	var live struct{ ID, URL string }
 	if st, body := d.postJSON("/v2/live", acme, map[string]any{}, &live); st != 201 {
 		t.Fatalf("live: %d %s", st, body)
 	}
 	wants = append(wants, want{"live.create", acmeID, live.ID})
+	// The session's WebSocket client (its token, no key): live.stream under
+	// the key that created the session, from the client's address.
+	conn, err := dial(t, live.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wants = append(wants, want{"live.stream", acmeID, live.ID})
 	d.postJSON("/v2/live/"+live.ID+"/pause", acme, "", nil)
 	d.postJSON("/v2/live/"+live.ID+"/resume", acme, "", nil)
 	wants = append(wants, want{"live.pause", acmeID, live.ID}, want{"live.resume", acmeID, live.ID})
@@ -140,6 +147,7 @@ func TestAuditTrail(t *testing.T) {
 	if st, body := d.do("DELETE", "/v2/pre-recorded/"+job, acme, nil, "", nil); st != 202 {
 		t.Fatalf("DELETE after release: %d %s", st, body)
 	}
+	conn.Close()
 	if st, _ := d.do("DELETE", "/v2/live/"+live.ID, acme, nil, "", nil); st != 202 {
 		t.Fatalf("DELETE live: %d", st)
 	}

@@ -35,6 +35,8 @@ const (
 	AuditLiveHold           AuditAction = "live.hold"
 	AuditLiveRelease        AuditAction = "live.release"
 	AuditLiveExpire         AuditAction = "live.expire"
+	AuditLiveStream         AuditAction = "live.stream" // a WebSocket client attached: it gets the transcripts
+	AuditLiveWHIP           AuditAction = "live.whip"   // a WHIP peer attached: it sends the audio
 	AuditUploadCreate       AuditAction = "upload.create"
 	AuditUploadRead         AuditAction = "upload.read"
 	AuditUploadDelete       AuditAction = "upload.delete"

@@ -20,7 +20,7 @@ func attached(t *testing.T, s *Service, account, keyID string) (ingest.LiveCreat
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := s.AttachLive(t.Context(), c.Token, &listener{})
+	sess, err := s.AttachLive(t.Context(), c.Token, "127.0.0.1:1", &listener{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestOpenLive(t *testing.T) {
 	if n, _ := db.CountJobs(store.KindLive, ""); n != 1 {
 		t.Errorf("%d live jobs", n)
 	}
-	if _, err := s.AttachLive(t.Context(), "not.a.token", nil); !errors.Is(err, ErrTokenInvalid) {
+	if _, err := s.AttachLive(t.Context(), "not.a.token", "127.0.0.1:1", nil); !errors.Is(err, ErrTokenInvalid) {
 		t.Errorf("bad token: %v", err)
 	}
 }

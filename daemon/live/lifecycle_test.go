@@ -70,7 +70,7 @@ func TestSessionLifecycle(t *testing.T) {
 		t.Error("a tampered token checks")
 	}
 	l := &listener{}
-	sess, err := s.AttachLive(t.Context(), c.Token, l)
+	sess, err := s.AttachLive(t.Context(), c.Token, "127.0.0.1:1", l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestSessionLifecycle(t *testing.T) {
 	if n := s.Sessions(); n != 0 {
 		t.Errorf("%d sessions after the end", n)
 	}
-	if _, err := s.AttachLive(t.Context(), c.Token, l); !errors.Is(err, errcode.ErrNotFound) {
+	if _, err := s.AttachLive(t.Context(), c.Token, "127.0.0.1:1", l); !errors.Is(err, errcode.ErrNotFound) {
 		t.Errorf("attach to an ended session: %v", err)
 	}
 }
@@ -221,7 +221,7 @@ func TestRecoverLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := s.AttachLive(t.Context(), tok, &listener{})
+	sess, err := s.AttachLive(t.Context(), tok, "127.0.0.1:1", &listener{})
 	if err != nil {
 		t.Fatalf("client of a recovered session: %v", err)
 	}

@@ -200,7 +200,7 @@ func TestPauseAudited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := s.AttachLive(t.Context(), created.Token, &listener{})
+	sess, err := s.AttachLive(t.Context(), created.Token, "127.0.0.1:1", &listener{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestPauseAudited(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %s %q", e.Action, e.Source, e.KeyID))
 	}
 	ws := fmt.Sprintf("websocket %q", key.ID)
-	want := []string{"live.pause " + ws, "live.resume " + ws, `live.pause dtmf ""`, `live.resume dtmf ""`}
+	want := []string{fmt.Sprintf("live.stream 127.0.0.1:1 %q", key.ID), "live.pause " + ws, "live.resume " + ws, `live.pause dtmf ""`, `live.resume dtmf ""`}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("audit entries\n%v\nwant\n%v", got, want)
 	}

@@ -27,7 +27,7 @@ func revisedSession(t *testing.T, s *Service, db store.Store, keyID string, body
 		t.Fatal(err)
 	}
 	l := &listener{}
-	sess, err := s.AttachLive(t.Context(), c.Token, l)
+	sess, err := s.AttachLive(t.Context(), c.Token, "127.0.0.1:1", l)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -483,8 +483,12 @@ func (s *Service) list() []*session {
 
 // AttachLive connects a client to the session its token names; l takes
 // its messages (nil for an audio-only door, which keeps any WebSocket
-// client as the listener). The attachment lasts while ctx does.
-func (s *Service) AttachLive(ctx context.Context, tok string, l ingest.Listener) (ingest.Session, error) {
+// client as the listener). The attachment lasts while ctx does. from is
+// the client's address: each attachment is in the audit trail
+// (live.stream for a listener, which gets the session's transcripts;
+// live.whip for an audio-only door), under the key that created the
+// session.
+func (s *Service) AttachLive(ctx context.Context, tok, from string, l ingest.Listener) (ingest.Session, error) {
 	id, err := s.checkToken(tok)
 	if err != nil {
 		return nil, err
@@ -500,15 +504,24 @@ func (s *Service) AttachLive(ctx context.Context, tok string, l ingest.Listener)
 	if sess == nil {
 		return nil, &errcode.Error{Kind: errcode.ErrNotFound, Msg: fmt.Sprintf("session %s has ended or does not exist", id)}
 	}
-	return sess.attach(ctx, l)
+	att, err := sess.attach(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	action := store.AuditLiveStream
+	if l == nil {
+		action = store.AuditLiveWHIP
+	}
+	sess.audit(store.AuditEntry{KeyID: sess.keyID, Account: sess.account, Source: from, Action: action, Object: sess.id})
+	return att, nil
 }
 
 // AttachAudio attaches an audio-only door (WHIP) to the session a token
 // names, keeping any WebSocket client as the listener of its messages. The
 // listener should connect first: a later WebSocket attach takes over the
 // session, audio included.
-func (s *Service) AttachAudio(ctx context.Context, tok string) (ingest.Session, error) {
-	return s.AttachLive(ctx, tok, nil)
+func (s *Service) AttachAudio(ctx context.Context, tok, from string) (ingest.Session, error) {
+	return s.AttachLive(ctx, tok, from, nil)
 }
 
 // End finishes a running session before its job is deleted (its client

@@ -29,7 +29,7 @@ import (
 // expired or revoked one) without touching its session, for about the cost
 // of one HMAC.
 type Attacher interface {
-	AttachAudio(ctx context.Context, token string) (ingest.Session, error)
+	AttachAudio(ctx context.Context, token, from string) (ingest.Session, error)
 	CheckSessionToken(token string) error
 }
 
@@ -183,8 +183,9 @@ func params(c codec.Codec) pionwebrtc.RTPCodecParameters {
 // PeerConnection. The client's mistakes are checked before the session is
 // touched; only a session opened in another format is found after
 // attaching (it then stays attached without audio until its idle timeout,
-// and a WebSocket client may still take it over).
-func (d *Door) Offer(ctx context.Context, sessionID, token string, offer []byte) (answer []byte, resource string, err error) {
+// and a WebSocket client may still take it over). from is the client's
+// address (the audit trail's source of the attachment).
+func (d *Door) Offer(ctx context.Context, sessionID, token, from string, offer []byte) (answer []byte, resource string, err error) {
 	if len(offer) > d.cfg.MaxOfferBytes {
 		return nil, "", badOffer("%d bytes > limit %d", len(offer), d.cfg.MaxOfferBytes)
 	}
@@ -235,7 +236,7 @@ func (d *Door) Offer(ctx context.Context, sessionID, token string, offer []byte)
 	}
 	// The attachment lasts until the peer stops the session (supervise),
 	// not as long as this offer's request.
-	sess, err := d.att.AttachAudio(context.WithoutCancel(ctx), token)
+	sess, err := d.att.AttachAudio(context.WithoutCancel(ctx), token, from)
 	if err != nil {
 		return nil, "", err
 	}

@@ -112,7 +112,7 @@ type sessions struct {
 
 var errUnknownToken = errors.New("unknown token")
 
-func (a *sessions) AttachAudio(_ context.Context, tok string) (ingest.Session, error) {
+func (a *sessions) AttachAudio(_ context.Context, tok, _ string) (ingest.Session, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err := a.checkLocked(tok); err != nil {
@@ -269,7 +269,7 @@ func TestOfferStreamsPayloadsUntilEnd(t *testing.T) {
 			s := newRecSession("s1", tc.format)
 			d := newDoor(t, 10*time.Second, s)
 			o, offer := newOfferer(t, tc.offer...)
-			answer, res, err := d.Offer(t.Context(), "s1", "s1.123.good", offer)
+			answer, res, err := d.Offer(t.Context(), "s1", "s1.123.good", "127.0.0.1:1", offer)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -366,7 +366,7 @@ func checkDrained(t *testing.T, s *recSession, n int) {
 	t.Helper()
 	d := newDoor(t, 30*time.Second, s)
 	o, offer := newOfferer(t, pcmuParams)
-	answer, res, err := d.Offer(t.Context(), "s1", "s1.123.good", offer)
+	answer, res, err := d.Offer(t.Context(), "s1", "s1.123.good", "127.0.0.1:1", offer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,7 +436,7 @@ func TestOfferRejects(t *testing.T) {
 	d := newDoor(t, 10*time.Second, ss...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := d.Offer(t.Context(), tc.session, tc.token, tc.offer)
+			_, _, err := d.Offer(t.Context(), tc.session, tc.token, "127.0.0.1:1", tc.offer)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("Offer: %v, want %v", err, tc.want)
 			}
@@ -459,15 +459,15 @@ func TestSecondOfferConflicts(t *testing.T) {
 	s := newRecSession("s1", ulaw8k)
 	d := newDoor(t, 10*time.Second, s)
 	_, offer := newOfferer(t, pcmuParams)
-	if _, _, err := d.Offer(t.Context(), "s1", "s1.1.good", offer); err != nil {
+	if _, _, err := d.Offer(t.Context(), "s1", "s1.1.good", "127.0.0.1:1", offer); err != nil {
 		t.Fatal(err)
 	}
 	_, offer2 := newOfferer(t, pcmuParams)
-	if _, _, err := d.Offer(t.Context(), "s1", "s1.1.good", offer2); !errors.Is(err, ErrConnected) {
+	if _, _, err := d.Offer(t.Context(), "s1", "s1.1.good", "127.0.0.1:1", offer2); !errors.Is(err, ErrConnected) {
 		t.Fatalf("second offer: %v, want ErrConnected", err)
 	}
 	// A forged token is refused as such, before the session is looked at.
-	if _, _, err := d.Offer(t.Context(), "s1", "s1.1.bad", offer2); !errors.Is(err, errUnknownToken) {
+	if _, _, err := d.Offer(t.Context(), "s1", "s1.1.bad", "127.0.0.1:1", offer2); !errors.Is(err, errUnknownToken) {
 		t.Fatalf("offer with a forged token: %v, want errUnknownToken", err)
 	}
 	if d.Peers() != 1 {
@@ -494,7 +494,7 @@ func TestPeerEnds(t *testing.T) {
 			s := newRecSession("s1", ulaw8k)
 			d := newDoor(t, 400*time.Millisecond, s)
 			o, offer := newOfferer(t, pcmuParams)
-			answer, _, err := d.Offer(t.Context(), "s1", "s1.1.good", offer)
+			answer, _, err := d.Offer(t.Context(), "s1", "s1.1.good", "127.0.0.1:1", offer)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -526,7 +526,7 @@ func TestOfferAfterClose(t *testing.T) {
 	d := newDoor(t, time.Second, s)
 	d.Close()
 	_, offer := newOfferer(t, pcmuParams)
-	if _, _, err := d.Offer(t.Context(), "s1", "s1.1.good", offer); !errors.Is(err, ErrClosed) {
+	if _, _, err := d.Offer(t.Context(), "s1", "s1.1.good", "127.0.0.1:1", offer); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Offer after Close: %v, want ErrClosed", err)
 	}
 }
@@ -541,7 +541,7 @@ func TestPublicIPInAnswer(t *testing.T) {
 	}
 	defer d.Close()
 	_, offer := newOfferer(t, pcmuParams)
-	answer, _, err := d.Offer(t.Context(), "s1", "s1.1.good", offer)
+	answer, _, err := d.Offer(t.Context(), "s1", "s1.1.good", "127.0.0.1:1", offer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -567,7 +567,7 @@ func TestOpusSession(t *testing.T) {
 	s := newRecSession("s1", pcm16k)
 	d := newDoor(t, 10*time.Second, s)
 	o, offer := newOfferer(t, opusParams, pcmuParams)
-	answer, res, err := d.Offer(t.Context(), "s1", "s1.1.good", offer)
+	answer, res, err := d.Offer(t.Context(), "s1", "s1.1.good", "127.0.0.1:1", offer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,7 @@ func TestOfferDTMF(t *testing.T) {
 	d.att.(*sessions).keyed = s
 	te := pionwebrtc.RTPCodecParameters{RTPCodecCapability: pionwebrtc.RTPCodecCapability{MimeType: mimeTelephoneEvent, ClockRate: 8000, Channels: 1, SDPFmtpLine: "0-16"}, PayloadType: 101}
 	o, offer := newOfferer(t, pcmuParams, te)
-	answer, _, err := d.Offer(t.Context(), "s1", "s1.1.good", offer)
+	answer, _, err := d.Offer(t.Context(), "s1", "s1.1.good", "127.0.0.1:1", offer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func latency(offers int, useDoor bool) (*latResult, error) {
 		start := time.Now()
 		if useDoor {
 			id := fmt.Sprintf("lat%d", i)
-			answer, _, err = d.Offer(context.Background(), id, id+".x", offer)
+			answer, _, err = d.Offer(context.Background(), id, id+".x", "", offer)
 		} else {
 			var pc *pionwebrtc.PeerConnection
 			pc, answer, err = pionAnswer(offer, cert)

@@ -89,7 +89,7 @@ func receive(mode string, n int, dur time.Duration, speech string) (*recvResult,
 			}
 			conns = append(conns, c)
 			ports = append(ports, c.LocalAddr().(*net.UDPAddr).Port)
-			s, _ := att.AttachAudio(context.Background(), fmt.Sprintf("udp%d.x", i))
+			s, _ := att.AttachAudio(context.Background(), fmt.Sprintf("udp%d.x", i), "")
 			readers.Go(func() { readUDP(c, s) })
 		}
 		if err := enc.Encode(msg{Kind: "ports", Ports: ports}); err != nil {
@@ -108,7 +108,7 @@ func receive(mode string, n int, dur time.Duration, speech string) (*recvResult,
 		case "offer":
 			id := fmt.Sprintf("s%d", m.Index)
 			start := time.Now()
-			ans, _, err := door.Offer(context.Background(), id, id+".x", []byte(m.SDP))
+			ans, _, err := door.Offer(context.Background(), id, id+".x", "", []byte(m.SDP))
 			if err != nil {
 				return nil, err
 			}

@@ -55,7 +55,7 @@ type attacher struct {
 	all   []*sink
 }
 
-func (a *attacher) AttachAudio(_ context.Context, token string) (ingest.Session, error) {
+func (a *attacher) AttachAudio(_ context.Context, token, _ string) (ingest.Session, error) {
 	id, _, _ := strings.Cut(token, ".")
 	s := &sink{id: id, done: make(chan struct{}), bytes: &a.bytes}
 	a.mu.Lock()

@@ -195,9 +195,28 @@ func (s *Store) sweepBlobKeys() error {
 	return s.shred(gone...)
 }
 
+// lister is a backend that names what it holds in one pass per kind, in
+// ascending byte order (store/bolt: a cursor over a bucket's keys and a
+// read of the blob directory; store/postgres: one query each). The key
+// sweep reads it instead of one lookup per data key.
+type lister interface {
+	JobIDs(fn func(id string)) error
+	UploadIDs(fn func(id string)) error
+	BlobNames(fn func(name string)) error
+}
+
+// sweepKeys destroys the data keys of jobs, uploads and blobs that no
+// longer exist. Each key the backend's listing lacks (every key, on a
+// backend that cannot list) is looked up once more on its own before it
+// goes, so a record committed since the listing keeps its key. Before
+// (until 2026-11-30) every key was looked up on its own: SweepBlobs over
+// 5,000 jobs' keys took 0.57-0.61 s on a local PostgreSQL (one query a
+// key; a remote database's round trips multiply it) and 0.10 s on bbolt
+// (one record read and decoded a key) at every start; 6-9 ms and 30-47 ms
+// after (TestSweepKeys counts the lookups).
 func (s *Store) sweepKeys() error {
 	var gone []string
-	for _, id := range s.ring.IDs() {
+	for _, id := range s.unlisted(s.ring.IDs()) {
 		kind, rest, _ := strings.Cut(id, ":")
 		var err error
 		switch kind {
@@ -215,6 +234,49 @@ func (s *Store) sweepKeys() error {
 		}
 	}
 	return s.shred(gone...)
+}
+
+// unlisted returns the keys of ids (sorted, as Keyring.IDs) of a job,
+// upload or blob the backend's listing does not name: all of them when
+// the backend cannot list or a listing fails.
+func (s *Store) unlisted(ids []string) []string {
+	l, ok := s.inner.(lister)
+	if !ok {
+		return ids
+	}
+	byKind := map[string][]string{} // "j" → the job ids with a key, sorted
+	for _, id := range ids {
+		if kind, rest, _ := strings.Cut(id, ":"); kind == "b" || kind == "j" || kind == "u" {
+			byKind[kind] = append(byKind[kind], rest)
+		}
+	}
+	var out []string
+	for kind, list := range map[string]func(func(string)) error{"b": l.BlobNames, "j": l.JobIDs, "u": l.UploadIDs} {
+		keyed := byKind[kind]
+		if len(keyed) == 0 {
+			continue
+		}
+		// Both sorted: walk them side by side. A listing out of order only
+		// makes more keys looked up on their own.
+		missing, i := keyed[:0:0], 0
+		err := list(func(name string) {
+			for ; i < len(keyed) && keyed[i] < name; i++ {
+				missing = append(missing, keyed[i])
+			}
+			if i < len(keyed) && keyed[i] == name {
+				i++
+			}
+		})
+		if err != nil {
+			missing = keyed
+		} else {
+			missing = append(missing, keyed[i:]...)
+		}
+		for _, m := range missing {
+			out = append(out, kind+":"+m)
+		}
+	}
+	return out
 }
 
 // AccountBytes is the backend's count: the blobs' bytes on disk, sealed

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -76,6 +77,17 @@ func New(cfg Config, db store.Store, pl *pipeline.Transcriber, logger *slog.Logg
 	}
 	if err != nil {
 		logger.Error("remove unreferenced audio files", "component", "store", "error", err)
+	}
+	// Before a door can start a live recording: the keys of sealed
+	// recordings whose files are gone (recordingPath's directory).
+	if sp := db.Sealer(); sp != nil {
+		gone, err := sp.SweepSpools(filepath.Join(cfg.DataDir, recordingsDir))
+		if len(gone) > 0 {
+			logger.Info("destroyed the keys of live recordings whose files are gone", "component", "store", "count", len(gone))
+		}
+		if err != nil {
+			logger.Error("destroy the keys of live recordings whose files are gone", "component", "store", "error", err)
+		}
 	}
 	d := &Daemon{
 		cfg:       cfg,

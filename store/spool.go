@@ -20,9 +20,12 @@ type SpoolFile interface {
 // content in clear): besides the records and blobs it seals, local files
 // written as they grow are sealed spools. CreateSpool creates (truncating)
 // the spool at path under a new data key, OpenSpool opens it, RemoveSpool
-// removes it and destroys its key.
+// removes it and destroys its key. SweepSpools destroys the keys of
+// spools no longer in dir (returning their names), before any spool is
+// created there.
 type Sealer interface {
 	CreateSpool(path string) (SpoolFile, error)
 	OpenSpool(path string) (SpoolFile, error)
 	RemoveSpool(path string) error
+	SweepSpools(dir string) ([]string, error)
 }

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/earshot-dev/earshot/store"
 )
@@ -135,6 +137,30 @@ func (s *Store) RemoveSpool(path string) error {
 		return err
 	}
 	return s.shred(spoolKey(path))
+}
+
+// SweepSpools destroys the data keys of spools that are not in dir (a
+// removal that ended before its key's destruction, a file removed by
+// hand), so no spool's key outlives its file, and returns their names. It
+// sweeps a keyring this process owns (a FileKeyring) only: a cluster's
+// shared keyring also holds the keys of other nodes' spools, which this
+// node cannot see. Call it before any spool is created in dir (a spool's
+// key is made before its file).
+func (s *Store) SweepSpools(dir string) ([]string, error) {
+	if _, own := s.ring.(*FileKeyring); !own {
+		return nil, nil
+	}
+	var names, ids []string
+	for _, id := range s.ring.IDs() {
+		name, ok := strings.CutPrefix(id, "s:")
+		if !ok {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(dir, name)); errors.Is(err, fs.ErrNotExist) {
+			names, ids = append(names, name), append(ids, id)
+		}
+	}
+	return names, s.shred(ids...)
 }
 
 func (sp *Spool) slotAt(i int64) int64 { return spoolHeaderLen + i*spoolSlot }

@@ -91,3 +91,73 @@ func TestSpool(t *testing.T) {
 		t.Fatal("spool opened after RemoveSpool")
 	}
 }
+
+// TestSweepSpools: the keys of spools whose files are gone from the
+// directory (a removal that ended before its key's destruction, a file
+// removed by hand) are destroyed and named; a spool still there keeps its
+// key and opens; a keyring shared with other nodes (store/postgres's) is
+// left alone, since it holds their spools' keys too. Before (until
+// 2026-11-30) nothing swept spool keys: one outlived each such file.
+func TestSweepSpools(t *testing.T) {
+	inner := storetest.Open(t)
+	dir := t.TempDir()
+	ring, err := sealed.OpenFileKeyring(filepath.Join(dir, sealed.KeyringFile), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sealed.Open(inner, sealed.Options{Keys: []*sealed.KEK{newKEK(t, dir, "kek")}, Keyring: ring})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	spools := t.TempDir()
+	for _, name := range []string{"live-kept.wav", "live-gone.wav"} {
+		f, err := s.CreateSpool(filepath.Join(spools, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write([]byte("RIFF....")); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	if err := os.Remove(filepath.Join(spools, "live-gone.wav")); err != nil {
+		t.Fatal(err)
+	}
+	gone, err := s.SweepSpools(spools)
+	if err != nil || len(gone) != 1 || gone[0] != "live-gone.wav" {
+		t.Fatalf("SweepSpools = %v, %v; want [live-gone.wav]", gone, err)
+	}
+	for _, id := range ring.IDs() {
+		if id == "s:live-gone.wav" {
+			t.Errorf("the key of the spool removed is still in the keyring")
+		}
+	}
+	f, err := s.OpenSpool(filepath.Join(spools, "live-kept.wav"))
+	if err != nil {
+		t.Fatalf("the spool kept: %v", err)
+	}
+	f.Close()
+
+	// A shared keyring: nothing swept, even with the directory empty.
+	pgdb := storetest.OpenPostgres(t, pg)
+	shared, err := sealed.Open(pgdb, sealed.Options{Keys: []*sealed.KEK{newKEK(t, t.TempDir(), "kek")}, Keyring: pgdb.Keyring()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { shared.Close() })
+	other := filepath.Join(t.TempDir(), "live-other-node.wav")
+	g, err := shared.CreateSpool(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	if gone, err := shared.SweepSpools(t.TempDir()); err != nil || len(gone) != 0 {
+		t.Errorf("SweepSpools on a shared keyring = %v, %v; want nothing", gone, err)
+	}
+	if g, err := shared.OpenSpool(other); err != nil {
+		t.Errorf("a spool another node's sweep could see: %v", err)
+	} else {
+		g.Close()
+	}
+}

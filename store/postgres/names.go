@@ -5,7 +5,9 @@ import "fmt"
 // JobIDs calls fn with the id of every job, in ascending byte order: one
 // query of ids only (store/sealed's key sweep at a node's start, which
 // before made one query per data key).
-func (db *DB) JobIDs(fn func(id string)) error { return db.eachID("SELECT id FROM jobs ORDER BY id", fn) }
+func (db *DB) JobIDs(fn func(id string)) error {
+	return db.eachID("SELECT id FROM jobs ORDER BY id", fn)
+}
 
 // UploadIDs calls fn with the id of every upload, in ascending byte order.
 func (db *DB) UploadIDs(fn func(id string)) error {

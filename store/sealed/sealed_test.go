@@ -32,6 +32,12 @@ func newKEK(t testing.TB, dir, name string) *sealed.KEK {
 
 // seal wraps inner with a fresh keyring and key in a temp dir.
 func seal(t testing.TB, inner store.Store) *sealed.Store {
+	s, _ := sealRing(t, inner)
+	return s
+}
+
+// sealRing is seal, with the keyring, for tests that read its ids.
+func sealRing(t testing.TB, inner store.Store) (*sealed.Store, *sealed.FileKeyring) {
 	t.Helper()
 	dir := t.TempDir()
 	ring, err := sealed.OpenFileKeyring(filepath.Join(dir, sealed.KeyringFile), true)
@@ -43,7 +49,7 @@ func seal(t testing.TB, inner store.Store) *sealed.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return s
+	return s, ring
 }
 
 // TestConformance runs the store contract's suite over the sealing layer

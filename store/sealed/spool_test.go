@@ -99,17 +99,7 @@ func TestSpool(t *testing.T) {
 // left alone, since it holds their spools' keys too. Before (until
 // 2026-11-30) nothing swept spool keys: one outlived each such file.
 func TestSweepSpools(t *testing.T) {
-	inner := storetest.Open(t)
-	dir := t.TempDir()
-	ring, err := sealed.OpenFileKeyring(filepath.Join(dir, sealed.KeyringFile), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sealed.Open(inner, sealed.Options{Keys: []*sealed.KEK{newKEK(t, dir, "kek")}, Keyring: ring})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s, ring := sealRing(t, storetest.Open(t))
 	spools := t.TempDir()
 	for _, name := range []string{"live-kept.wav", "live-gone.wav"} {
 		f, err := s.CreateSpool(filepath.Join(spools, name))

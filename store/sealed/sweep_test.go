@@ -2,7 +2,6 @@ package sealed_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/earshot-dev/earshot/store"
-	"github.com/earshot-dev/earshot/store/sealed"
 	"github.com/earshot-dev/earshot/store/storetest"
 )
 
@@ -70,16 +68,7 @@ func TestSweepKeys(t *testing.T) {
 				inner = storetest.OpenPostgres(t, pg)
 			}
 			c := &lookupCounter{Store: inner, names: inner}
-			dir := t.TempDir()
-			ring, err := sealed.OpenFileKeyring(filepath.Join(dir, sealed.KeyringFile), false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := sealed.Open(c, sealed.Options{Keys: []*sealed.KEK{newKEK(t, dir, "kek")}, Keyring: ring})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
+			s, ring := sealRing(t, c)
 
 			for i := range 40 {
 				if err := s.CreateJob(benchJob(fmt.Sprintf("job-%03d", i))); err != nil {

@@ -60,6 +60,12 @@ type Daemon struct {
 	lastClaimed string         // guarded by claimMu: the account of the last job claimed
 }
 
+// unsealedCounter is a sealed store's count of what it holds that was
+// written before sealing was on (store/sealed).
+type unsealedCounter interface {
+	Unsealed() (blobs, jobs int, err error)
+}
+
 // New builds the job service on the store db and the recognition pipeline
 // pl (cfg.ServicePipeline()), which the composition root opened and built
 // (app.Run). It starts nothing. The Daemon owns both from here: Close
@@ -77,6 +83,12 @@ func New(cfg Config, db store.Store, pl *pipeline.Transcriber, logger *slog.Logg
 	}
 	if err != nil {
 		logger.Error("remove unreferenced audio files", "component", "store", "error", err)
+	}
+	if u, ok := db.(unsealedCounter); ok {
+		if blobs, jobs, err := u.Unsealed(); err == nil && blobs+jobs > 0 {
+			logger.Warn("audio files and jobs stored before encryption at rest was turned on are still in clear: stop the daemon and run earshotd keys seal-existing",
+				"component", "store", "audio_files", blobs, "jobs", jobs)
+		}
 	}
 	// Before a door can start a live recording: the keys of sealed
 	// recordings whose files are gone (recordingPath's directory).

@@ -42,6 +42,10 @@ const keysUsage = `usage:
                                                        re-wraps every data key under FILE's key while the
                                                        daemon runs (it reads FILE: owner-only, readable by
                                                        the daemon); then set store.encryption_key_file to FILE
+  earshotd keys seal-existing --data-dir DIR           with the daemon stopped and a data key configured:
+                                                       seals what the data dir held before encryption at
+                                                       rest was turned on (audio, jobs, uploads), zeroes
+                                                       the clear files and compacts the database
 `
 
 func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -59,6 +63,9 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		fmt.Fprintf(stderr, "wrote key %s to %s\n", id, args[1])
 		return nil
+	}
+	if args[0] == "seal-existing" {
+		return cmdSealExisting(ctx, args[1:], stdout, stderr)
 	}
 	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)

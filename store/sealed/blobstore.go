@@ -244,15 +244,9 @@ func (s *Store) unlisted(ids []string) []string {
 	if !ok {
 		return ids
 	}
-	byKind := map[string][]string{} // "j" → the job ids with a key, sorted
-	for _, id := range ids {
-		if kind, rest, _ := strings.Cut(id, ":"); kind == "b" || kind == "j" || kind == "u" {
-			byKind[kind] = append(byKind[kind], rest)
-		}
-	}
 	var out []string
 	for kind, list := range map[string]func(func(string)) error{"b": l.BlobNames, "j": l.JobIDs, "u": l.UploadIDs} {
-		keyed := byKind[kind]
+		keyed := keyedOf(ids, kind)
 		if len(keyed) == 0 {
 			continue
 		}

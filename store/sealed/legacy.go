@@ -1,0 +1,244 @@
+package sealed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/earshot-dev/earshot/store"
+)
+
+// What a data dir held before sealing was turned on stays as it was
+// written: records are read as they are and sealed at their next write,
+// which a finished job never has, and a blob is never written again.
+// SealExisting seals all of it in place.
+
+// SealReport counts what SealExisting sealed.
+type SealReport struct {
+	Jobs    int // job records sealed
+	Uploads int // upload records sealed
+	Blobs   int // blobs (audio) sealed
+	// Scrubbed is the clear blob files overwritten with zeros once their
+	// sealed copy took their place (a backend that keeps blobs as files,
+	// each file's last name).
+	Scrubbed int
+}
+
+// sealingSuffix names a blob's sealed copy while SealExisting makes it
+// (the blob's name and the suffix). A run a kill ended leaves it; the next
+// run finishes the switch (the blob's data key was written: the copy goes
+// in the clear blob's place) or removes it.
+const sealingSuffix = ".sealing"
+
+// SealExisting seals every job, upload and blob written before sealing
+// was on (those without a data key), in place: a blob's sealed copy is
+// written beside it under a new data key, which is then re-wrapped under
+// the blob's name before the copy replaces the clear blob (LinkBlob), and
+// the clear file, on a backend that keeps files, is overwritten with
+// zeros once nothing else names it; a record is rewritten through the
+// layer (UpdateJob, PutUpload), which seals it. Blobs go first, so an
+// upload's record is sealed under its blob's key. A blob and the job made
+// from it that shared one clear file each get a sealed copy of their own.
+//
+// Run it only while nothing else uses the store (the daemon stopped:
+// earshotd keys seal-existing): a reader of a blob while its key is
+// written and its copy not yet in place would fail its integrity check.
+// It returns at ctx's end with what it sealed so far; a second run goes
+// on from there. Needs a backend that lists its content (store/bolt,
+// store/postgres).
+func (s *Store) SealExisting(ctx context.Context) (SealReport, error) {
+	var rep SealReport
+	l, ok := s.inner.(lister)
+	if !ok {
+		return rep, errors.New("sealed: the backend cannot list what it holds")
+	}
+	ids := s.ring.IDs()
+	has := func(id string) bool { _, ok := s.ring.Get(id); return ok }
+	var names, clear []string
+	if err := l.BlobNames(func(n string) { names = append(names, n) }); err != nil {
+		return rep, err
+	}
+	for _, n := range names {
+		orig, ok := strings.CutSuffix(n, sealingSuffix)
+		if !ok || !store.ValidName(orig) {
+			continue
+		}
+		if !has(blobKey(orig)) { // the clear blob is as it was: start again
+			if err := s.RemoveBlob(n); err != nil {
+				return rep, err
+			}
+			continue
+		}
+		scrubbed, err := s.finishSealing(n, orig, true)
+		if err != nil {
+			return rep, err
+		}
+		if scrubbed {
+			rep.Scrubbed++
+		}
+	}
+	if err := eachUnkeyed(keyedOf(ids, "b"), l.BlobNames, func(n string) { clear = append(clear, n) }); err != nil {
+		return rep, err
+	}
+	for _, n := range clear {
+		// A sealed blob sealed again would read as its sealed bytes: its
+		// key is asked once more, on its own.
+		if strings.HasSuffix(n, sealingSuffix) || !store.ValidName(n) || has(blobKey(n)) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		scrubbed, err := s.sealBlob(n)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return rep, fmt.Errorf("sealed: seal blob %s: %w", n, err)
+		}
+		rep.Blobs++
+		if scrubbed {
+			rep.Scrubbed++
+		}
+	}
+	var jobs, uploads []string
+	if err := eachUnkeyed(keyedOf(ids, "j"), l.JobIDs, func(id string) { jobs = append(jobs, id) }); err != nil {
+		return rep, err
+	}
+	for _, id := range jobs {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		_, err := s.UpdateJob(id, func(*store.Job) ([]*store.Delivery, error) { return nil, nil })
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return rep, fmt.Errorf("sealed: seal job %s: %w", id, err)
+		}
+		rep.Jobs++
+	}
+	if err := l.UploadIDs(func(id string) { uploads = append(uploads, id) }); err != nil {
+		return rep, err
+	}
+	for _, id := range uploads {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		u, err := s.inner.Upload(id)
+		if errors.Is(err, store.ErrNotFound) || err == nil && strings.HasPrefix(u.Filename, store.SealedPrefix) {
+			continue
+		}
+		if err != nil {
+			return rep, fmt.Errorf("sealed: seal upload %s: %w", id, err)
+		}
+		if err := s.PutUpload(u); err != nil {
+			return rep, fmt.Errorf("sealed: seal upload %s: %w", id, err)
+		}
+		rep.Uploads++
+	}
+	return rep, nil
+}
+
+// Unsealed counts the blobs and jobs written before sealing was on (no
+// data key), which SealExisting would seal: one listing of each and of the
+// keyring. An upload's record goes with its blob.
+func (s *Store) Unsealed() (blobs, jobs int, err error) {
+	l, ok := s.inner.(lister)
+	if !ok {
+		return 0, 0, errors.New("sealed: the backend cannot list what it holds")
+	}
+	ids := s.ring.IDs()
+	err = eachUnkeyed(keyedOf(ids, "b"), l.BlobNames, func(n string) {
+		if store.ValidName(n) && !strings.HasSuffix(n, sealingSuffix) {
+			blobs++
+		}
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	err = eachUnkeyed(keyedOf(ids, "j"), l.JobIDs, func(string) { jobs++ })
+	return blobs, jobs, err
+}
+
+// keyedOf returns the names of the data keys of kind ("b", "j", "u") among
+// ids, sorted as ids are (Keyring.IDs).
+func keyedOf(ids []string, kind string) []string {
+	var out []string
+	for _, id := range ids {
+		if k, rest, _ := strings.Cut(id, ":"); k == kind {
+			out = append(out, rest)
+		}
+	}
+	return out
+}
+
+// eachUnkeyed calls fn with each name list gives (in ascending byte
+// order) that keyed (sorted) lacks: the two walked side by side. A
+// listing out of order gives names that have a key too; callers that
+// act on a name check its key again.
+func eachUnkeyed(keyed []string, list func(func(string)) error, fn func(string)) error {
+	i := 0
+	return list(func(n string) {
+		for i < len(keyed) && keyed[i] < n {
+			i++
+		}
+		if i < len(keyed) && keyed[i] == n {
+			return
+		}
+		fn(n)
+	})
+}
+
+// sealBlob replaces the clear blob name by a sealed copy and reports
+// whether the clear file was overwritten.
+func (s *Store) sealBlob(name string) (bool, error) {
+	r, err := s.inner.OpenBlob(name)
+	if err != nil {
+		return false, err
+	}
+	tmp := name + sealingSuffix
+	_, err = s.WriteBlob(tmp, r, 0)
+	r.Close()
+	if err != nil {
+		return false, errors.Join(err, s.RemoveBlob(tmp))
+	}
+	return s.finishSealing(tmp, name, false)
+}
+
+// finishSealing puts the sealed copy tmp in the place of the blob name,
+// its data key re-wrapped as name's first (done, when a run ended after
+// that write), removes tmp with its key, and overwrites the clear file
+// (store.Scrub) on a backend that keeps blobs as files, reporting whether
+// it did.
+func (s *Store) finishSealing(tmp, name string, done bool) (bool, error) {
+	var clearFile *os.File // kept open across the replacement
+	if p, ok := s.inner.LocalBlobPath(name); ok {
+		f, err := os.OpenFile(p, os.O_WRONLY, 0)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return false, err
+		}
+		if f != nil {
+			defer f.Close()
+			clearFile = f
+		}
+	}
+	var err error
+	if done {
+		err = s.inner.LinkBlob(tmp, name)
+	} else {
+		err = s.LinkBlob(tmp, name)
+	}
+	if err != nil {
+		return false, fmt.Errorf("sealed: the sealed copy of %s in its place: %w", name, err)
+	}
+	if err := s.RemoveBlob(tmp); err != nil {
+		return false, err
+	}
+	if clearFile == nil {
+		return false, nil
+	}
+	return store.Scrub(clearFile)
+}

@@ -106,18 +106,7 @@ func TestEncryptionAtRest(t *testing.T) {
 	_, cfg := sealedConfig(t)
 	d := startDaemon(t, "", cfg)
 	key := createKey(t, d.DataDir, "acme")
-	path, _ := clip(t, "pocketsphinx-goforward.wav")
-	audio, _ := os.ReadFile(path)
-	status, up, body := d.upload(key, path)
-	if status != 200 {
-		t.Fatalf("upload: %d %s", status, body)
-	}
-	var pre struct{ ID string }
-	if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{
-		"audio_url": up.AudioURL, "custom_metadata": map[string]any{"ticket": "ZEBRAQUOKKA-77"},
-	}, &pre); status != 201 {
-		t.Fatalf("create: %d %s", status, body)
-	}
+	path, audio, preID := ticketJob(t, d, key, "ZEBRAQUOKKA-77")
 	live := d.createLive(key, map[string]any{})
 	c, err := dial(t, live.URL)
 	if err != nil {
@@ -127,7 +116,7 @@ func TestEncryptionAtRest(t *testing.T) {
 	c.WriteJSON(map[string]any{"type": "stop_recording"})
 	readAll(t, c, time.Minute)
 	c.Close()
-	rec := d.waitJob(key, pre.ID, 2*time.Minute)
+	rec := d.waitJob(key, preID, 2*time.Minute)
 	if rec["status"] != "done" {
 		t.Fatalf("job ended %v", rec)
 	}
@@ -138,51 +127,29 @@ func TestEncryptionAtRest(t *testing.T) {
 		d.do("GET", "/v2/live/"+live.ID, key, nil, "", &liveRec)
 		time.Sleep(100 * time.Millisecond) // polling a real process
 	}
-	_, fileBefore := d.do("GET", "/v2/pre-recorded/"+pre.ID+"/file", key, nil, "", nil)
+	_, fileBefore := d.do("GET", "/v2/pre-recorded/"+preID+"/file", key, nil, "", nil)
 	if !bytes.Equal(fileBefore, audio) {
 		t.Fatalf("job's audio: %d bytes, want the upload's %d", len(fileBefore), len(audio))
 	}
 	// The account's callback signing secret (through the admin socket, from
 	// the running daemon): kept in the keyring, wrapped, in no file in
 	// clear (before 2026-11-30 earshot.db held it).
-	out, err := exec.Command(earshotd, "keys", "secret", "--data-dir", d.DataDir, "--account", "acme").Output()
-	secret, herr := hex.DecodeString(strings.TrimSpace(string(out)))
-	if err != nil || herr != nil || len(secret) != 32 {
-		t.Fatalf("keys secret: %v %v %q", err, herr, out)
-	}
+	secret := accountSecret(t, d.DataDir)
 	d.Stop()
 
 	n := scanDir(t, d.DataDir, words, audioRuns(audio))
 	t.Logf("scanned %d files of %s for %d words and the audio's runs", n, d.DataDir, len(words))
-	filepath.Walk(d.DataDir, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && fi.Mode().IsRegular() {
-			if b, _ := os.ReadFile(p); bytes.Contains(b, secret) || bytes.Contains(b, []byte(hex.EncodeToString(secret))) {
-				t.Errorf("%s holds the callback signing secret in clear", p)
-			}
-		}
-		return nil
-	})
+	scanSecret(t, d.DataDir, secret)
 
 	d2 := startDaemon(t, d.DataDir, cfg)
-	var again map[string]any
-	if status, body := d2.do("GET", "/v2/pre-recorded/"+pre.ID, key, nil, "", &again); status != 200 {
-		t.Fatalf("after restart: %d %s", status, body)
-	}
-	a, _ := json.Marshal(rec["result"])
-	b, _ := json.Marshal(again["result"])
-	if !bytes.Equal(a, b) || again["custom_metadata"].(map[string]any)["ticket"] != "ZEBRAQUOKKA-77" {
-		t.Fatalf("result after restart differs:\n%s\n%s", a, b)
-	}
-	if _, f := d2.do("GET", "/v2/pre-recorded/"+pre.ID+"/file", key, nil, "", nil); !bytes.Equal(f, audio) {
-		t.Fatalf("audio after restart: %d bytes, want %d", len(f), len(audio))
-	}
+	checkJobBack(t, d2, key, preID, rec, "ZEBRAQUOKKA-77", audio)
 	var liveAgain map[string]any
 	if status, body := d2.do("GET", "/v2/live/"+live.ID, key, nil, "", &liveAgain); status != 200 || liveAgain["status"] != "done" {
 		t.Fatalf("live job after restart: %d %s", status, body)
 	}
 	d2.Stop()
 
-	out, err = exec.Command(earshotd, "run", "--listen", "127.0.0.1:0", "--data-dir", d.DataDir).CombinedOutput()
+	out, err := exec.Command(earshotd, "run", "--listen", "127.0.0.1:0", "--data-dir", d.DataDir).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "encryption_key_file") || !strings.Contains(string(out), "encrypted") {
 		t.Fatalf("start without the key: %v, %s; want a refusal naming store.encryption_key_file", err, out)
 	}
@@ -309,4 +276,68 @@ func TestEncryptionLiveRecordingWhileRunning(t *testing.T) {
 	}
 	d.Stop()
 	scanDir(t, d.DataDir, nil, audioRuns(append(make([]byte, 44), sent...)))
+}
+
+// ticketJob uploads testdata's goforward clip and creates a pre-recorded
+// job of it with custom_metadata ticket: the clip's path and bytes and the
+// job's id.
+func ticketJob(t *testing.T, d *daemonProc, key, ticket string) (string, []byte, string) {
+	t.Helper()
+	path, _ := clip(t, "pocketsphinx-goforward.wav")
+	audio, _ := os.ReadFile(path)
+	status, up, body := d.upload(key, path)
+	if status != 200 {
+		t.Fatalf("upload: %d %s", status, body)
+	}
+	var pre struct{ ID string }
+	if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{
+		"audio_url": up.AudioURL, "custom_metadata": map[string]any{"ticket": ticket},
+	}, &pre); status != 201 {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	return path, audio, pre.ID
+}
+
+// accountSecret returns account acme's callback signing secret, through
+// the CLI (the running daemon's admin socket, or the store).
+func accountSecret(t *testing.T, dataDir string) []byte {
+	t.Helper()
+	out, err := exec.Command(earshotd, "keys", "secret", "--data-dir", dataDir, "--account", "acme").Output()
+	secret, herr := hex.DecodeString(strings.TrimSpace(string(out)))
+	if err != nil || herr != nil || len(secret) != 32 {
+		t.Fatalf("keys secret: %v %v %q", err, herr, out)
+	}
+	return secret
+}
+
+// scanSecret fails t for every file under dir holding secret, raw or in
+// hex.
+func scanSecret(t *testing.T, dir string, secret []byte) {
+	t.Helper()
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() {
+			if b, _ := os.ReadFile(p); bytes.Contains(b, secret) || bytes.Contains(b, []byte(hex.EncodeToString(secret))) {
+				t.Errorf("%s holds the callback signing secret in clear", p)
+			}
+		}
+		return nil
+	})
+}
+
+// checkJobBack fails t unless job id reads back through d with rec's
+// result, its ticket and audio.
+func checkJobBack(t *testing.T, d *daemonProc, key, id string, rec map[string]any, ticket string, audio []byte) {
+	t.Helper()
+	var again map[string]any
+	if status, body := d.do("GET", "/v2/pre-recorded/"+id, key, nil, "", &again); status != 200 {
+		t.Fatalf("read back: %d %s", status, body)
+	}
+	a, _ := json.Marshal(rec["result"])
+	b, _ := json.Marshal(again["result"])
+	if !bytes.Equal(a, b) || again["custom_metadata"].(map[string]any)["ticket"] != ticket {
+		t.Fatalf("result read back differs:\n%s\n%s", a, b)
+	}
+	if _, f := d.do("GET", "/v2/pre-recorded/"+id+"/file", key, nil, "", nil); !bytes.Equal(f, audio) {
+		t.Fatalf("audio read back: %d bytes, want %d", len(f), len(audio))
+	}
 }

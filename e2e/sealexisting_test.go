@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/hex"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,28 +24,13 @@ import (
 func TestEncryptionSealExisting(t *testing.T) {
 	d := startDaemon(t, "", "")
 	key := createKey(t, d.DataDir, "acme")
-	path, _ := clip(t, "pocketsphinx-goforward.wav")
-	audio, _ := os.ReadFile(path)
-	status, up, body := d.upload(key, path)
-	if status != 200 {
-		t.Fatalf("upload: %d %s", status, body)
-	}
-	var pre struct{ ID string }
-	if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{
-		"audio_url": up.AudioURL, "custom_metadata": map[string]any{"ticket": "ZEBRAQUOKKA-88"},
-	}, &pre); status != 201 {
-		t.Fatalf("create: %d %s", status, body)
-	}
-	rec := d.waitJob(key, pre.ID, 2*time.Minute)
+	_, audio, id := ticketJob(t, d, key, "ZEBRAQUOKKA-88")
+	rec := d.waitJob(key, id, 2*time.Minute)
 	if rec["status"] != "done" {
 		t.Fatalf("job ended %v", rec)
 	}
 	words := append(transcriptWords(t, rec), "ZEBRAQUOKKA-88")
-	out, err := exec.Command(earshotd, "keys", "secret", "--data-dir", d.DataDir, "--account", "acme").Output()
-	secret, herr := hex.DecodeString(strings.TrimSpace(string(out)))
-	if err != nil || herr != nil || len(secret) != 32 {
-		t.Fatalf("keys secret: %v %v %q", err, herr, out)
-	}
+	secret := accountSecret(t, d.DataDir)
 	d.Stop()
 	if db, _ := os.ReadFile(filepath.Join(d.DataDir, "earshot.db")); !bytes.Contains(db, []byte("ZEBRAQUOKKA-88")) {
 		t.Fatal("the unsealed database does not hold the metadata in clear: the scan below shows nothing")
@@ -59,7 +42,7 @@ func TestEncryptionSealExisting(t *testing.T) {
 		t.Errorf("the sealed daemon on clear data logged %d warnings, want 1", n)
 	}
 	var got map[string]any
-	if status, body := d2.do("GET", "/v2/pre-recorded/"+pre.ID, key, nil, "", &got); status != 200 {
+	if status, body := d2.do("GET", "/v2/pre-recorded/"+id, key, nil, "", &got); status != 200 {
 		t.Fatalf("clear job through the sealed daemon: %d %s", status, body)
 	}
 	sealExisting := func() (string, error) {
@@ -83,33 +66,15 @@ func TestEncryptionSealExisting(t *testing.T) {
 
 	n := scanDir(t, d.DataDir, words, audioRuns(audio))
 	t.Logf("scanned %d files of %s for %d words and the audio's runs", n, d.DataDir, len(words))
-	filepath.Walk(d.DataDir, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && fi.Mode().IsRegular() {
-			if b, _ := os.ReadFile(p); bytes.Contains(b, secret) || bytes.Contains(b, []byte(hex.EncodeToString(secret))) {
-				t.Errorf("%s holds the callback signing secret in clear", p)
-			}
-		}
-		return nil
-	})
+	scanSecret(t, d.DataDir, secret)
 
 	d3 := startDaemon(t, d.DataDir, cfg)
 	if n := len(d3.linesWith("still in clear")); n != 0 {
 		t.Errorf("after seal-existing the daemon still warns: %v", d3.linesWith("still in clear"))
 	}
-	var again map[string]any
-	if status, body := d3.do("GET", "/v2/pre-recorded/"+pre.ID, key, nil, "", &again); status != 200 {
-		t.Fatalf("after seal-existing: %d %s", status, body)
-	}
-	a, _ := json.Marshal(rec["result"])
-	b, _ := json.Marshal(again["result"])
-	if !bytes.Equal(a, b) || again["custom_metadata"].(map[string]any)["ticket"] != "ZEBRAQUOKKA-88" {
-		t.Fatalf("result after seal-existing differs:\n%s\n%s", a, b)
-	}
-	if _, f := d3.do("GET", "/v2/pre-recorded/"+pre.ID+"/file", key, nil, "", nil); !bytes.Equal(f, audio) {
-		t.Fatalf("audio after seal-existing: %d bytes, want %d", len(f), len(audio))
-	}
-	if out, err := exec.Command(earshotd, "keys", "secret", "--data-dir", d.DataDir, "--account", "acme").Output(); err != nil || !bytes.Equal([]byte(strings.TrimSpace(string(out))), []byte(hex.EncodeToString(secret))) {
-		t.Errorf("the callback signing secret changed: %v", err)
+	checkJobBack(t, d3, key, id, rec, "ZEBRAQUOKKA-88", audio)
+	if !bytes.Equal(accountSecret(t, d.DataDir), secret) {
+		t.Error("the callback signing secret changed")
 	}
 	d3.Stop()
 }

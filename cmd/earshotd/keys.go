@@ -42,10 +42,11 @@ const keysUsage = `usage:
                                                        re-wraps every data key under FILE's key while the
                                                        daemon runs (it reads FILE: owner-only, readable by
                                                        the daemon); then set store.encryption_key_file to FILE
-  earshotd keys seal-existing --data-dir DIR           with the daemon stopped and a data key configured:
-                                                       seals what the data dir held before encryption at
-                                                       rest was turned on (audio, jobs, uploads), zeroes
-                                                       the clear files and compacts the database
+  earshotd keys seal-existing --data-dir DIR           with the daemon (every node) stopped and a data key
+                                                       configured: seals what the store held before
+                                                       encryption at rest was turned on (audio, jobs,
+                                                       uploads), zeroes the clear files and compacts the
+                                                       database
 `
 
 func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {

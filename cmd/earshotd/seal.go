@@ -6,12 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/earshot-dev/earshot/app"
 	"github.com/earshot-dev/earshot/daemon"
 	"github.com/earshot-dev/earshot/store"
 	"github.com/earshot-dev/earshot/store/bolt"
+	"github.com/earshot-dev/earshot/store/postgres"
 	"github.com/earshot-dev/earshot/store/sealed"
 )
 
@@ -20,10 +22,16 @@ type existingSealer interface {
 	SealExisting(ctx context.Context) (sealed.SealReport, error)
 }
 
-// cmdSealExisting is `earshotd keys seal-existing`: with the daemon
-// stopped, seal in place what the data dir held before encryption at rest
-// was turned on (sealed.Store.SealExisting), then compact the database so
-// its free pages no longer hold the clear copies (bolt.Compact).
+// nodeQuiet is how long every node of a shared store must have been
+// silent for keys seal-existing to run on it: beyond a node's heartbeat
+// period (2 s) and the time others take it for stopped (6 s).
+const nodeQuiet = 15 * time.Second
+
+// cmdSealExisting is `earshotd keys seal-existing`: with the daemon (every
+// node of a cluster) stopped, seal in place what the store held before
+// encryption at rest was turned on (sealed.Store.SealExisting), then
+// compact the database so its files no longer hold the clear copies
+// (bolt.Compact, postgres.DB.Compact).
 func cmdSealExisting(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("keys seal-existing", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -35,11 +43,20 @@ func cmdSealExisting(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return fmt.Errorf("keys seal-existing: %w", err)
 	}
-	if cfg.Store.Backend == daemon.BackendPostgres {
-		return errors.New("keys seal-existing: the embedded store only: on a shared store (postgres) every node would have to be stopped, and its database's old rows are not reachable from here")
-	}
 	if app.DataKeyFile(cfg.Config) == "" {
 		return errors.New("keys seal-existing: encryption at rest is not configured: set store.encryption_key_file (earshotd keys generate-data-key) or the systemd credential " + app.CredentialName)
+	}
+	// A shared store: every node stopped, checked before the sealing layer
+	// opens it (which moves the callback secrets into the keyring).
+	var pg *postgres.DB
+	if cfg.Store.Backend == daemon.BackendPostgres {
+		if pg, err = postgres.Open(ctx, string(cfg.Store.DSN), &postgres.Options{NodeID: cfg.Cluster.NodeID}); err != nil {
+			return fmt.Errorf("keys seal-existing: %w", err)
+		}
+		defer pg.Close()
+		if err := checkNodesStopped(pg.Cluster()); err != nil {
+			return fmt.Errorf("keys seal-existing: %w", err)
+		}
 	}
 	db, err := app.OpenStore(ctx, cfg.Config, &bolt.Options{Timeout: 300 * time.Millisecond})
 	if errors.Is(err, store.ErrLocked) {
@@ -59,12 +76,41 @@ func cmdSealExisting(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	fmt.Fprintf(stdout, "sealed %d audio files (%d clear files overwritten with zeros), %d jobs, %d uploads\n", rep.Blobs, rep.Scrubbed, rep.Jobs, rep.Uploads)
 	if err != nil {
-		return fmt.Errorf("keys seal-existing: %w (run it again to go on)", err)
+		return fmt.Errorf("keys seal-existing: %w (run it again before the daemon starts)", err)
+	}
+	if pg != nil {
+		if err := pg.Compact(ctx); err != nil {
+			return fmt.Errorf("keys seal-existing: %w", err)
+		}
+		fmt.Fprintln(stdout, "rewrote the content tables (VACUUM FULL); the write-ahead log and base backups keep their copies until recycled or dropped")
+		return nil
 	}
 	before, after, err := bolt.Compact(cfg.DataDir, &bolt.Options{Timeout: 300 * time.Millisecond})
 	if err != nil {
 		return fmt.Errorf("keys seal-existing: %w", err)
 	}
 	fmt.Fprintf(stdout, "compacted the database: %d -> %d bytes, the old file overwritten with zeros\n", before, after)
+	return nil
+}
+
+// checkNodesStopped refuses while a node of the shared store c was heard
+// from within nodeQuiet, naming them.
+func checkNodesStopped(c store.Cluster) error {
+	if c == nil {
+		return nil
+	}
+	nodes, err := c.Nodes()
+	if err != nil {
+		return err
+	}
+	var alive []string
+	for _, n := range nodes {
+		if n.Age < nodeQuiet {
+			alive = append(alive, fmt.Sprintf("%s (heard %s ago)", n.ID, n.Age.Round(time.Second)))
+		}
+	}
+	if len(alive) > 0 {
+		return fmt.Errorf("nodes of the shared store are running: %s: stop every node first", strings.Join(alive, ", "))
+	}
 	return nil
 }

@@ -272,3 +272,24 @@ func hasAudit(all []auditEntry, action string, ok func(auditEntry) bool) bool {
 	}
 	return false
 }
+
+// waitAudit polls GET /admin/audit?query (admin key) until done accepts
+// its entries, failing t after 20 s: the trail is appended beside the
+// requests.
+func waitAudit(t *testing.T, d *daemonProc, admin, query string, done func([]auditEntry) bool) []auditEntry {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var p auditPage
+		if st, body := d.do("GET", "/admin/audit?"+query, admin, nil, "", &p); st != 200 {
+			t.Fatalf("GET /admin/audit?%s: %d %s", query, st, body)
+		}
+		if done(p.Items) {
+			return p.Items
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("audit trail ?%s: %+v", query, p.Items)
+		}
+		time.Sleep(50 * time.Millisecond) // polling a real process's asynchronous append, not settling
+	}
+}

@@ -243,6 +243,22 @@ func TestWebRTCWHIP(t *testing.T) {
 		t.Errorf("WER %.3f > %.3f", wer, werWebRTC)
 	}
 
+	// Both attachments are in the audit trail under the session's key,
+	// from the client's address: the WebSocket's and the one WHIP peer
+	// the door took (the refused second offer attached nothing).
+	admin := createKey(t, d.DataDir, "admin")
+	count := func(es []auditEntry, action string) (n int) {
+		for _, e := range es {
+			if e.Action == action && e.Account == "acme" && e.KeyID != "" && strings.HasPrefix(e.Source, "127.0.0.1:") {
+				n++
+			}
+		}
+		return n
+	}
+	waitAudit(t, d, admin, "object="+s.ID, func(es []auditEntry) bool {
+		return count(es, "live.stream") == 1 && count(es, "live.whip") == 1
+	})
+
 	status, wav := d.do("GET", "/v2/live/"+s.ID+"/file", key, nil, "", nil)
 	if status != 200 || len(wav) < 44 || string(wav[:4]) != "RIFF" {
 		t.Fatalf("GET file: %d, %d bytes", status, len(wav))

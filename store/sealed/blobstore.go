@@ -250,21 +250,9 @@ func (s *Store) unlisted(ids []string) []string {
 		if len(keyed) == 0 {
 			continue
 		}
-		// Both sorted: walk them side by side. A listing out of order only
-		// makes more keys looked up on their own.
-		missing, i := keyed[:0:0], 0
-		err := list(func(name string) {
-			for ; i < len(keyed) && keyed[i] < name; i++ {
-				missing = append(missing, keyed[i])
-			}
-			if i < len(keyed) && keyed[i] == name {
-				i++
-			}
-		})
-		if err != nil {
+		var missing []string
+		if err := walkSorted(keyed, list, func(k string) { missing = append(missing, k) }, nil); err != nil {
 			missing = keyed
-		} else {
-			missing = append(missing, keyed[i:]...)
 		}
 		for _, m := range missing {
 			out = append(out, kind+":"+m)

@@ -71,7 +71,7 @@ func (s *Store) SealExisting(ctx context.Context) (SealReport, error) {
 			}
 			continue
 		}
-		scrubbed, err := s.finishSealing(n, orig, true)
+		scrubbed, err := s.finishSealing(n, orig)
 		if err != nil {
 			return rep, err
 		}
@@ -79,9 +79,15 @@ func (s *Store) SealExisting(ctx context.Context) (SealReport, error) {
 			rep.Scrubbed++
 		}
 	}
-	if err := eachUnkeyed(keyedOf(ids, "b"), l.BlobNames, func(n string) { clear = append(clear, n) }); err != nil {
-		return rep, err
+	// The same listing: what the loop above finished has a key now, which
+	// the check below sees.
+	listed := func(fn func(string)) error {
+		for _, n := range names {
+			fn(n)
+		}
+		return nil
 	}
+	walkSorted(keyedOf(ids, "b"), listed, nil, func(n string) { clear = append(clear, n) })
 	for _, n := range clear {
 		// A sealed blob sealed again would read as its sealed bytes: its
 		// key is asked once more, on its own.
@@ -104,7 +110,7 @@ func (s *Store) SealExisting(ctx context.Context) (SealReport, error) {
 		}
 	}
 	var jobs, uploads []string
-	if err := eachUnkeyed(keyedOf(ids, "j"), l.JobIDs, func(id string) { jobs = append(jobs, id) }); err != nil {
+	if err := walkSorted(keyedOf(ids, "j"), l.JobIDs, nil, func(id string) { jobs = append(jobs, id) }); err != nil {
 		return rep, err
 	}
 	for _, id := range jobs {
@@ -151,7 +157,7 @@ func (s *Store) Unsealed() (blobs, jobs int, err error) {
 		return 0, 0, errors.New("sealed: the backend cannot list what it holds")
 	}
 	ids := s.ring.IDs()
-	err = eachUnkeyed(keyedOf(ids, "b"), l.BlobNames, func(n string) {
+	err = walkSorted(keyedOf(ids, "b"), l.BlobNames, nil, func(n string) {
 		if store.ValidName(n) && !strings.HasSuffix(n, sealingSuffix) {
 			blobs++
 		}
@@ -159,7 +165,7 @@ func (s *Store) Unsealed() (blobs, jobs int, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	err = eachUnkeyed(keyedOf(ids, "j"), l.JobIDs, func(string) { jobs++ })
+	err = walkSorted(keyedOf(ids, "j"), l.JobIDs, nil, func(string) { jobs++ })
 	return blobs, jobs, err
 }
 
@@ -175,21 +181,34 @@ func keyedOf(ids []string, kind string) []string {
 	return out
 }
 
-// eachUnkeyed calls fn with each name list gives (in ascending byte
-// order) that keyed (sorted) lacks: the two walked side by side. A
-// listing out of order gives names that have a key too; callers that
-// act on a name check its key again.
-func eachUnkeyed(keyed []string, list func(func(string)) error, fn func(string)) error {
+// walkSorted walks keyed (sorted) and the names list gives (in ascending
+// byte order) side by side: keyedOnly gets each of keyed the listing
+// lacks, listedOnly each listed name keyed lacks; either may be nil. A
+// listing out of order only makes both report more (a key looked up again
+// on its own, a name with a key), so callers that act on a name check it
+// again.
+func walkSorted(keyed []string, list func(func(string)) error, keyedOnly, listedOnly func(string)) error {
 	i := 0
-	return list(func(n string) {
-		for i < len(keyed) && keyed[i] < n {
-			i++
+	err := list(func(n string) {
+		for ; i < len(keyed) && keyed[i] < n; i++ {
+			if keyedOnly != nil {
+				keyedOnly(keyed[i])
+			}
 		}
 		if i < len(keyed) && keyed[i] == n {
+			i++
 			return
 		}
-		fn(n)
+		if listedOnly != nil {
+			listedOnly(n)
+		}
 	})
+	if err == nil && keyedOnly != nil {
+		for ; i < len(keyed); i++ {
+			keyedOnly(keyed[i])
+		}
+	}
+	return err
 }
 
 // sealBlob replaces the clear blob name by a sealed copy and reports
@@ -205,15 +224,15 @@ func (s *Store) sealBlob(name string) (bool, error) {
 	if err != nil {
 		return false, errors.Join(err, s.RemoveBlob(tmp))
 	}
-	return s.finishSealing(tmp, name, false)
+	return s.finishSealing(tmp, name)
 }
 
 // finishSealing puts the sealed copy tmp in the place of the blob name,
-// its data key re-wrapped as name's first (done, when a run ended after
-// that write), removes tmp with its key, and overwrites the clear file
-// (store.Scrub) on a backend that keeps blobs as files, reporting whether
-// it did.
-func (s *Store) finishSealing(tmp, name string, done bool) (bool, error) {
+// its data key re-wrapped as name's first (LinkBlob; after a run that
+// ended past that write, the same key written again), removes tmp with
+// its key, and overwrites the clear file (store.Scrub) on a backend that
+// keeps blobs as files, reporting whether it did.
+func (s *Store) finishSealing(tmp, name string) (bool, error) {
 	var clearFile *os.File // kept open across the replacement
 	if p, ok := s.inner.LocalBlobPath(name); ok {
 		f, err := os.OpenFile(p, os.O_WRONLY, 0)
@@ -225,13 +244,7 @@ func (s *Store) finishSealing(tmp, name string, done bool) (bool, error) {
 			clearFile = f
 		}
 	}
-	var err error
-	if done {
-		err = s.inner.LinkBlob(tmp, name)
-	} else {
-		err = s.LinkBlob(tmp, name)
-	}
-	if err != nil {
+	if err := s.LinkBlob(tmp, name); err != nil {
 		return false, fmt.Errorf("sealed: the sealed copy of %s in its place: %w", name, err)
 	}
 	if err := s.RemoveBlob(tmp); err != nil {

@@ -176,6 +176,9 @@ type decoder struct {
 	// language model were changed, so it only serves streams with the same
 	// vocabulary and is replaced by a fresh one otherwise.
 	vocab string
+	// carry restores between streams what an utterance leaves behind that
+	// PocketSphinx does not reset (carryover.go).
+	carry *carryOver
 }
 
 // silenceLogs turns off the C library's log output. The log stream is
@@ -237,6 +240,12 @@ func newDecoder(cfg Config, dict []byte, dictPath string) (*decoder, error) {
 		d.free()
 		return nil, fmt.Errorf("%w: frame rate %v", ErrInit, d.frate)
 	}
+	carry, err := newCarryOver(ps)
+	if err != nil {
+		d.free()
+		return nil, err
+	}
+	d.carry = carry
 	d.initCMN()
 	d.base = C.GoString(C.ps_get_search(ps))
 	d.firstPassOnly = cfg.FirstPassOnly
@@ -312,8 +321,9 @@ func (d *decoder) free() {
 // reset forgets what earlier streams taught the decoder: it ends an open
 // utterance and restores the CMN state left by ps_init (5prealpha switches
 // a decoder to live CMN for good once it decodes incrementally, and carries
-// the live mean across utterances), so a stream's result does not depend on
-// which decoder of the pool it got.
+// the live mean across utterances) and what else an utterance leaves
+// (carryOver), so a stream's result does not depend on which decoder of
+// the pool it got or what that decoder decoded before.
 func (d *decoder) reset() {
 	if d.inUtt {
 		C.ps_end_utt(d.ps)
@@ -324,6 +334,7 @@ func (d *decoder) reset() {
 		d.firstPass, d.lean, d.record = false, false, false
 	}
 	d.resetCMN()
+	d.carry.forget(d.ps)
 }
 
 // start begins an utterance; ps_start_stream makes frame numbers (and so

@@ -173,10 +173,8 @@ import "fmt"
 // carryOver is what a decoder restores between streams beyond what
 // PocketSphinx's API resets (es_carry_forget): without it a stream's words
 // depend on what the pooled decoder decoded before, for another stream of
-// perhaps another tenant. Measured on testdata's LJSpeech long clip through
-// the telephone live pool (docs/live-tuning.md, 2026-11-30 23:40 UTC): the
-// same live session gave other words in 2 finals after one earlier
-// session, and in 4 more after a whole-utterance decode on the decoder.
+// perhaps another tenant (TestCarryOverForgotten; docs/live-tuning.md,
+// 2026-11-30 23:40 UTC).
 type carryOver struct {
 	ptm       C.int // the acoustic model is PTM: its top-N history is reset
 	mfc, feat C.int // feature buffer sizes after ps_init

@@ -45,8 +45,11 @@ type Options struct {
 	// Zero means DefaultJobLease (30s).
 	JobLease time.Duration
 	// SweepAfter keeps blobs younger than this from SweepBlobs (another
-	// node may be about to write the record naming one). Zero means
-	// DefaultSweepAfter (1h); negative sweeps every unnamed blob.
+	// node may be about to write the record naming one), and data keys
+	// younger than this from encryption at rest's sweeps of keys whose
+	// record or blob is gone (Keyring.SweepableIDs: another node may be
+	// writing the blob). Zero means DefaultSweepAfter (1h); negative
+	// sweeps every unnamed blob and such key.
 	SweepAfter time.Duration
 	// MaxConns bounds the connection pool. Zero means DefaultMaxConns
 	// (16), unless the DSN sets pool_max_conns.

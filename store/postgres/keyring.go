@@ -174,18 +174,33 @@ func (k *Keyring) Vacuum() error {
 // answer.
 func (k *Keyring) IDs() []string { return k.column("SELECT id FROM data_keys ORDER BY id") }
 
+// SweepableIDs returns, sorted, the ids of the entries older than the
+// store's Options.SweepAfter by the database's clock (every entry when it
+// is negative): the keys a sweep of keys whose record or blob is gone may
+// destroy (sealed.Store: at start and after a retention expiry). A
+// younger key may be another node's blob write in progress, named only
+// when the write commits (migrations/0007_data_key_age.sql).
+func (k *Keyring) SweepableIDs() []string {
+	if k.db.opts.SweepAfter < 0 {
+		return k.IDs()
+	}
+	return k.column(`SELECT id FROM data_keys
+		WHERE created_ns < (extract(epoch from clock_timestamp()) * 1000000000)::bigint - $1 ORDER BY id`,
+		k.db.opts.SweepAfter.Nanoseconds())
+}
+
 // KEKs is sealed.Keyring.KEKs: one query (nil when the database does not
 // answer, as IDs).
 func (k *Keyring) KEKs() []string {
 	return k.column("SELECT DISTINCT kek FROM data_keys ORDER BY kek")
 }
 
-// column returns the strings query q selects, nil when the database does
-// not answer.
-func (k *Keyring) column(q string) []string {
+// column returns the strings query q selects with args, nil when the
+// database does not answer.
+func (k *Keyring) column(q string, args ...any) []string {
 	ctx, cancel := k.db.ctx()
 	defer cancel()
-	rows, err := k.db.pool.Query(ctx, q)
+	rows, err := k.db.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil
 	}

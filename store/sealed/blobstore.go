@@ -140,12 +140,12 @@ func (s *Store) OpenBlob(name string) (store.BlobReader, error) {
 		return nil, err
 	}
 	k, err := s.dek(blobKey(name), false)
-	if err != nil || k == nil {
-		if err != nil {
-			r.Close()
-			return nil, err
-		}
-		return r, nil
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	if k == nil {
+		return clearBlob(name, r)
 	}
 	o, err := newOpenReader(k, name, r)
 	if err != nil {
@@ -153,6 +153,39 @@ func (s *Store) OpenBlob(name string) (store.BlobReader, error) {
 		return nil, err
 	}
 	return o, nil
+}
+
+// clearBlob is a blob without a data key: read as it is, written before
+// sealing was on, unless it starts as a sealed blob does (blobMagic): its
+// key is gone, and its bytes are no one's audio. Before (until 2026-12-01)
+// such a blob was served as its sealed bytes.
+func clearBlob(name string, r store.BlobReader) (store.BlobReader, error) {
+	head := make([]byte, len(blobMagic))
+	n, err := io.ReadFull(r, head)
+	switch {
+	case err == nil && [4]byte(head) == blobMagic:
+		r.Close()
+		return nil, fmt.Errorf("blob %s: sealed, and its data key is gone: %w", name, errIntegrity)
+	case err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF):
+		r.Close()
+		return nil, err
+	}
+	return &replayed{head: head[:n], BlobReader: r}, nil
+}
+
+// replayed is a blob reader whose first bytes were read ahead (head).
+type replayed struct {
+	head []byte
+	store.BlobReader
+}
+
+func (r *replayed) Read(p []byte) (int, error) {
+	if len(r.head) > 0 {
+		n := copy(p, r.head)
+		r.head = r.head[n:]
+		return n, nil
+	}
+	return r.BlobReader.Read(p)
 }
 
 // RemoveBlob removes the blob and destroys its data key.

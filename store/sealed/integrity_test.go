@@ -381,3 +381,70 @@ func TestUploadSharesBlobKey(t *testing.T) {
 		t.Fatalf("upload u2 from the backup = %+v, %v", u, err)
 	}
 }
+
+// TestBlobKeyGone: a sealed blob whose data key is gone (a keyring
+// restored from before it, a key destroyed by mistake) reads as
+// store.ErrIntegrity; a blob written before sealing was on, which has no
+// key either, reads as it is. Before, the sealed blob was served as its
+// sealed bytes: no one's audio, as if it were.
+func TestBlobKeyGone(t *testing.T) {
+	dir := t.TempDir()
+	kek := newKEK(t, t.TempDir(), "k")
+	s, db, err := openPair(t, dir, kek)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clearAudio := []byte("RIFF\x24\x00\x00\x00WAVEfmt written before sealing")
+	if _, err := db.WriteBlob("legacy.wav", bytes.NewReader(clearAudio), 0); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(filepath.Join(dir, sealed.KeyringFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WriteBlob("call.wav", bytes.NewReader(bytes.Repeat([]byte("audio "), 1000)), 0); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if err := os.WriteFile(filepath.Join(dir, sealed.KeyringFile), before, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, _, err = openPair(t, dir, kek)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readAll(s, "call.wav"); !errors.Is(err, store.ErrIntegrity) {
+		t.Errorf("sealed blob without its key: %d bytes (%.12q), %v; want ErrIntegrity", len(got), got, err)
+	}
+	for _, size := range []int{1, 3, 4096} { // reads smaller and larger than the bytes read ahead
+		r, err := s.OpenBlob("legacy.wav")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, err := r.Stat()
+		if err != nil || fi.Size() != int64(len(clearAudio)) {
+			t.Errorf("clear blob Stat = %v, %v; want %d bytes", fi, err, len(clearAudio))
+		}
+		got, err := readSized(r, size)
+		r.Close()
+		if err != nil || !bytes.Equal(got, clearAudio) {
+			t.Fatalf("clear blob read %d at a time: %q, %v", size, got, err)
+		}
+	}
+}
+
+// readSized reads r to its end size bytes at a time.
+func readSized(r io.Reader, size int) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, size)
+	for {
+		n, err := r.Read(buf)
+		out = append(out, buf[:n]...)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+}

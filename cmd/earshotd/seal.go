@@ -75,6 +75,9 @@ func cmdSealExisting(ctx context.Context, args []string, stdout, stderr io.Write
 		err = cerr
 	}
 	fmt.Fprintf(stdout, "sealed %d audio files (%d clear files overwritten with zeros), %d jobs, %d uploads\n", rep.Blobs, rep.Scrubbed, rep.Jobs, rep.Uploads)
+	if rep.KeyGone > 0 {
+		fmt.Fprintf(stdout, "%d audio files were sealed already and their data keys are gone (a keyring restored from before them?): left as they are, unreadable\n", rep.KeyGone)
+	}
 	if err != nil {
 		return fmt.Errorf("keys seal-existing: %w (run it again before the daemon starts)", err)
 	}

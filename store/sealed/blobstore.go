@@ -155,6 +155,10 @@ func (s *Store) OpenBlob(name string) (store.BlobReader, error) {
 	return o, nil
 }
 
+// errKeyGone is a blob sealed under a data key the keyring no longer
+// holds: an integrity failure.
+var errKeyGone = fmt.Errorf("sealed, and its data key is gone: %w", errIntegrity)
+
 // clearBlob is a blob without a data key: read as it is, written before
 // sealing was on, unless it starts as a sealed blob does (blobMagic): its
 // key is gone, and its bytes are no one's audio. Before (until 2026-12-01)
@@ -165,7 +169,7 @@ func clearBlob(name string, r store.BlobReader) (store.BlobReader, error) {
 	switch {
 	case err == nil && [4]byte(head) == blobMagic:
 		r.Close()
-		return nil, fmt.Errorf("blob %s: sealed, and its data key is gone: %w", name, errIntegrity)
+		return nil, fmt.Errorf("blob %s: %w", name, errKeyGone)
 	case err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF):
 		r.Close()
 		return nil, err

@@ -386,7 +386,8 @@ func TestUploadSharesBlobKey(t *testing.T) {
 // restored from before it, a key destroyed by mistake) reads as
 // store.ErrIntegrity; a blob written before sealing was on, which has no
 // key either, reads as it is. Before, the sealed blob was served as its
-// sealed bytes: no one's audio, as if it were.
+// sealed bytes: no one's audio, as if it were; and seal-existing sealed it
+// again, after which it read so without an error.
 func TestBlobKeyGone(t *testing.T) {
 	dir := t.TempDir()
 	kek := newKEK(t, t.TempDir(), "k")
@@ -430,6 +431,18 @@ func TestBlobKeyGone(t *testing.T) {
 		if err != nil || !bytes.Equal(got, clearAudio) {
 			t.Fatalf("clear blob read %d at a time: %q, %v", size, got, err)
 		}
+	}
+	// seal-existing seals the clear blob and leaves the other as it is
+	// (sealed again it would read as its sealed bytes), counted.
+	rep, err := s.SealExisting(t.Context())
+	if err != nil || rep.Blobs != 1 || rep.KeyGone != 1 {
+		t.Fatalf("SealExisting = %+v, %v; want 1 blob sealed, 1 whose key is gone", rep, err)
+	}
+	if got, err := readAll(s, "legacy.wav"); err != nil || !bytes.Equal(got, clearAudio) {
+		t.Fatalf("the clear blob once sealed: %q, %v", got, err)
+	}
+	if _, err := readAll(s, "call.wav"); !errors.Is(err, store.ErrIntegrity) {
+		t.Fatalf("the blob whose key is gone after SealExisting: %v, want ErrIntegrity", err)
 	}
 }
 

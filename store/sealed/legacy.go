@@ -24,6 +24,10 @@ type SealReport struct {
 	// sealed copy took their place (a backend that keeps blobs as files,
 	// each file's last name).
 	Scrubbed int
+	// KeyGone is the blobs without a data key that were sealed already
+	// (they start as a sealed blob does): their key is gone, they are not
+	// sealed again and read as store.ErrIntegrity.
+	KeyGone int
 }
 
 // sealingSuffix names a blob's sealed copy while SealExisting makes it
@@ -100,6 +104,10 @@ func (s *Store) SealExisting(ctx context.Context) (SealReport, error) {
 		scrubbed, err := s.sealBlob(n)
 		if errors.Is(err, store.ErrNotFound) {
 			continue // removed meanwhile
+		}
+		if errors.Is(err, errKeyGone) {
+			rep.KeyGone++
+			continue
 		}
 		if err != nil {
 			return rep, fmt.Errorf("sealed: seal blob %s: %w", n, err)
@@ -214,7 +222,11 @@ func walkSorted(keyed []string, list func(func(string)) error, keyedOnly, listed
 // sealBlob replaces the clear blob name by a sealed copy and reports
 // whether the clear file was overwritten.
 func (s *Store) sealBlob(name string) (bool, error) {
-	r, err := s.inner.OpenBlob(name)
+	inner, err := s.inner.OpenBlob(name)
+	if err != nil {
+		return false, err
+	}
+	r, err := clearBlob(name, inner) // a sealed blob whose key is gone is errKeyGone
 	if err != nil {
 		return false, err
 	}

@@ -432,6 +432,11 @@ func TestBlobKeyGone(t *testing.T) {
 			t.Fatalf("clear blob read %d at a time: %q, %v", size, got, err)
 		}
 	}
+	// The start's warning counts the clear blob, not the one whose key is
+	// gone, which seal-existing cannot seal.
+	if blobs, _, err := s.Unsealed(); err != nil || blobs != 1 {
+		t.Errorf("Unsealed = %d blobs, %v; want 1", blobs, err)
+	}
 	// seal-existing seals the clear blob and leaves the other as it is
 	// (sealed again it would read as its sealed bytes), counted.
 	rep, err := s.SealExisting(t.Context())

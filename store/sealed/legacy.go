@@ -158,20 +158,27 @@ func (s *Store) SealExisting(ctx context.Context) (SealReport, error) {
 
 // Unsealed counts the blobs and jobs written before sealing was on (no
 // data key), which SealExisting would seal: one listing of each and of the
-// keyring. An upload's record goes with its blob.
+// keyring, and each blob without a key opened (a sealed one whose key is
+// gone is not counted). An upload's record goes with its blob.
 func (s *Store) Unsealed() (blobs, jobs int, err error) {
 	l, ok := s.inner.(lister)
 	if !ok {
 		return 0, 0, errors.New("sealed: the backend cannot list what it holds")
 	}
 	ids := s.ring.IDs()
+	var keyless []string
 	err = walkSorted(keyedOf(ids, "b"), l.BlobNames, nil, func(n string) {
 		if store.ValidName(n) && !strings.HasSuffix(n, sealingSuffix) {
-			blobs++
+			keyless = append(keyless, n)
 		}
 	})
 	if err != nil {
 		return 0, 0, err
+	}
+	for _, n := range keyless {
+		if !s.keyGone(n) { // sealed already, its key gone: SealExisting leaves it
+			blobs++
+		}
 	}
 	err = walkSorted(keyedOf(ids, "j"), l.JobIDs, nil, func(string) { jobs++ })
 	return blobs, jobs, err
@@ -217,6 +224,21 @@ func walkSorted(keyed []string, list func(func(string)) error, keyedOnly, listed
 		}
 	}
 	return err
+}
+
+// keyGone reports whether the blob name, which has no data key, is sealed
+// (clearBlob's errKeyGone): its key is gone.
+func (s *Store) keyGone(name string) bool {
+	r, err := s.inner.OpenBlob(name)
+	if err != nil {
+		return false
+	}
+	c, err := clearBlob(name, r)
+	if err != nil {
+		return errors.Is(err, errKeyGone)
+	}
+	c.Close()
+	return false
 }
 
 // sealBlob replaces the clear blob name by a sealed copy and reports

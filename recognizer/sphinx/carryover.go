@@ -78,8 +78,9 @@ static es_acmod_t *es_acmod(ps_decoder_t *ps) { return ((es_decoder_t *)ps)->acm
 
 // es_carry_check reports whether the layouts above are the library's, on
 // a decoder fresh from ps_init: 0, or the negative check that failed. It
-// sets *ptm when the acoustic model is PTM (es_ptm_mgau_t; -1 when not).
-static int es_carry_check(ps_decoder_t *ps, int *ptm) {
+// sets *ptm when the acoustic model is PTM (es_ptm_mgau_t), and *mfc and
+// *feat to the feature buffers' sizes, which es_carry_forget restores.
+static int es_carry_check(ps_decoder_t *ps, int *ptm, int *mfc, int *feat) {
 	cmd_ln_t *cfg = ps_get_config(ps);
 	es_acmod_t *a = es_acmod(ps);
 	*ptm = 0;
@@ -93,6 +94,8 @@ static int es_carry_check(ps_decoder_t *ps, int *ptm) {
 		return -2;
 	if (a->state != 0 || a->mfc_buf == NULL || a->feat_buf == NULL || a->framepos == NULL)
 		return -3;
+	*mfc = a->n_mfc_alloc;
+	*feat = a->n_feat_alloc;
 	es_mgau_t *mg = a->mgau;
 	if (mg == NULL || mg->vt == NULL || mg->vt->name == NULL)
 		return -4;
@@ -105,13 +108,6 @@ static int es_carry_check(ps_decoder_t *ps, int *ptm) {
 		return -5;
 	*ptm = 1;
 	return 0;
-}
-
-// es_carry_sizes reads the acoustic model's feature buffer sizes.
-static void es_carry_sizes(ps_decoder_t *ps, int *mfc, int *feat) {
-	es_acmod_t *a = es_acmod(ps);
-	*mfc = a->n_mfc_alloc;
-	*feat = a->n_feat_alloc;
 }
 
 // es_carry_forget puts back, between utterances, what ps_init left and
@@ -184,10 +180,9 @@ type carryOver struct {
 // and records what es_carry_forget restores.
 func newCarryOver(ps *C.ps_decoder_t) (*carryOver, error) {
 	c := &carryOver{}
-	if rv := C.es_carry_check(ps, &c.ptm); rv < 0 {
+	if rv := C.es_carry_check(ps, &c.ptm, &c.mfc, &c.feat); rv < 0 {
 		return nil, fmt.Errorf("%w: the library's decoder layout is not the one earshot was built for (check %d)", ErrInit, int(rv))
 	}
-	C.es_carry_sizes(ps, &c.mfc, &c.feat)
 	return c, nil
 }
 

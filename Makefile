@@ -14,10 +14,10 @@ DEB_PKGS    := libpocketsphinx-dev pocketsphinx-en-us pocketsphinx ffmpeg libspe
                libopus0 libopus-dev libspandsp2 libspandsp-dev
 # For tests and benchmarks only: chromium + playwright-core (npm, with the machine's node) drive the /console
 # browser test and the WHIP sessions; baresip-core places real SIP calls (PCMU, PCMA, G.722); wrk loads the
-# API; debootstrap makes the throwaway Debian root the .deb is installed into; postgresql gives the
+# API; mmdebstrap makes the throwaway Debian root the .deb is installed into; postgresql gives the
 # store tests (store/storetest, store/postgres) the initdb/pg_ctl of a throwaway PostgreSQL 15 server;
 # systemd gives systemd-analyze, which verifies the unit (systemd TestVerify, cmd/earshotd TestServiceInstallRoot).
-TEST_DEB_PKGS := chromium wrk debootstrap baresip-core postgresql kamailio kamailio-tls-modules systemd
+TEST_DEB_PKGS := chromium wrk mmdebstrap baresip-core postgresql kamailio kamailio-tls-modules systemd
 # For `make model` only (adapting the telephone-band acoustic model): sphinxtrain's bw, mllr_solve,
 # map_adapt, mllr_transform and sphinxbase's sphinx_fe.
 MODEL_DEB_PKGS := sphinxtrain sphinxbase-utils

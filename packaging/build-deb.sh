@@ -84,5 +84,7 @@ CONTROL
 
 mkdir -p "$out"
 deb="$out/earshot_${VERSION}_${arch}.deb"
-dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
+# zstd (dpkg 1.21.18 and later: Debian 12, Ubuntu 21.10): 0.3 s to compress
+# where xz took 14 s (17.6 CPU s), for a .deb 16 % larger (17.2 MB, 14.8 MB).
+dpkg-deb --root-owner-group -Zzstd --build "$root" "$deb" >/dev/null
 echo "$deb"

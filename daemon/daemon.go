@@ -63,7 +63,7 @@ type Daemon struct {
 // unsealedCounter is a sealed store's count of what it holds that was
 // written before sealing was on (store/sealed).
 type unsealedCounter interface {
-	Unsealed() (blobs, jobs int, err error)
+	Unsealed(ctx context.Context) (blobs, jobs int, err error)
 }
 
 // New builds the job service on the store db and the recognition pipeline
@@ -83,12 +83,6 @@ func New(cfg Config, db store.Store, pl *pipeline.Transcriber, logger *slog.Logg
 	}
 	if err != nil {
 		logger.Error("remove unreferenced audio files", "component", "store", "error", err)
-	}
-	if u, ok := db.(unsealedCounter); ok {
-		if blobs, jobs, err := u.Unsealed(); err == nil && blobs+jobs > 0 {
-			logger.Warn("audio files and jobs stored before encryption at rest was turned on are still in clear: stop the daemon and run earshotd keys seal-existing",
-				"component", "store", "audio_files", blobs, "jobs", jobs)
-		}
 	}
 	// Before a door can start a live recording: the keys of sealed
 	// recordings whose files are gone (recordingPath's directory).
@@ -185,6 +179,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	})
 	g.Go(func() error { return d.audit.Run(rest) }) // after the doors closed: their last entries are stored
 	g.Go(func() error { return admin.NewServer(d.db, d.live, d.log).Run(rest, adm) })
+	g.Go(func() error { d.reportUnsealed(rest); return nil })
 	telephone := "none"
 	if m := d.pl.TelephoneModel(); m != "" {
 		telephone = fmt.Sprintf("%s (%d decoders)", m, d.cfg.Sphinx.TelephoneDecoders)
@@ -277,4 +272,28 @@ func signal(c chan struct{}) {
 func (d *Daemon) wakeWorkers() {
 	signal(d.wake)
 	signal(d.batchWake)
+}
+
+// reportUnsealed warns when a sealed store still holds audio files or jobs
+// written before encryption at rest was turned on, and says so when it
+// holds none. It runs beside the doors, not before them: the count opens
+// each audio file without a data key (a query each on PostgreSQL), which
+// on a data dir of many calls stored before the key would hold the start
+// back until keys seal-existing has run.
+func (d *Daemon) reportUnsealed(ctx context.Context) {
+	u, ok := d.db.(unsealedCounter)
+	if !ok {
+		return
+	}
+	blobs, jobs, err := u.Unsealed(ctx)
+	switch {
+	case ctx.Err() != nil:
+	case err != nil:
+		d.log.Error("count what is stored in clear", "component", "store", "error", err)
+	case blobs+jobs > 0:
+		d.log.Warn("audio files and jobs stored before encryption at rest was turned on are still in clear: stop the daemon and run earshotd keys seal-existing",
+			"component", "store", "audio_files", blobs, "jobs", jobs)
+	default:
+		d.log.Info("encryption at rest: no audio file or job is stored in clear", "component", "store")
+	}
 }

@@ -38,6 +38,8 @@ func TestEncryptionSealExisting(t *testing.T) {
 
 	keyFile, cfg := sealedConfig(t)
 	d2 := startDaemon(t, d.DataDir, cfg)
+	// The count runs beside the doors once the daemon has started.
+	d2.WaitLog(time.Minute, "still in clear")
 	if n := len(d2.linesWith("still in clear")); n != 1 {
 		t.Errorf("the sealed daemon on clear data logged %d warnings, want 1", n)
 	}
@@ -69,6 +71,7 @@ func TestEncryptionSealExisting(t *testing.T) {
 	scanSecret(t, d.DataDir, secret)
 
 	d3 := startDaemon(t, d.DataDir, cfg)
+	d3.WaitLog(time.Minute, "no audio file or job is stored in clear")
 	if n := len(d3.linesWith("still in clear")); n != 0 {
 		t.Errorf("after seal-existing the daemon still warns: %v", d3.linesWith("still in clear"))
 	}

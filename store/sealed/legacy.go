@@ -159,8 +159,9 @@ func (s *Store) SealExisting(ctx context.Context) (SealReport, error) {
 // Unsealed counts the blobs and jobs written before sealing was on (no
 // data key), which SealExisting would seal: one listing of each and of the
 // keyring, and each blob without a key opened (a sealed one whose key is
-// gone is not counted). An upload's record goes with its blob.
-func (s *Store) Unsealed() (blobs, jobs int, err error) {
+// gone is not counted). An upload's record goes with its blob. It stops
+// with ctx's error once ctx is done.
+func (s *Store) Unsealed(ctx context.Context) (blobs, jobs int, err error) {
 	l, ok := s.inner.(lister)
 	if !ok {
 		return 0, 0, errors.New("sealed: the backend cannot list what it holds")
@@ -176,6 +177,9 @@ func (s *Store) Unsealed() (blobs, jobs int, err error) {
 		return 0, 0, err
 	}
 	for _, n := range keyless {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
 		if !s.keyGone(n) { // sealed already, its key gone: SealExisting leaves it
 			blobs++
 		}

@@ -90,7 +90,7 @@ func TestSealExisting(t *testing.T) {
 			}
 		}
 		check("written in clear, read through the layer")
-		if b, j, err := s.Unsealed(); err != nil || b != 3 || j != 2 {
+		if b, j, err := s.Unsealed(t.Context()); err != nil || b != 3 || j != 2 {
 			t.Errorf("Unsealed = %d blobs, %d jobs, %v; want 3, 2", b, j, err)
 		}
 
@@ -125,7 +125,7 @@ func TestSealExisting(t *testing.T) {
 			t.Errorf("report %+v", rep)
 		}
 		check("sealed in place")
-		if b, j, err := s.Unsealed(); err != nil || b != 0 || j != 0 {
+		if b, j, err := s.Unsealed(t.Context()); err != nil || b != 0 || j != 0 {
 			t.Errorf("after: Unsealed = %d blobs, %d jobs, %v; want none", b, j, err)
 		}
 

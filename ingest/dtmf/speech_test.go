@@ -26,16 +26,10 @@ func decodeAll(t *testing.T, dir, prefix string, rate int, mulaw bool) [][]int16
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out [][]int16
-	for _, f := range files {
-		if !strings.HasPrefix(filepath.Base(f), prefix) {
-			continue
-		}
-		pcm, err := dtmftest.Speech(t.Context(), f, rate, mulaw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, pcm)
+	files = slices.DeleteFunc(files, func(f string) bool { return !strings.HasPrefix(filepath.Base(f), prefix) })
+	out, err := dtmftest.SpeechFiles(t.Context(), files, rate, mulaw)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

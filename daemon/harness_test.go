@@ -40,11 +40,18 @@ func newTestDaemon(t *testing.T, edit func(*Config)) (*Daemon, *memstore.Store) 
 		edit(&cfg)
 	}
 	db := memstore.New()
+	d := New(cfg, db, testPipeline(t, cfg), slog.New(slog.DiscardHandler))
+	t.Cleanup(func() { d.Close() })
+	return d, db
+}
+
+// testPipeline builds the recognition pipeline of cfg as the composition
+// root does, with the real engine.
+func testPipeline(t *testing.T, cfg Config) *pipeline.Transcriber {
+	t.Helper()
 	pl, err := pipeline.New(cfg.ServicePipeline(), recognizer.NewCPU(cfg.Sphinx.LiveDecodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := New(cfg, db, pl, slog.New(slog.DiscardHandler))
-	t.Cleanup(func() { d.Close() })
-	return d, db
+	return pl
 }

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/earshot-dev/earshot/recognizer"
-	"github.com/earshot-dev/earshot/recognizer/pipeline"
 	"github.com/earshot-dev/earshot/store/storetest/memstore"
 )
 
@@ -57,10 +55,7 @@ func (l *lines) WithGroup(string) slog.Handler      { return l }
 func TestUnsealedCountBesideTheDoors(t *testing.T) {
 	cfg := testConfig(t)
 	db := countingForever{memstore.New(), make(chan struct{})}
-	pl, err := pipeline.New(cfg.ServicePipeline(), recognizer.NewCPU(cfg.Sphinx.LiveDecodes), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := testPipeline(t, cfg)
 	log := &lines{ch: make(chan string, 64)}
 	built := make(chan *Daemon)
 	go func() { built <- New(cfg, db, pl, slog.New(log)) }()

@@ -76,7 +76,7 @@ func SpeechFiles(ctx context.Context, paths []string, rate int, mulaw bool) ([][
 		}
 		read[i] = filepath.Join(tmp, strconv.Itoa(i)+".wav")
 		in = append(in, "-i", "file:"+p)
-		out = append(out, "-map", strconv.Itoa(len(in)/2-1)+":a:0", "-acodec", "pcm_s16le", "-ar", "16000", read[i])
+		out = append(out, "-map", strconv.Itoa(len(in)/2-1)+":a:0", "-acodec", "pcm_s16le", "-ar", strconv.Itoa(media.OutputRate), read[i])
 	}
 	if len(in) > 0 {
 		cmd := exec.CommandContext(ctx, media.DefaultFFmpeg, append(append([]string{"-nostdin", "-v", "error"}, in...), out...)...)

@@ -63,7 +63,7 @@ type Daemon struct {
 // unsealedCounter is a sealed store's count of what it holds that was
 // written before sealing was on (store/sealed).
 type unsealedCounter interface {
-	Unsealed(ctx context.Context) (blobs, jobs int, err error)
+	Unsealed(ctx context.Context) (blobs, jobs, deliveries int, err error)
 }
 
 // New builds the job service on the store db and the recognition pipeline
@@ -274,8 +274,8 @@ func (d *Daemon) wakeWorkers() {
 	signal(d.batchWake)
 }
 
-// reportUnsealed warns when a sealed store still holds audio files or jobs
-// written before encryption at rest was turned on, and says so when it
+// reportUnsealed warns when a sealed store still holds audio files, jobs
+// or pending callback bodies written before encryption at rest was turned on, and says so when it
 // holds none. It runs beside the doors, not before them: the count opens
 // each audio file without a data key (a query each on PostgreSQL), which
 // on a data dir of many calls stored before the key would hold the start
@@ -285,15 +285,15 @@ func (d *Daemon) reportUnsealed(ctx context.Context) {
 	if !ok {
 		return
 	}
-	blobs, jobs, err := u.Unsealed(ctx)
+	blobs, jobs, deliveries, err := u.Unsealed(ctx)
 	switch {
 	case ctx.Err() != nil:
 	case err != nil:
 		d.log.Error("count what is stored in clear", "component", "store", "error", err)
-	case blobs+jobs > 0:
-		d.log.Warn("audio files and jobs stored before encryption at rest was turned on are still in clear: stop the daemon and run earshotd keys seal-existing",
-			"component", "store", "audio_files", blobs, "jobs", jobs)
+	case blobs+jobs+deliveries > 0:
+		d.log.Warn("audio files, jobs and callback bodies stored before encryption at rest was turned on are still in clear: stop the daemon and run earshotd keys seal-existing",
+			"component", "store", "audio_files", blobs, "jobs", jobs, "callbacks", deliveries)
 	default:
-		d.log.Info("encryption at rest: no audio file or job is stored in clear", "component", "store")
+		d.log.Info("encryption at rest: no audio file, job or callback body is stored in clear", "component", "store")
 	}
 }

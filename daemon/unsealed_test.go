@@ -19,10 +19,10 @@ type countingForever struct {
 	counting chan struct{} // closed when the count has begun
 }
 
-func (c countingForever) Unsealed(ctx context.Context) (int, int, error) {
+func (c countingForever) Unsealed(ctx context.Context) (int, int, int, error) {
 	close(c.counting)
 	<-ctx.Done()
-	return 0, 0, ctx.Err()
+	return 0, 0, 0, ctx.Err()
 }
 
 // lines is a slog handler's record of messages, with a channel that

@@ -72,6 +72,7 @@ func scanDirFast(t *testing.T, dir string, words []string, runs map[string]bool)
 				t.Errorf("%s holds %q in clear", p, w)
 			}
 		}
+		scanBase64(t, p, b, words)
 		for i := 0; i+64 <= len(b); i++ {
 			if heads[binary.LittleEndian.Uint64(b[i:])] && runs[string(b[i:i+64])] {
 				t.Errorf("%s holds a 64-byte run of the audio at %d", p, i)

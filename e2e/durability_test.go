@@ -104,10 +104,11 @@ func TestKeysWhileRunning(t *testing.T) {
 
 // callbackReceiver records callbacks.
 type callbackReceiver struct {
-	mu   sync.Mutex
-	got  []callbackHit // guarded by mu
-	hit  chan struct{}
-	fail int // answer 503 to this many requests first
+	mu      sync.Mutex
+	got     []callbackHit // guarded by mu
+	hit     chan struct{}
+	fail    int      // answer 503 to this many requests first
+	refused []string // guarded by mu: the x-earshot-delivery of each request answered 503
 }
 
 type callbackHit struct {
@@ -123,6 +124,7 @@ func (c *callbackReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	if c.fail > 0 {
 		c.fail--
+		c.refused = append(c.refused, r.Header.Get("x-earshot-delivery"))
 		c.mu.Unlock()
 		w.WriteHeader(503)
 		return

@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,6 +102,7 @@ func scanDir(t *testing.T, dir string, words []string, runs map[string]bool) int
 				t.Errorf("%s holds %q in clear at %d: %q", p, w, at, b[max(0, at-40):min(len(b), at+len(w)+40)])
 			}
 		}
+		scanBase64(t, p, b, words)
 		for i := 0; i+64 <= len(b); i++ {
 			if runs[string(b[i:i+64])] {
 				t.Errorf("%s holds a 64-byte run of the audio at %d", p, i)
@@ -111,8 +114,44 @@ func scanDir(t *testing.T, dir string, words []string, runs map[string]bool) int
 	return files
 }
 
+// scanBase64 fails t for each of words that the file p's content b holds
+// in base64 (base64Forms).
+func scanBase64(t *testing.T, p string, b []byte, words []string) {
+	t.Helper()
+	for _, w := range words {
+		for _, form := range base64Forms(w) {
+			if at := bytes.Index(b, []byte(form)); at >= 0 {
+				t.Errorf("%s holds %q in base64 at %d: %q", p, w, at, b[max(0, at-40):min(len(b), at+len(form)+40)])
+			}
+		}
+	}
+}
+
+// base64Forms returns, for each of the three byte alignments w can start
+// at inside a longer text, the part of that text's standard base64 (as
+// encoding/json writes a []byte field: a callback's body in the outbox)
+// that only w's own bytes decide, when it is at least 12 characters (72
+// bits: no chance match in sealed data, itself base64): a clear text that
+// a record holds as bytes is found as well as one it holds as text.
+func base64Forms(w string) []string {
+	var out []string
+	for lead := range 3 {
+		enc := base64.StdEncoding.EncodeToString(append(make([]byte, lead), w...))
+		from := 0
+		if lead > 0 {
+			from = 4 // the first group mixes the text before w
+		}
+		to := (lead + len(w)) / 3 * 4 // a last partial group mixes the text after w
+		if to-from >= 12 {
+			out = append(out, enc[from:to])
+		}
+	}
+	return out
+}
+
 // transcriptWords returns the words of 5 letters or more of a job's
-// result transcript.
+// result transcript, and the whole transcript when it has 16 characters
+// or more.
 func transcriptWords(t *testing.T, rec map[string]any) []string {
 	t.Helper()
 	b, _ := json.Marshal(rec["result"])
@@ -127,6 +166,9 @@ func transcriptWords(t *testing.T, rec map[string]any) []string {
 		if len(w) >= 5 {
 			out = append(out, w)
 		}
+	}
+	if len(r.Transcription.FullTranscript) >= 16 { // found in base64 too (scanDir)
+		out = append(out, r.Transcription.FullTranscript)
 	}
 	if len(out) == 0 {
 		t.Fatalf("no transcript words in %s", b)
@@ -319,7 +361,7 @@ func TestEncryptionLiveRecordingWhileRunning(t *testing.T) {
 // ticketJob uploads testdata's goforward clip and creates a pre-recorded
 // job of it with custom_metadata ticket: the clip's path and bytes and the
 // job's id.
-func ticketJob(t *testing.T, d *daemonProc, key, ticket string) (string, []byte, string) {
+func ticketJob(t *testing.T, d *daemonProc, key, ticket string, fields ...map[string]any) (string, []byte, string) {
 	t.Helper()
 	path, _ := clip(t, "pocketsphinx-goforward.wav")
 	audio, _ := os.ReadFile(path)
@@ -328,9 +370,11 @@ func ticketJob(t *testing.T, d *daemonProc, key, ticket string) (string, []byte,
 		t.Fatalf("upload: %d %s", status, body)
 	}
 	var pre struct{ ID string }
-	if status, body := d.postJSON("/v2/pre-recorded", key, map[string]any{
-		"audio_url": up.AudioURL, "custom_metadata": map[string]any{"ticket": ticket},
-	}, &pre); status != 201 {
+	req := map[string]any{"audio_url": up.AudioURL, "custom_metadata": map[string]any{"ticket": ticket}}
+	for _, f := range fields {
+		maps.Copy(req, f)
+	}
+	if status, body := d.postJSON("/v2/pre-recorded", key, req, &pre); status != 201 {
 		t.Fatalf("create: %d %s", status, body)
 	}
 	return path, audio, pre.ID

@@ -74,7 +74,8 @@ func cmdSealExisting(ctx context.Context, args []string, stdout, stderr io.Write
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
-	fmt.Fprintf(stdout, "sealed %d audio files (%d clear files overwritten with zeros), %d jobs, %d uploads\n", rep.Blobs, rep.Scrubbed, rep.Jobs, rep.Uploads)
+	fmt.Fprintf(stdout, "sealed %d audio files (%d clear files overwritten with zeros), %d jobs, %d uploads, %d pending callback bodies\n",
+		rep.Blobs, rep.Scrubbed, rep.Jobs, rep.Uploads, rep.Deliveries)
 	if rep.KeyGone > 0 {
 		fmt.Fprintf(stdout, "%d audio files were sealed already and their data keys are gone (a keyring restored from before them?): left as they are, unreadable\n", rep.KeyGone)
 	}

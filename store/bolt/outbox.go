@@ -310,3 +310,50 @@ func checkDeliveries(tx *bolt.Tx, report func(string, ...any)) {
 		report("%d job entries for %d deliveries with a job", m, nJob)
 	}
 }
+
+// Deliveries calls fn with every pending delivery, in ascending id order,
+// inside one read transaction (fn must not write to the store): what
+// store/sealed's SealExisting and its count of what is in clear read.
+func (db *DB) Deliveries(fn func(d *store.Delivery)) error {
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketDeliveries).Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			d := new(store.Delivery)
+			if err := json.Unmarshal(v, d); err != nil {
+				return fmt.Errorf("delivery %s: %w", k, err)
+			}
+			fn(d)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: deliveries: %w", err)
+	}
+	return nil
+}
+
+// RewriteDeliveryBody replaces the body of the pending delivery id with
+// what fn returns for the stored delivery (nil: leave it as it is), in one
+// transaction, keeping its id, schedule, attempts and lease: store/sealed's
+// SealExisting seals a body written in clear in place, so its receiver
+// still sees one delivery id. A missing delivery is store.ErrNotFound.
+func (db *DB) RewriteDeliveryBody(id string, fn func(d *store.Delivery) ([]byte, error)) error {
+	err := db.update(func(tx *bolt.Tx) error {
+		old, err := decodeDelivery(tx, id)
+		if err != nil {
+			return err
+		}
+		d := *old
+		body, err := fn(&d)
+		if err != nil || body == nil {
+			return err
+		}
+		d = *old
+		d.Body = body
+		return putDelivery(tx, old, &d)
+	})
+	if err != nil {
+		return fmt.Errorf("store: rewrite delivery body: %w", err)
+	}
+	return nil
+}

@@ -194,3 +194,66 @@ func (db *DB) PendingDeliveries() (int, error) {
 	}
 	return n, nil
 }
+
+// Deliveries calls fn with every pending delivery, in ascending id order
+// (see bolt.DB.Deliveries).
+func (db *DB) Deliveries(fn func(d *store.Delivery)) error {
+	ctx, cancel := db.ctx()
+	defer cancel()
+	rows, err := db.pool.Query(ctx, "SELECT record FROM deliveries ORDER BY id")
+	if err != nil {
+		return fmt.Errorf("store: deliveries: %w", wrap(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v []byte
+		if err := rows.Scan(&v); err != nil {
+			return fmt.Errorf("store: deliveries: %w", wrap(err))
+		}
+		d, err := decodeDelivery(v)
+		if err != nil {
+			return fmt.Errorf("store: deliveries: %w", err)
+		}
+		fn(d)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: deliveries: %w", wrap(err))
+	}
+	return nil
+}
+
+// RewriteDeliveryBody replaces the body of the pending delivery id with
+// what fn returns for the stored delivery (nil: leave it as it is), the
+// row locked meanwhile, keeping its id, schedule, attempts and lease (see
+// bolt.DB.RewriteDeliveryBody).
+func (db *DB) RewriteDeliveryBody(id string, fn func(d *store.Delivery) ([]byte, error)) error {
+	err := db.update(func(ctx context.Context, tx pgx.Tx) error {
+		var v []byte
+		err := tx.QueryRow(ctx, "SELECT record FROM deliveries WHERE id = $1 FOR UPDATE", id).Scan(&v)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("delivery %s: %w", id, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		d, err := decodeDelivery(v)
+		if err != nil {
+			return err
+		}
+		seen := *d
+		body, err := fn(&seen)
+		if err != nil || body == nil {
+			return err
+		}
+		d.Body = body
+		if v, err = json.Marshal(d); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "UPDATE deliveries SET record = $2 WHERE id = $1", id, v)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: rewrite delivery body: %w", err)
+	}
+	return nil
+}

@@ -434,7 +434,7 @@ func TestBlobKeyGone(t *testing.T) {
 	}
 	// The start's warning counts the clear blob, not the one whose key is
 	// gone, which seal-existing cannot seal.
-	if blobs, _, err := s.Unsealed(t.Context()); err != nil || blobs != 1 {
+	if blobs, _, _, err := s.Unsealed(t.Context()); err != nil || blobs != 1 {
 		t.Errorf("Unsealed = %d blobs, %v; want 1", blobs, err)
 	}
 	// seal-existing seals the clear blob and leaves the other as it is

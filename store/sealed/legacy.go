@@ -20,6 +20,9 @@ type SealReport struct {
 	Jobs    int // job records sealed
 	Uploads int // upload records sealed
 	Blobs   int // blobs (audio) sealed
+	// Deliveries is the pending callback deliveries whose bodies were
+	// sealed in place.
+	Deliveries int
 	// Scrubbed is the clear blob files overwritten with zeros once their
 	// sealed copy took their place (a backend that keeps blobs as files,
 	// each file's last name).
@@ -36,8 +39,8 @@ type SealReport struct {
 // in the clear blob's place) or removes it.
 const sealingSuffix = ".sealing"
 
-// SealExisting seals every job, upload and blob written before sealing
-// was on (those without a data key), in place: a blob's sealed copy is
+// SealExisting seals every job, upload, blob and pending callback body
+// written before sealing was on (those without a data key), in place: a blob's sealed copy is
 // written beside it under a new data key, which is then re-wrapped under
 // the blob's name before the copy replaces the clear blob (LinkBlob), and
 // the clear file, on a backend that keeps files, is overwritten with
@@ -153,18 +156,22 @@ func (s *Store) SealExisting(ctx context.Context) (SealReport, error) {
 		}
 		rep.Uploads++
 	}
-	return rep, nil
+	// After the jobs: a delivery's body is sealed under its job's key.
+	n, err := s.sealDeliveries(ctx)
+	rep.Deliveries = n
+	return rep, err
 }
 
-// Unsealed counts the blobs and jobs written before sealing was on (no
-// data key), which SealExisting would seal: one listing of each and of the
-// keyring, and each blob without a key opened (a sealed one whose key is
-// gone is not counted). An upload's record goes with its blob. It stops
-// with ctx's error once ctx is done.
-func (s *Store) Unsealed(ctx context.Context) (blobs, jobs int, err error) {
+// Unsealed counts the blobs, jobs and pending callback bodies written
+// before sealing was on (no data key, a clear body), which SealExisting
+// would seal: one listing of each and of the keyring, and each blob
+// without a key opened (a sealed one whose key is gone is not counted).
+// An upload's record goes with its blob. It stops with ctx's error once
+// ctx is done.
+func (s *Store) Unsealed(ctx context.Context) (blobs, jobs, deliveries int, err error) {
 	l, ok := s.inner.(lister)
 	if !ok {
-		return 0, 0, errors.New("sealed: the backend cannot list what it holds")
+		return 0, 0, 0, errors.New("sealed: the backend cannot list what it holds")
 	}
 	ids := s.ring.IDs()
 	var keyless []string
@@ -174,18 +181,21 @@ func (s *Store) Unsealed(ctx context.Context) (blobs, jobs int, err error) {
 		}
 	})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	for _, n := range keyless {
 		if err := ctx.Err(); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		if !s.keyGone(n) { // sealed already, its key gone: SealExisting leaves it
 			blobs++
 		}
 	}
-	err = walkSorted(keyedOf(ids, "j"), l.JobIDs, nil, func(string) { jobs++ })
-	return blobs, jobs, err
+	if err = walkSorted(keyedOf(ids, "j"), l.JobIDs, nil, func(string) { jobs++ }); err != nil {
+		return 0, 0, 0, err
+	}
+	clear, err := s.clearDeliveries()
+	return blobs, jobs, len(clear), err
 }
 
 // keyedOf returns the names of the data keys of kind ("b", "j", "u") among

@@ -49,6 +49,18 @@ func TestSealExisting(t *testing.T) {
 			}
 			jobs[id] = j
 		}
+		// Callbacks still being retried: one of a job, one without.
+		next := now.Add(time.Hour)
+		deliveries := map[string]*store.Delivery{
+			"d1": {ID: "d1", JobID: "j1", Account: "acme", URL: "http://hooks.local/a", Body: []byte(`{"transcript":"WOMBAT of j1"}`), Attempts: 3, NextAttempt: next, LastError: "status 503"},
+			"d2": {ID: "d2", Account: "acme", URL: "http://hooks.local/b", Body: []byte(`{"transcript":"WOMBAT alone"}`), Attempts: 1, NextAttempt: next},
+		}
+		for _, d := range deliveries {
+			c := *d
+			if err := inner.EnqueueDelivery(&c); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if err := inner.PutUpload(&store.Upload{ID: "u1", Account: "acme", Filename: "PANGOLIN-call.wav", Extension: "wav", Size: 150_000, Channels: 1, CreatedAt: now, Blob: "u1"}); err != nil {
 			t.Fatal(err)
 		}
@@ -88,10 +100,20 @@ func TestSealExisting(t *testing.T) {
 			if u, err := s.Upload("u1"); err != nil || u.Filename != "PANGOLIN-call.wav" {
 				t.Fatalf("%s: upload: %v %+v", when, err, u)
 			}
+			due, err := s.DueDeliveries(next, 0)
+			if err != nil || len(due) != len(deliveries) {
+				t.Fatalf("%s: deliveries: %d, %v", when, len(due), err)
+			}
+			for _, got := range due {
+				want := deliveries[got.ID]
+				if want == nil || string(got.Body) != string(want.Body) || got.Attempts != want.Attempts || !got.NextAttempt.Equal(want.NextAttempt) || got.LastError != want.LastError {
+					t.Fatalf("%s: delivery %+v; want %+v", when, got, want)
+				}
+			}
 		}
 		check("written in clear, read through the layer")
-		if b, j, err := s.Unsealed(t.Context()); err != nil || b != 3 || j != 2 {
-			t.Errorf("Unsealed = %d blobs, %d jobs, %v; want 3, 2", b, j, err)
+		if b, j, d, err := s.Unsealed(t.Context()); err != nil || b != 3 || j != 2 || d != 2 {
+			t.Errorf("Unsealed = %d blobs, %d jobs, %d callbacks, %v; want 3, 2, 2", b, j, d, err)
 		}
 
 		// A run killed after j1blob's key was written, and one killed
@@ -121,12 +143,12 @@ func TestSealExisting(t *testing.T) {
 		if len(held) > 0 {
 			wantScrubbed = 2 // j1blob's file, and u1's once j2blob no longer names it
 		}
-		if rep != (sealed.SealReport{Jobs: 2, Uploads: 1, Blobs: 2, Scrubbed: wantScrubbed}) {
+		if rep != (sealed.SealReport{Jobs: 2, Uploads: 1, Blobs: 2, Scrubbed: wantScrubbed, Deliveries: 2}) {
 			t.Errorf("report %+v", rep)
 		}
 		check("sealed in place")
-		if b, j, err := s.Unsealed(t.Context()); err != nil || b != 0 || j != 0 {
-			t.Errorf("after: Unsealed = %d blobs, %d jobs, %v; want none", b, j, err)
+		if b, j, d, err := s.Unsealed(t.Context()); err != nil || b != 0 || j != 0 || d != 0 {
+			t.Errorf("after: Unsealed = %d blobs, %d jobs, %d callbacks, %v; want none", b, j, d, err)
 		}
 
 		// Nothing in clear in the backend.
@@ -137,6 +159,15 @@ func TestSealExisting(t *testing.T) {
 			}
 			if b, _ := json.Marshal(raw); bytes.Contains(b, []byte("ZEBRAQUOKKA")) || bytes.Contains(b, []byte("OKAPI")) {
 				t.Errorf("job %s in clear in the backend: %s", id, b)
+			}
+		}
+		due, err := inner.DueDeliveries(next, 0)
+		if err != nil || len(due) != len(deliveries) {
+			t.Fatalf("backend's deliveries: %d, %v", len(due), err)
+		}
+		for _, d := range due {
+			if bytes.Contains(d.Body, []byte("WOMBAT")) {
+				t.Errorf("delivery %s's body in clear in the backend: %s", d.ID, d.Body)
 			}
 		}
 		if u, _ := inner.Upload("u1"); u == nil || strings.Contains(u.Filename, "PANGOLIN") {

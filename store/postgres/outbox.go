@@ -139,26 +139,33 @@ func (db *DB) NextDelivery() (time.Time, bool, error) {
 	return fromNS(*next), true, nil
 }
 
+// lockDelivery reads the delivery id in tx, its row locked until tx ends;
+// a missing one is store.ErrNotFound.
+func lockDelivery(ctx context.Context, tx pgx.Tx, id string) (*store.Delivery, error) {
+	var v []byte
+	err := tx.QueryRow(ctx, "SELECT record FROM deliveries WHERE id = $1 FOR UPDATE", id).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("delivery %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeDelivery(v)
+}
+
 // RescheduleDelivery records a failed attempt (Attempts++, NextAttempt,
 // LastError) and releases the delivery's lease.
 func (db *DB) RescheduleDelivery(id string, next time.Time, lastErr string) error {
 	err := db.update(func(ctx context.Context, tx pgx.Tx) error {
-		var v []byte
-		err := tx.QueryRow(ctx, "SELECT record FROM deliveries WHERE id = $1 FOR UPDATE", id).Scan(&v)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("delivery %s: %w", id, store.ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		d, err := decodeDelivery(v)
+		d, err := lockDelivery(ctx, tx, id)
 		if err != nil {
 			return err
 		}
 		d.Attempts++
 		d.NextAttempt = next.UTC()
 		d.LastError = lastErr
-		if v, err = json.Marshal(d); err != nil {
+		v, err := json.Marshal(d)
+		if err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, "UPDATE deliveries SET next_ns = $2, lease_ns = $3, node = '', record = $4 WHERE id = $1",
@@ -228,15 +235,7 @@ func (db *DB) Deliveries(fn func(d *store.Delivery)) error {
 // bolt.DB.RewriteDeliveryBody).
 func (db *DB) RewriteDeliveryBody(id string, fn func(d *store.Delivery) ([]byte, error)) error {
 	err := db.update(func(ctx context.Context, tx pgx.Tx) error {
-		var v []byte
-		err := tx.QueryRow(ctx, "SELECT record FROM deliveries WHERE id = $1 FOR UPDATE", id).Scan(&v)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("delivery %s: %w", id, store.ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		d, err := decodeDelivery(v)
+		d, err := lockDelivery(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -246,7 +245,8 @@ func (db *DB) RewriteDeliveryBody(id string, fn func(d *store.Delivery) ([]byte,
 			return err
 		}
 		d.Body = body
-		if v, err = json.Marshal(d); err != nil {
+		v, err := json.Marshal(d)
+		if err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, "UPDATE deliveries SET record = $2 WHERE id = $1", id, v)

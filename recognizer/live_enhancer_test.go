@@ -84,7 +84,13 @@ func TestLiveEnhancer(t *testing.T) {
 	// 19+13 (0.681). With another noise seed the second clip went 12 -> 13
 	// errors: the gain comes mostly from the first clip. (Babble from four
 	// other clips at 10 dB on the first clip: 0.867 without, 0.933 with;
-	// PocketSphinx fails either way.)
+	// PocketSphinx fails either way.) In a clean-clone make test on
+	// 2026-12-01 (the box loaded): clean 9+4 (0.277), clean+enhancer 9+1
+	// (0.213), noisy 28+15 (0.915), noisy+enhancer 23+13 (0.766); a helper
+	// run alone that day had clean+enhancer 0.234. The live path changed in
+	// between (issues 14 and 41: its search, CMN and segments), which is
+	// not traced clip by clip here; the bounds below are relative, and the
+	// enhancer's gain held.
 	if wer["noisy+enhancer"] >= wer["noisy"]-0.1 {
 		t.Errorf("noisy: WER %.3f with the enhancer, %.3f without; want at least 0.1 better", wer["noisy+enhancer"], wer["noisy"])
 	}

@@ -141,7 +141,7 @@ lint: deps tools
 # CPU-second than on 2026-11-28 (the rest's e2e 1260 s, 53 %: past half; doors 1164 s), after about 140 CPU s were
 # taken out of the tests (TestDebInstall 110 -> 55 CPU s with mmdebstrap and a zstd .deb, shorter audio where the
 # check did not need it): on a box that slow neither target holds. Where the CPU goes (perf record -a at 49 Hz over a
-# clean clone of 9c16d3c, 2026-12-01, green in 21 min 32 s, 40.3 CPU-min): the test daemons 59 % of all samples (of
+# clean clone of 2429355, 2026-12-01, green in 21 min 32 s, 40.3 CPU-min): the test daemons 59 % of all samples (of
 # them 67 % in libpocketsphinx and libsphinxbase: the decoding of the tests' speech), the engine's own test packages
 # 17 % (recognizer/sphinx 9.4, recognizer 7.4), daemon 2.8, PostgreSQL 2.3, the Go toolchain under 5 % with this
 # box's warm build cache (a cold one, as on a fresh CI machine, adds about 6 CPU-min: go vet 237 CPU s, staticcheck

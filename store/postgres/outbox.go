@@ -203,30 +203,44 @@ func (db *DB) PendingDeliveries() (int, error) {
 }
 
 // Deliveries calls fn with every pending delivery, in ascending id order
-// (see bolt.DB.Deliveries).
+// (see bolt.DB.Deliveries), a page of deliveryPage records at a time, each
+// page one statement under the store's timeout: a large outbox (a receiver
+// down for days) is listed whole however long that takes, never more than
+// a page in memory.
 func (db *DB) Deliveries(fn func(d *store.Delivery)) error {
-	ctx, cancel := db.ctx()
-	defer cancel()
-	rows, err := db.pool.Query(ctx, "SELECT record FROM deliveries ORDER BY id")
-	if err != nil {
-		return fmt.Errorf("store: deliveries: %w", wrap(err))
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var v []byte
-		if err := rows.Scan(&v); err != nil {
-			return fmt.Errorf("store: deliveries: %w", wrap(err))
-		}
-		d, err := decodeDelivery(v)
+	after := ""
+	for {
+		page, err := db.deliveriesAfter(after)
 		if err != nil {
 			return fmt.Errorf("store: deliveries: %w", err)
 		}
-		fn(d)
+		for _, d := range page {
+			fn(d)
+		}
+		if len(page) < deliveryPage {
+			return nil
+		}
+		after = page[len(page)-1].ID
 	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("store: deliveries: %w", wrap(err))
+}
+
+// deliveryPage is how many deliveries one statement of Deliveries reads.
+const deliveryPage = 64
+
+// deliveriesAfter returns up to deliveryPage deliveries whose ids sort after
+// after, in id order.
+func (db *DB) deliveriesAfter(after string) ([]*store.Delivery, error) {
+	ctx, cancel := db.ctx()
+	defer cancel()
+	rows, err := db.pool.Query(ctx, "SELECT record FROM deliveries WHERE id > $1 ORDER BY id LIMIT $2", after, deliveryPage)
+	if err != nil {
+		return nil, wrap(err)
 	}
-	return nil
+	out, err := pgx.CollectRows(rows, scanDelivery)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	return out, nil
 }
 
 // RewriteDeliveryBody replaces the body of the pending delivery id with

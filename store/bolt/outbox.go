@@ -62,6 +62,11 @@ func decodeDelivery(tx *bolt.Tx, id string) (*store.Delivery, error) {
 	if v == nil {
 		return nil, fmt.Errorf("delivery %s: %w", id, store.ErrNotFound)
 	}
+	return parseDelivery(id, v)
+}
+
+// parseDelivery decodes the record v of the delivery id.
+func parseDelivery(id string, v []byte) (*store.Delivery, error) {
 	d := new(store.Delivery)
 	if err := json.Unmarshal(v, d); err != nil {
 		return nil, fmt.Errorf("delivery %s: %w", id, err)
@@ -318,9 +323,9 @@ func (db *DB) Deliveries(fn func(d *store.Delivery)) error {
 	err := db.bolt.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketDeliveries).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
-			d := new(store.Delivery)
-			if err := json.Unmarshal(v, d); err != nil {
-				return fmt.Errorf("delivery %s: %w", k, err)
+			d, err := parseDelivery(string(k), v)
+			if err != nil {
+				return err
 			}
 			fn(d)
 		}

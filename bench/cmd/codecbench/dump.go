@@ -17,34 +17,29 @@ func sessionName(p path, c clip) string {
 }
 
 // preRecorded sends the recording the door made of session id as a
-// pre-recorded job and returns its transcript: the batch decode of the same
-// audio through the pre-recorded door.
-func (b *bench) preRecorded(p path, c clip, id string) (string, error) {
-	audio, err := b.d.LiveAudio(id)
+// pre-recorded job and returns the recording and the job's transcript: the
+// batch decode of the same audio through the pre-recorded door.
+func (b *bench) preRecorded(p path, c clip, id string) (audio []byte, transcript string, err error) {
+	audio, err = b.d.LiveAudio(id)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	_, pre, err := b.d.PreRecorded(sessionName(p, c)+".wav", audio, 200*time.Millisecond, 5*time.Minute)
-	return pre, err
+	_, transcript, err = b.d.PreRecorded(sessionName(p, c)+".wav", audio, 200*time.Millisecond, 5*time.Minute)
+	return audio, transcript, err
 }
 
 // dump writes one session's diagnosis to dir: the reference, the live
 // finals, the stored record, the recording the door made, and the
 // recording's transcript as a pre-recorded job (the same audio through the
 // pre-recorded door), as <path>-<clip>.json and .wav.
-func (b *bench) dump(dir string, p path, c clip, id string, rec benchd.LiveRecord, pre string) error {
+func (b *bench) dump(dir string, p path, c clip, id string, rec benchd.LiveRecord, audio []byte, pre string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	audio, err := b.d.LiveAudio(id)
-	if err != nil {
 		return err
 	}
 	name := sessionName(p, c)
 	if err := os.WriteFile(filepath.Join(dir, name+".wav"), audio, 0o644); err != nil {
 		return err
 	}
-
 	var job json.RawMessage
 	if err := b.d.Call("GET", "/v2/live/"+id, b.d.Key, "", http.StatusOK, &job); err != nil {
 		return err

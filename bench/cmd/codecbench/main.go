@@ -147,12 +147,12 @@ func run(speechDir string, maxSeconds float64, modules, only, dump string) error
 				return fmt.Errorf("%s, %s: %w", p.name, c.File, err)
 			}
 			rw := recognizertest.Normalize(c.Transcript)
-			pre, err := b.preRecorded(p, c, id)
+			audio, pre, err := b.preRecorded(p, c, id)
 			if err != nil {
 				return fmt.Errorf("%s, %s: the recording as a pre-recorded job: %w", p.name, c.File, err)
 			}
 			if dump != "" {
-				if err := b.dump(dump, p, c, id, rec, pre); err != nil {
+				if err := b.dump(dump, p, c, id, rec, audio, pre); err != nil {
 					return fmt.Errorf("%s, %s: dump: %w", p.name, c.File, err)
 				}
 			}

@@ -86,7 +86,9 @@ func run(dir string, lean bool, maxHMMs int, turns float64, verbose bool) error 
 		return fmt.Errorf("no telephone model at %s", abs)
 	}
 	defer e.Close()
-	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	// The calls' dumps; callbench -dump writes the clip references beside
+	// them (reference-CODEC.json), which are no call.
+	files, err := filepath.Glob(filepath.Join(dir, "*-call*.json"))
 	if err != nil || len(files) == 0 {
 		return fmt.Errorf("no dumps in %q (%v)", dir, err)
 	}

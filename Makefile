@@ -32,7 +32,7 @@ DATA        ?= $(CURDIR)/.data
 LISTEN      ?= 127.0.0.1:8080
 TEST_TIMEOUT ?= 40m
 
-.PHONY: all deps test-deps apt tools build run test lint openapi unit bench clean
+.PHONY: all deps test-deps prefetch apt tools build run test lint openapi unit bench clean
 
 all: build
 
@@ -40,20 +40,26 @@ deps:
 	@$(MAKE) --no-print-directory apt PKGS="$(DEB_PKGS)"
 	@$(GO) mod download
 
-test-deps: deps
-	@$(MAKE) --no-print-directory apt PKGS="$(TEST_DEB_PKGS)"
+# test-deps installs the daemon's and the tests' Debian packages in one apt run (one package-list update).
+test-deps:
+	@$(MAKE) --no-print-directory apt PKGS="$(DEB_PKGS) $(TEST_DEB_PKGS)"
+	@$(GO) mod download
 	@[ -d $(E2E_NODE)/node_modules/playwright-core ] || npm install --silent --no-audit --no-fund --prefix $(E2E_NODE) $(PLAYWRIGHT)
 	@[ -d $(E2E_NODE)/node_modules/@seriousme/openapi-schema-validator ] || npm install --silent --no-audit --no-fund --prefix $(E2E_NODE) $(OPENAPI_VALIDATOR)
 	@grep -qs '"version": "$(OPENAI_NODE:openai@%=%)"' $(E2E_NODE)/node_modules/openai/package.json || npm install --silent --no-audit --no-fund --prefix $(E2E_NODE) $(OPENAI_NODE)
 
-# apt installs the Debian packages of PKGS that are missing. Another apt or dpkg run holding a lock
+# apt installs the Debian packages of PKGS that are missing: not in dpkg's "installed" state (a package removed but
+# not purged keeps its config files, and dpkg -s still answers for it: until 2026-12-02 such a package was never
+# installed again). Another apt or dpkg run holding a lock
 # (unattended-upgrades, a second make) is waited for, up to APT_LOCK_TIMEOUT seconds, instead of failing:
 # apt-get install waits for dpkg's lock itself (DPkg::Lock::Timeout); apt-get update does not wait for
 # the package lists' lock (apt 2.6 fails at once), so it is tried again every 5 s while that is its error.
 APT_LOCK_TIMEOUT ?= 600
 APT_OPTS ?=
 apt:
-	@missing=""; for p in $(PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@missing=""; for p in $(PKGS); do \
+		case "$$(dpkg-query -W -f='$${Status}' $$p 2>/dev/null)" in *" installed") ;; *) missing="$$missing $$p";; esac; \
+	done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing Debian packages:$$missing (apt-get; the first time takes minutes)"; \
 		SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
@@ -70,6 +76,18 @@ apt:
 
 tools:
 	@[ -x $(STATICCHECK) ] || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+# prefetch builds, while test's apt run installs the Debian packages, what make test compiles that needs none of
+# them: the modules, staticcheck, and the standard library and every module package that earshot's packages and
+# tests import (cgo's headers come from apt; earshot's own packages are built after it). On a fresh machine that
+# work otherwise waited for apt and then held up lint (a cold build cache, 2026-12-02: these packages 90 s wall,
+# 175 CPU s, of go vet's 147 s; then go test's builds take them from the cache). Best effort: what fails here
+# is built, and its error printed, by the steps after it (its own output: bin/prefetch.log).
+PREFETCH_PKGS = $(GO) list -deps -test -f '{{if not .ForTest}}{{if or .Standard .Module}}{{.ImportPath}}{{end}}{{end}}' ./... \
+	| grep -v -e '^github.com/earshot-dev/' -e '\.test$$' | sort -u
+prefetch: tools
+	@$(GO) mod download
+	@$(GO) build $$($(PREFETCH_PKGS))
 
 build: deps
 	$(GO) build -o $(BIN) ./cmd/earshotd
@@ -167,7 +185,13 @@ unit: test-deps
 openapi: test-deps
 	node $(E2E_NODE)/node_modules/@seriousme/openapi-schema-validator/bin/validate-api-cli.js api/openapi.json
 
-test: lint openapi unit
+test:
+	@mkdir -p bin
+	@$(MAKE) --no-print-directory prefetch > bin/prefetch.log 2>&1 & prefetch=$$!; \
+	$(MAKE) --no-print-directory test-deps; rc=$$?; \
+	wait $$prefetch || echo "prefetch failed (bin/prefetch.log); the steps after it build what it did not"; \
+	exit $$rc
+	@$(MAKE) --no-print-directory lint openapi unit
 
 # On-demand measurements (never part of `make test`); results in bench/RESULTS.md.
 BENCH_RESULTS ?= bench/RESULTS.md

@@ -7,15 +7,17 @@ import (
 	"sync"
 )
 
-// readBuffer is the receive queue asked of the kernel for each RTP socket
+// ReadBuffer is the receive queue asked of the kernel for each RTP socket
 // (SO_RCVBUF; the kernel caps it at net.core.rmem_max and doubles it for
-// its own bookkeeping). Debian's default, 208 KiB, holds about 4 s of one
-// G.711 stream in real time but only 160 ms of one sent 25 times faster
+// its own bookkeeping). Debian's default, 208 KiB, holds a few seconds of
+// one G.711 stream in real time (the kernel counts each datagram's buffers,
+// over a kilobyte) but only about 150 ms of one sent 25 times faster
 // (TestSIPLongCall), or of a stream whose reader a loaded host does not
 // schedule for that long: the kernel drops what does not fit, silently,
 // and the call's record loses those words (CI, 2026-12-02: 24 packets of
-// 40 minutes). The memory is taken only while datagrams wait.
-const readBuffer = 1 << 20
+// 40 minutes). The memory is taken only while datagrams wait. The WHIP
+// door's ICE sockets ask the same (ingest/webrtc udpNet).
+const ReadBuffer = 1 << 20
 
 // Ports hands out RTP/RTCP port pairs (RTP on an even port, RTCP on the
 // next, RFC 3550 section 11) from a fixed range on one local address. It
@@ -82,7 +84,7 @@ func (p *Ports) Listen() (*Pair, error) {
 		}
 		// A queue the kernel refuses to grow leaves its default: the
 		// call still works, as it did before this was asked.
-		_ = rtpConn.SetReadBuffer(readBuffer)
+		_ = rtpConn.SetReadBuffer(ReadBuffer)
 		p.used[port] = true
 		return &Pair{RTP: rtpConn, RTCP: rtcpConn, Port: port, ports: p}, nil
 	}

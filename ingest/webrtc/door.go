@@ -113,6 +113,11 @@ func (d *Door) newAPI() (*pionwebrtc.API, error) {
 	if err := se.SetEphemeralUDPPortRange(d.lo, d.hi); err != nil {
 		return nil, fmt.Errorf("webrtc: port range: %w", err)
 	}
+	un, err := newUDPNet()
+	if err != nil {
+		return nil, fmt.Errorf("webrtc: network: %w", err)
+	}
+	se.SetNet(un)
 	se.SetNetworkTypes([]pionwebrtc.NetworkType{pionwebrtc.NetworkTypeUDP4, pionwebrtc.NetworkTypeUDP6})
 	se.SetIncludeLoopbackCandidate(d.cfg.IncludeLoopback)
 	if d.cfg.PublicIP != "" {

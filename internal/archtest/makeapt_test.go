@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -54,15 +55,7 @@ case "$p" in removed|present) exit 0;; *) exit 1;; esac`,
 		}
 	}
 	fields := strings.Fields(install)
-	has := func(p string) bool {
-		for _, f := range fields {
-			if f == p {
-				return true
-			}
-		}
-		return false
-	}
-	if !has("removed") || !has("unknown") || has("present") {
+	if !slices.Contains(fields, "removed") || !slices.Contains(fields, "unknown") || slices.Contains(fields, "present") {
 		t.Errorf("apt-get install %q: want the removed and the unknown package, not the installed one", install)
 	}
 }

@@ -16,7 +16,8 @@ import (
 // schedule for that long: the kernel drops what does not fit, silently,
 // and the call's record loses those words (CI, 2026-12-02: 24 packets of
 // 40 minutes). The memory is taken only while datagrams wait. The WHIP
-// door's ICE sockets ask the same (ingest/webrtc udpNet).
+// door's ICE sockets ask the same (ingest/webrtc udpNet), and the SIP
+// door's signalling UDP socket (ingest/sip Listen).
 const ReadBuffer = 1 << 20
 
 // Ports hands out RTP/RTCP port pairs (RTP on an even port, RTCP on the

@@ -6,6 +6,8 @@ import (
 	"os"
 	"syscall"
 	"testing"
+
+	"github.com/earshot-dev/earshot/ingest/rtp/rtptest"
 )
 
 // TestListenRetriesTakenTCPPort: with an ephemeral port, a TCP port
@@ -40,5 +42,20 @@ func TestListenRetriesTakenTCPPort(t *testing.T) {
 	_, _, err = Listen(hold.Addr().String())
 	if !errors.Is(err, syscall.EADDRINUSE) {
 		t.Errorf("fixed port held over tcp: %v, want EADDRINUSE", err)
+	}
+}
+
+// TestListenReadBuffer: the signalling UDP socket's receive queue is larger
+// than a UDP socket gets without asking, as the RTP sockets' are.
+func TestListenReadBuffer(t *testing.T) {
+	def := rtptest.DefaultReadQueue(t)
+	pc, ln, err := Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	defer pc.Close()
+	if got := rtptest.ReadQueue(t, pc.(*net.UDPConn)); got <= def {
+		t.Errorf("SIP UDP socket's receive queue is %d bytes, not more than a plain UDP socket's %d", got, def)
 	}
 }

@@ -1,11 +1,12 @@
 package webrtc
 
 import (
-	"net"
 	"os"
 	"strconv"
 	"syscall"
 	"testing"
+
+	"github.com/earshot-dev/earshot/ingest/rtp/rtptest"
 )
 
 // TestICESocketsReadBuffer: the UDP sockets a peer's ICE agent binds in the
@@ -13,12 +14,7 @@ import (
 // without asking, as the SIP door's RTP sockets do. It reads them among
 // the test process's own descriptors.
 func TestICESocketsReadBuffer(t *testing.T) {
-	plain, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	def := rcvbuf(t, plain)
-	plain.Close()
+	def := rtptest.DefaultReadQueue(t)
 	const lo, hi = 42500, 42599
 	s := newRecSession("s1", ulaw8k)
 	cfg := Config{UDPPorts: strconv.Itoa(lo) + "-" + strconv.Itoa(hi), IncludeLoopback: true}
@@ -72,19 +68,4 @@ func TestICESocketsReadBuffer(t *testing.T) {
 		t.Fatalf("no UDP socket of the peer in %d-%d among the process's descriptors", lo, hi)
 	}
 	t.Logf("%d ICE sockets checked", found)
-}
-
-// rcvbuf is a socket's SO_RCVBUF.
-func rcvbuf(t *testing.T, c *net.UDPConn) int {
-	t.Helper()
-	raw, err := c.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	var serr error
-	if err := raw.Control(func(fd uintptr) { n, serr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF) }); err != nil || serr != nil {
-		t.Fatal(err, serr)
-	}
-	return n
 }

@@ -164,6 +164,14 @@ lint: deps tools
 # 17 % (recognizer/sphinx 9.4, recognizer 7.4), daemon 2.8, PostgreSQL 2.3, the Go toolchain under 5 % with this
 # box's warm build cache (a cold one, as on a fresh CI machine, adds about 6 CPU-min: go vet 237 CPU s, staticcheck
 # 117, measured with empty caches). So the time is the speech the tests decode.
+# By process (Linux process accounting over make unit, 2026-12-02, 18 min 35 s, 34.6 CPU-min): earshotd 19.5 CPU-min
+# in 434 runs (184 test daemons and the CLI; the costliest test's daemons 54 CPU s, under 5 %; 81 % of a daemon's
+# perf samples in libpocketsphinx and libsphinxbase), sphinx.test 3.5, recognizer.test 2.3, PostgreSQL 2.0 (20 servers, 1064
+# processes; an idle cluster node makes 3 transactions a second), daemon.test 1.1, the linker 1.3, ffmpeg and
+# ffprobe 1.1 (265 runs), dpkg and mmdebstrap 0.8. Tried the same day and not kept: packaging/... in a third process
+# and the engine's packages first in the rest's (its packages then ended 200 s before its e2e, but the e2e processes
+# ended as much later: 18 min 46 s); libpocketsphinx built from Debian's source with -O3 -march=x86-64-v3 decodes
+# at the same speed as Debian's -O2 build (median ratio 1.006 over 5 pairs of a 100 s clip).
 TEST_LOG    ?= bin/test.log
 E2E_DOORS := ^(TestSIP|TestCluster|TestKamailio|TestWHIP|TestWebRTC|TestConsole|TestMetricsSIPDoor$$|TestLivePauseSIP$$|TestLiveFinalsMatchBatch$$|TestEveryLiveField$$|TestLiveRecordMatchesPreRecorded$$)
 TEST_FLAGS = -json -count=1 -vet=off -timeout $(TEST_TIMEOUT) -parallel 4

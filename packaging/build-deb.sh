@@ -44,6 +44,8 @@ fi
 install -D -m 0644 "$top/systemd/earshotd.service" "$root/lib/systemd/system/earshotd.service"
 install -D -m 0644 "$here/earshot.yaml" "$root/etc/earshot/earshot.yaml"
 install -D -m 0644 "$top/README.md" "$root/usr/share/doc/earshot/README.md"
+# net.core.rmem_max at the call sockets' receive queue (ingest/rtp ReadBuffer).
+install -D -m 0644 "$here/sysctl.conf" "$root/usr/lib/sysctl.d/30-earshot.conf"
 # Kamailio in front of a cluster (docs/deploy-kamailio.md): the config as
 # `earshotd kamailio config` prints it by default, and an example node list.
 install -D -m 0644 "$here/kamailio/kamailio.cfg" "$root/usr/share/earshot/kamailio/kamailio.cfg"

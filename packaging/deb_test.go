@@ -153,6 +153,7 @@ func TestDeb(t *testing.T) {
 			"./usr/share/earshot/model/en-us-telephone/means": "-rw-r--r-- root/root",
 			"./usr/share/earshot/kamailio/kamailio.cfg":       "-rw-r--r-- root/root",
 			"./usr/share/earshot/kamailio/dispatcher.list":    "-rw-r--r-- root/root",
+			"./usr/lib/sysctl.d/30-earshot.conf":              "-rw-r--r-- root/root",
 		} {
 			if entries[path] != want {
 				t.Errorf("%s: %q, want %q", path, entries[path], want)
@@ -164,6 +165,7 @@ func TestDeb(t *testing.T) {
 			"lib/systemd/system/earshotd.service":     []byte(systemd.Unit()),
 			"etc/earshot/earshot.yaml":                DefaultConfig(),
 			"usr/share/earshot/kamailio/kamailio.cfg": kamailio.Shipped(),
+			"usr/lib/sysctl.d/30-earshot.conf":        SysctlConf(),
 		} {
 			got, err := os.ReadFile(filepath.Join(x, path))
 			if err != nil || !bytes.Equal(got, want) {

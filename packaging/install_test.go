@@ -69,7 +69,17 @@ func TestDebInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	rmemMax := func() string { b, _ := os.ReadFile("/proc/sys/net/core/rmem_max"); return string(b) }
+	hostRmem := rmemMax()
 	out := in("apt-get", "install", "-y", "--no-install-recommends", "/tmp/earshot.deb")
+	// 30-earshot.conf is installed, and applied only where systemd runs:
+	// an install into a root (this chroot) leaves the host's kernel alone.
+	if _, err := os.Stat(filepath.Join(root, "usr/lib/sysctl.d/30-earshot.conf")); err != nil {
+		t.Errorf("sysctl.d file: %v", err)
+	}
+	if got := rmemMax(); got != hostRmem {
+		t.Errorf("installing into a chroot changed the host's net.core.rmem_max: %q -> %q", hostRmem, got)
+	}
 	if !strings.Contains(out, "earshot: admin API key") {
 		t.Errorf("install did not print the admin key:\n%s", out)
 	}

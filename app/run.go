@@ -11,6 +11,7 @@ import (
 
 	"github.com/earshot-dev/earshot/api"
 	"github.com/earshot-dev/earshot/daemon"
+	"github.com/earshot-dev/earshot/ingest/rtp"
 	"github.com/earshot-dev/earshot/ingest/sip"
 	"github.com/earshot-dev/earshot/ingest/webrtc"
 	"github.com/earshot-dev/earshot/recognizer"
@@ -96,6 +97,10 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		bounds["sip.max_calls (rtp sockets)"] = 4 * cfg.SIP.MaxCalls
 	}
 	checkDescriptors(log, bounds)
+	if sipSrv != nil || !cfg.WebRTC.Disabled {
+		granted, err := rtp.GrantedReadBuffer()
+		checkReadQueue(log, granted, err)
+	}
 	if sipSrv != nil {
 		registerSIPMetrics(d.Metrics(), sipSrv)
 	}

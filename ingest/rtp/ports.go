@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"syscall"
 )
 
 // ReadBuffer is the receive queue asked of the kernel for each RTP socket
@@ -110,4 +111,35 @@ func (pr *Pair) Close() error {
 		pr.ports.mu.Unlock()
 	})
 	return err
+}
+
+// GrantedReadBuffer is the receive queue the kernel gives a UDP socket
+// that asks for ReadBuffer, as SO_RCVBUF reads back: twice what it
+// granted, and it grants at most net.core.rmem_max. Below 2*ReadBuffer the
+// host caps the call sockets' queues (the .deb raises the cap; other
+// installs may not).
+func GrantedReadBuffer() (int, error) {
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	if err := c.SetReadBuffer(ReadBuffer); err != nil {
+		return 0, err
+	}
+	return ReadQueue(c)
+}
+
+// ReadQueue is c's kernel receive queue in bytes (SO_RCVBUF as read back).
+func ReadQueue(c syscall.Conn) (int, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	var serr error
+	if err := raw.Control(func(fd uintptr) { n, serr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF) }); err != nil {
+		return 0, err
+	}
+	return n, serr
 }

@@ -1,9 +1,10 @@
-package rtp
+package rtp_test
 
 import (
 	"net/netip"
 	"testing"
 
+	"github.com/earshot-dev/earshot/ingest/rtp"
 	"github.com/earshot-dev/earshot/ingest/rtp/rtptest"
 )
 
@@ -12,7 +13,7 @@ import (
 // while) is not dropped before the receiver reads it.
 func TestPortsReadBuffer(t *testing.T) {
 	def := rtptest.DefaultReadQueue(t)
-	p, err := NewPorts(netip.MustParseAddr("127.0.0.1"), 42400, 42419)
+	p, err := rtp.NewPorts(netip.MustParseAddr("127.0.0.1"), 42400, 42419)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,4 +27,25 @@ func TestPortsReadBuffer(t *testing.T) {
 		t.Errorf("RTP socket's receive queue is %d bytes, not more than a plain UDP socket's %d", got, def)
 	}
 	t.Logf("receive queue %d bytes (default %d)", got, def)
+}
+
+// TestGrantedReadBuffer: GrantedReadBuffer reads what the kernel gives a
+// socket asking ReadBuffer, as an RTP socket of Ports has.
+func TestGrantedReadBuffer(t *testing.T) {
+	granted, err := rtp.GrantedReadBuffer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := rtp.NewPorts(netip.MustParseAddr("127.0.0.1"), 42420, 42439)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := p.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pair.Close()
+	if got := rtptest.ReadQueue(t, pair.RTP); got != granted {
+		t.Errorf("GrantedReadBuffer %d, an RTP socket's queue %d", granted, got)
+	}
 }

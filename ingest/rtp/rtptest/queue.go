@@ -7,19 +7,16 @@ import (
 	"net"
 	"syscall"
 	"testing"
+
+	"github.com/earshot-dev/earshot/ingest/rtp"
 )
 
-// ReadQueue is c's kernel receive queue in bytes (SO_RCVBUF).
+// ReadQueue is c's kernel receive queue in bytes (rtp.ReadQueue).
 func ReadQueue(t testing.TB, c syscall.Conn) int {
 	t.Helper()
-	raw, err := c.SyscallConn()
+	n, err := rtp.ReadQueue(c)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var n int
-	var serr error
-	if err := raw.Control(func(fd uintptr) { n, serr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF) }); err != nil || serr != nil {
-		t.Fatal(err, serr)
 	}
 	return n
 }

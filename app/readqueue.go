@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"log/slog"
 
 	"github.com/earshot-dev/earshot/ingest/rtp"
@@ -16,10 +17,11 @@ func checkReadQueue(log *slog.Logger, granted int, err error) {
 	switch {
 	case err != nil:
 		log.Warn("cannot read the call sockets' receive queue", "error", err)
-	case granted < 2*rtp.ReadBuffer: // the kernel reports twice what it grants
-		log.Warn("the kernel caps the call sockets' receive queue at net.core.rmem_max; set it to at least the asked size (sysctl -w net.core.rmem_max=1048576)",
-			"granted_bytes", granted/2, "asked_bytes", rtp.ReadBuffer)
+	case granted < rtp.ReadBuffer:
+		log.Warn("the kernel caps the call sockets' receive queue at net.core.rmem_max; raise it to asked_bytes",
+			"granted_bytes", granted, "asked_bytes", rtp.ReadBuffer,
+			"sysctl", fmt.Sprintf("sysctl -w net.core.rmem_max=%d", rtp.ReadBuffer))
 	default:
-		log.Info("call sockets' receive queue", "bytes", granted/2)
+		log.Info("call sockets' receive queue", "bytes", granted)
 	}
 }

@@ -18,8 +18,8 @@ func TestCheckReadQueue(t *testing.T) {
 		err     error
 		want    []string
 	}{
-		{2 * 212992, nil, []string{"level=WARN", "net.core.rmem_max", "granted_bytes=212992", "asked_bytes=1048576"}},
-		{2 * rtp.ReadBuffer, nil, []string{"level=INFO", "bytes=1048576"}},
+		{212992, nil, []string{"level=WARN", "net.core.rmem_max", "granted_bytes=212992", "asked_bytes=1048576"}},
+		{rtp.ReadBuffer, nil, []string{"level=INFO", "bytes=1048576"}},
 		{0, errors.New("no socket"), []string{"level=WARN", "no socket"}},
 	} {
 		var buf bytes.Buffer

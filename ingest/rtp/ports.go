@@ -113,11 +113,11 @@ func (pr *Pair) Close() error {
 	return err
 }
 
-// GrantedReadBuffer is the receive queue the kernel gives a UDP socket
-// that asks for ReadBuffer, as SO_RCVBUF reads back: twice what it
-// granted, and it grants at most net.core.rmem_max. Below 2*ReadBuffer the
-// host caps the call sockets' queues (the .deb raises the cap; other
-// installs may not).
+// GrantedReadBuffer is the receive queue the kernel grants a UDP socket
+// that asks for ReadBuffer: at most net.core.rmem_max, so below
+// ReadBuffer the host caps the call sockets' queues (the .deb raises the
+// cap; other installs may not). SO_RCVBUF reads back twice the grant (the
+// kernel's bookkeeping); this is the grant.
 func GrantedReadBuffer() (int, error) {
 	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -127,7 +127,8 @@ func GrantedReadBuffer() (int, error) {
 	if err := c.SetReadBuffer(ReadBuffer); err != nil {
 		return 0, err
 	}
-	return ReadQueue(c)
+	n, err := ReadQueue(c)
+	return n / 2, err
 }
 
 // ReadQueue is c's kernel receive queue in bytes (SO_RCVBUF as read back).

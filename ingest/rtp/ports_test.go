@@ -29,8 +29,9 @@ func TestPortsReadBuffer(t *testing.T) {
 	t.Logf("receive queue %d bytes (default %d)", got, def)
 }
 
-// TestGrantedReadBuffer: GrantedReadBuffer reads what the kernel gives a
-// socket asking ReadBuffer, as an RTP socket of Ports has.
+// TestGrantedReadBuffer: GrantedReadBuffer is what the kernel grants a
+// socket asking ReadBuffer, as an RTP socket of Ports has (SO_RCVBUF reads
+// back twice the grant).
 func TestGrantedReadBuffer(t *testing.T) {
 	granted, err := rtp.GrantedReadBuffer()
 	if err != nil {
@@ -45,7 +46,7 @@ func TestGrantedReadBuffer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pair.Close()
-	if got := rtptest.ReadQueue(t, pair.RTP); got != granted {
-		t.Errorf("GrantedReadBuffer %d, an RTP socket's queue %d", granted, got)
+	if got := rtptest.ReadQueue(t, pair.RTP); got != 2*granted {
+		t.Errorf("GrantedReadBuffer %d, an RTP socket's queue %d (twice the grant)", granted, got)
 	}
 }

@@ -2,6 +2,10 @@ package sphinx
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/earshot-dev/earshot/recognizer"
@@ -94,5 +98,66 @@ func TestTelephoneSharesDictionary(t *testing.T) {
 			t.Errorf("batch %v: the telephone pool read its own lexicon or dictionary", batch)
 		}
 		tel.Close()
+	}
+}
+
+// TestLexiconReadAtFirstVocabulary: New reads the dictionary for its
+// decoders but not the lexicon (134,723 entries: 0.3 CPU s and 26 MB at
+// every start before); the first vocabulary reads it,
+// and a dictionary gone by then is an error naming it, not a panic.
+func TestLexiconReadAtFirstVocabulary(t *testing.T) {
+	words := []recognizer.VocabularyWord{{Value: "Zywicki", Intensity: 1}}
+	open := func(dict string) *Engine {
+		t.Helper()
+		cfg := Config{Decoders: 1, LoadOnDemand: true, Dict: dict}
+		cfg.SetDefaults()
+		e, err := New(cfg, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		return e
+	}
+	copyDict := func() string {
+		t.Helper()
+		b, err := os.ReadFile(DefaultDict)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), "cmudict.dict")
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+
+	gone := copyDict()
+	e := open(gone)
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	errs := e.CheckVocabulary(words)
+	if len(errs) != 1 || !errors.Is(errs[0], fs.ErrNotExist) {
+		t.Fatalf("CheckVocabulary with the dictionary gone after New: %v, want the file's not-exist error", errs)
+	}
+	if _, err := e.NewStream(t.Context(), recognizer.StreamOptions{Vocabulary: words}); !errors.Is(err, ErrVocabulary) || !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("NewStream with the dictionary gone after New: %v, want ErrVocabulary and not-exist", err)
+	}
+
+	kept := copyDict()
+	e = open(kept)
+	if errs := e.CheckVocabulary(words); len(errs) != 0 {
+		t.Fatalf("CheckVocabulary: %v", errs)
+	}
+	if err := os.Remove(kept); err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.NewStream(t.Context(), recognizer.StreamOptions{Vocabulary: words})
+	if err != nil {
+		t.Fatalf("NewStream after the lexicon was read: %v", err)
+	}
+	defer st.Close()
+	if !st.(*Stream).d.knows("zywicki") {
+		t.Error("the vocabulary's dictionary word is not on its decoder")
 	}
 }

@@ -25,8 +25,8 @@ import (
 type Engine struct {
 	cfg    Config
 	logger *slog.Logger
-	lex    *lexicon
-	dict   []byte // the decoders' dictionary (searchDictionary)
+	lex    *lexiconFile // read at the first vocabulary
+	dict   []byte       // the decoders' dictionary (searchDictionary)
 	// dictPath is dict's in-memory file (dictFile), "" where there is none.
 	dictPath string
 	cpu      *recognizer.CPU // the process's CPU policy: its live decodes at once (LiveDecode); nil: no limit
@@ -74,18 +74,16 @@ func newEngineLike(cfg Config, like *Engine, cpu *recognizer.CPU, logger *slog.L
 	if !logger.Enabled(context.Background(), slog.LevelDebug) {
 		silenceLogs()
 	}
-	var lex *lexicon
+	var lex *lexiconFile
 	var dict []byte
 	if like != nil && like.cfg.Dict == cfg.Dict && like.cfg.LM == cfg.LM {
 		lex, dict = like.lex, like.dict
 	} else {
 		var err error
-		if lex, err = loadLexicon(cfg.Dict); err != nil {
-			return nil, err
-		}
 		if dict, err = searchDictionary(cfg.Dict, cfg.LM); err != nil {
 			return nil, err
 		}
+		lex = newLexiconFile(cfg.Dict)
 	}
 	// Every decoder of the pool reads the dictionary from the file made now.
 	dictPath, err := dictFile(dict)
@@ -285,7 +283,11 @@ func (e *Engine) NewStream(ctx context.Context, o recognizer.StreamOptions) (rec
 	}
 	var voc *vocabulary
 	if len(o.Vocabulary) > 0 {
-		voc = e.lex.resolveVocabulary(o.Vocabulary)
+		lx, err := e.lex.get()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrVocabulary, err)
+		}
+		voc = lx.resolveVocabulary(o.Vocabulary)
 	}
 	key := ""
 	if voc != nil {
@@ -381,7 +383,7 @@ func (e *Engine) prepare(d *decoder, voc *vocabulary) (*decoder, error) {
 		return d, nil
 	}
 	start := time.Now()
-	if err := d.applyVocabulary(e.dict, voc.key, voc.dictionaryEntries(e.lex, d.knows), voc.arpa(d.lw())); err != nil {
+	if err := d.applyVocabulary(e.dict, voc.key, voc.dictionaryEntries(d.knows), voc.arpa(d.lw())); err != nil {
 		e.mu.Lock()
 		e.freeLocked(d)
 		e.mu.Unlock()
@@ -397,7 +399,11 @@ func (e *Engine) prepare(d *decoder, voc *vocabulary) (*decoder, error) {
 // nothing to pronounce), one error per problem; nil when everything is
 // used. It needs no decoder.
 func (e *Engine) CheckVocabulary(v []recognizer.VocabularyWord) []error {
-	if voc := e.lex.resolveVocabulary(v); voc != nil {
+	lx, err := e.lex.get()
+	if err != nil {
+		return []error{err}
+	}
+	if voc := lx.resolveVocabulary(v); voc != nil {
 		return voc.problems
 	}
 	var errs []error

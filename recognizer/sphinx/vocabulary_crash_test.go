@@ -62,7 +62,10 @@ func TestVocabularyCrashRequests(t *testing.T) {
 // TestVocabularyBounds: what a caller other than the request layer hands
 // the engine is bounded before it reaches the C library.
 func TestVocabularyBounds(t *testing.T) {
-	lx := newEngine(t, 1).lex
+	lx, err := newEngine(t, 1).lex.get()
+	if err != nil {
+		t.Fatal(err)
+	}
 	long := strings.Repeat("k", maxWordBytes+1)
 	v := lx.resolveVocabulary([]recognizer.VocabularyWord{
 		{Value: long},

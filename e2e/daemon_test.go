@@ -217,9 +217,39 @@ func (d *daemonProc) logCPU() {
 		if ps == nil {
 			return
 		}
-		d.t.Logf("earshotd %s: CPU user %.1f s, sys %.1f s over %.1f s",
-			filepath.Base(d.DataDir), ps.UserTime().Seconds(), ps.SystemTime().Seconds(), time.Since(d.started).Seconds())
+		d.t.Logf("earshotd %s: CPU user %.1f s, sys %.1f s over %.1f s; %s",
+			filepath.Base(d.DataDir), ps.UserTime().Seconds(), ps.SystemTime().Seconds(), time.Since(d.started).Seconds(), d.work())
 	})
+}
+
+// work sums, from d's log lines, the engine work its CPU went to beside
+// decoding the audio sent: the decoders it loaded and the batch passes it
+// ran or cut at the stop (a test that never reads a session's record still
+// pays for its pass while the daemon runs).
+func (d *daemonProc) work() string {
+	var loads, loadMs, passes, passMs, cut int
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, l := range d.lines {
+		var rec struct {
+			Msg     string `json:"msg"`
+			Elapsed int    `json:"elapsed_ms"`
+		}
+		if !strings.Contains(l, `"msg":"sphinx decoder loaded`) && !strings.Contains(l, `"msg":"batch pass `) ||
+			json.Unmarshal([]byte(l), &rec) != nil {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(rec.Msg, "sphinx decoder loaded"):
+			loads, loadMs = loads+1, loadMs+rec.Elapsed
+		case rec.Msg == "batch pass done" || rec.Msg == "batch pass failed; the live result stays":
+			passes, passMs = passes+1, passMs+rec.Elapsed
+		case rec.Msg == "batch pass left to the next start" || rec.Msg == "batch pass requeued":
+			cut++
+		}
+	}
+	return fmt.Sprintf("%d decoder loads (%.1f s), %d batch passes (%.1f s), %d cut at the stop",
+		loads, float64(loadMs)/1000, passes, float64(passMs)/1000, cut)
 }
 
 // Kill sends SIGKILL and waits for the process to be gone.

@@ -118,26 +118,34 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			return run(doorCtx)
 		})
 	}
-	runDoor(func(ctx context.Context) error { return srv.Run(ctx, ln) })
-	if opsLn != nil {
-		runDoor(func(ctx context.Context) error { return srv.RunOps(ctx, opsLn) })
-		log.Info("ops listening", "addr", opsLn.Addr().String())
-	}
-	if sipSrv != nil {
-		runDoor(func(ctx context.Context) error { return sipSrv.Run(ctx, sipSocks) })
-	}
-	var reloads []func() error
-	if sipSrv != nil {
-		reloads = append(reloads, sipSrv.ReloadTLS)
-	}
-	runDoor(func(ctx context.Context) error { reloadOnHangup(ctx, log, d.Audit, reloads...); return nil })
 	var daemonErr error
 	var running sync.WaitGroup
 	running.Go(func() {
 		defer closeDoors()
 		daemonErr = d.Run(daemonCtx)
 	})
-	log.Info("api listening", "addr", ln.Addr().String(), "tls", acfg.TLSCert != "")
+	// The doors open once the daemon has recovered what a kill left
+	// (daemon.Started): the sockets are bound, so a client that comes
+	// sooner waits in the listen backlog instead of being told its
+	// recovered session or job does not exist.
+	select {
+	case <-d.Started():
+		runDoor(func(ctx context.Context) error { return srv.Run(ctx, ln) })
+		if opsLn != nil {
+			runDoor(func(ctx context.Context) error { return srv.RunOps(ctx, opsLn) })
+			log.Info("ops listening", "addr", opsLn.Addr().String())
+		}
+		if sipSrv != nil {
+			runDoor(func(ctx context.Context) error { return sipSrv.Run(ctx, sipSocks) })
+		}
+		var reloads []func() error
+		if sipSrv != nil {
+			reloads = append(reloads, sipSrv.ReloadTLS)
+		}
+		runDoor(func(ctx context.Context) error { reloadOnHangup(ctx, log, d.Audit, reloads...); return nil })
+		log.Info("api listening", "addr", ln.Addr().String(), "tls", acfg.TLSCert != "")
+	case <-doorCtx.Done(): // the daemon failed to start, or a signal came first
+	}
 	<-doorCtx.Done()
 	doorErr := closeWithin(&doors, cfg.Shutdown.Doors, log)
 	stopDaemon()

@@ -50,6 +50,7 @@ type Daemon struct {
 	live    *live.Service // the live sessions (package live)
 	tenants tenants       // whether the live pools bound each account's share (tenants.go)
 
+	started     chan struct{} // closed by Run once what a kill left is recovered and every module runs (Started)
 	stopping    chan struct{} // closed when the shutdown begins: no new claim
 	stopOnce    sync.Once     // closes stopping
 	workersDone chan struct{} // closed once every pre-recorded worker has returned; set by Run
@@ -105,6 +106,7 @@ func New(cfg Config, db store.Store, pl *pipeline.Transcriber, logger *slog.Logg
 		wake:      make(chan struct{}, 1),
 		batchWake: make(chan struct{}, 1),
 		running:   make(map[string]runningJob),
+		started:   make(chan struct{}),
 		stopping:  make(chan struct{}),
 	}
 	d.audit = audit.New(cfg.Audit, db, logger.With("component", "audit"))
@@ -186,6 +188,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.log.Info("daemon started", "workers", d.cfg.Workers, "decoders", d.cfg.Sphinx.Decoders,
 		"live_decoders", d.cfg.Sphinx.LiveDecoders, "telephone_model", telephone, "data_dir", d.cfg.DataDir)
+	close(d.started)
 	select {
 	case <-ctx.Done():
 	case <-failed.Done():
@@ -244,6 +247,15 @@ func (d *Daemon) workersIdle() bool {
 	}
 	return true
 }
+
+// Started is closed once Run has recovered what a kill, a power loss or a
+// crash left (the live sessions whose clients may come back among it) and
+// started every module: the composition root opens the doors only then,
+// so that no request finds a recovered session or job not yet known (a
+// client joining its live session right after a restart was refused 4404,
+// e2e TestLiveQueuedAcrossRestart in CI, 2026-12-02). It is never closed
+// when Run fails before.
+func (d *Daemon) Started() <-chan struct{} { return d.started }
 
 // Ready reports whether the daemon can serve: store open, engine loaded.
 func (d *Daemon) Ready() error {

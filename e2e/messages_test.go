@@ -106,6 +106,11 @@ func TestLiveQueuedAcrossRestart(t *testing.T) {
 	s := d.createLive(key, map[string]any{"messages_config": map[string]any{"receive_lifecycle_events": true}})
 	d.Stop()
 	d2 := startDaemon(t, d.DataDir, "")
+	// The API opens once the session is recovered: before, a client that
+	// joined at once could be refused 4404 (CI, 2026-12-02).
+	if started, listening := d2.index(`"msg":"daemon started"`), d2.index(`"msg":"api listening"`); started < 0 || listening < started {
+		t.Fatalf("the API listened (log line %d) before the daemon had recovered and started (line %d)", listening, started)
+	}
 	_, token, _ := strings.Cut(s.URL, "/v2/live?")
 	url := "ws" + strings.TrimPrefix(d2.Base, "http") + "/v2/live?" + token
 	path, _ := clip(t, "pocketsphinx-goforward.wav")

@@ -29,6 +29,13 @@ func (p *procLog) add(line string) {
 	}
 }
 
+// index is the position of the first line so far holding part, -1 if none.
+func (p *procLog) index(part string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.IndexFunc(p.lines, func(l string) bool { return strings.Contains(l, part) })
+}
+
 // waitLine waits until a line contains every one of parts; it fails t
 // when done closes (the process exited) or timeout passes first.
 func (p *procLog) waitLine(t *testing.T, name string, done <-chan struct{}, timeout time.Duration, parts []string) string {

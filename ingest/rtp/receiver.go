@@ -130,7 +130,7 @@ type Stream struct {
 // StreamStats is what one stream received.
 type StreamStats struct {
 	Packets     int            // RTP packets accepted
-	Dropped     int            // packets dropped: foreign source, malformed, queue full
+	Dropped     int            // packets dropped: foreign source, malformed (a full socket queue is loss, not this)
 	Foreign     int            // RTP packets dropped for their source (in Dropped too)
 	Latched     netip.AddrPort // the source the stream latched onto, if it did
 	SSRCChanges int
@@ -178,7 +178,6 @@ type streamState struct {
 	emit     Emit
 	mix      *mixChan // the stream's channel, set by Run
 	stats    StreamStats
-	dropped  atomic.Int64
 	reported JitterStats
 	unfilled int // Unfilled at the last report
 }
@@ -307,7 +306,6 @@ func (r *Receiver) Run(ctx context.Context, w Writer) error {
 		r.mu.Lock()
 		r.stats = make([]StreamStats, len(r.streams))
 		for i, s := range r.streams {
-			s.stats.Dropped += int(s.dropped.Load())
 			s.stats.Jitter = s.jb.Stats()
 			s.stats.Overflow = int(r.overflow.Load())
 			if s.mix != nil {
@@ -590,11 +588,16 @@ func (r *Receiver) read(ctx context.Context, stream int, conn *net.UDPConn, isRT
 			s.dtls.deliver(append([]byte(nil), buf[:n]...), from)
 			continue
 		}
+		// A Run loop that falls behind (a loaded host schedules it late)
+		// holds this reader here, and the packets after wait in the
+		// socket's receive queue (ReadBuffer, 1 MiB: some thousand
+		// packets), which the kernel bounds and counts as loss when full;
+		// dropping them here when r.in was full made that queue useless.
 		in := input{stream: stream, rtcp: isRTCP, buf: append([]byte(nil), buf[:n]...), from: from, at: time.Now()}
 		select {
 		case r.in <- in:
-		default:
-			s.dropped.Add(1)
+		case <-ctx.Done():
+			return
 		}
 	}
 }

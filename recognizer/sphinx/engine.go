@@ -401,7 +401,10 @@ func (e *Engine) prepare(d *decoder, voc *vocabulary) (*decoder, error) {
 func (e *Engine) CheckVocabulary(v []recognizer.VocabularyWord) []error {
 	lx, err := e.lex.get()
 	if err != nil {
-		return []error{err}
+		// Its problems reach the client (a result's note): the file and
+		// the system's error stay in the log.
+		e.logger.Warn("sphinx lexicon not read", "dict", e.cfg.Dict, "err", err)
+		return []error{fmt.Errorf("%w: the pronunciation dictionary could not be read", ErrVocabulary)}
 	}
 	if voc := lx.resolveVocabulary(v); voc != nil {
 		return voc.problems

@@ -588,11 +588,8 @@ func (r *Receiver) read(ctx context.Context, stream int, conn *net.UDPConn, isRT
 			s.dtls.deliver(append([]byte(nil), buf[:n]...), from)
 			continue
 		}
-		// A Run loop that falls behind (a loaded host schedules it late)
-		// holds this reader here, and the packets after wait in the
-		// socket's receive queue (ReadBuffer, 1 MiB: some thousand
-		// packets), which the kernel bounds and counts as loss when full;
-		// dropping them here when r.in was full made that queue useless.
+		// Waits while Run is behind: later packets wait in the socket's
+		// queue (ReadBuffer), which the kernel bounds; dropping here wasted it.
 		in := input{stream: stream, rtcp: isRTCP, buf: append([]byte(nil), buf[:n]...), from: from, at: time.Now()}
 		select {
 		case r.in <- in:

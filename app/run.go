@@ -124,17 +124,19 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		defer closeDoors()
 		daemonErr = d.Run(daemonCtx)
 	})
-	// The doors open once the daemon has recovered what a kill left
-	// (daemon.Started): the sockets are bound, so a client that comes
-	// sooner waits in the listen backlog instead of being told its
-	// recovered session or job does not exist.
+	// The operations door (ops_listen) opens at once: during a long
+	// recovery /healthz answers and /readyz says "not ready"
+	// (daemon.ErrStarting). The other doors open once the daemon has
+	// recovered what a kill left (daemon.Started): the sockets are bound,
+	// so a client that comes sooner waits in the listen backlog instead of
+	// being told its recovered session or job does not exist.
+	if opsLn != nil {
+		runDoor(func(ctx context.Context) error { return srv.RunOps(ctx, opsLn) })
+		log.Info("ops listening", "addr", opsLn.Addr().String())
+	}
 	select {
 	case <-d.Started():
 		runDoor(func(ctx context.Context) error { return srv.Run(ctx, ln) })
-		if opsLn != nil {
-			runDoor(func(ctx context.Context) error { return srv.RunOps(ctx, opsLn) })
-			log.Info("ops listening", "addr", opsLn.Addr().String())
-		}
 		if sipSrv != nil {
 			runDoor(func(ctx context.Context) error { return sipSrv.Run(ctx, sipSocks) })
 		}

@@ -257,8 +257,19 @@ func (d *Daemon) workersIdle() bool {
 // when Run fails before.
 func (d *Daemon) Started() <-chan struct{} { return d.started }
 
-// Ready reports whether the daemon can serve: store open, engine loaded.
+// ErrStarting is Ready's answer until Run has recovered what the last
+// run left (Started): the operations door answers /readyz during a long
+// recovery, "not ready" rather than a probe left waiting.
+var ErrStarting = errors.New("daemon: still recovering what the last run left")
+
+// Ready reports whether the daemon can serve: recovery done, store open,
+// engine loaded.
 func (d *Daemon) Ready() error {
+	select {
+	case <-d.started:
+	default:
+		return ErrStarting
+	}
 	if !d.pl.Ready() {
 		return errors.New("daemon: no decoders loaded")
 	}

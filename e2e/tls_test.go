@@ -211,8 +211,8 @@ func TestTLS(t *testing.T) {
 }
 
 // TestOpsListener: with ops_listen set, /healthz, /readyz and /metrics
-// answer there (and nothing else does), and the main listener answers
-// them 404 with the contract's error body.
+// answer there (and nothing else does), from before the recovery, and the
+// main listener answers them 404 with the contract's error body.
 func TestOpsListener(t *testing.T) {
 	d := startDaemon(t, "", "ops_listen: 127.0.0.1:0\n")
 	line := d.WaitLog(10*time.Second, `"msg":"ops listening"`)
@@ -223,6 +223,12 @@ func TestOpsListener(t *testing.T) {
 	ops := "http://" + rec.Addr
 	if ops == d.Base {
 		t.Fatalf("ops on the main address %s", ops)
+	}
+	// The ops door opens before the recovery, so that a probe during a
+	// long one reads "not ready" (daemon TestNotReadyWhileRecovering).
+	d.WaitLog(10*time.Second, `"msg":"api listening"`)
+	if opsAt, started := d.index(`"msg":"ops listening"`), d.index(`"msg":"daemon started"`); opsAt < 0 || started < opsAt {
+		t.Errorf("ops listening at log line %d, daemon started at %d: the ops door waited for the recovery", opsAt, started)
 	}
 	key := createKey(t, d.DataDir, "acme")
 	client := &http.Client{Timeout: time.Minute}
